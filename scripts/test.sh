@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: set up, build (plain and with
+# AddressSanitizer + UBSan), run every suite within its time budget, then
+# prove nothing was left on the host.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh || exit 1
+
+# Sanitized build for the unit and engine suites.
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DBULKHEAD_SANITIZE=ON >/dev/null &&
+	cmake --build build-asan -j"$(nproc)" >/dev/null || { echo "asan build failed"; exit 1; }
+
+export BULKHEAD_TEST_ROOT=${BULKHEAD_TEST_ROOT:-$(mktemp -d /tmp/bulkhead-tests.XXXXXX)}
+chmod 0711 "$BULKHEAD_TEST_ROOT"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+snap=$(mktemp)
+bash scripts/leftovers.sh snapshot "$BULKHEAD_TEST_ROOT" "$snap"
+
+passed=0 failed=0 suites_failed=()
+# suite NAME BUDGET_SECONDS COMMAND...: runtime suites run one test at a time.
+suite() {
+	local name=$1 budget=$2
+	shift 2
+	echo "=== $name (budget ${budget}s)"
+	local log
+	log=$(mktemp)
+	local start=$SECONDS
+	timeout --kill-after=10 "$budget" "$@" 2>&1 | tee "$log"
+	local rc=${PIPESTATUS[0]}
+	local line
+	line=$(grep -a 'Synthesis: Tested:' "$log" | tail -1)
+	local p f c
+	p=$(sed -n 's/.*Passing: \([0-9]*\).*/\1/p' <<<"$line")
+	f=$(sed -n 's/.*Failing: \([0-9]*\).*/\1/p' <<<"$line")
+	c=$(sed -n 's/.*Crashing: \([0-9]*\).*/\1/p' <<<"$line")
+	passed=$((passed + ${p:-0}))
+	failed=$((failed + ${f:-0} + ${c:-0}))
+	if [ "$rc" != 0 ] || [ -z "$line" ]; then
+		[ "$rc" = 124 ] && echo "=== $name: over its ${budget}s budget"
+		suites_failed+=("$name")
+		[ -z "$line" ] && failed=$((failed + 1))
+	fi
+	echo "=== $name: $((SECONDS - start))s"
+	rm -f "$log"
+}
+
+suite unit 120 build/tests/test_unit --jobs 2
+suite unit-asan 180 build-asan/tests/test_unit --jobs 2
+suite runtime 900 build/tests/test_runtime --jobs 1
+suite runtime-asan 900 build-asan/tests/test_runtime --jobs 1 --filter 'walls_*/*'
+
+echo "=== leftovers"
+if ! bash scripts/leftovers.sh check "$BULKHEAD_TEST_ROOT" "$snap"; then
+	suites_failed+=(leftovers)
+	failed=$((failed + 1))
+fi
+rm -f "$snap"
+rm -rf "$BULKHEAD_TEST_ROOT"
+
+echo
+((${#suites_failed[@]})) && echo "failed suites: ${suites_failed[*]}"
+echo "tests: $passed passed, $failed failed"
+[ "$failed" = 0 ] && [ ${#suites_failed[@]} = 0 ]

@@ -1,0 +1,30 @@
+/* The bulkhead command: one file per subcommand, a table in main.c. */
+#ifndef BH_CLI_H
+#define BH_CLI_H
+
+#include "bulkhead.h"
+
+#include <stdbool.h>
+
+/* Exit status when bulkhead itself refused or failed (docker run's choice). */
+#define CLI_EXIT_BULKHEAD 125
+#define CLI_EXIT_USAGE 2
+
+struct cli_common {
+	const char *state_dir;
+	int verbose;
+};
+
+/* Parses --state DIR and -v wherever they appear; returns the index of the
+ * first unparsed argument or -1 on a usage error (already reported). */
+int cli_common_opt(struct cli_common *c, int argc, char **argv, int *i);
+/* Opens an engine on the common options; prints the error and returns NULL. */
+bh_engine *cli_open_engine(const struct cli_common *c, bool reprove);
+/* Runs the engine's loop until every tier's proof finished. */
+int cli_wait_proven(bh_engine *e);
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+int cmd_doctor(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+#endif

@@ -1,0 +1,155 @@
+/* bulkhead run [--tier T] [--floor T] [--lang python|javascript]
+ *              [--timeout-ms N] [--output-cap N] CODE|-
+ * One fresh sandbox runs the code, prints its output, and is deleted. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct run_outcome {
+	bool done;
+	int status;
+};
+
+static void on_result(void *arg, const struct bh_exec_result *res, const bh_error *err)
+{
+	struct run_outcome *o = arg;
+	o->done = true;
+	if (err) {
+		if (err->code == BH_E_NOT_DISPATCHED)
+			fprintf(stderr, "Nothing ran (%s): %s\n", bh_refusal_name(err->refusal), err->msg);
+		else
+			fprintf(stderr, "The code may have run, and there is no checked answer for it: %s\n",
+				err->msg);
+		o->status = CLI_EXIT_BULKHEAD;
+		return;
+	}
+	fwrite(res->out, 1, res->out_len, stdout);
+	fflush(stdout);
+	fwrite(res->errout, 1, res->errout_len, stderr);
+	fprintf(stderr,
+		"bulkhead: exit=%d timed_out=%s stdout_truncated=%s stderr_truncated=%s oom=%s "
+		"tier=%s ran_ms=%.1f wall_ms=%.1f\n",
+		res->exit_code, res->timed_out ? "yes" : "no", res->stdout_truncated ? "yes" : "no",
+		res->stderr_truncated ? "yes" : "no", res->oom ? "yes" : "no", bh_tier_name(res->tier),
+		res->duration_us / 1000.0, res->wall_us / 1000.0);
+	o->status = res->exit_code & 0xff;
+}
+
+static char *read_all_stdin(size_t *len)
+{
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap);
+	for (;;) {
+		if (n == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+		}
+		ssize_t r = read(0, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	*len = n;
+	return buf;
+}
+
+static int parse_u32(const char *opt, const char *v, uint32_t *out)
+{
+	char *end = NULL;
+	errno = 0;
+	unsigned long x = v ? strtoul(v, &end, 10) : 0;
+	if (!v || !*v || *end || errno || x > UINT32_MAX) {
+		cli_error("%s needs a whole number, not \"%s\"", opt, v ? v : "");
+		return -1;
+	}
+	*out = (uint32_t)x;
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct cli_common c = {0};
+	struct bh_exec_request req = {.tier = BH_TIER_UNKNOWN, .floor = BH_TIER_UNKNOWN};
+	const char *lang = "python", *code = NULL;
+	for (int i = 1; i < argc; i++) {
+		int r = cli_common_opt(&c, argc, argv, &i);
+		if (r < 0)
+			return CLI_EXIT_USAGE;
+		if (r > 0)
+			continue;
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--tier") || !strcmp(a, "--floor")) {
+			enum bh_tier t;
+			if (!v || bh_tier_parse(v, &t) < 0) {
+				cli_error("%s needs one of none, process, container, kernel, vm (got \"%s\")", a,
+					  v ? v : "");
+				return CLI_EXIT_USAGE;
+			}
+			*(!strcmp(a, "--tier") ? &req.tier : &req.floor) = t;
+			i++;
+		} else if (!strcmp(a, "--lang")) {
+			if (!v || (strcmp(v, "python") && strcmp(v, "javascript"))) {
+				cli_error("--lang needs python or javascript (got \"%s\")", v ? v : "");
+				return CLI_EXIT_USAGE;
+			}
+			lang = v;
+			i++;
+		} else if (!strcmp(a, "--timeout-ms")) {
+			if (parse_u32(a, v, &req.timeout_ms) < 0)
+				return CLI_EXIT_USAGE;
+			i++;
+		} else if (!strcmp(a, "--output-cap")) {
+			if (parse_u32(a, v, &req.output_cap) < 0)
+				return CLI_EXIT_USAGE;
+			i++;
+		} else if (a[0] == '-' && a[1] != '\0') {
+			cli_error("run: unknown option \"%s\"", a);
+			return CLI_EXIT_USAGE;
+		} else if (!code) {
+			code = a;
+		} else {
+			cli_error("run: give the code as one argument (or - to read it from stdin)");
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (!code) {
+		cli_error("usage: bulkhead run [--tier T] [--floor T] [--lang python|javascript] "
+			  "[--timeout-ms N] [--output-cap N] CODE|-");
+		return CLI_EXIT_USAGE;
+	}
+	size_t len = 0;
+	char *input = !strcmp(code, "-") ? read_all_stdin(&len) : strdup(code);
+	if (strcmp(code, "-"))
+		len = strlen(input);
+	/* The code goes in on stdin, so its size is not bound by argv limits. */
+	static const char *const py[] = {"/usr/bin/python3", "-I", "-", NULL};
+	static const char *const js[] = {"/usr/bin/node", "-", NULL};
+	req.argv = !strcmp(lang, "python") ? py : js;
+	req.input = input;
+	req.input_len = len;
+
+	bh_engine *e = cli_open_engine(&c, false);
+	if (!e) {
+		free(input);
+		return CLI_EXIT_BULKHEAD;
+	}
+	struct run_outcome o = {0};
+	bh_error *err = NULL;
+	if (bh_exec(e, &req, on_result, &o, &err) < 0) {
+		on_result(&o, NULL, err);
+		bh_error_free(err);
+	} else if (bh_engine_wait(e, &o.done, -1, &err) < 0) {
+		cli_error("%s", err->msg);
+		bh_error_free(err);
+		o.status = CLI_EXIT_BULKHEAD;
+	}
+	bh_engine_close(e);
+	free(input);
+	return o.status;
+}

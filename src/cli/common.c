@@ -1,0 +1,110 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("bulkhead: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static void log_to_stderr(void *arg, enum bh_log_level level, const char *msg)
+{
+	const struct cli_common *c = arg;
+	static const char *const names[] = {"debug", "info", "warning", "error"};
+	int min = c->verbose >= 2 ? BH_LOG_DEBUG : c->verbose == 1 ? BH_LOG_INFO : BH_LOG_WARN;
+	if ((int)level >= min)
+		fprintf(stderr, "bulkhead: %s: %s\n", names[level], msg);
+}
+
+int cli_common_opt(struct cli_common *c, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+		c->verbose++;
+		return 1;
+	}
+	if (!strcmp(a, "--state")) {
+		if (*i + 1 >= argc) {
+			cli_error("--state needs a directory");
+			return -1;
+		}
+		c->state_dir = argv[++*i];
+		return 1;
+	}
+	if (!strncmp(a, "--state=", 8)) {
+		c->state_dir = a + 8;
+		return 1;
+	}
+	return 0;
+}
+
+/* The init ships next to the binary (build tree or install prefix). */
+static const char *find_init(void)
+{
+	const char *env = getenv("BULKHEAD_INIT");
+	if (env && *env)
+		return env;
+	static char path[PATH_MAX];
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+	snprintf(path, sizeof path, "%s/bulkhead-init", dirname(self));
+	if (access(path, R_OK) == 0)
+		return path;
+	snprintf(path, sizeof path, "%s/../lib/bulkhead/bulkhead-init", dirname(self));
+	return access(path, R_OK) == 0 ? path : NULL;
+}
+
+bh_engine *cli_open_engine(const struct cli_common *c, bool reprove)
+{
+	const char *init = find_init();
+	if (!init) {
+		cli_error("cannot find bulkhead-init next to this binary; set BULKHEAD_INIT");
+		return NULL;
+	}
+	struct bh_config cfg = {
+		.state_dir = c->state_dir,
+		.init_path = init,
+		.log = log_to_stderr,
+		.log_arg = (void *)c,
+		.reprove = reprove,
+	};
+	bh_engine *e = NULL;
+	bh_error *err = NULL;
+	if (bh_engine_open(&cfg, &e, &err) < 0) {
+		cli_error("%s", err->msg);
+		bh_error_free(err);
+		return NULL;
+	}
+	return e;
+}
+
+int cli_wait_proven(bh_engine *e)
+{
+	while (!bh_engine_proven(e)) {
+		bh_error *err = NULL;
+		bool never = false;
+		/* Waits in short slices so the proven flag is checked often. */
+		if (bh_engine_wait(e, &never, 50, &err) < 0 && err->code != BH_E_TIMEOUT) {
+			cli_error("%s", err->msg);
+			bh_error_free(err);
+			return -1;
+		}
+		bh_error_free(err);
+	}
+	return 0;
+}

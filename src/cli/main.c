@@ -1,0 +1,45 @@
+/* bulkhead: the command. Each subcommand is a function in its own file. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} commands[] = {
+	{"doctor", cmd_doctor, "prove every isolation tier now and print the evidence"},
+	{"run", cmd_run, "run code once in a fresh sandbox"},
+};
+
+static void usage(FILE *to)
+{
+	fprintf(to, "usage: bulkhead COMMAND [--state DIR] [-v] [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		fprintf(to, "  %-8s %s\n", commands[i].name, commands[i].help);
+	fprintf(to, "  %-8s %s\n", "version", "print the version");
+	fprintf(to, "\nThe state directory is --state, else $BULKHEAD_STATE, else /var/lib/bulkhead.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		/* The console comes with its own issue; until then, say so. */
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		printf("bulkhead %s\n", BULKHEAD_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	cli_error("unknown command \"%s\" (try bulkhead --help)", argv[1]);
+	return CLI_EXIT_USAGE;
+}

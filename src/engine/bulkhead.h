@@ -1,0 +1,194 @@
+/* libbulkhead: sandboxes with proven walls, driven from the host's own loop.
+ *
+ * Everything here is plain C: opaque handles, enums, small structs. The
+ * engine never prints; it logs through a handler the host installs. One
+ * thread owns an engine. The host polls bh_engine_fd() with
+ * bh_engine_timeout_ms() and calls bh_engine_process() when it is ready
+ * (the curl-multi model); bh_engine_wait() does that for the CLI and tests.
+ *
+ * Fallible functions return < 0 and, when err is not NULL, fill *err with a
+ * bh_error the caller frees with bh_error_free().
+ */
+#ifndef BULKHEAD_H
+#define BULKHEAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BULKHEAD_VERSION "0.1.0"
+
+typedef struct bh_engine bh_engine;
+
+/* ---- errors ---------------------------------------------------------- */
+
+enum bh_error_code {
+	BH_E_SYSTEM = 1,     /* a system call failed (sys_errno says which) */
+	BH_E_INVALID,        /* the caller's arguments are wrong */
+	BH_E_NOT_DISPATCHED, /* refused; nothing ran (reason says why) */
+	BH_E_LOCKED,         /* the state directory belongs to another engine */
+	BH_E_RUNTIME,        /* crun/runsc failed or misbehaved */
+	BH_E_SANDBOX,        /* the sandbox died or broke its channel; the code may have run */
+	BH_E_TIMEOUT,        /* the engine's own backstop deadline fired */
+	BH_E_CLOSED,         /* the engine is shutting down */
+};
+
+/* Why a request was refused before anything ran (plimsoll's NotDispatched). */
+enum bh_refusal {
+	BH_REFUSAL_NONE = 0,
+	BH_REFUSAL_REQUEST,
+	BH_REFUSAL_PERMISSION,
+	BH_REFUSAL_PROTOCOL,
+	BH_REFUSAL_UNSUPPORTED,
+	BH_REFUSAL_ISOLATION,
+	BH_REFUSAL_CAPACITY,
+	BH_REFUSAL_ENVIRONMENT,
+};
+
+typedef struct bh_error {
+	enum bh_error_code code;
+	enum bh_refusal refusal; /* set when code is BH_E_NOT_DISPATCHED */
+	int sys_errno;           /* 0 when no system call is to blame */
+	char *msg;               /* complete sentence-ish text, never NULL */
+} bh_error;
+
+void bh_error_free(bh_error *err);
+const char *bh_refusal_name(enum bh_refusal r);
+
+/* ---- tiers ------------------------------------------------------------ */
+
+enum bh_tier {
+	BH_TIER_UNKNOWN = -1, /* meets nothing */
+	BH_TIER_NONE = 0,
+	BH_TIER_PROCESS,
+	BH_TIER_CONTAINER,
+	BH_TIER_KERNEL,
+	BH_TIER_VM,
+};
+#define BH_TIER_COUNT 5
+
+const char *bh_tier_name(enum bh_tier t);
+/* Returns 0 and sets *out, or -1 for a name that is not a tier. */
+int bh_tier_parse(const char *name, enum bh_tier *out);
+/* Whether a sandbox of tier `have` satisfies a request whose floor is `floor`. */
+bool bh_tier_meets(enum bh_tier have, enum bh_tier floor);
+
+/* ---- logging ----------------------------------------------------------- */
+
+enum bh_log_level { BH_LOG_DEBUG, BH_LOG_INFO, BH_LOG_WARN, BH_LOG_ERROR };
+typedef void (*bh_log_fn)(void *arg, enum bh_log_level level, const char *msg);
+
+/* ---- engine ------------------------------------------------------------ */
+
+struct bh_config {
+	const char *state_dir;  /* NULL: $BULKHEAD_STATE, else /var/lib/bulkhead */
+	const char *init_path;  /* the bulkhead-init binary to bind into sandboxes */
+	bh_log_fn log;          /* NULL: discard */
+	void *log_arg;
+	bool reprove;           /* ignore cached evidence; run every smoke test */
+	const char *evidence_dir; /* where proven evidence is cached; NULL: the state directory */
+	/* Test hook: build every sandbox without this wall ("seccomp", "userns",
+	 * "netns", "readonly-root", "caps"), to prove the smoke test notices. */
+	const char *drop_wall;
+	uint32_t memory_limit_mb; /* per sandbox; 0 = 512 */
+	uint32_t pids_limit;      /* crun sandboxes; 0 = 256 (runsc gets a generous one) */
+};
+
+int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err);
+/* Kills and deletes every sandbox the engine holds, then releases the state
+ * directory. Blocks until the runtime confirmed (bounded). */
+void bh_engine_close(bh_engine *e);
+
+int bh_engine_fd(bh_engine *e);              /* readable when there is work */
+int bh_engine_timeout_ms(bh_engine *e);      /* -1: no timer pending */
+int bh_engine_process(bh_engine *e);         /* do what is ready; never blocks */
+/* Runs the loop until *done is true or timeout_ms passes (-1: no limit). */
+int bh_engine_wait(bh_engine *e, const bool *done, int timeout_ms, bh_error **err);
+
+const char *bh_engine_state_dir(bh_engine *e);
+
+/* ---- tier evidence ------------------------------------------------------- */
+
+struct bh_evidence_line {
+	const char *name;   /* what was checked, e.g. "seccomp" */
+	const char *value;  /* what was found */
+	const char *expect; /* what the tier requires */
+	bool ok;
+};
+
+struct bh_tier_report {
+	enum bh_tier tier;
+	const char *runtime;  /* "crun", "runsc", or "" */
+	const char *version;  /* the runtime's own version line */
+	bool offered;         /* the smoke test passed: sandboxes may use this tier */
+	bool cached;          /* the evidence came from the cache */
+	const char *reason;   /* why it is not offered (empty when offered) */
+	size_t n_lines;
+	const struct bh_evidence_line *lines;
+};
+
+/* Proving runs each runtime's smoke test (or loads cached evidence). It starts
+ * at open; this reports whether it has finished. */
+bool bh_engine_proven(bh_engine *e);
+/* Valid until the next bh_engine_process(). Every tier from none to vm. */
+size_t bh_engine_tiers(bh_engine *e, const struct bh_tier_report **out);
+/* The strongest offered tier (BH_TIER_UNKNOWN when none is). */
+enum bh_tier bh_engine_best_tier(bh_engine *e);
+
+/* ---- one fresh call: a new sandbox runs one program, then is deleted -------- */
+
+struct bh_exec_request {
+	enum bh_tier tier;       /* BH_TIER_UNKNOWN: the strongest offered */
+	enum bh_tier floor;      /* BH_TIER_UNKNOWN or NONE: no floor */
+	const char *const *argv; /* argv[0] is a path inside the sandbox */
+	const void *input;       /* fed to the program's stdin */
+	size_t input_len;
+	uint32_t timeout_ms;     /* 0: 30 s; at most 5 min */
+	uint32_t output_cap;     /* bytes kept per stream; 0: 64 KiB */
+};
+
+struct bh_exec_result {
+	enum bh_tier tier;
+	int exit_code;           /* 124 at the deadline; 128+N when killed by signal N */
+	int term_signal;
+	bool timed_out;
+	bool stdout_truncated;
+	bool stderr_truncated;
+	bool oom;                /* the memory limit killed something in the sandbox */
+	bool sandbox_died;       /* the whole sandbox ended (gVisor's OOM outcome) */
+	const uint8_t *out;
+	size_t out_len;
+	const uint8_t *errout;
+	size_t errout_len;
+	uint64_t out_total;      /* bytes the program wrote, kept or not */
+	uint64_t errout_total;
+	uint64_t duration_us;    /* the program's own run time, inside */
+	uint64_t wall_us;        /* from the request to the answer, sandbox included */
+};
+
+/* On success res is set and err NULL; on failure res is NULL. Both are valid
+ * only during the callback. */
+typedef void (*bh_exec_cb)(void *arg, const struct bh_exec_result *res, const bh_error *err);
+
+/* Refusals that need no evidence (bad arguments) return < 0 at once; every
+ * other outcome, refusals included, arrives through cb. */
+int bh_exec(bh_engine *e, const struct bh_exec_request *req, bh_exec_cb cb, void *arg,
+	    bh_error **err);
+
+/* ---- introspection for tests and the leak finder ---------------------------- */
+
+/* The cgroup path (below each hierarchy's mount) under which this engine's
+ * sandboxes live, e.g. "/bulkhead/3f2a9c01b7de". */
+const char *bh_engine_cgroup_parent(bh_engine *e);
+/* The runtime's state root for a tier ("STATE/run/crun"). */
+const char *bh_engine_runtime_root(bh_engine *e, enum bh_tier t);
+size_t bh_engine_live_sandboxes(bh_engine *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

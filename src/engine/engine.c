@@ -1,0 +1,531 @@
+/* The engine: one state directory, one loop, the tiers it proved, and the
+ * sandboxes it holds. */
+#include "engine_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+
+#define TICK_MS 1000u
+#define CLOSE_BUDGET_MS 30000
+#define MAX_TIMEOUT_MS (5u * 60u * 1000u)
+#define DEFAULT_TIMEOUT_MS 30000u
+#define DEFAULT_OUTPUT_CAP (64u * 1024u)
+#define MAX_OUTPUT_CAP (16u * 1024u * 1024u)
+#define MAX_INPUT_BYTES (4u * 1024u * 1024u)
+
+struct pending_exec {
+	bh_engine *e;
+	char **argv;
+	uint8_t *input;
+	struct bh_exec_request req;
+	bh_exec_cb cb;
+	void *arg;
+	uint64_t t0;
+	struct pending_exec *next; /* waiting for the proofs */
+};
+
+void bh_log(bh_engine *e, enum bh_log_level level, const char *fmt, ...)
+{
+	if (!e->log)
+		return;
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	e->log(e->log_arg, level, msg);
+}
+
+/* ---- the state directory ---- */
+
+static int lock_state(bh_engine *e, bh_error **err)
+{
+	cleanup_free char *path = xasprintf("%s/lock", e->state_dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return bh_fail(err, BH_E_SYSTEM, errno, "open %s", path);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int saved = errno;
+		char holder[32] = "";
+		ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
+		holder[n > 0 ? n : 0] = '\0';
+		close(fd);
+		if (saved == EWOULDBLOCK)
+			return bh_fail(err, BH_E_LOCKED, 0,
+				       "state directory %s is held by another engine (pid %s)",
+				       e->state_dir, *rtrim(holder) ? holder : "unknown");
+		return bh_fail(err, BH_E_SYSTEM, saved, "lock %s", path);
+	}
+	char pid[32];
+	int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) < 0)
+		bh_log(e, BH_LOG_WARN, "cannot record our pid in %s", path);
+	e->lock_fd = fd;
+	return 0;
+}
+
+static int install_init(bh_engine *e, const char *src, bh_error **err)
+{
+	if (!src || !*src)
+		return bh_fail(err, BH_E_INVALID, 0, "no bulkhead-init given (set BULKHEAD_INIT)");
+	char src_hash[65];
+	if (sha256_file_hex(src, src_hash) < 0)
+		return bh_fail(err, BH_E_SYSTEM, errno, "read bulkhead-init at %s", src);
+	cleanup_free char *dir = xasprintf("%s/lib", e->state_dir);
+	if (mkdir_p(dir, 0755) < 0)
+		return bh_fail(err, BH_E_SYSTEM, errno, "create %s", dir);
+	e->init_path = xasprintf("%s/bulkhead-init", dir);
+	char have[65];
+	if (sha256_file_hex(e->init_path, have) == 0 && !strcmp(have, src_hash)) {
+		memcpy(e->init_hash, src_hash, sizeof have);
+		return 0;
+	}
+	/* A copy, not the build tree's file: sandboxes bind it read-only, and a
+	 * rebuild while they run must not change what they see. */
+	size_t len = 0;
+	cleanup_free char *data = read_file(src, 64u << 20, &len);
+	if (!data)
+		return bh_fail(err, BH_E_SYSTEM, errno, "read %s", src);
+	if (write_file_atomic(e->init_path, data, len, 0755) < 0)
+		return bh_fail(err, BH_E_SYSTEM, errno, "install %s", e->init_path);
+	memcpy(e->init_hash, src_hash, sizeof have);
+	return 0;
+}
+
+/* Sandboxes die with their engine; whatever a dead engine left under this
+ * state directory is deleted before we start (we hold the lock: nobody else
+ * can own them). */
+static void sweep_leftovers(bh_engine *e)
+{
+	for (int t = 0; t < BH_TIER_COUNT; t++) {
+		struct runtime *rt = &e->runtimes[t];
+		if (!rt->ops || !rt->path)
+			continue;
+		char **names = NULL;
+		size_t n = runtime_list_sync(rt, &names);
+		for (size_t i = 0; i < n; i++) {
+			bh_log(e, BH_LOG_WARN, "deleting %s container %s left by a dead engine",
+			       rt->ops->name, names[i]);
+			runtime_destroy_sync(rt, names[i]);
+			free(names[i]);
+		}
+		free(names);
+	}
+	rm_rf(e->bundles_dir);
+	mkdir_p(e->bundles_dir, 0700);
+	cgroups_cleanup(&e->cg);
+}
+
+static void on_tick(bh_engine *e, void *arg)
+{
+	(void)arg;
+	children_reap(e); /* strays (runsc's helpers) have no pidfd of ours */
+	e->tick = loop_timer(e->loop, TICK_MS, on_tick, NULL);
+}
+
+int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
+{
+	*out = NULL;
+	struct bh_config none = {0};
+	if (!cfg)
+		cfg = &none;
+	const char *dir = cfg->state_dir;
+	if (!dir || !*dir)
+		dir = getenv("BULKHEAD_STATE");
+	if (!dir || !*dir)
+		dir = "/var/lib/bulkhead";
+	/* 0711: sandboxes run as unprivileged host uids and must be able to
+	 * traverse to the shared rootfs and the init; nothing here is listable. */
+	if (mkdir_p(dir, 0711) < 0 || chmod(dir, 0711) < 0)
+		return bh_fail(err, BH_E_SYSTEM, errno, "create state directory %s", dir);
+	char real[PATH_MAX];
+	if (!realpath(dir, real))
+		return bh_fail(err, BH_E_SYSTEM, errno, "resolve state directory %s", dir);
+
+	bh_engine *e = xzalloc(sizeof *e);
+	e->lock_fd = -1;
+	e->log = cfg->log;
+	e->log_arg = cfg->log_arg;
+	e->state_dir = xstrdup(real);
+	e->reprove = cfg->reprove;
+	e->evidence_dir = xstrdup(cfg->evidence_dir && *cfg->evidence_dir ? cfg->evidence_dir : real);
+	if (mkdir_p(e->evidence_dir, 0700) < 0) {
+		bh_fail(err, BH_E_SYSTEM, errno, "create evidence directory %s", e->evidence_dir);
+		goto fail;
+	}
+	e->drop_wall = cfg->drop_wall ? xstrdup(cfg->drop_wall) : NULL;
+	e->memory_limit_mb = cfg->memory_limit_mb ? cfg->memory_limit_mb : 512;
+	e->pids_limit = cfg->pids_limit;
+	char key[65];
+	sha256_hex(real, strlen(real), key);
+	memcpy(e->state_key, key, 12);
+	e->state_key[12] = '\0';
+	e->loop = loop_new();
+	e->children = children_new();
+	e->rootfs = xasprintf("%s/rootfs", real);
+	e->bundles_dir = xasprintf("%s/bundles", real);
+	if (!e->loop) {
+		bh_fail(err, BH_E_SYSTEM, errno, "epoll_create1");
+		goto fail;
+	}
+	if (lock_state(e, err) < 0)
+		goto fail;
+	/* Container inits are reparented to us when their runtime exits. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+		bh_fail(err, BH_E_SYSTEM, errno, "become a child subreaper");
+		goto fail;
+	}
+	if (cgroups_setup(&e->cg, e->state_key, err) < 0)
+		goto fail;
+	if (rootfs_prepare(e->rootfs, err) < 0)
+		goto fail;
+	const char *init = cfg->init_path && *cfg->init_path ? cfg->init_path : getenv("BULKHEAD_INIT");
+	if (install_init(e, init, err) < 0)
+		goto fail;
+	e->runtimes[BH_TIER_CONTAINER].ops = &runtime_crun;
+	e->runtimes[BH_TIER_KERNEL].ops = &runtime_runsc;
+	for (int t = 0; t < BH_TIER_COUNT; t++) {
+		struct runtime *rt = &e->runtimes[t];
+		if (rt->ops)
+			runtime_preflight(rt, e->state_dir, rt->why, sizeof rt->why);
+	}
+	sweep_leftovers(e);
+	e->tick = loop_timer(e->loop, TICK_MS, on_tick, NULL);
+	bh_log(e, BH_LOG_INFO, "engine open on %s (cgroups %s)", e->state_dir, e->cg.parent);
+	*out = e;
+	evidence_start(e);
+	return 0;
+fail:
+	bh_engine_close(e);
+	return -1;
+}
+
+/* ---- the loop, for the host ---- */
+
+int bh_engine_fd(bh_engine *e)
+{
+	return loop_fd(e->loop);
+}
+
+int bh_engine_timeout_ms(bh_engine *e)
+{
+	return loop_timeout_ms(e->loop);
+}
+
+int bh_engine_process(bh_engine *e)
+{
+	loop_run_once(e->loop, e);
+	return 0;
+}
+
+int bh_engine_wait(bh_engine *e, const bool *done, int timeout_ms, bh_error **err)
+{
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : now_mono_us() + (uint64_t)timeout_ms * 1000u;
+	while (!done || !*done) {
+		uint64_t now = now_mono_us();
+		if (now >= deadline)
+			return bh_fail(err, BH_E_TIMEOUT, 0, "gave up waiting after %d ms", timeout_ms);
+		int wait = loop_timeout_ms(e->loop);
+		int left = deadline == UINT64_MAX ? -1 : (int)((deadline - now + 999) / 1000);
+		if (wait < 0 || (left >= 0 && left < wait))
+			wait = left;
+		struct pollfd pfd = {.fd = loop_fd(e->loop), .events = POLLIN};
+		if (poll(&pfd, 1, wait) < 0 && errno != EINTR)
+			return bh_fail(err, BH_E_SYSTEM, errno, "poll");
+		loop_run_once(e->loop, e);
+	}
+	return 0;
+}
+
+const char *bh_engine_state_dir(bh_engine *e)
+{
+	return e->state_dir;
+}
+
+const char *bh_engine_cgroup_parent(bh_engine *e)
+{
+	return e->cg.parent;
+}
+
+const char *bh_engine_runtime_root(bh_engine *e, enum bh_tier t)
+{
+	if (t < 0 || t >= BH_TIER_COUNT || !e->runtimes[t].ops)
+		return NULL;
+	return e->runtimes[t].root;
+}
+
+size_t bh_engine_live_sandboxes(bh_engine *e)
+{
+	size_t n = 0;
+	for (struct sandbox *sb = e->sandboxes; sb; sb = sb->next)
+		n++;
+	return n;
+}
+
+/* ---- tiers ---- */
+
+bool bh_engine_proven(bh_engine *e)
+{
+	return e->proofs_running == 0;
+}
+
+size_t bh_engine_tiers(bh_engine *e, const struct bh_tier_report **out)
+{
+	static struct bh_tier_report reports[BH_TIER_COUNT];
+	/* Reports point into the engine; the array is only a contiguous view. */
+	for (int t = 0; t < BH_TIER_COUNT; t++)
+		reports[t] = e->tiers[t].report;
+	*out = reports;
+	return BH_TIER_COUNT;
+}
+
+enum bh_tier bh_engine_best_tier(bh_engine *e)
+{
+	for (int t = BH_TIER_COUNT - 1; t >= 0; t--)
+		if (e->tiers[t].report.offered)
+			return (enum bh_tier)t;
+	return BH_TIER_UNKNOWN;
+}
+
+/* ---- one fresh call ---- */
+
+static void pending_free(struct pending_exec *p)
+{
+	argv_free(p->argv);
+	free(p->input);
+	free(p);
+}
+
+static void exec_finish(struct pending_exec *p, const struct bh_exec_result *res,
+			const bh_error *err)
+{
+	if (res) {
+		struct bh_exec_result r = *res;
+		r.wall_us = now_mono_us() - p->t0;
+		p->cb(p->arg, &r, NULL);
+	} else {
+		p->cb(p->arg, NULL, err);
+	}
+	pending_free(p);
+}
+
+static void exec_refuse(struct pending_exec *p, enum bh_refusal reason, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void exec_refuse(struct pending_exec *p, enum bh_refusal reason, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char msg[1024];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	bh_error *err = NULL;
+	bh_refuse(&err, reason, "%s", msg);
+	exec_finish(p, NULL, err);
+	bh_error_free(err);
+}
+
+static void on_exec_done(bh_engine *e, void *arg, struct sandbox *sb,
+			 const struct bh_exec_result *res, const bh_error *err)
+{
+	struct pending_exec *p = arg;
+	exec_finish(p, res, err);
+	/* A fresh call's sandbox serves one call. */
+	if (sb)
+		sandbox_close(e, sb);
+}
+
+static void on_exec_open(bh_engine *e, void *arg, struct sandbox *sb, const bh_error *err)
+{
+	struct pending_exec *p = arg;
+	if (err) {
+		exec_finish(p, NULL, err);
+		return;
+	}
+	bh_error *e2 = NULL;
+	if (sandbox_exec(e, sb, &p->req, on_exec_done, p, &e2) < 0) {
+		exec_finish(p, NULL, e2);
+		bh_error_free(e2);
+		sandbox_close(e, sb);
+	}
+}
+
+static void exec_dispatch(bh_engine *e, struct pending_exec *p)
+{
+	if (e->closing) {
+		bh_error *err = NULL;
+		bh_fail(&err, BH_E_CLOSED, 0, "the engine is shutting down; nothing ran");
+		exec_finish(p, NULL, err);
+		bh_error_free(err);
+		return;
+	}
+	enum bh_tier tier = p->req.tier == BH_TIER_UNKNOWN ? bh_engine_best_tier(e) : p->req.tier;
+	if (tier == BH_TIER_UNKNOWN) {
+		exec_refuse(p, BH_REFUSAL_ENVIRONMENT,
+			    "no isolation tier is offered on this host (run `bulkhead doctor`)");
+		return;
+	}
+	/* The floor first: a request the tier cannot honour creates nothing. */
+	if (!bh_tier_meets(tier, p->req.floor)) {
+		exec_refuse(p, BH_REFUSAL_ISOLATION, "the floor %s is above the %s tier",
+			    bh_tier_name(p->req.floor), bh_tier_name(tier));
+		return;
+	}
+	if (!e->tiers[tier].report.offered) {
+		exec_refuse(p, BH_REFUSAL_UNSUPPORTED, "the %s tier is not offered here: %s",
+			    bh_tier_name(tier), e->tiers[tier].report.reason);
+		return;
+	}
+	p->req.tier = tier;
+	bh_error *err = NULL;
+	if (sandbox_open(e, tier, on_exec_open, p, &err) < 0) {
+		exec_finish(p, NULL, err);
+		bh_error_free(err);
+	}
+}
+
+/* Calls that named this tier need not wait for the other proofs. */
+void engine_tier_proven(bh_engine *e, enum bh_tier tier)
+{
+	struct pending_exec **pp = &e->pending, *ready = NULL;
+	while (*pp) {
+		struct pending_exec *p = *pp;
+		if (p->req.tier == tier) {
+			*pp = p->next;
+			p->next = ready; /* the list is newest first: this restores arrival order */
+			ready = p;
+		} else {
+			pp = &p->next;
+		}
+	}
+	while (ready) {
+		struct pending_exec *n = ready->next;
+		ready->next = NULL;
+		exec_dispatch(e, ready);
+		ready = n;
+	}
+}
+
+void engine_proofs_done(bh_engine *e)
+{
+	struct pending_exec *list = e->pending;
+	e->pending = NULL;
+	/* In arrival order. */
+	struct pending_exec *rev = NULL;
+	while (list) {
+		struct pending_exec *n = list->next;
+		list->next = rev;
+		rev = list;
+		list = n;
+	}
+	while (rev) {
+		struct pending_exec *n = rev->next;
+		rev->next = NULL;
+		exec_dispatch(e, rev);
+		rev = n;
+	}
+}
+
+int bh_exec(bh_engine *e, const struct bh_exec_request *req, bh_exec_cb cb, void *arg,
+	    bh_error **err)
+{
+	if (!req || !cb || !req->argv || !req->argv[0])
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "a call needs a program to run");
+	if (req->argv[0][0] != '/')
+		return bh_refuse(err, BH_REFUSAL_REQUEST,
+				 "the program must be an absolute path inside the sandbox, not \"%s\"",
+				 req->argv[0]);
+	if (req->timeout_ms > MAX_TIMEOUT_MS)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "timeout %u ms is above the %u ms maximum",
+				 req->timeout_ms, MAX_TIMEOUT_MS);
+	if (req->output_cap > MAX_OUTPUT_CAP)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "output cap %u is above the %u maximum",
+				 req->output_cap, MAX_OUTPUT_CAP);
+	if (req->input_len > MAX_INPUT_BYTES)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "input of %zu bytes is above the %u maximum",
+				 req->input_len, MAX_INPUT_BYTES);
+	if (req->tier != BH_TIER_UNKNOWN && (req->tier < 0 || req->tier >= BH_TIER_COUNT))
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "unknown tier %d", (int)req->tier);
+	if (req->floor < BH_TIER_UNKNOWN || req->floor >= BH_TIER_COUNT)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "unknown floor %d", (int)req->floor);
+	if (e->closing)
+		return bh_fail(err, BH_E_CLOSED, 0, "the engine is shutting down; nothing ran");
+	struct pending_exec *p = xzalloc(sizeof *p);
+	p->e = e;
+	p->cb = cb;
+	p->arg = arg;
+	p->t0 = now_mono_us();
+	size_t argc = 0;
+	while (req->argv[argc])
+		argc++;
+	p->argv = xzalloc((argc + 1) * sizeof *p->argv);
+	for (size_t i = 0; i < argc; i++)
+		p->argv[i] = xstrdup(req->argv[i]);
+	p->req = *req;
+	p->req.argv = (const char *const *)p->argv;
+	if (req->input_len) {
+		p->input = xzalloc(req->input_len);
+		memcpy(p->input, req->input, req->input_len);
+	}
+	p->req.input = p->input;
+	p->req.timeout_ms = req->timeout_ms ? req->timeout_ms : DEFAULT_TIMEOUT_MS;
+	p->req.output_cap = req->output_cap ? req->output_cap : DEFAULT_OUTPUT_CAP;
+	if (!bh_engine_proven(e)) {
+		p->next = e->pending;
+		e->pending = p;
+		return 0;
+	}
+	exec_dispatch(e, p);
+	return 0;
+}
+
+/* ---- closing ---- */
+
+void bh_engine_close(bh_engine *e)
+{
+	if (!e)
+		return;
+	e->closing = true;
+	if (e->loop) {
+		engine_proofs_done(e); /* pending calls are refused: closing */
+		for (struct sandbox *sb = e->sandboxes, *next; sb; sb = next) {
+			next = sb->next;
+			sandbox_close(e, sb);
+		}
+		uint64_t deadline = now_mono_us() + (uint64_t)CLOSE_BUDGET_MS * 1000u;
+		while ((e->sandboxes || e->proofs_running) && now_mono_us() < deadline) {
+			struct pollfd pfd = {.fd = loop_fd(e->loop), .events = POLLIN};
+			int wait = loop_timeout_ms(e->loop);
+			poll(&pfd, 1, wait < 0 || wait > 100 ? 100 : wait);
+			loop_run_once(e->loop, e);
+		}
+		while (e->sandboxes)
+			sandbox_abandon(e, e->sandboxes);
+		children_reap(e);
+	}
+	if (e->lock_fd >= 0) {
+		cgroups_cleanup(&e->cg);
+		if (e->bundles_dir)
+			rm_rf(e->bundles_dir);
+	}
+	evidence_free(e);
+	for (int t = 0; t < BH_TIER_COUNT; t++) {
+		free(e->runtimes[t].path);
+		free(e->runtimes[t].root);
+	}
+	loop_free(e->loop);
+	children_free(e->children);
+	if (e->lock_fd >= 0)
+		close(e->lock_fd);
+	free(e->state_dir);
+	free(e->init_path);
+	free(e->rootfs);
+	free(e->bundles_dir);
+	free(e->drop_wall);
+	free(e->evidence_dir);
+	free(e);
+}

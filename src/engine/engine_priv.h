@@ -1,0 +1,170 @@
+/* The engine object and the modules that work on it. */
+#ifndef BH_ENGINE_PRIV_H
+#define BH_ENGINE_PRIV_H
+
+#include "internal.h"
+#include "channel_proto.h"
+
+#include <poll.h>
+#include <sys/epoll.h>
+
+/* ---- runtimes (runtime.c) ---- */
+struct runtime_ops {
+	const char *name;          /* "crun" */
+	enum bh_tier tier;         /* what its walls can prove */
+	const char *const *binaries; /* where to look, in order */
+	const char *delete_force;  /* "-f" or "-force" */
+	/* Flags that go before the subcommand, after --root. */
+	const char *const *global_flags;
+	/* pids.max for its sandboxes when the config does not say; runsc's ptrace
+	 * platform makes host stub processes, so it needs room (host-facts §3). */
+	uint32_t default_pids;
+	bool userns;               /* it honours the OCI user namespace mapping */
+};
+extern const struct runtime_ops runtime_crun, runtime_runsc;
+
+struct runtime {
+	const struct runtime_ops *ops;
+	char *path;        /* the binary found, NULL if none */
+	char *root;        /* private state root, STATE/run/<name> */
+	char version[160]; /* its own first version line */
+	char hash[65];     /* sha256 of the binary (evidence cache key) */
+	char why[512];     /* why preflight failed, when path is NULL */
+};
+/* argv for `<bin> --root R <global flags> <args...>`, NULL-terminated; free with argv_free. */
+char **runtime_argv(const struct runtime *rt, const char *const *args);
+void argv_free(char **argv);
+int runtime_preflight(struct runtime *rt, const char *state_dir, char *why, size_t why_len);
+/* Container names this runtime lists under our root (blocking; for reconcile/close). */
+size_t runtime_list_sync(const struct runtime *rt, char ***names);
+/* Kill and delete one container, blocking (close path and leftovers). */
+void runtime_destroy_sync(const struct runtime *rt, const char *name);
+
+/* ---- bundles (bundle.c) ---- */
+struct bundle_spec {
+	const char *name;        /* container id */
+	const char *rootfs;      /* shared read-only root */
+	const char *init_path;   /* host path of bulkhead-init, bound read-only */
+	const char *cgroup_path; /* absolute, "/bulkhead/<key>/<name>" */
+	uint32_t host_uid_base;  /* start of this sandbox's uid range */
+	uint32_t memory_mb, pids, cpu_millis;
+	uint32_t tmp_mb, work_mb, shm_mb;
+	bool userns;
+	const char *drop_wall;   /* test hook, see bh_config */
+};
+/* The config.json text (caller frees), or NULL with err filled. */
+char *bundle_json(const struct bundle_spec *spec, bh_error **err);
+/* Writes DIR/config.json; returns 0 or fills err. */
+int bundle_write(const char *dir, const struct bundle_spec *spec, bh_error **err);
+extern const char bh_seccomp_profile_json[]; /* data/seccomp/profile.json, embedded */
+int rootfs_prepare(const char *rootfs, bh_error **err);
+
+/* ---- sandboxes (sandbox.c) ---- */
+enum sandbox_state {
+	SB_OPENING,
+	SB_READY,
+	SB_BUSY,
+	SB_ENDING,
+	SB_ENDED,
+	SB_FAILED,
+};
+const char *sandbox_state_name(enum sandbox_state s);
+
+struct sandbox;
+struct exec_frame_result; /* decoded DONE */
+
+typedef void (*sandbox_open_fn)(bh_engine *e, void *arg, struct sandbox *sb, const bh_error *err);
+typedef void (*sandbox_exec_fn)(bh_engine *e, void *arg, struct sandbox *sb,
+				const struct bh_exec_result *res, const bh_error *err);
+
+struct sandbox {
+	char name[40];
+	enum bh_tier tier;
+	struct runtime *rt;
+	enum sandbox_state state;
+	int uid_slot;
+	char *bundle_dir;
+	char *pid_file;
+	pid_t init_pid; /* host pid of the container's init (runsc: its sandbox) */
+	bool init_exited;
+	bool started, ready_seen; /* the runtime started it; its init said READY */
+	bool deleting;
+	int to_init, from_init, diag;
+	struct bh_watch *w_out, *w_in, *w_diag;
+	struct buf rbuf, wbuf, diagbuf;
+	uint64_t opened_us;
+	/* the open in progress */
+	sandbox_open_fn open_fn;
+	void *open_arg;
+	struct bh_timer *open_deadline;
+	/* the call in progress */
+	sandbox_exec_fn exec_fn;
+	void *exec_arg;
+	uint64_t exec_started_us;
+	uint64_t call_id;
+	long long oom_before;
+	struct bh_timer *backstop;
+	struct bh_timer *close_grace;
+	struct sandbox *next;
+};
+
+/* Starts a sandbox of the given tier; fn fires once it is ready or failed.
+ * On failure the sandbox cleans itself up. */
+/* The bundle a sandbox of this tier gets (name, cgroup and uid range aside). */
+void sandbox_bundle_spec(bh_engine *e, enum bh_tier tier, struct bundle_spec *spec);
+int sandbox_open(bh_engine *e, enum bh_tier tier, sandbox_open_fn fn, void *arg, bh_error **err);
+int sandbox_exec(bh_engine *e, struct sandbox *sb, const struct bh_exec_request *req,
+		 sandbox_exec_fn fn, void *arg, bh_error **err);
+/* Ends the sandbox: the init sweeps, the runtime deletes it, in the background. */
+void sandbox_close(bh_engine *e, struct sandbox *sb);
+/* Last resort at engine close: delete it now, blocking, and free it. */
+void sandbox_abandon(bh_engine *e, struct sandbox *sb);
+char *sandbox_cgroup_leaf(const struct sandbox *sb); /* "<name>" */
+
+/* ---- evidence (evidence.c) ---- */
+struct tier_slot {
+	struct bh_tier_report report;
+	struct bh_evidence_line *lines;
+	size_t n_lines, cap_lines;
+	char *version, *reason;
+	bool proving;
+};
+void evidence_start(bh_engine *e);
+void evidence_free(bh_engine *e);
+void evidence_vm_and_below(bh_engine *e);
+
+/* ---- the engine ---- */
+struct pending_exec;
+
+struct bh_engine {
+	char *state_dir;
+	char state_key[13];
+	int lock_fd;
+	struct bh_loop *loop;
+	struct bh_children *children;
+	bh_log_fn log;
+	void *log_arg;
+	struct bh_cgroups cg;
+	char *init_path;   /* the copy inside the state directory */
+	char init_hash[65];
+	char *rootfs;
+	char *bundles_dir;
+	struct runtime runtimes[BH_TIER_COUNT]; /* indexed by tier; ops NULL if none */
+	struct tier_slot tiers[BH_TIER_COUNT];
+	int proofs_running;
+	struct sandbox *sandboxes;
+	uint8_t uid_slots[256];
+	struct bh_timer *tick;
+	struct pending_exec *pending;
+	bool closing;
+	bool reprove;
+	char *evidence_dir;
+	char *drop_wall;
+	uint32_t memory_limit_mb, pids_limit;
+};
+
+/* Called by evidence.c when the last proof finishes. */
+void engine_proofs_done(bh_engine *e);
+void engine_tier_proven(bh_engine *e, enum bh_tier tier);
+
+#endif

@@ -1,0 +1,129 @@
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static bh_error *error_new(enum bh_error_code code, enum bh_refusal r, int sys_errno,
+			   const char *fmt, va_list ap)
+{
+	bh_error *e = xzalloc(sizeof *e);
+	e->code = code;
+	e->refusal = r;
+	e->sys_errno = sys_errno;
+	char *msg = NULL;
+	if (vasprintf(&msg, fmt, ap) < 0)
+		abort();
+	if (sys_errno) {
+		e->msg = xasprintf("%s: %s", msg, strerror(sys_errno));
+		free(msg);
+	} else {
+		e->msg = msg;
+	}
+	return e;
+}
+
+int bh_fail(bh_error **err, enum bh_error_code code, int sys_errno, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		bh_error *e = error_new(code, BH_REFUSAL_NONE, sys_errno, fmt, ap);
+		va_end(ap);
+		bh_error_free(*err);
+		*err = e;
+	}
+	return -1;
+}
+
+int bh_refuse(bh_error **err, enum bh_refusal reason, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		bh_error *e = error_new(BH_E_NOT_DISPATCHED, reason, 0, fmt, ap);
+		va_end(ap);
+		bh_error_free(*err);
+		*err = e;
+	}
+	return -1;
+}
+
+void bh_error_wrap(bh_error *err, const char *fmt, ...)
+{
+	if (!err)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	char *prefix = NULL;
+	if (vasprintf(&prefix, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	char *msg = xasprintf("%s: %s", prefix, err->msg);
+	free(prefix);
+	free(err->msg);
+	err->msg = msg;
+}
+
+bh_error *bh_error_copy(const bh_error *err)
+{
+	if (!err)
+		return NULL;
+	bh_error *c = xzalloc(sizeof *c);
+	*c = *err;
+	c->msg = xstrdup(err->msg);
+	return c;
+}
+
+void bh_error_free(bh_error *err)
+{
+	if (!err)
+		return;
+	free(err->msg);
+	free(err);
+}
+
+const char *bh_refusal_name(enum bh_refusal r)
+{
+	static const char *const names[] = {
+		[BH_REFUSAL_NONE] = "none",
+		[BH_REFUSAL_REQUEST] = "request",
+		[BH_REFUSAL_PERMISSION] = "permission",
+		[BH_REFUSAL_PROTOCOL] = "protocol",
+		[BH_REFUSAL_UNSUPPORTED] = "unsupported",
+		[BH_REFUSAL_ISOLATION] = "isolation",
+		[BH_REFUSAL_CAPACITY] = "capacity",
+		[BH_REFUSAL_ENVIRONMENT] = "environment",
+	};
+	if ((unsigned)r >= sizeof names / sizeof names[0])
+		return "unknown";
+	return names[r];
+}
+
+/* Tiers live here too: they are vocabulary, not machinery. */
+static const char *const tier_names[BH_TIER_COUNT] = {"none", "process", "container", "kernel",
+						       "vm"};
+
+const char *bh_tier_name(enum bh_tier t)
+{
+	if (t < 0 || t >= BH_TIER_COUNT)
+		return "unknown";
+	return tier_names[t];
+}
+
+int bh_tier_parse(const char *name, enum bh_tier *out)
+{
+	for (int i = 0; i < BH_TIER_COUNT; i++) {
+		if (name && !strcmp(name, tier_names[i])) {
+			*out = (enum bh_tier)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+bool bh_tier_meets(enum bh_tier have, enum bh_tier floor)
+{
+	if (floor <= BH_TIER_NONE)
+		return have >= BH_TIER_NONE;
+	return have >= floor && have < BH_TIER_COUNT;
+}

@@ -1,0 +1,534 @@
+/* Tier evidence: a tier is offered only when a throwaway sandbox of its
+ * runtime proves, from inside, the walls DESIGN §5 promises (plus what the
+ * host can see of it from outside). The verdict is cached, keyed by
+ * everything that could change it: the runtime binary, the kernel and boot,
+ * the init binary, the seccomp profile and the limits. */
+#include "engine_priv.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+
+#define EVIDENCE_FORMAT 1 /* bump when the checks change */
+#define PROBE_TIMEOUT_MS 20000u
+
+struct proof {
+	bh_engine *e;
+	enum bh_tier tier;
+	struct sandbox *sb;
+	char *probe_out;           /* key=value lines from inside */
+	char *host_state, *host_ps; /* runsc's view from outside */
+	long long pids_max, mem_limit;
+	char key[65];
+};
+
+/* ---- report lines ---- */
+
+static void slot_reset(struct tier_slot *s)
+{
+	for (size_t i = 0; i < s->n_lines; i++) {
+		free((char *)s->lines[i].name);
+		free((char *)s->lines[i].value);
+		free((char *)s->lines[i].expect);
+	}
+	free(s->lines);
+	free(s->version);
+	free(s->reason);
+	enum bh_tier t = s->report.tier;
+	memset(s, 0, sizeof *s);
+	s->report.tier = t;
+	s->report.runtime = "";
+	s->report.version = "";
+	s->report.reason = "";
+}
+
+static void slot_sync(struct tier_slot *s)
+{
+	s->report.lines = s->lines;
+	s->report.n_lines = s->n_lines;
+	s->report.version = s->version ? s->version : "";
+	s->report.reason = s->reason ? s->reason : "";
+}
+
+static void add_line(struct tier_slot *s, const char *name, const char *value, const char *expect,
+		     bool ok)
+{
+	if (s->n_lines == s->cap_lines) {
+		s->cap_lines = s->cap_lines ? s->cap_lines * 2 : 16;
+		s->lines = realloc(s->lines, s->cap_lines * sizeof *s->lines);
+		if (!s->lines)
+			abort();
+	}
+	s->lines[s->n_lines++] = (struct bh_evidence_line){
+		.name = xstrdup(name), .value = xstrdup(value), .expect = xstrdup(expect), .ok = ok};
+	slot_sync(s);
+}
+
+static void set_reason(struct tier_slot *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_reason(struct tier_slot *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	free(s->reason);
+	if (vasprintf(&s->reason, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	slot_sync(s);
+}
+
+/* ---- the tiers no runtime provides ---- */
+
+static bool exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0;
+}
+
+void evidence_vm_and_below(bh_engine *e)
+{
+	struct tier_slot *none = &e->tiers[BH_TIER_NONE], *proc = &e->tiers[BH_TIER_PROCESS],
+			 *vm = &e->tiers[BH_TIER_VM];
+	slot_reset(none);
+	set_reason(none, "bulkhead never runs code without walls");
+	slot_reset(proc);
+	set_reason(proc, "bulkhead has no in-process interpreter; its weakest tier is container");
+	slot_reset(vm);
+	vm->report.runtime = "";
+	bool kvm = exists("/dev/kvm");
+	bool pvm = exists("/sys/module/kvm_pvm");
+	static const char *const vmms[] = {"/usr/bin/firecracker", "/usr/bin/cloud-hypervisor",
+					   "/usr/bin/qemu-system-x86_64", NULL};
+	const char *vmm = NULL;
+	for (const char *const *v = vmms; *v; v++)
+		if (exists(*v) && !vmm)
+			vmm = *v;
+	add_line(vm, "/dev/kvm", kvm ? "present" : "absent", "present", kvm);
+	add_line(vm, "kvm flavour", pvm ? "kvm_pvm (Pagetable-based VM)" : "stock", "stock", !pvm);
+	add_line(vm, "virtual machine monitor", vmm ? vmm : "none installed", "firecracker, cloud-hypervisor or qemu", vmm != NULL);
+	if (!kvm)
+		set_reason(vm, "no /dev/kvm on this host, and bulkhead has no vm runtime");
+	else if (pvm)
+		set_reason(vm, "/dev/kvm is a PVM hypervisor (kvm_pvm): it boots only PVM-enabled guest "
+			       "kernels, stock guests hang; bulkhead has no vm runtime for it");
+	else
+		set_reason(vm, "bulkhead has no vm runtime yet (%s)",
+			   vmm ? "a monitor is installed but no guest is proven" : "no monitor installed");
+}
+
+/* ---- the cache ---- */
+
+static void cache_key(bh_engine *e, const struct runtime *rt, char out[65])
+{
+	struct utsname u;
+	uname(&u);
+	cleanup_free char *boot = read_file("/proc/sys/kernel/random/boot_id", 128, NULL);
+	/* The bundle itself (seccomp profile, mounts, limits) is part of the key:
+	 * any change to the walls is proven again. */
+	struct bundle_spec spec;
+	sandbox_bundle_spec(e, rt->ops->tier, &spec);
+	cleanup_free char *bundle = bundle_json(&spec, NULL);
+	char walls[65];
+	sha256_hex(bundle ? bundle : "", bundle ? strlen(bundle) : 0, walls);
+	cleanup_free char *material =
+		xasprintf("format=%d runtime=%s kernel=%s %s boot=%s init=%s bundle=%s", EVIDENCE_FORMAT,
+			  rt->hash, u.release, u.version, boot ? rtrim(boot) : "", e->init_hash, walls);
+	sha256_hex(material, strlen(material), out);
+}
+
+static char *cache_path(bh_engine *e, const struct runtime *rt)
+{
+	return xasprintf("%s/evidence-%s.json", e->evidence_dir, rt->ops->name);
+}
+
+static bool cache_load(bh_engine *e, struct tier_slot *s, const struct runtime *rt, const char *key)
+{
+	cleanup_free char *path = cache_path(e, rt);
+	cleanup_free char *text = read_file(path, 1 << 20, NULL);
+	if (!text)
+		return false;
+	cJSON *j = cJSON_Parse(text);
+	if (!j)
+		return false;
+	bool ok = false;
+	cJSON *k = cJSON_GetObjectItem(j, "key");
+	cJSON *lines = cJSON_GetObjectItem(j, "lines");
+	if (cJSON_IsString(k) && !strcmp(k->valuestring, key) && cJSON_IsTrue(cJSON_GetObjectItem(j, "offered")) &&
+	    cJSON_IsArray(lines)) {
+		cJSON *l;
+		cJSON_ArrayForEach(l, lines)
+		{
+			cJSON *n = cJSON_GetObjectItem(l, "name"), *v = cJSON_GetObjectItem(l, "value"),
+			      *x = cJSON_GetObjectItem(l, "expect");
+			if (cJSON_IsString(n) && cJSON_IsString(v) && cJSON_IsString(x))
+				add_line(s, n->valuestring, v->valuestring, x->valuestring,
+					 cJSON_IsTrue(cJSON_GetObjectItem(l, "ok")));
+		}
+		ok = s->n_lines > 0;
+	}
+	cJSON_Delete(j);
+	return ok;
+}
+
+static void cache_store(bh_engine *e, const struct tier_slot *s, const struct runtime *rt,
+			const char *key)
+{
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "key", key);
+	cJSON_AddBoolToObject(j, "offered", s->report.offered);
+	cJSON_AddNumberToObject(j, "checked_unix_ms", (double)now_real_ms());
+	cJSON *lines = cJSON_AddArrayToObject(j, "lines");
+	for (size_t i = 0; i < s->n_lines; i++) {
+		cJSON *l = cJSON_CreateObject();
+		cJSON_AddStringToObject(l, "name", s->lines[i].name);
+		cJSON_AddStringToObject(l, "value", s->lines[i].value);
+		cJSON_AddStringToObject(l, "expect", s->lines[i].expect);
+		cJSON_AddBoolToObject(l, "ok", s->lines[i].ok);
+		cJSON_AddItemToArray(lines, l);
+	}
+	char *text = cJSON_Print(j);
+	cJSON_Delete(j);
+	cleanup_free char *path = cache_path(e, rt);
+	if (write_file_atomic(path, text, strlen(text), 0600) < 0)
+		bh_log(e, BH_LOG_WARN, "cannot cache evidence in %s: %s", path, strerror(errno));
+	cJSON_free(text);
+}
+
+/* ---- judging what the probe saw ---- */
+
+static const char *kv(const char *text, const char *key, char *out, size_t outlen)
+{
+	size_t klen = strlen(key);
+	for (const char *p = text; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		if (len > klen && !strncmp(p, key, klen) && p[klen] == '=') {
+			size_t vlen = len - klen - 1;
+			if (vlen >= outlen)
+				vlen = outlen - 1;
+			memcpy(out, p + klen + 1, vlen);
+			out[vlen] = '\0';
+			return out;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	snprintf(out, outlen, "(not reported)");
+	return out;
+}
+
+static void check_eq(struct tier_slot *s, const char *probe, const char *name, const char *key,
+		     const char *expect)
+{
+	char v[512];
+	kv(probe, key, v, sizeof v);
+	add_line(s, name, v, expect, !strcmp(v, expect));
+}
+
+static bool has_word(const char *haystack, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = strstr(haystack, word); p; p = strstr(p + 1, word)) {
+		bool start = p == haystack || p[-1] == ' ' || p[-1] == ',';
+		bool end = p[n] == '\0' || p[n] == ' ' || p[n] == ',';
+		if (start && end)
+			return true;
+	}
+	return false;
+}
+
+static void check_tmpfs(struct tier_slot *s, const char *probe, const char *mnt, bool kernel)
+{
+	char key[64], name[64], v[512];
+	snprintf(key, sizeof key, "mount.%s", mnt);
+	snprintf(name, sizeof name, "%s mount", mnt);
+	kv(probe, key, v, sizeof v);
+	/* gVisor's mount table leaves out nosuid/nodev; its Sentry has no setuid
+	 * programs or device nodes to honour them for, so there only the type
+	 * is checked. */
+	bool ok = !strncmp(v, "tmpfs ", 6) &&
+		  (kernel || (has_word(v, "nosuid") && has_word(v, "nodev")));
+	add_line(s, name, v, kernel ? "tmpfs" : "tmpfs, nosuid, nodev", ok);
+}
+
+static bool env_is_clean(const char *names)
+{
+	static const char *const allowed[] = {"PATH", "HOME", "LANG", "TMPDIR",
+					      "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED",
+					      "MPLBACKEND", "MPLCONFIGDIR", NULL};
+	cleanup_free char *copy = xstrdup(names);
+	for (char *save = NULL, *n = strtok_r(copy, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+		bool found = false;
+		for (const char *const *a = allowed; *a; a++)
+			found |= !strcmp(*a, n);
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+static void judge(struct proof *p, struct tier_slot *s)
+{
+	const char *probe = p->probe_out ? p->probe_out : "";
+	char v[512], exp[128];
+	bool kernel = p->tier == BH_TIER_KERNEL;
+	check_eq(s, probe, "root filesystem writable", "root_writable", "0");
+	check_eq(s, probe, "/usr writable", "usr_writable", "0");
+	check_eq(s, probe, "writable mounts", "writable_mounts", "/dev/shm,/tmp,/work");
+	check_tmpfs(s, probe, "/tmp", kernel);
+	check_tmpfs(s, probe, "/work", kernel);
+	check_tmpfs(s, probe, "/dev/shm", kernel);
+	check_eq(s, probe, "network interfaces", "net_ifaces", "lo");
+	kv(probe, "connect_public", v, sizeof v);
+	add_line(s, "connect to 1.1.1.1:80", v, "refused at once (ENETUNREACH)",
+		 !strcmp(v, "ENETUNREACH") || !strcmp(v, "EHOSTUNREACH") || !strcmp(v, "ENETDOWN"));
+	check_eq(s, probe, "effective capabilities", "cap_eff", "0000000000000000");
+	check_eq(s, probe, "bounding capabilities", "cap_bnd", "0000000000000000");
+	check_eq(s, probe, "NoNewPrivs", "no_new_privs_prctl", "1");
+	if (!kernel)
+		check_eq(s, probe, "Seccomp mode", "seccomp", "2");
+	check_eq(s, probe, "unshare(CLONE_NEWUSER)", "unshare_user", "EPERM");
+	check_eq(s, probe, "ptrace(ATTACH, 1)", "ptrace_pid1", "EPERM");
+	check_eq(s, probe, "running as uid", "uid", "1000");
+	if (!kernel) {
+		kv(probe, "uid_map", v, sizeof v);
+		add_line(s, "user namespace uid_map", v, "0 <own host range> 65536",
+			 strncmp(v, "0 0 ", 4) != 0 && strstr(v, " 65536") != NULL);
+	}
+	check_eq(s, probe, "open descriptors of user code", "fds", "0,1,2");
+	check_eq(s, probe, "init runs as another uid", "pid1_uid", "0");
+	check_eq(s, probe, "init descriptors openable", "pid1_fds_openable", "none");
+	check_eq(s, probe, "/proc/1/mem readable", "pid1_mem_readable", "0");
+	if (kernel) {
+		/* gVisor 20221219 lists /proc/1/fd and shows /proc/1/environ to
+		 * every uid (fixed upstream in 2025). The wall that matters is the
+		 * line above: none of those descriptors opens, and the init's
+		 * environment is the sandbox's own, checked below. */
+		kv(probe, "pid1_fd_readable", v, sizeof v);
+		add_line(s, "/proc/1/fd listable", v, "0, or names only under gVisor", true);
+		kv(probe, "pid1_environ_readable", v, sizeof v);
+		add_line(s, "/proc/1/environ readable", v, "0, or the sandbox's own env under gVisor",
+			 true);
+	} else {
+		check_eq(s, probe, "/proc/1/fd readable", "pid1_fd_readable", "0");
+		check_eq(s, probe, "/proc/1/environ readable", "pid1_environ_readable", "0");
+	}
+	kv(probe, "environ", v, sizeof v);
+	add_line(s, "environment names", v, "PATH, HOME, LANG, TMPDIR, PYTHON*, MPL* only",
+		 env_is_clean(v));
+	struct bundle_spec spec;
+	sandbox_bundle_spec(p->e, p->tier, &spec);
+	uint32_t pids = spec.pids;
+	snprintf(v, sizeof v, "%lld", p->pids_max);
+	snprintf(exp, sizeof exp, "%u", pids);
+	add_line(s, "pids.max (host cgroup)", v, exp, p->pids_max == (long long)pids);
+	snprintf(v, sizeof v, "%lld", p->mem_limit);
+	snprintf(exp, sizeof exp, "%llu", (unsigned long long)p->e->memory_limit_mb * 1048576ull);
+	add_line(s, "memory limit (host cgroup)", v, exp,
+		 p->mem_limit == (long long)p->e->memory_limit_mb * 1048576ll);
+	kv(probe, "kernel_release", v, sizeof v);
+	if (kernel) {
+		add_line(s, "kernel release inside", v, "4.4.0 (gVisor's Sentry)", !strcmp(v, "4.4.0"));
+		const char *st = p->host_state ? p->host_state : "";
+		bool running = strstr(st, "\"status\": \"running\"") || strstr(st, "\"status\":\"running\"");
+		add_line(s, "runsc state (host)", running ? "running" : (*st ? "not running" : "no answer"),
+			 "running", running);
+		size_t procs = 0;
+		for (const char *q = p->host_ps ? p->host_ps : ""; (q = strchr(q, '\n')); q++)
+			procs++;
+		snprintf(v, sizeof v, "%zu processes listed", procs > 0 ? procs - 1 : 0);
+		add_line(s, "runsc ps (host)", v, "the sandbox's processes", procs >= 2);
+		kv(probe, "syslog", v, sizeof v);
+		add_line(s, "syslog (diagnostic)", v, "any", true);
+	} else {
+		struct utsname u;
+		uname(&u);
+		add_line(s, "kernel release inside", v, "the host's (shared kernel)",
+			 !strcmp(v, u.release));
+	}
+}
+
+/* ---- the proof's steps ---- */
+
+static void proof_finish(struct proof *p, const char *failure)
+{
+	bh_engine *e = p->e;
+	struct tier_slot *s = &e->tiers[p->tier];
+	const struct runtime *rt = &e->runtimes[p->tier];
+	if (failure) {
+		set_reason(s, "smoke test could not run: %s", failure);
+	} else {
+		judge(p, s);
+		size_t bad = 0;
+		const char *first = NULL;
+		for (size_t i = 0; i < s->n_lines; i++) {
+			if (!s->lines[i].ok) {
+				bad++;
+				if (!first)
+					first = s->lines[i].name;
+			}
+		}
+		s->report.offered = bad == 0;
+		if (bad)
+			set_reason(s, "smoke test failed %zu check%s (first: %s)", bad, bad == 1 ? "" : "s",
+				   first);
+		else
+			cache_store(e, s, rt, p->key);
+	}
+	s->proving = false;
+	slot_sync(s);
+	bh_log(e, s->report.offered ? BH_LOG_INFO : BH_LOG_WARN, "tier %s (%s): %s",
+	       bh_tier_name(p->tier), rt->ops->name, s->report.offered ? "offered" : s->reason);
+	if (p->sb)
+		sandbox_close(e, p->sb);
+	free(p->probe_out);
+	free(p->host_state);
+	free(p->host_ps);
+	enum bh_tier tier = p->tier;
+	free(p);
+	e->proofs_running--;
+	engine_tier_proven(e, tier);
+	if (e->proofs_running == 0)
+		engine_proofs_done(e);
+}
+
+static void read_host_limits(struct proof *p)
+{
+	p->pids_max = cgroups_read_ll(&p->e->cg, "pids", p->sb->name, "pids.max");
+	p->mem_limit = cgroups_read_ll(&p->e->cg, "memory", p->sb->name,
+				       p->e->cg.pure_v2 ? "memory.max" : "memory.limit_in_bytes");
+}
+
+static void spawn_host_view(struct proof *p, const char *verb, bh_child_fn fn)
+{
+	const char *const args[] = {verb, p->sb->name, NULL};
+	char **argv = runtime_argv(p->sb->rt, args);
+	struct bh_child_spec spec = {.argv = (const char *const *)argv,
+				     .fd_in = -1,
+				     .fd_out = BH_CHILD_CAPTURE,
+				     .fd_err = BH_CHILD_CAPTURE,
+				     .timeout_ms = 15000};
+	bh_error *err = NULL;
+	if (child_spawn(p->e, &spec, fn, p, NULL, &err) < 0) {
+		proof_finish(p, err->msg);
+		bh_error_free(err);
+	}
+	argv_free(argv);
+}
+
+static void on_host_ps(bh_engine *e, void *arg, const struct bh_child_result *r)
+{
+	(void)e;
+	struct proof *p = arg;
+	p->host_ps = xstrdup(r->output);
+	proof_finish(p, NULL);
+}
+
+static void on_host_state(bh_engine *e, void *arg, const struct bh_child_result *r)
+{
+	(void)e;
+	struct proof *p = arg;
+	p->host_state = xstrdup(r->output);
+	spawn_host_view(p, "ps", on_host_ps);
+}
+
+static void on_probe_done(bh_engine *e, void *arg, struct sandbox *sb,
+			  const struct bh_exec_result *res, const bh_error *err)
+{
+	(void)e;
+	(void)sb;
+	struct proof *p = arg;
+	if (err) {
+		proof_finish(p, err->msg);
+		return;
+	}
+	if (res->exit_code != 0) {
+		char why[256];
+		snprintf(why, sizeof why, "the probe exited %d: %.*s", res->exit_code,
+			 (int)(res->errout_len < 200 ? res->errout_len : 200), (const char *)res->errout);
+		proof_finish(p, why);
+		return;
+	}
+	p->probe_out = xzalloc(res->out_len + 1);
+	memcpy(p->probe_out, res->out, res->out_len);
+	read_host_limits(p);
+	/* While the sandbox still runs, look at it from the host as well. */
+	if (p->tier == BH_TIER_KERNEL)
+		spawn_host_view(p, "state", on_host_state);
+	else
+		proof_finish(p, NULL);
+}
+
+static void on_probe_open(bh_engine *e, void *arg, struct sandbox *sb, const bh_error *err)
+{
+	struct proof *p = arg;
+	if (err) {
+		proof_finish(p, err->msg);
+		return;
+	}
+	p->sb = sb;
+	static const char *const argv[] = {BH_INIT_SANDBOX_PATH, "--probe", NULL};
+	struct bh_exec_request req = {
+		.argv = argv, .timeout_ms = PROBE_TIMEOUT_MS, .output_cap = 65536};
+	bh_error *e2 = NULL;
+	if (sandbox_exec(e, sb, &req, on_probe_done, p, &e2) < 0) {
+		proof_finish(p, e2->msg);
+		bh_error_free(e2);
+	}
+}
+
+static void prove(bh_engine *e, enum bh_tier tier)
+{
+	struct tier_slot *s = &e->tiers[tier];
+	struct runtime *rt = &e->runtimes[tier];
+	slot_reset(s);
+	s->report.runtime = rt->ops->name;
+	if (!rt->path) {
+		set_reason(s, "%s", rt->why);
+		return;
+	}
+	s->version = xstrdup(rt->version);
+	slot_sync(s);
+	struct proof *p = xzalloc(sizeof *p);
+	p->e = e;
+	p->tier = tier;
+	cache_key(e, rt, p->key);
+	if (!e->reprove && cache_load(e, s, rt, p->key)) {
+		s->report.offered = true;
+		s->report.cached = true;
+		slot_sync(s);
+		free(p);
+		return;
+	}
+	s->proving = true;
+	e->proofs_running++;
+	bh_error *err = NULL;
+	if (sandbox_open(e, tier, on_probe_open, p, &err) < 0) {
+		e->proofs_running--;
+		s->proving = false;
+		set_reason(s, "smoke test could not start: %s", err->msg);
+		bh_error_free(err);
+		free(p);
+	}
+}
+
+void evidence_start(bh_engine *e)
+{
+	for (int t = 0; t < BH_TIER_COUNT; t++)
+		e->tiers[t].report.tier = (enum bh_tier)t;
+	evidence_vm_and_below(e);
+	/* Count both before starting either, so a quick failure of the first
+	 * cannot announce "all proven" while the second is still to come. */
+	e->proofs_running++;
+	prove(e, BH_TIER_CONTAINER);
+	prove(e, BH_TIER_KERNEL);
+	if (--e->proofs_running == 0)
+		engine_proofs_done(e);
+}
+
+void evidence_free(bh_engine *e)
+{
+	for (int t = 0; t < BH_TIER_COUNT; t++)
+		slot_reset(&e->tiers[t]);
+}

@@ -1,0 +1,157 @@
+/* The two OCI runtimes bulkhead drives, as data: where the binary lives, the
+ * flags it needs, what its walls can prove. Everything is a spawned child;
+ * nothing here blocks the loop except the *_sync helpers used outside it. */
+#include "engine_priv.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+static const char *const crun_bins[] = {"/usr/bin/crun", "/usr/local/bin/crun", NULL};
+static const char *const crun_flags[] = {NULL};
+const struct runtime_ops runtime_crun = {
+	.name = "crun",
+	.tier = BH_TIER_CONTAINER,
+	.binaries = crun_bins,
+	.delete_force = "-f",
+	.global_flags = crun_flags,
+	.default_pids = 256,
+	.userns = true,
+};
+
+static const char *const runsc_bins[] = {"/usr/bin/runsc", "/usr/sbin/runsc", "/usr/local/bin/runsc",
+					  NULL};
+/* --network=none: only loopback inside. --oci-seccomp: apply the bundle's
+ * profile inside the Sentry too (without it, gVisor ignores it). The ptrace
+ * platform: kvm hangs on these PVM hosts (host-facts §3). */
+static const char *const runsc_flags[] = {"--network=none", "--oci-seccomp", "--platform=ptrace",
+					  NULL};
+const struct runtime_ops runtime_runsc = {
+	.name = "runsc",
+	.tier = BH_TIER_KERNEL,
+	.binaries = runsc_bins,
+	.delete_force = "-force",
+	.global_flags = runsc_flags,
+	.default_pids = 4096,
+	.userns = true,
+};
+
+char **runtime_argv(const struct runtime *rt, const char *const *args)
+{
+	size_t n = 3;
+	for (const char *const *f = rt->ops->global_flags; *f; f++)
+		n++;
+	for (const char *const *a = args; *a; a++)
+		n++;
+	char **argv = xzalloc((n + 1) * sizeof *argv);
+	size_t i = 0;
+	argv[i++] = xstrdup(rt->path);
+	argv[i++] = xstrdup("--root");
+	argv[i++] = xstrdup(rt->root);
+	for (const char *const *f = rt->ops->global_flags; *f; f++)
+		argv[i++] = xstrdup(*f);
+	for (const char *const *a = args; *a; a++)
+		argv[i++] = xstrdup(*a);
+	argv[i] = NULL;
+	return argv;
+}
+
+void argv_free(char **argv)
+{
+	if (!argv)
+		return;
+	for (char **a = argv; *a; a++)
+		free(*a);
+	free(argv);
+}
+
+int runtime_preflight(struct runtime *rt, const char *state_dir, char *why, size_t why_len)
+{
+	free(rt->path);
+	rt->path = NULL;
+	for (const char *const *b = rt->ops->binaries; *b; b++) {
+		struct stat st;
+		if (stat(*b, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)) {
+			rt->path = xstrdup(*b);
+			break;
+		}
+	}
+	if (!rt->path) {
+		snprintf(why, why_len, "%s is not installed (looked in %s)", rt->ops->name,
+			 rt->ops->binaries[0]);
+		return -1;
+	}
+	free(rt->root);
+	rt->root = xasprintf("%s/run/%s", state_dir, rt->ops->name);
+	if (mkdir_p(rt->root, 0700) < 0) {
+		snprintf(why, why_len, "cannot create %s: %s", rt->root, strerror(errno));
+		return -1;
+	}
+	if (sha256_file_hex(rt->path, rt->hash) < 0) {
+		snprintf(why, why_len, "cannot read %s: %s", rt->path, strerror(errno));
+		return -1;
+	}
+	const char *const argv[] = {rt->path, "--version", NULL};
+	int status = 0;
+	cleanup_free char *out = NULL;
+	if (child_run_sync(argv, 10000, &status, &out) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0) {
+		snprintf(why, why_len, "%s --version failed: %s", rt->path, out ? rtrim(out) : "no output");
+		return -1;
+	}
+	char *nl = strchr(out, '\n');
+	if (nl)
+		*nl = '\0';
+	snprintf(rt->version, sizeof rt->version, "%s", out);
+	return 0;
+}
+
+size_t runtime_list_sync(const struct runtime *rt, char ***names)
+{
+	*names = NULL;
+	if (!rt->path)
+		return 0;
+	const char *const args[] = {"list", "-q", NULL};
+	char **argv = runtime_argv(rt, args);
+	int status = 0;
+	cleanup_free char *out = NULL;
+	int r = child_run_sync((const char *const *)argv, 20000, &status, &out);
+	argv_free(argv);
+	if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return 0;
+	size_t n = 0, cap = 0;
+	char **list = NULL;
+	for (char *save = NULL, *line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		rtrim(line);
+		/* runsc -q prints names only; crun prints a table: take column one
+		 * and skip its header. */
+		char *sp = strpbrk(line, " \t");
+		if (sp)
+			*sp = '\0';
+		if (!*line || !strcmp(line, "NAME") || !strcmp(line, "ID"))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			list = realloc(list, cap * sizeof *list);
+			if (!list)
+				abort();
+		}
+		list[n++] = xstrdup(line);
+	}
+	*names = list;
+	return n;
+}
+
+void runtime_destroy_sync(const struct runtime *rt, const char *name)
+{
+	const char *const kill_args[] = {"kill", name, "KILL", NULL};
+	char **argv = runtime_argv(rt, kill_args);
+	child_run_sync((const char *const *)argv, 10000, NULL, NULL);
+	argv_free(argv);
+	const char *const del_args[] = {"delete", rt->ops->delete_force, name, NULL};
+	argv = runtime_argv(rt, del_args);
+	child_run_sync((const char *const *)argv, 20000, NULL, NULL);
+	argv_free(argv);
+}

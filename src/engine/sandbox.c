@@ -1,0 +1,746 @@
+/* One sandbox: its bundle, its runtime calls, and the channel to its init.
+ *
+ *   opening -> ready <-> busy -> ending -> ended      (failed: broke on the way)
+ *
+ * sandbox_set_state() is the only place the state changes, so every
+ * transition is logged. Teardown is asynchronous: the init is told to go
+ * (its channel closes), the runtime deletes the container, and only then is
+ * the sandbox freed; engine close waits for that. */
+#include "engine_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#define OPEN_DEADLINE_MS 60000u
+#define BACKSTOP_GRACE_MS 5000u
+#define INIT_EXIT_GRACE_MS 3000u
+
+static const char *const state_names[] = {
+	[SB_OPENING] = "opening", [SB_READY] = "ready", [SB_BUSY] = "busy",
+	[SB_ENDING] = "ending",   [SB_ENDED] = "ended", [SB_FAILED] = "failed",
+};
+
+const char *sandbox_state_name(enum sandbox_state s)
+{
+	return state_names[s];
+}
+
+static void sandbox_set_state(bh_engine *e, struct sandbox *sb, enum sandbox_state s)
+{
+	if (sb->state == s)
+		return;
+	bh_log(e, BH_LOG_DEBUG, "sandbox %s: %s -> %s", sb->name, state_names[sb->state],
+	       state_names[s]);
+	sb->state = s;
+}
+
+char *sandbox_cgroup_leaf(const struct sandbox *sb)
+{
+	return xstrdup(sb->name);
+}
+
+/* ---- little-endian frames ---- */
+
+static void put_u32(struct buf *b, uint32_t v)
+{
+	uint8_t x[4] = {v, v >> 8, v >> 16, v >> 24};
+	buf_append(b, x, 4);
+}
+
+static void put_u64(struct buf *b, uint64_t v)
+{
+	put_u32(b, (uint32_t)v);
+	put_u32(b, (uint32_t)(v >> 32));
+}
+
+static void put_str(struct buf *b, const void *s, size_t n)
+{
+	put_u32(b, (uint32_t)n);
+	buf_append(b, s, n);
+}
+
+struct reader {
+	const uint8_t *p;
+	size_t left;
+	bool bad;
+};
+
+static uint32_t get_u32(struct reader *r)
+{
+	if (r->left < 4) {
+		r->bad = true;
+		return 0;
+	}
+	uint32_t v = (uint32_t)r->p[0] | (uint32_t)r->p[1] << 8 | (uint32_t)r->p[2] << 16 |
+		     (uint32_t)r->p[3] << 24;
+	r->p += 4;
+	r->left -= 4;
+	return v;
+}
+
+static uint64_t get_u64(struct reader *r)
+{
+	uint64_t lo = get_u32(r);
+	return lo | (uint64_t)get_u32(r) << 32;
+}
+
+static const uint8_t *get_str(struct reader *r, size_t *n)
+{
+	*n = get_u32(r);
+	if (r->bad || *n > r->left) {
+		r->bad = true;
+		*n = 0;
+		return NULL;
+	}
+	const uint8_t *s = r->p;
+	r->p += *n;
+	r->left -= *n;
+	return s;
+}
+
+/* ---- uid ranges: each sandbox its own 65536 host uids ---- */
+
+static int uid_slot_take(bh_engine *e)
+{
+	for (int i = 0; i < 256; i++) {
+		if (!e->uid_slots[i]) {
+			e->uid_slots[i] = 1;
+			return i;
+		}
+	}
+	return -1;
+}
+
+static uint32_t uid_base(bh_engine *e, int slot)
+{
+	/* Engines with different state directories land in different regions. */
+	char head[7];
+	memcpy(head, e->state_key, 6);
+	head[6] = '\0';
+	uint32_t region = (uint32_t)strtoul(head, NULL, 16) % 250u;
+	return 65536u * (16u + region * 256u + (uint32_t)slot);
+}
+
+/* ---- teardown ---- */
+
+static void finalize(bh_engine *e, struct sandbox *sb)
+{
+	for (struct sandbox **pp = &e->sandboxes; *pp; pp = &(*pp)->next) {
+		if (*pp == sb) {
+			*pp = sb->next;
+			break;
+		}
+	}
+	if (sb->bundle_dir)
+		rm_rf(sb->bundle_dir);
+	if (sb->uid_slot >= 0)
+		e->uid_slots[sb->uid_slot] = 0;
+	sandbox_set_state(e, sb, SB_ENDED);
+	buf_free(&sb->rbuf);
+	buf_free(&sb->wbuf);
+	buf_free(&sb->diagbuf);
+	free(sb->bundle_dir);
+	free(sb->pid_file);
+	free(sb);
+}
+
+static void on_deleted(bh_engine *e, void *arg, const struct bh_child_result *r)
+{
+	struct sandbox *sb = arg;
+	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0)
+		bh_log(e, BH_LOG_WARN, "sandbox %s: %s delete failed: %s", sb->name, sb->rt->ops->name,
+		       rtrim((char *)r->output));
+	finalize(e, sb);
+}
+
+static void start_delete(bh_engine *e, struct sandbox *sb)
+{
+	if (sb->deleting)
+		return;
+	sb->deleting = true;
+	loop_timer_cancel(e->loop, sb->close_grace);
+	sb->close_grace = NULL;
+	const char *const args[] = {"delete", sb->rt->ops->delete_force, sb->name, NULL};
+	char **argv = runtime_argv(sb->rt, args);
+	struct bh_child_spec spec = {.argv = (const char *const *)argv,
+				     .fd_in = -1,
+				     .fd_out = BH_CHILD_CAPTURE,
+				     .fd_err = BH_CHILD_CAPTURE,
+				     .timeout_ms = 30000};
+	bh_error *err = NULL;
+	if (child_spawn(e, &spec, on_deleted, sb, NULL, &err) < 0) {
+		bh_log(e, BH_LOG_ERROR, "sandbox %s: %s", sb->name, err->msg);
+		bh_error_free(err);
+		finalize(e, sb);
+	}
+	argv_free(argv);
+}
+
+static void on_close_grace(bh_engine *e, void *arg)
+{
+	struct sandbox *sb = arg;
+	sb->close_grace = NULL;
+	bh_log(e, BH_LOG_DEBUG, "sandbox %s: init still alive %u ms after its channel closed",
+	       sb->name, INIT_EXIT_GRACE_MS);
+	start_delete(e, sb); /* delete -f kills what is left */
+}
+
+static void close_channel(bh_engine *e, struct sandbox *sb)
+{
+	loop_unwatch(e->loop, sb->w_out);
+	loop_unwatch(e->loop, sb->w_in);
+	loop_unwatch(e->loop, sb->w_diag);
+	sb->w_out = sb->w_in = sb->w_diag = NULL;
+	bh_closep(&sb->to_init);
+	bh_closep(&sb->from_init);
+	bh_closep(&sb->diag);
+	sb->to_init = sb->from_init = sb->diag = -1;
+}
+
+void sandbox_close(bh_engine *e, struct sandbox *sb)
+{
+	if (sb->state == SB_ENDING || sb->state == SB_ENDED)
+		return;
+	sandbox_set_state(e, sb, SB_ENDING);
+	loop_timer_cancel(e->loop, sb->open_deadline);
+	loop_timer_cancel(e->loop, sb->backstop);
+	sb->open_deadline = sb->backstop = NULL;
+	/* The init sees end-of-file, sweeps every process and exits. */
+	close_channel(e, sb);
+	if (sb->init_pid > 0 && !sb->init_exited)
+		sb->close_grace = loop_timer(e->loop, INIT_EXIT_GRACE_MS, on_close_grace, sb);
+	else if (sb->init_pid > 0 || !sb->deleting)
+		start_delete(e, sb);
+}
+
+void sandbox_abandon(bh_engine *e, struct sandbox *sb)
+{
+	bh_log(e, BH_LOG_WARN, "sandbox %s did not end in time; deleting it now", sb->name);
+	close_channel(e, sb);
+	loop_timer_cancel(e->loop, sb->close_grace);
+	if (sb->init_pid > 0)
+		child_forget(e, sb->init_pid);
+	runtime_destroy_sync(sb->rt, sb->name);
+	finalize(e, sb);
+}
+
+/* ---- failure paths ---- */
+
+static void fail_open(bh_engine *e, struct sandbox *sb, bh_error *err)
+{
+	sandbox_open_fn fn = sb->open_fn;
+	sb->open_fn = NULL;
+	sandbox_set_state(e, sb, SB_FAILED);
+	sandbox_close(e, sb);
+	if (fn)
+		fn(e, sb->open_arg, NULL, err);
+	bh_error_free(err);
+}
+
+static void fail_exec(bh_engine *e, struct sandbox *sb, bh_error *err)
+{
+	sandbox_exec_fn fn = sb->exec_fn;
+	sb->exec_fn = NULL;
+	sandbox_set_state(e, sb, SB_FAILED);
+	sandbox_close(e, sb);
+	if (fn)
+		fn(e, sb->exec_arg, sb, NULL, err);
+	bh_error_free(err);
+}
+
+static bh_error *make_err(enum bh_error_code code, const char *fmt, const char *name,
+			  const char *detail)
+{
+	bh_error *err = NULL;
+	bh_fail(&err, code, 0, fmt, name, detail);
+	return err;
+}
+
+/* The sandbox died or broke its channel: tell whoever waits. A call in
+ * flight may have run, and if the memory cgroup counted an OOM kill that is
+ * the outcome (gVisor's: the whole sandbox goes, host-facts §3). */
+/* What the runtime or the init wrote on the diagnostics pipe, as one line. */
+static const char *diag_text(struct sandbox *sb, char *out, size_t n)
+{
+	size_t len = sb->diagbuf.len < n - 1 ? sb->diagbuf.len : n - 1;
+	memcpy(out, sb->diagbuf.data ? (const char *)sb->diagbuf.data : "", len);
+	out[len] = '\0';
+	for (char *p = out; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	return rtrim(out);
+}
+
+static void sandbox_lost(bh_engine *e, struct sandbox *sb, const char *why)
+{
+	if (sb->state == SB_OPENING) {
+		char diag[1024];
+		diag_text(sb, diag, sizeof diag);
+		fail_open(e, sb,
+			  make_err(BH_E_SANDBOX, "sandbox %s ended while opening: %s", sb->name,
+				   *diag ? diag : why));
+		return;
+	}
+	if (sb->state == SB_BUSY) {
+		long long oom_now = cgroups_oom_kills(&e->cg, sb->name);
+		if (sb->oom_before >= 0 && oom_now > sb->oom_before) {
+			sandbox_exec_fn fn = sb->exec_fn;
+			sb->exec_fn = NULL;
+			struct bh_exec_result res = {
+				.tier = sb->tier,
+				.exit_code = 128 + SIGKILL,
+				.term_signal = SIGKILL,
+				.oom = true,
+				.sandbox_died = true,
+				.duration_us = now_mono_us() - sb->exec_started_us,
+				.wall_us = now_mono_us() - sb->exec_started_us,
+			};
+			sandbox_set_state(e, sb, SB_FAILED);
+			sandbox_close(e, sb);
+			if (fn)
+				fn(e, sb->exec_arg, sb, &res, NULL);
+			return;
+		}
+		fail_exec(e, sb,
+			  make_err(BH_E_SANDBOX,
+				   "sandbox %s ended during the call (%s); the code may have run",
+				   sb->name, why));
+		return;
+	}
+	bh_log(e, BH_LOG_WARN, "sandbox %s ended: %s", sb->name, why);
+	sandbox_set_state(e, sb, SB_FAILED);
+	sandbox_close(e, sb);
+}
+
+/* ---- the channel ---- */
+
+static void on_writable(bh_engine *e, void *arg, uint32_t events);
+
+static void flush_writes(bh_engine *e, struct sandbox *sb)
+{
+	while (sb->wbuf.len > 0 && sb->to_init >= 0) {
+		ssize_t w = write(sb->to_init, sb->wbuf.data, sb->wbuf.len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN)
+			break;
+		if (w < 0) {
+			sandbox_lost(e, sb, "its channel refused a write");
+			return;
+		}
+		buf_consume(&sb->wbuf, (size_t)w);
+	}
+	if (sb->to_init < 0)
+		return;
+	if (sb->wbuf.len > 0 && !sb->w_in)
+		sb->w_in = loop_watch(e->loop, sb->to_init, EPOLLOUT, on_writable, sb);
+	else if (sb->wbuf.len == 0 && sb->w_in) {
+		loop_unwatch(e->loop, sb->w_in);
+		sb->w_in = NULL;
+	}
+}
+
+static void on_writable(bh_engine *e, void *arg, uint32_t events)
+{
+	(void)events;
+	flush_writes(e, arg);
+}
+
+static void maybe_ready(bh_engine *e, struct sandbox *sb, bool started, bool ready)
+{
+	/* Both the runtime's start and the init's READY are needed; either may
+	 * come first. */
+	sb->started |= started;
+	sb->ready_seen |= ready;
+	if (!sb->started || !sb->ready_seen || sb->state != SB_OPENING)
+		return;
+	loop_timer_cancel(e->loop, sb->open_deadline);
+	sb->open_deadline = NULL;
+	sandbox_set_state(e, sb, SB_READY);
+	bh_log(e, BH_LOG_DEBUG, "sandbox %s ready in %.1f ms", sb->name,
+	       (now_mono_us() - sb->opened_us) / 1000.0);
+	sandbox_open_fn fn = sb->open_fn;
+	sb->open_fn = NULL;
+	if (fn)
+		fn(e, sb->open_arg, sb, NULL);
+}
+
+static void on_done_frame(bh_engine *e, struct sandbox *sb, struct reader *r)
+{
+	uint64_t call_id = get_u64(r);
+	int32_t exit_code = (int32_t)get_u32(r);
+	uint32_t sig = get_u32(r), flags = get_u32(r);
+	uint64_t dur = get_u64(r), out_total = get_u64(r), err_total = get_u64(r);
+	size_t out_len = 0, err_len = 0;
+	const uint8_t *out = get_str(r, &out_len);
+	const uint8_t *errout = get_str(r, &err_len);
+	if (r->bad || sb->state != SB_BUSY || call_id != sb->call_id) {
+		sandbox_lost(e, sb, "its init sent a result nobody asked for");
+		return;
+	}
+	loop_timer_cancel(e->loop, sb->backstop);
+	sb->backstop = NULL;
+	long long oom_now = cgroups_oom_kills(&e->cg, sb->name);
+	struct bh_exec_result res = {
+		.tier = sb->tier,
+		.exit_code = exit_code,
+		.term_signal = (int)sig,
+		.timed_out = flags & BH_CHAN_TIMED_OUT,
+		.stdout_truncated = flags & BH_CHAN_STDOUT_TRUNCATED,
+		.stderr_truncated = flags & BH_CHAN_STDERR_TRUNCATED,
+		.oom = sb->oom_before >= 0 && oom_now > sb->oom_before,
+		.out = out,
+		.out_len = out_len,
+		.errout = errout,
+		.errout_len = err_len,
+		.out_total = out_total,
+		.errout_total = err_total,
+		.duration_us = dur,
+		.wall_us = now_mono_us() - sb->exec_started_us,
+	};
+	sandbox_set_state(e, sb, SB_READY);
+	sandbox_exec_fn fn = sb->exec_fn;
+	sb->exec_fn = NULL;
+	if (fn)
+		fn(e, sb->exec_arg, sb, &res, NULL);
+}
+
+static void on_fail_frame(bh_engine *e, struct sandbox *sb, struct reader *r)
+{
+	uint64_t call_id = get_u64(r);
+	int32_t err_no = (int32_t)get_u32(r);
+	size_t n = 0;
+	const uint8_t *msg = get_str(r, &n);
+	if (r->bad) {
+		sandbox_lost(e, sb, "its init sent a malformed failure");
+		return;
+	}
+	char text[512];
+	snprintf(text, sizeof text, "%.*s", (int)(n < 400 ? n : 400), msg ? (const char *)msg : "");
+	if (sb->state != SB_BUSY || call_id != sb->call_id) {
+		bh_log(e, BH_LOG_WARN, "sandbox %s: init reported: %s", sb->name, text);
+		return;
+	}
+	loop_timer_cancel(e->loop, sb->backstop);
+	sb->backstop = NULL;
+	sandbox_set_state(e, sb, SB_READY);
+	sandbox_exec_fn fn = sb->exec_fn;
+	sb->exec_fn = NULL;
+	bh_error *err = NULL;
+	/* The init could not start the program: nothing of the caller's ran. */
+	bh_refuse(&err, BH_REFUSAL_ENVIRONMENT, "the sandbox could not start the program: %s", text);
+	err->sys_errno = err_no;
+	if (fn)
+		fn(e, sb->exec_arg, sb, NULL, err);
+	bh_error_free(err);
+}
+
+static void dispatch_frames(bh_engine *e, struct sandbox *sb)
+{
+	while (sb->rbuf.len >= BH_CHAN_HEADER && sb->state != SB_ENDING && sb->state != SB_FAILED) {
+		struct reader hdr = {.p = sb->rbuf.data, .left = sb->rbuf.len};
+		uint32_t len = get_u32(&hdr);
+		if (len == 0 || len > BH_CHAN_MAX_FRAME) {
+			sandbox_lost(e, sb, "its init sent a frame of impossible length");
+			return;
+		}
+		if (sb->rbuf.len < 4u + len)
+			return;
+		uint8_t type = sb->rbuf.data[4];
+		struct reader r = {.p = sb->rbuf.data + 5, .left = len - 1};
+		size_t frame_len = 4u + len;
+		switch (type) {
+		case BH_CHAN_READY:
+			(void)get_u32(&r);
+			maybe_ready(e, sb, false, true);
+			break;
+		case BH_CHAN_DONE:
+			on_done_frame(e, sb, &r);
+			break;
+		case BH_CHAN_FAIL:
+			on_fail_frame(e, sb, &r);
+			break;
+		default:
+			sandbox_lost(e, sb, "its init sent an unknown frame");
+			return;
+		}
+		if (sb->state == SB_ENDING || sb->state == SB_FAILED)
+			return; /* the callback closed it; its buffers are gone with it */
+		buf_consume(&sb->rbuf, frame_len);
+	}
+}
+
+static void on_readable(bh_engine *e, void *arg, uint32_t events)
+{
+	(void)events;
+	struct sandbox *sb = arg;
+	uint8_t chunk[65536];
+	for (;;) {
+		ssize_t r = read(sb->from_init, chunk, sizeof chunk);
+		if (r > 0) {
+			if (sb->rbuf.len + (size_t)r > BH_CHAN_MAX_FRAME + 64u) {
+				sandbox_lost(e, sb, "its init sent more than a frame's worth");
+				return;
+			}
+			buf_append(&sb->rbuf, chunk, (size_t)r);
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EAGAIN)
+			break;
+		dispatch_frames(e, sb);
+		if (sb->state != SB_ENDING && sb->state != SB_FAILED && sb->state != SB_ENDED)
+			sandbox_lost(e, sb, "its init closed the channel");
+		return;
+	}
+	dispatch_frames(e, sb);
+}
+
+static void on_diag(bh_engine *e, void *arg, uint32_t events)
+{
+	(void)events;
+	struct sandbox *sb = arg;
+	char chunk[4096];
+	ssize_t r = read(sb->diag, chunk, sizeof chunk);
+	if (r <= 0) {
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		loop_unwatch(e->loop, sb->w_diag);
+		sb->w_diag = NULL;
+		return;
+	}
+	/* Keep the start of what the runtime or init said: it explains failures. */
+	if (sb->diagbuf.len < 2048) {
+		size_t room = 2048 - sb->diagbuf.len;
+		buf_append(&sb->diagbuf, chunk, (size_t)r < room ? (size_t)r : room);
+	}
+	bh_log(e, BH_LOG_DEBUG, "sandbox %s says: %.*s", sb->name, (int)r, chunk);
+}
+
+/* ---- runtime steps ---- */
+
+static void on_init_exit(bh_engine *e, void *arg, const struct bh_child_result *r)
+{
+	struct sandbox *sb = arg;
+	sb->init_exited = true;
+	bh_log(e, BH_LOG_DEBUG, "sandbox %s: init %d exited (status %d)", sb->name, (int)r->pid,
+	       r->status);
+	if (sb->state == SB_ENDING)
+		start_delete(e, sb);
+	else if (sb->state != SB_ENDED)
+		sandbox_lost(e, sb, "its init exited");
+}
+
+static void on_started(bh_engine *e, void *arg, const struct bh_child_result *r)
+{
+	struct sandbox *sb = arg;
+	if (sb->state != SB_OPENING)
+		return;
+	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
+		fail_open(e, sb,
+			  make_err(BH_E_RUNTIME, "sandbox %s: start failed: %s", sb->name,
+				   r->timed_out ? "timed out" : rtrim((char *)r->output)));
+		return;
+	}
+	maybe_ready(e, sb, true, false);
+}
+
+static int spawn_runtime(bh_engine *e, struct sandbox *sb, const char *const *args, int in,
+			 int out, int err_fd, bh_child_fn fn, bh_error **err)
+{
+	char **argv = runtime_argv(sb->rt, args);
+	struct bh_child_spec spec = {.argv = (const char *const *)argv,
+				     .fd_in = in,
+				     .fd_out = out,
+				     .fd_err = err_fd,
+				     .timeout_ms = 30000};
+	int ret = child_spawn(e, &spec, fn, sb, NULL, err);
+	argv_free(argv);
+	return ret;
+}
+
+static void on_created(bh_engine *e, void *arg, const struct bh_child_result *r)
+{
+	struct sandbox *sb = arg;
+	if (sb->state != SB_OPENING)
+		return;
+	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
+		char diag[1024];
+		diag_text(sb, diag, sizeof diag);
+		fail_open(e, sb,
+			  make_err(BH_E_RUNTIME, "sandbox %s: create failed: %s", sb->name,
+				   r->timed_out ? "timed out" : (*diag ? diag : rtrim((char *)r->output))));
+		return;
+	}
+	cleanup_free char *pid = read_file(sb->pid_file, 64, NULL);
+	sb->init_pid = pid ? (pid_t)strtol(pid, NULL, 10) : 0;
+	bh_error *err = NULL;
+	if (sb->init_pid <= 0 || child_adopt(e, sb->init_pid, on_init_exit, sb, &err) < 0) {
+		fail_open(e, sb,
+			  err ? err
+			      : make_err(BH_E_RUNTIME, "sandbox %s: create wrote no pid file%s",
+					 sb->name, ""));
+		return;
+	}
+	const char *const args[] = {"start", sb->name, NULL};
+	if (spawn_runtime(e, sb, args, -1, BH_CHILD_CAPTURE, BH_CHILD_CAPTURE, on_started, &err) < 0)
+		fail_open(e, sb, err);
+}
+
+static void on_open_deadline(bh_engine *e, void *arg)
+{
+	struct sandbox *sb = arg;
+	sb->open_deadline = NULL;
+	fail_open(e, sb,
+		  make_err(BH_E_TIMEOUT, "sandbox %s did not become ready in time%s", sb->name, ""));
+}
+
+void sandbox_bundle_spec(bh_engine *e, enum bh_tier tier, struct bundle_spec *spec)
+{
+	const struct runtime_ops *ops = e->runtimes[tier].ops;
+	uint32_t pids = e->pids_limit ? e->pids_limit : ops->default_pids;
+	/* runsc's ptrace platform spends host pids of its own (host-facts §3). */
+	if (pids < ops->default_pids && tier == BH_TIER_KERNEL)
+		pids = ops->default_pids;
+	*spec = (struct bundle_spec){
+		.name = "",
+		.rootfs = e->rootfs,
+		.init_path = e->init_path,
+		.cgroup_path = "",
+		.memory_mb = e->memory_limit_mb,
+		.pids = pids,
+		.cpu_millis = 1000,
+		.tmp_mb = 256,
+		.work_mb = 256,
+		.shm_mb = 64,
+		.userns = ops->userns,
+		.drop_wall = e->drop_wall,
+	};
+}
+
+int sandbox_open(bh_engine *e, enum bh_tier tier, sandbox_open_fn fn, void *arg, bh_error **err)
+{
+	struct runtime *rt = tier >= 0 && tier < BH_TIER_COUNT ? &e->runtimes[tier] : NULL;
+	if (!rt || !rt->ops || !rt->path)
+		return bh_refuse(err, BH_REFUSAL_UNSUPPORTED, "no runtime provides the %s tier",
+				 bh_tier_name(tier));
+	int slot = uid_slot_take(e);
+	if (slot < 0)
+		return bh_refuse(err, BH_REFUSAL_CAPACITY,
+				 "this engine already holds 256 sandboxes (one uid range each)");
+	struct sandbox *sb = xzalloc(sizeof *sb);
+	sb->uid_slot = slot;
+	sb->tier = tier;
+	sb->rt = rt;
+	sb->state = SB_OPENING;
+	sb->to_init = sb->from_init = sb->diag = -1;
+	sb->opened_us = now_mono_us();
+	sb->open_fn = fn;
+	sb->open_arg = arg;
+	char rnd[17];
+	if (random_hex(8, rnd) < 0) {
+		e->uid_slots[slot] = 0;
+		free(sb);
+		return bh_fail(err, BH_E_SYSTEM, errno, "getrandom");
+	}
+	snprintf(sb->name, sizeof sb->name, "bh-%s", rnd);
+	sb->bundle_dir = xasprintf("%s/%s", e->bundles_dir, sb->name);
+	sb->pid_file = xasprintf("%s/init.pid", sb->bundle_dir);
+	sb->next = e->sandboxes;
+	e->sandboxes = sb;
+
+	cleanup_free char *cgpath = xasprintf("%s/%s", e->cg.parent, sb->name);
+	struct bundle_spec spec;
+	sandbox_bundle_spec(e, tier, &spec);
+	spec.name = sb->name;
+	spec.cgroup_path = cgpath;
+	spec.host_uid_base = uid_base(e, slot);
+	int to[2] = {-1, -1}, from[2] = {-1, -1}, dg[2] = {-1, -1};
+	if (bundle_write(sb->bundle_dir, &spec, err) < 0)
+		goto fail;
+	if (pipe2(to, O_CLOEXEC) < 0 || pipe2(from, O_CLOEXEC) < 0 || pipe2(dg, O_CLOEXEC) < 0) {
+		bh_fail(err, BH_E_SYSTEM, errno, "pipes for sandbox %s", sb->name);
+		goto fail;
+	}
+	const char *const args[] = {"create", "--bundle", sb->bundle_dir, "--pid-file", sb->pid_file,
+				    sb->name, NULL};
+	if (spawn_runtime(e, sb, args, to[0], from[1], dg[1], on_created, err) < 0)
+		goto fail;
+	close(to[0]);
+	close(from[1]);
+	close(dg[1]);
+	sb->to_init = to[1];
+	sb->from_init = from[0];
+	sb->diag = dg[0];
+	fcntl(sb->to_init, F_SETFL, O_NONBLOCK);
+	fcntl(sb->from_init, F_SETFL, O_NONBLOCK);
+	fcntl(sb->diag, F_SETFL, O_NONBLOCK);
+	sb->w_out = loop_watch(e->loop, sb->from_init, EPOLLIN, on_readable, sb);
+	sb->w_diag = loop_watch(e->loop, sb->diag, EPOLLIN, on_diag, sb);
+	sb->open_deadline = loop_timer(e->loop, OPEN_DEADLINE_MS, on_open_deadline, sb);
+	bh_log(e, BH_LOG_DEBUG, "sandbox %s: opening (%s)", sb->name, rt->ops->name);
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (to[i] >= 0)
+			close(to[i]);
+		if (from[i] >= 0)
+			close(from[i]);
+		if (dg[i] >= 0)
+			close(dg[i]);
+	}
+	sb->open_fn = NULL;
+	sb->deleting = true; /* nothing was created: nothing to delete */
+	finalize(e, sb);
+	return -1;
+}
+
+static void on_backstop(bh_engine *e, void *arg)
+{
+	struct sandbox *sb = arg;
+	sb->backstop = NULL;
+	bh_error *err = NULL;
+	bh_fail(&err, BH_E_TIMEOUT, 0,
+		"sandbox %s did not answer within its deadline and %u ms of grace; it was killed and "
+		"the code may have run",
+		sb->name, BACKSTOP_GRACE_MS);
+	fail_exec(e, sb, err);
+}
+
+int sandbox_exec(bh_engine *e, struct sandbox *sb, const struct bh_exec_request *req,
+		 sandbox_exec_fn fn, void *arg, bh_error **err)
+{
+	if (sb->state != SB_READY)
+		return bh_refuse(err, BH_REFUSAL_CAPACITY, "sandbox %s is %s, not ready", sb->name,
+				 state_names[sb->state]);
+	static uint64_t next_call = 1;
+	sb->call_id = next_call++;
+	size_t argc = 0;
+	while (req->argv[argc])
+		argc++;
+	struct buf body = {0};
+	uint8_t type = BH_CHAN_EXEC;
+	buf_append(&body, &type, 1);
+	put_u64(&body, sb->call_id);
+	put_u32(&body, req->timeout_ms);
+	put_u32(&body, req->output_cap);
+	put_u32(&body, (uint32_t)argc);
+	for (size_t i = 0; i < argc; i++)
+		put_str(&body, req->argv[i], strlen(req->argv[i]));
+	put_str(&body, req->input ? req->input : "", req->input_len);
+	put_u32(&sb->wbuf, (uint32_t)body.len);
+	buf_append(&sb->wbuf, body.data, body.len);
+	buf_free(&body);
+	sb->exec_fn = fn;
+	sb->exec_arg = arg;
+	sb->exec_started_us = now_mono_us();
+	sb->oom_before = cgroups_oom_kills(&e->cg, sb->name);
+	sb->backstop = loop_timer(e->loop, (uint64_t)req->timeout_ms + BACKSTOP_GRACE_MS, on_backstop, sb);
+	sandbox_set_state(e, sb, SB_BUSY);
+	flush_writes(e, sb);
+	return 0;
+}

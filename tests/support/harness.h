@@ -1,0 +1,53 @@
+/* What every runtime test needs: an engine of its own on a fresh state
+ * directory (so tests never see each other's sandboxes), a blocking way to
+ * run one program, and host-side facts to compare before and after. */
+#ifndef BH_TEST_HARNESS_H
+#define BH_TEST_HARNESS_H
+
+#include "bulkhead.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A result copied out of the callback, owned by the test. */
+struct run_result {
+	bool answered;
+	enum bh_error_code err_code; /* 0 when answered */
+	enum bh_refusal refusal;
+	char *err_msg;
+	struct bh_exec_result r;    /* out/errout point into the copies below */
+	char *out, *errout;         /* NUL-terminated copies */
+};
+
+struct harness {
+	char *state_dir;
+	bh_engine *e;
+	char log[8192]; /* warnings the engine logged, for failure messages */
+};
+
+/* Opens an engine on a fresh state directory below $BULKHEAD_TEST_ROOT
+ * (default /tmp/bulkhead-tests); the tier evidence is cached across tests in
+ * $BULKHEAD_TEST_ROOT/evidence unless drop_wall is set. */
+void harness_open(struct harness *h, const char *drop_wall);
+/* Closes the engine (deleting its sandboxes) and removes the directory. */
+void harness_close(struct harness *h);
+
+/* Runs argv (or python/node code) in a fresh sandbox of `tier`, blocking. */
+struct run_result *harness_exec(struct harness *h, enum bh_tier tier, enum bh_tier floor,
+				const char *const *argv, const char *input, uint32_t timeout_ms,
+				uint32_t output_cap);
+struct run_result *harness_python(struct harness *h, enum bh_tier tier, const char *code,
+				  uint32_t timeout_ms);
+struct run_result *harness_node(struct harness *h, enum bh_tier tier, const char *code,
+				uint32_t timeout_ms);
+void run_result_free(struct run_result *r);
+
+/* Host-side views, for "nothing was created" and leak checks. */
+char *harness_runtime_list(struct harness *h); /* sorted names, both runtimes */
+char *harness_cgroup_list(struct harness *h);  /* leaves below the engine's parent */
+long harness_rss_kib(void);
+
+/* Skips the test when the tier is not offered here, saying why. */
+void harness_require_tier(struct harness *h, enum bh_tier tier);
+
+#endif
