@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+static void interpreters(bh_engine *e, cJSON *json);
+
 static void print_text(bh_engine *e)
 {
 	const struct bh_tier_report *t = NULL;
@@ -28,6 +30,8 @@ static void print_text(bh_engine *e)
 	}
 	enum bh_tier best = bh_engine_best_tier(e);
 	printf("\nstrongest tier offered: %s\n", bh_tier_name(best));
+	if (best != BH_TIER_UNKNOWN)
+		interpreters(e, NULL);
 }
 
 static void print_json(bh_engine *e)
@@ -57,10 +61,68 @@ static void print_json(bh_engine *e)
 		}
 		cJSON_AddItemToArray(tiers, o);
 	}
+	if (bh_engine_best_tier(e) != BH_TIER_UNKNOWN)
+		interpreters(e, root);
 	char *s = cJSON_Print(root);
 	puts(s);
 	cJSON_free(s);
 	cJSON_Delete(root);
+}
+
+/* What cells can use: the interpreters and the analysis stack, as seen from
+ * inside a sandbox of the strongest tier (the sandbox sees the host's /usr). */
+struct probe_run {
+	bool done;
+	char out[1024];
+};
+
+static void on_interp(void *arg, const struct bh_exec_result *res, const bh_error *err)
+{
+	struct probe_run *p = arg;
+	p->done = true;
+	if (err)
+		snprintf(p->out, sizeof p->out, "unavailable: %s", err->msg);
+	else
+		snprintf(p->out, sizeof p->out, "%.*s", (int)res->out_len, (const char *)res->out);
+}
+
+static void interpreters(bh_engine *e, cJSON *json)
+{
+	static const char *const py[] = {
+		"/usr/bin/python3", "-I", "-c",
+		"import sys, importlib\n"
+		"print('python', sys.version.split()[0])\n"
+		"for m in ('numpy', 'pandas', 'matplotlib'):\n"
+		"    try:\n"
+		"        print(m, importlib.import_module(m).__version__)\n"
+		"    except Exception as x:\n"
+		"        print(m, 'missing (%s)' % type(x).__name__)\n",
+		NULL};
+	static const char *const js[] = {"/usr/bin/node", "-e", "console.log('node', process.version)",
+					 NULL};
+	const char *const *progs[] = {py, js};
+	cJSON *list = json ? cJSON_AddArrayToObject(json, "interpreters") : NULL;
+	if (!json)
+		printf("\ninterpreters (inside a %s sandbox)\n", bh_tier_name(bh_engine_best_tier(e)));
+	for (size_t i = 0; i < 2; i++) {
+		struct probe_run p = {0};
+		struct bh_exec_request req = {.tier = BH_TIER_UNKNOWN, .floor = BH_TIER_UNKNOWN,
+					      .argv = progs[i], .timeout_ms = 60000};
+		bh_error *err = NULL;
+		if (bh_exec(e, &req, on_interp, &p, &err) < 0) {
+			on_interp(&p, NULL, err);
+			bh_error_free(err);
+		} else if (bh_engine_wait(e, &p.done, 120000, &err) < 0) {
+			snprintf(p.out, sizeof p.out, "unavailable: %s", err->msg);
+			bh_error_free(err);
+		}
+		for (char *save = NULL, *l = strtok_r(p.out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			if (list)
+				cJSON_AddItemToArray(list, cJSON_CreateString(l));
+			else
+				printf("  %s\n", l);
+		}
+	}
 }
 
 int cmd_doctor(int argc, char **argv)

@@ -76,6 +76,9 @@ static cJSON *process_json(const struct bundle_spec *s)
 					  "PYTHONUNBUFFERED=1",
 					  "MPLBACKEND=Agg",
 					  "MPLCONFIGDIR=/tmp/.matplotlib",
+					  /* Debian's matplotlib looks in /etc, which the
+					   * sandbox does not share. */
+					  "MATPLOTLIBRC=/usr/share/matplotlib/mpl-data/matplotlibrc",
 					  NULL};
 	cJSON_AddItemToObject(p, "env", strings(env));
 	cJSON *caps = cJSON_AddObjectToObject(p, "capabilities");
@@ -100,7 +103,7 @@ static cJSON *process_json(const struct bundle_spec *s)
 		double value;
 	} limits[] = {
 		{"RLIMIT_NOFILE", 1024},
-		{"RLIMIT_NPROC", 512},
+		{"RLIMIT_NPROC", s->nproc},
 		{"RLIMIT_CORE", 0},
 		{"RLIMIT_FSIZE", 1073741824.0},
 	};
@@ -134,10 +137,30 @@ static cJSON *mounts_json(const struct bundle_spec *s)
 	add_mount(m, "/usr", "bind", "/usr", ro_bind);
 	static const char *const ro_file[] = {"bind", "ro", "nosuid", "nodev", NULL};
 	add_mount(m, "/etc/ld.so.cache", "bind", "/etc/ld.so.cache", ro_file);
-	/* Debian's alternatives pick libblas and friends: numpy needs them. */
-	add_mount(m, "/etc/alternatives", "bind", "/etc/alternatives", ro_bind);
+	/* Debian's alternatives pick libblas and friends (numpy needs them);
+	 * fontconfig's configuration serves matplotlib. Host configuration
+	 * that holds no secrets, bound read-only where the host has it. */
+	static const char *const host_etc[] = {"/etc/alternatives", "/etc/fonts", NULL};
+	for (const char *const *p = host_etc; *p; p++)
+		if (access(*p, F_OK) == 0)
+			add_mount(m, *p, "bind", *p, ro_bind);
 	add_mount(m, BH_INIT_SANDBOX_PATH, "bind", s->init_path, ro_file);
 	return m;
+}
+
+/* The clone3 rule exists to answer ENOSYS so glibc falls back to clone,
+ * whose namespace flags seccomp can see. A runtime that turns every errno
+ * into EPERM would break thread creation instead; under gVisor the rule is
+ * left out (namespaces made inside the Sentry stay inside it). */
+static void drop_clone3_rule(cJSON *profile)
+{
+	cJSON *rules = cJSON_GetObjectItem(profile, "syscalls");
+	for (int i = cJSON_GetArraySize(rules) - 1; i >= 0; i--) {
+		cJSON *names = cJSON_GetObjectItem(cJSON_GetArrayItem(rules, i), "names");
+		if (cJSON_GetArraySize(names) == 1 &&
+		    !strcmp(cJSON_GetArrayItem(names, 0)->valuestring, "clone3"))
+			cJSON_DeleteItemFromArray(rules, i);
+	}
 }
 
 static cJSON *linux_json(const struct bundle_spec *s, bh_error **err)
@@ -196,6 +219,8 @@ static cJSON *linux_json(const struct bundle_spec *s, bh_error **err)
 			return bh_fail(err, BH_E_INVALID, 0, "the embedded seccomp profile is not JSON"),
 			       NULL;
 		}
+		if (!s->seccomp_errno_ret)
+			drop_clone3_rule(sc);
 		cJSON_AddItemToObject(l, "seccomp", sc);
 	}
 	return l;
@@ -242,8 +267,8 @@ int bundle_write(const char *dir, const struct bundle_spec *s, bh_error **err)
  * directory; rebuilding is idempotent. */
 int rootfs_prepare(const char *rootfs, bh_error **err)
 {
-	static const char *const dirs[] = {"usr", "etc/alternatives", "proc", "dev", "sys", "work",
-					   "opt/bulkhead", NULL};
+	static const char *const dirs[] = {"usr", "etc/alternatives", "etc/fonts", "proc", "dev",
+					   "sys", "work", "opt/bulkhead", NULL};
 	for (const char *const *d = dirs; *d; d++) {
 		cleanup_free char *p = xasprintf("%s/%s", rootfs, *d);
 		if (mkdir_p(p, 0755) < 0)

@@ -19,7 +19,15 @@ struct runtime_ops {
 	/* pids.max for its sandboxes when the config does not say; runsc's ptrace
 	 * platform makes host stub processes, so it needs room (host-facts §3). */
 	uint32_t default_pids;
+	/* RLIMIT_NPROC inside. Under runsc every guest process costs host
+	 * threads and memory (its ptrace stubs), so the guest's own limit must
+	 * stop a fork bomb before the host's pids and memory limits kill the
+	 * whole sandbox. */
+	uint32_t nproc;
 	bool userns;               /* it honours the OCI user namespace mapping */
+	/* runsc 20221219 answers EPERM for every SCMP_ACT_ERRNO rule whatever
+	 * its errnoRet; glibc falls back from clone3 only on ENOSYS. */
+	bool seccomp_errno_ret;
 };
 extern const struct runtime_ops runtime_crun, runtime_runsc;
 
@@ -48,8 +56,10 @@ struct bundle_spec {
 	const char *cgroup_path; /* absolute, "/bulkhead/<key>/<name>" */
 	uint32_t host_uid_base;  /* start of this sandbox's uid range */
 	uint32_t memory_mb, pids, cpu_millis;
+	uint32_t nproc;          /* RLIMIT_NPROC for the sandbox's user */
 	uint32_t tmp_mb, work_mb, shm_mb;
 	bool userns;
+	bool seccomp_errno_ret;  /* the runtime honours errnoRet (see runtime_ops) */
 	const char *drop_wall;   /* test hook, see bh_config */
 };
 /* The config.json text (caller frees), or NULL with err filled. */

@@ -252,11 +252,22 @@ static void check_tmpfs(struct tier_slot *s, const char *probe, const char *mnt,
 	add_line(s, name, v, kernel ? "tmpfs" : "tmpfs, nosuid, nodev", ok);
 }
 
+static void check_readonly_mount(struct tier_slot *s, const char *probe, const char *mnt)
+{
+	char key[64], name[64], v[512];
+	snprintf(key, sizeof key, "mount.%s", mnt);
+	snprintf(name, sizeof name, "%s mounted read-only", mnt);
+	kv(probe, key, v, sizeof v);
+	/* "<fstype> <super options> <mount options>": the last field decides. */
+	const char *opts = strrchr(v, ' ');
+	add_line(s, name, v, "ro", opts && has_word(opts + 1, "ro"));
+}
+
 static bool env_is_clean(const char *names)
 {
 	static const char *const allowed[] = {"PATH", "HOME", "LANG", "TMPDIR",
 					      "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED",
-					      "MPLBACKEND", "MPLCONFIGDIR", NULL};
+					      "MPLBACKEND", "MPLCONFIGDIR", "MATPLOTLIBRC", NULL};
 	cleanup_free char *copy = xstrdup(names);
 	for (char *save = NULL, *n = strtok_r(copy, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
 		bool found = false;
@@ -275,6 +286,10 @@ static void judge(struct proof *p, struct tier_slot *s)
 	bool kernel = p->tier == BH_TIER_KERNEL;
 	check_eq(s, probe, "root filesystem writable", "root_writable", "0");
 	check_eq(s, probe, "/usr writable", "usr_writable", "0");
+	/* Not writable could be mere permissions (user code is not root):
+	 * the mount itself must be read-only. */
+	check_readonly_mount(s, probe, "/");
+	check_readonly_mount(s, probe, "/usr");
 	check_eq(s, probe, "writable mounts", "writable_mounts", "/dev/shm,/tmp,/work");
 	check_tmpfs(s, probe, "/tmp", kernel);
 	check_tmpfs(s, probe, "/work", kernel);
@@ -315,7 +330,7 @@ static void judge(struct proof *p, struct tier_slot *s)
 		check_eq(s, probe, "/proc/1/environ readable", "pid1_environ_readable", "0");
 	}
 	kv(probe, "environ", v, sizeof v);
-	add_line(s, "environment names", v, "PATH, HOME, LANG, TMPDIR, PYTHON*, MPL* only",
+	add_line(s, "environment names", v, "PATH, HOME, LANG, TMPDIR, PYTHON*, matplotlib's only",
 		 env_is_clean(v));
 	struct bundle_spec spec;
 	sandbox_bundle_spec(p->e, p->tier, &spec);

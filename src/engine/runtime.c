@@ -17,7 +17,9 @@ const struct runtime_ops runtime_crun = {
 	.delete_force = "-f",
 	.global_flags = crun_flags,
 	.default_pids = 256,
+	.nproc = 512,
 	.userns = true,
+	.seccomp_errno_ret = true,
 };
 
 static const char *const runsc_bins[] = {"/usr/bin/runsc", "/usr/sbin/runsc", "/usr/local/bin/runsc",
@@ -33,8 +35,10 @@ const struct runtime_ops runtime_runsc = {
 	.binaries = runsc_bins,
 	.delete_force = "-force",
 	.global_flags = runsc_flags,
-	.default_pids = 4096,
+	.default_pids = 16384,
+	.nproc = 256,
 	.userns = true,
+	.seccomp_errno_ret = false,
 };
 
 char **runtime_argv(const struct runtime *rt, const char *const *args)

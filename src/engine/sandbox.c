@@ -613,11 +613,13 @@ void sandbox_bundle_spec(bh_engine *e, enum bh_tier tier, struct bundle_spec *sp
 		.cgroup_path = "",
 		.memory_mb = e->memory_limit_mb,
 		.pids = pids,
+		.nproc = ops->nproc,
 		.cpu_millis = 1000,
 		.tmp_mb = 256,
 		.work_mb = 256,
 		.shm_mb = 64,
 		.userns = ops->userns,
+		.seccomp_errno_ret = ops->seccomp_errno_ret,
 		.drop_wall = e->drop_wall,
 	};
 }

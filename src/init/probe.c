@@ -541,6 +541,8 @@ static void probe_mounts(void)
 	probe_mount_of(&ms, "/tmp");
 	probe_mount_of(&ms, "/work");
 	probe_mount_of(&ms, "/dev/shm");
+	probe_mount_of(&ms, "/");
+	probe_mount_of(&ms, "/usr");
 }
 
 static int ifaces_from_proc(struct strv *names)

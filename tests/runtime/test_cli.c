@@ -93,13 +93,13 @@ Test(cli, doctor_shows_both_tiers_offered_and_vm_unavailable, .init = setup, .fi
 Test(cli, a_second_engine_on_a_held_state_directory_is_told_who_holds_it, .init = setup,
      .fini = teardown)
 {
-	struct harness h;
-	(void)h;
 	char out[4096];
 	/* Hold the lock from a shell for a moment with flock(1). */
 	int rc = sh(out, sizeof out,
-		    "flock %s/lock -c 'sleep 3' & sleep 0.5; %s run --state %s 'print(1)' 2>&1; wait",
+		    "flock %s/lock -c 'sleep 3' & sleep 0.5; %s run --state %s 'print(1)' 2>&1; "
+		    "rc=$?; wait; exit $rc",
 		    state, BH_TEST_CLI, state);
 	cr_assert_eq(rc, 125, "%s", out);
 	cr_assert_not_null(strstr(out, "is held by another engine"), "%s", out);
+	cr_assert_null(strstr(out, "1\n"), "it ran anyway: %s", out);
 }

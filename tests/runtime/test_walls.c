@@ -105,11 +105,17 @@ WALL_TEST(usr_and_root_are_not_writable)
 		"        open(p, 'w'); print(p, 'WRITTEN')\n"
 		"    except OSError as e:\n"
 		"        print(p, errno.errorcode[e.errno])\n"
+		"for line in open('/proc/self/mountinfo'):\n"
+		"    f = line.split()\n"
+		"    if f[4] in ('/', '/usr'):\n"
+		"        print('mount', f[4], f[5])\n"
 		"open('/work/ok', 'w').write('x'); print('/work writable')\n",
 		0);
 	assert_ran(r, 0);
 	cr_assert_null(strstr(r->out, "WRITTEN"), "%s", r->out);
-	cr_assert_not_null(strstr(r->out, "/usr/bh-test EROFS"), "%s", r->out);
+	/* Not just permissions: the mounts themselves are read-only. */
+	cr_assert_not_null(strstr(r->out, "mount / ro"), "%s", r->out);
+	cr_assert_not_null(strstr(r->out, "mount /usr ro"), "%s", r->out);
 	cr_assert_not_null(strstr(r->out, "/work writable"), "%s", r->out);
 	run_result_free(r);
 }
@@ -146,7 +152,10 @@ WALL_TEST(no_host_environment_reaches_the_sandbox)
 	assert_ran(r, 0);
 	cr_assert_null(strstr(r->out, "canary-4f1e"), "%s", r->out);
 	cr_assert_null(strstr(r->out, "BULKHEAD"), "%s", r->out);
-	cr_assert_not_null(strstr(r->out, "pid1 unreadable"), "%s", r->out);
+	/* crun hides the init's environment; gVisor 20221219 shows it, and it
+	 * holds only the sandbox's own variables (checked just above). */
+	if (tier == BH_TIER_CONTAINER)
+		cr_assert_not_null(strstr(r->out, "pid1 unreadable"), "%s", r->out);
 	run_result_free(r);
 }
 
@@ -161,7 +170,7 @@ WALL_TEST(user_code_holds_only_fds_0_to_2_and_cannot_reach_the_init)
 		"except OSError as e:\n"
 		"    names = [str(n) for n in range(256)]; print('/proc/1/fd denied', e.errno)\n"
 		"opened = 0\n"
-		"for n in names:\n"
+		"for n in [n for n in names if int(n) > 2]:  # 0-2 are the init's /dev/null\n"
 		"    for mode in (os.O_WRONLY, os.O_RDONLY):\n"
 		"        try:\n"
 		"            os.close(os.open('/proc/1/fd/' + n, mode | os.O_NONBLOCK)); opened += 1\n"
@@ -207,12 +216,12 @@ WALL_TEST(the_pids_limit_makes_fork_fail)
 {
 	struct run_result *r = harness_python(
 		&h, tier,
-		"import os, time\n"
+		"import os\n"
 		"n = 0\n"
 		"try:\n"
 		"    for i in range(5000):\n"
 		"        if os.fork() == 0:\n"
-		"            time.sleep(30); os._exit(0)\n"
+		"            os.execv('/bin/sleep', ['sleep', '30'])\n"
 		"        n += 1\n"
 		"    print('forked all', n)\n"
 		"except OSError as e:\n"
@@ -221,7 +230,9 @@ WALL_TEST(the_pids_limit_makes_fork_fail)
 	assert_ran(r, 0);
 	cr_assert_not_null(strstr(r->out, "fork failed after"), "%s", r->out);
 	int n = atoi(strstr(r->out, "after") + 6);
-	cr_assert(n > 100 && n < 600, "failed after %d forks", n);
+	/* crun: pids.max 256; runsc: RLIMIT_NPROC 256 inside (its host pids
+	 * limit is far larger, for gVisor's own threads). */
+	cr_assert(n > 200 && n <= 256, "failed after %d forks", n);
 	run_result_free(r);
 }
 

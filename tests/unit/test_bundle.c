@@ -18,11 +18,13 @@ static cJSON *make(const char *drop)
 		.host_uid_base = 1048576,
 		.memory_mb = 512,
 		.pids = 256,
+		.nproc = 512,
 		.cpu_millis = 1000,
 		.tmp_mb = 256,
 		.work_mb = 256,
 		.shm_mb = 64,
 		.userns = true,
+		.seccomp_errno_ret = true,
 		.drop_wall = drop,
 	};
 	bh_error *err = NULL;
