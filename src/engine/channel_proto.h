@@ -27,7 +27,43 @@ enum bh_chan_request {
 	 * ends, or at the deadline, every process in the sandbox but the init is
 	 * killed (the sweep), then DONE is sent. */
 	BH_CHAN_EXEC = 'X',
+	/* Start the interpreters named in the mask (if not running), without
+	 * waiting for any call. No reply; a failure to start is reported by
+	 * the next CELL in that language.
+	 * u32 language_mask (1 << enum bh_chan_language) */
+	BH_CHAN_WARM = 'W',
+	/* One cell in the persistent interpreter of its language.
+	 * u64 call_id | u32 timeout_ms | u32 output_cap | u8 language
+	 * | string code | u32 nfiles | nfiles x (string path | string content)
+	 * Files are written under /work first, as the sandbox user, never
+	 * through a symlink; if any cannot be written, none is left behind and
+	 * REJECTED is the answer (nothing ran). Then the code runs in the
+	 * language's interpreter (started now if needed: INTERP_STARTED).
+	 * After the cell, every process that is not an interpreter is killed,
+	 * then DONE. exit_code: 0 ran, 1 raised, 124 deadline (the interpreter
+	 * was killed: the next cell starts a fresh one); if the interpreter
+	 * died during the cell: its exit status (128+N for a signal) and
+	 * INTERP_ENDED. */
+	BH_CHAN_CELL = 'C',
+	/* List a directory under /work (path relative; "" is /work itself).
+	 * u64 call_id | string path | u32 max_entries
+	 * -> LISTING, or FAIL (ENOENT, ENOTDIR, ELOOP for a symlink on the way). */
+	BH_CHAN_LIST = 'L',
+	/* Read a regular file under /work (path relative), at most max_bytes.
+	 * u64 call_id | string path | u32 max_bytes
+	 * -> CONTENT, or FAIL (ELOOP: a symlink on the way or at the end;
+	 * EINVAL: not a regular file, e.g. a FIFO or a device; ENOENT). */
+	BH_CHAN_READ = 'G',
 };
+
+enum bh_chan_language {
+	BH_CHAN_PYTHON = 0,
+	BH_CHAN_JAVASCRIPT = 1,
+};
+
+/* Where the cell servers live inside the sandbox (read-only bind mount of
+ * data/interp): python/cell.py and javascript/cell.js. */
+#define BH_INTERP_SANDBOX_DIR "/opt/bulkhead/interp"
 
 /* Init -> engine */
 enum bh_chan_reply {
@@ -43,12 +79,33 @@ enum bh_chan_reply {
 	/* The request could not be carried out (bad frame, exec failed, fork failed).
 	 * u64 call_id | i32 errno | string message */
 	BH_CHAN_FAIL = 'F',
+	/* A CELL refused before any code ran (its files could not all be
+	 * written, its language has no interpreter here, or it was malformed).
+	 * u64 call_id | u32 reason (enum bh_chan_reject) | i32 errno | string message */
+	BH_CHAN_REJECTED = 'J',
+	/* u64 call_id | u32 n | n x (string name | u8 type | u64 size
+	 * | u64 mtime_unix_ms | string symlink_target)
+	 * type: 'f' file, 'd' directory, 'l' symlink, 'p' fifo, 's' socket,
+	 * 'c'/'b' device, '?' other. Entries sorted by name; at most
+	 * max_entries (flag: more in the high bit of n, 0x80000000). */
+	BH_CHAN_LISTING = 'T',
+	/* u64 call_id | u64 size (the file's full size) | u8 truncated
+	 * | string content (at most max_bytes) */
+	BH_CHAN_CONTENT = 'B',
+};
+
+enum bh_chan_reject {
+	BH_CHAN_REJECT_FILES = 1,     /* a file could not be written */
+	BH_CHAN_REJECT_LANGUAGE = 2,  /* no interpreter for the language */
+	BH_CHAN_REJECT_MALFORMED = 3, /* the request made no sense */
 };
 
 enum bh_chan_done_flags {
 	BH_CHAN_TIMED_OUT = 1u << 0,
 	BH_CHAN_STDOUT_TRUNCATED = 1u << 1,
 	BH_CHAN_STDERR_TRUNCATED = 1u << 2,
+	BH_CHAN_INTERP_STARTED = 1u << 3, /* this cell ran in a fresh interpreter */
+	BH_CHAN_INTERP_ENDED = 1u << 4,   /* the interpreter is gone after this cell */
 };
 
 /* Where the init finds itself inside the sandbox (a read-only bind mount). */
