@@ -41,6 +41,15 @@ suite() {
 		suites_failed+=("$name")
 		[ -z "$line" ] && failed=$((failed + 1))
 	fi
+	# A test that crashed could not close its engine: collect what it left,
+	# as the next engine on that directory would (the leftovers check below
+	# still sees anything this misses).
+	local d
+	for d in "$BULKHEAD_TEST_ROOT"/state-* "$BULKHEAD_TEST_ROOT"/cli-*; do
+		[ -d "$d" ] || continue
+		echo "=== $name: collecting after a crashed test in $d"
+		build/bulkhead gc --state "$d" && rm -rf "$d"
+	done
 	echo "=== $name: $((SECONDS - start))s"
 	rm -f "$log"
 }

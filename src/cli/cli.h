@@ -20,11 +20,15 @@ struct cli_common {
 int cli_common_opt(struct cli_common *c, int argc, char **argv, int *i);
 /* Opens an engine on the common options; prints the error and returns NULL. */
 bh_engine *cli_open_engine(const struct cli_common *c, bool reprove);
+/* The same, choosing whether tiers are proven and where the log goes. */
+bh_engine *cli_open_engine_with(const struct cli_common *c, bool reprove, bool skip_proofs,
+				bh_log_fn log);
 /* Runs the engine's loop until every tier's proof finished. */
 int cli_wait_proven(bh_engine *e);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 int cmd_doctor(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
 
 #endif

@@ -71,6 +71,12 @@ static const char *find_init(void)
 
 bh_engine *cli_open_engine(const struct cli_common *c, bool reprove)
 {
+	return cli_open_engine_with(c, reprove, false, NULL);
+}
+
+bh_engine *cli_open_engine_with(const struct cli_common *c, bool reprove, bool skip_proofs,
+				bh_log_fn log)
+{
 	const char *init = find_init();
 	if (!init) {
 		cli_error("cannot find bulkhead-init next to this binary; set BULKHEAD_INIT");
@@ -79,9 +85,10 @@ bh_engine *cli_open_engine(const struct cli_common *c, bool reprove)
 	struct bh_config cfg = {
 		.state_dir = c->state_dir,
 		.init_path = init,
-		.log = log_to_stderr,
+		.log = log ? log : log_to_stderr,
 		.log_arg = (void *)c,
 		.reprove = reprove,
+		.skip_proofs = skip_proofs,
 	};
 	bh_engine *e = NULL;
 	bh_error *err = NULL;

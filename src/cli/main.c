@@ -11,6 +11,7 @@ static const struct command {
 } commands[] = {
 	{"doctor", cmd_doctor, "prove every isolation tier now and print the evidence"},
 	{"run", cmd_run, "run code once in a fresh sandbox"},
+	{"gc", cmd_gc, "collect what a dead engine left in the state directory"},
 };
 
 static void usage(FILE *to)

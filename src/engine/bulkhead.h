@@ -91,6 +91,7 @@ struct bh_config {
 	void *log_arg;
 	bool reprove;           /* ignore cached evidence; run every smoke test */
 	const char *evidence_dir; /* where proven evidence is cached; NULL: the state directory */
+	bool skip_proofs;       /* offer no tier: for commands that only collect or read */
 	/* Test hook: build every sandbox without this wall ("seccomp", "userns",
 	 * "netns", "readonly-root", "caps"), to prove the smoke test notices. */
 	const char *drop_wall;

@@ -198,7 +198,10 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	e->tick = loop_timer(e->loop, TICK_MS, on_tick, NULL);
 	bh_log(e, BH_LOG_INFO, "engine open on %s (cgroups %s)", e->state_dir, e->cg.parent);
 	*out = e;
-	evidence_start(e);
+	if (cfg->skip_proofs)
+		evidence_skip(e);
+	else
+		evidence_start(e);
 	return 0;
 fail:
 	bh_engine_close(e);

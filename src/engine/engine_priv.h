@@ -84,6 +84,39 @@ struct sandbox;
 struct exec_frame_result; /* decoded DONE */
 
 typedef void (*sandbox_open_fn)(bh_engine *e, void *arg, struct sandbox *sb, const bh_error *err);
+
+/* A reply to a request, or the loss of the sandbox (type 0). */
+struct sandbox_reply {
+	uint8_t type;           /* BH_CHAN_DONE, FAIL, REJECTED, LISTING, CONTENT; 0: lost */
+	const uint8_t *payload; /* after the call id */
+	size_t len;
+	const char *lost;       /* why, when type is 0 */
+	bool oom;               /* the memory cgroup counted an OOM kill meanwhile */
+	uint64_t elapsed_us;
+};
+typedef void (*sandbox_reply_fn)(bh_engine *e, void *arg, struct sandbox *sb,
+				 const struct sandbox_reply *r);
+
+struct done_frame {
+	int32_t exit_code;
+	uint32_t term_signal, flags;
+	uint64_t duration_us, out_total, err_total;
+	const uint8_t *out, *err;
+	size_t out_len, err_len;
+};
+
+/* little-endian framing helpers (sandbox.c) */
+struct reader {
+	const uint8_t *p;
+	size_t left;
+	bool bad;
+};
+void put_u32(struct buf *b, uint32_t v);
+void put_u64(struct buf *b, uint64_t v);
+void put_str(struct buf *b, const void *s, size_t n);
+uint32_t get_u32(struct reader *r);
+uint64_t get_u64(struct reader *r);
+const uint8_t *get_str(struct reader *r, size_t *n);
 typedef void (*sandbox_exec_fn)(bh_engine *e, void *arg, struct sandbox *sb,
 				const struct bh_exec_result *res, const bh_error *err);
 
@@ -107,11 +140,11 @@ struct sandbox {
 	sandbox_open_fn open_fn;
 	void *open_arg;
 	struct bh_timer *open_deadline;
-	/* the call in progress */
-	sandbox_exec_fn exec_fn;
-	void *exec_arg;
-	uint64_t exec_started_us;
+	/* the request in flight: one at a time */
+	sandbox_reply_fn op_fn;
+	void *op_arg;
 	uint64_t call_id;
+	uint64_t op_started_us;
 	long long oom_before;
 	struct bh_timer *backstop;
 	struct bh_timer *close_grace;
@@ -125,6 +158,16 @@ void sandbox_bundle_spec(bh_engine *e, enum bh_tier tier, struct bundle_spec *sp
 int sandbox_open(bh_engine *e, enum bh_tier tier, sandbox_open_fn fn, void *arg, bh_error **err);
 int sandbox_exec(bh_engine *e, struct sandbox *sb, const struct bh_exec_request *req,
 		 sandbox_exec_fn fn, void *arg, bh_error **err);
+uint64_t sandbox_next_call_id(void);
+/* Sends a request frame (type byte + payload, call id inside) and waits for
+ * the reply with that call id; fn gets it, or the sandbox's loss. */
+int sandbox_request(bh_engine *e, struct sandbox *sb, uint64_t call_id, const struct buf *frame,
+		    uint32_t backstop_ms, sandbox_reply_fn fn, void *arg, bh_error **err);
+/* A frame that expects no reply (WARM). */
+void sandbox_send(bh_engine *e, struct sandbox *sb, const struct buf *frame);
+int sandbox_decode_done(const struct sandbox_reply *rep, struct done_frame *d);
+void sandbox_decode_refusal(const struct sandbox_reply *rep, int *reason, int *err_no, char *msg,
+			    size_t msglen);
 /* Ends the sandbox: the init sweeps, the runtime deletes it, in the background. */
 void sandbox_close(bh_engine *e, struct sandbox *sb);
 /* Last resort at engine close: delete it now, blocking, and free it. */
@@ -140,6 +183,8 @@ struct tier_slot {
 	bool proving;
 };
 void evidence_start(bh_engine *e);
+/* Every tier reported "not proven": this engine only collects or reads. */
+void evidence_skip(bh_engine *e);
 void evidence_free(bh_engine *e);
 void evidence_vm_and_below(bh_engine *e);
 

@@ -542,6 +542,15 @@ void evidence_start(bh_engine *e)
 		engine_proofs_done(e);
 }
 
+void evidence_skip(bh_engine *e)
+{
+	for (int t = 0; t < BH_TIER_COUNT; t++) {
+		e->tiers[t].report.tier = (enum bh_tier)t;
+		slot_reset(&e->tiers[t]);
+		set_reason(&e->tiers[t], "not proven: this engine was opened only to collect or read");
+	}
+}
+
 void evidence_free(bh_engine *e)
 {
 	for (int t = 0; t < BH_TIER_COUNT; t++)

@@ -44,31 +44,26 @@ char *sandbox_cgroup_leaf(const struct sandbox *sb)
 
 /* ---- little-endian frames ---- */
 
-static void put_u32(struct buf *b, uint32_t v)
+void put_u32(struct buf *b, uint32_t v)
 {
 	uint8_t x[4] = {v, v >> 8, v >> 16, v >> 24};
 	buf_append(b, x, 4);
 }
 
-static void put_u64(struct buf *b, uint64_t v)
+void put_u64(struct buf *b, uint64_t v)
 {
 	put_u32(b, (uint32_t)v);
 	put_u32(b, (uint32_t)(v >> 32));
 }
 
-static void put_str(struct buf *b, const void *s, size_t n)
+void put_str(struct buf *b, const void *s, size_t n)
 {
 	put_u32(b, (uint32_t)n);
 	buf_append(b, s, n);
 }
 
-struct reader {
-	const uint8_t *p;
-	size_t left;
-	bool bad;
-};
 
-static uint32_t get_u32(struct reader *r)
+uint32_t get_u32(struct reader *r)
 {
 	if (r->left < 4) {
 		r->bad = true;
@@ -81,13 +76,13 @@ static uint32_t get_u32(struct reader *r)
 	return v;
 }
 
-static uint64_t get_u64(struct reader *r)
+uint64_t get_u64(struct reader *r)
 {
 	uint64_t lo = get_u32(r);
 	return lo | (uint64_t)get_u32(r) << 32;
 }
 
-static const uint8_t *get_str(struct reader *r, size_t *n)
+const uint8_t *get_str(struct reader *r, size_t *n)
 {
 	*n = get_u32(r);
 	if (r->bad || *n > r->left) {
@@ -240,15 +235,31 @@ static void fail_open(bh_engine *e, struct sandbox *sb, bh_error *err)
 	bh_error_free(err);
 }
 
-static void fail_exec(bh_engine *e, struct sandbox *sb, bh_error *err)
+/* Hands the op in flight its end: a reply, or (type 0) the loss of the
+ * sandbox. The op is cleared first, so its callback may start the next. */
+static void finish_op(bh_engine *e, struct sandbox *sb, const struct sandbox_reply *r)
 {
-	sandbox_exec_fn fn = sb->exec_fn;
-	sb->exec_fn = NULL;
+	sandbox_reply_fn fn = sb->op_fn;
+	void *arg = sb->op_arg;
+	sb->op_fn = NULL;
+	sb->op_arg = NULL;
+	loop_timer_cancel(e->loop, sb->backstop);
+	sb->backstop = NULL;
+	if (fn)
+		fn(e, arg, sb, r);
+}
+
+static void lose_op(bh_engine *e, struct sandbox *sb, const char *why)
+{
+	long long oom_now = cgroups_oom_kills(&e->cg, sb->name);
+	struct sandbox_reply r = {
+		.lost = why,
+		.oom = sb->oom_before >= 0 && oom_now > sb->oom_before,
+		.elapsed_us = now_mono_us() - sb->op_started_us,
+	};
 	sandbox_set_state(e, sb, SB_FAILED);
 	sandbox_close(e, sb);
-	if (fn)
-		fn(e, sb->exec_arg, sb, NULL, err);
-	bh_error_free(err);
+	finish_op(e, sb, &r);
 }
 
 static bh_error *make_err(enum bh_error_code code, const char *fmt, const char *name,
@@ -285,29 +296,7 @@ static void sandbox_lost(bh_engine *e, struct sandbox *sb, const char *why)
 		return;
 	}
 	if (sb->state == SB_BUSY) {
-		long long oom_now = cgroups_oom_kills(&e->cg, sb->name);
-		if (sb->oom_before >= 0 && oom_now > sb->oom_before) {
-			sandbox_exec_fn fn = sb->exec_fn;
-			sb->exec_fn = NULL;
-			struct bh_exec_result res = {
-				.tier = sb->tier,
-				.exit_code = 128 + SIGKILL,
-				.term_signal = SIGKILL,
-				.oom = true,
-				.sandbox_died = true,
-				.duration_us = now_mono_us() - sb->exec_started_us,
-				.wall_us = now_mono_us() - sb->exec_started_us,
-			};
-			sandbox_set_state(e, sb, SB_FAILED);
-			sandbox_close(e, sb);
-			if (fn)
-				fn(e, sb->exec_arg, sb, &res, NULL);
-			return;
-		}
-		fail_exec(e, sb,
-			  make_err(BH_E_SANDBOX,
-				   "sandbox %s ended during the call (%s); the code may have run",
-				   sb->name, why));
+		lose_op(e, sb, why);
 		return;
 	}
 	bh_log(e, BH_LOG_WARN, "sandbox %s ended: %s", sb->name, why);
@@ -368,74 +357,25 @@ static void maybe_ready(bh_engine *e, struct sandbox *sb, bool started, bool rea
 		fn(e, sb->open_arg, sb, NULL);
 }
 
-static void on_done_frame(bh_engine *e, struct sandbox *sb, struct reader *r)
+/* Every reply to a request starts with its call id; anything else, or a
+ * reply nobody is waiting for, means the channel cannot be trusted. */
+static void on_reply_frame(bh_engine *e, struct sandbox *sb, uint8_t type, struct reader *r)
 {
 	uint64_t call_id = get_u64(r);
-	int32_t exit_code = (int32_t)get_u32(r);
-	uint32_t sig = get_u32(r), flags = get_u32(r);
-	uint64_t dur = get_u64(r), out_total = get_u64(r), err_total = get_u64(r);
-	size_t out_len = 0, err_len = 0;
-	const uint8_t *out = get_str(r, &out_len);
-	const uint8_t *errout = get_str(r, &err_len);
 	if (r->bad || sb->state != SB_BUSY || call_id != sb->call_id) {
-		sandbox_lost(e, sb, "its init sent a result nobody asked for");
+		sandbox_lost(e, sb, "its init sent a reply nobody asked for");
 		return;
 	}
-	loop_timer_cancel(e->loop, sb->backstop);
-	sb->backstop = NULL;
 	long long oom_now = cgroups_oom_kills(&e->cg, sb->name);
-	struct bh_exec_result res = {
-		.tier = sb->tier,
-		.exit_code = exit_code,
-		.term_signal = (int)sig,
-		.timed_out = flags & BH_CHAN_TIMED_OUT,
-		.stdout_truncated = flags & BH_CHAN_STDOUT_TRUNCATED,
-		.stderr_truncated = flags & BH_CHAN_STDERR_TRUNCATED,
+	struct sandbox_reply rep = {
+		.type = type,
+		.payload = r->p,
+		.len = r->left,
 		.oom = sb->oom_before >= 0 && oom_now > sb->oom_before,
-		.out = out,
-		.out_len = out_len,
-		.errout = errout,
-		.errout_len = err_len,
-		.out_total = out_total,
-		.errout_total = err_total,
-		.duration_us = dur,
-		.wall_us = now_mono_us() - sb->exec_started_us,
+		.elapsed_us = now_mono_us() - sb->op_started_us,
 	};
 	sandbox_set_state(e, sb, SB_READY);
-	sandbox_exec_fn fn = sb->exec_fn;
-	sb->exec_fn = NULL;
-	if (fn)
-		fn(e, sb->exec_arg, sb, &res, NULL);
-}
-
-static void on_fail_frame(bh_engine *e, struct sandbox *sb, struct reader *r)
-{
-	uint64_t call_id = get_u64(r);
-	int32_t err_no = (int32_t)get_u32(r);
-	size_t n = 0;
-	const uint8_t *msg = get_str(r, &n);
-	if (r->bad) {
-		sandbox_lost(e, sb, "its init sent a malformed failure");
-		return;
-	}
-	char text[512];
-	snprintf(text, sizeof text, "%.*s", (int)(n < 400 ? n : 400), msg ? (const char *)msg : "");
-	if (sb->state != SB_BUSY || call_id != sb->call_id) {
-		bh_log(e, BH_LOG_WARN, "sandbox %s: init reported: %s", sb->name, text);
-		return;
-	}
-	loop_timer_cancel(e->loop, sb->backstop);
-	sb->backstop = NULL;
-	sandbox_set_state(e, sb, SB_READY);
-	sandbox_exec_fn fn = sb->exec_fn;
-	sb->exec_fn = NULL;
-	bh_error *err = NULL;
-	/* The init could not start the program: nothing of the caller's ran. */
-	bh_refuse(&err, BH_REFUSAL_ENVIRONMENT, "the sandbox could not start the program: %s", text);
-	err->sys_errno = err_no;
-	if (fn)
-		fn(e, sb->exec_arg, sb, NULL, err);
-	bh_error_free(err);
+	finish_op(e, sb, &rep);
 }
 
 static void dispatch_frames(bh_engine *e, struct sandbox *sb)
@@ -458,10 +398,11 @@ static void dispatch_frames(bh_engine *e, struct sandbox *sb)
 			maybe_ready(e, sb, false, true);
 			break;
 		case BH_CHAN_DONE:
-			on_done_frame(e, sb, &r);
-			break;
 		case BH_CHAN_FAIL:
-			on_fail_frame(e, sb, &r);
+		case BH_CHAN_REJECTED:
+		case BH_CHAN_LISTING:
+		case BH_CHAN_CONTENT:
+			on_reply_frame(e, sb, type, &r);
 			break;
 		default:
 			sandbox_lost(e, sb, "its init sent an unknown frame");
@@ -705,44 +646,160 @@ static void on_backstop(bh_engine *e, void *arg)
 {
 	struct sandbox *sb = arg;
 	sb->backstop = NULL;
+	bh_log(e, BH_LOG_WARN, "sandbox %s did not answer within its deadline and grace; killing it",
+	       sb->name);
+	lose_op(e, sb, "it did not answer within its deadline and grace, and was killed");
+}
+
+uint64_t sandbox_next_call_id(void)
+{
+	static uint64_t next = 1;
+	return next++;
+}
+
+int sandbox_request(bh_engine *e, struct sandbox *sb, uint64_t call_id, const struct buf *frame,
+		    uint32_t backstop_ms, sandbox_reply_fn fn, void *arg, bh_error **err)
+{
+	if (sb->state != SB_READY)
+		return bh_refuse(err, BH_REFUSAL_CAPACITY, "sandbox %s is %s, not ready", sb->name,
+				 state_names[sb->state]);
+	sb->call_id = call_id;
+	put_u32(&sb->wbuf, (uint32_t)frame->len);
+	buf_append(&sb->wbuf, frame->data, frame->len);
+	sb->op_fn = fn;
+	sb->op_arg = arg;
+	sb->op_started_us = now_mono_us();
+	sb->oom_before = cgroups_oom_kills(&e->cg, sb->name);
+	sb->backstop = loop_timer(e->loop, backstop_ms, on_backstop, sb);
+	sandbox_set_state(e, sb, SB_BUSY);
+	flush_writes(e, sb);
+	return 0;
+}
+
+void sandbox_send(bh_engine *e, struct sandbox *sb, const struct buf *frame)
+{
+	put_u32(&sb->wbuf, (uint32_t)frame->len);
+	buf_append(&sb->wbuf, frame->data, frame->len);
+	flush_writes(e, sb);
+}
+
+int sandbox_decode_done(const struct sandbox_reply *rep, struct done_frame *d)
+{
+	struct reader r = {.p = rep->payload, .left = rep->len};
+	d->exit_code = (int32_t)get_u32(&r);
+	d->term_signal = get_u32(&r);
+	d->flags = get_u32(&r);
+	d->duration_us = get_u64(&r);
+	d->out_total = get_u64(&r);
+	d->err_total = get_u64(&r);
+	d->out = get_str(&r, &d->out_len);
+	d->err = get_str(&r, &d->err_len);
+	return r.bad ? -1 : 0;
+}
+
+/* REJECTED and FAIL: u32 reason (REJECTED only) | i32 errno | string message */
+void sandbox_decode_refusal(const struct sandbox_reply *rep, int *reason, int *err_no, char *msg,
+			    size_t msglen)
+{
+	struct reader r = {.p = rep->payload, .left = rep->len};
+	*reason = rep->type == BH_CHAN_REJECTED ? (int)get_u32(&r) : 0;
+	*err_no = (int32_t)get_u32(&r);
+	size_t n = 0;
+	const uint8_t *m = get_str(&r, &n);
+	snprintf(msg, msglen, "%.*s", (int)(n < msglen ? n : msglen - 1), m ? (const char *)m : "");
+}
+
+/* ---- EXEC: one program to completion (fresh calls, the smoke test) ---- */
+
+struct exec_op {
+	sandbox_exec_fn fn;
+	void *arg;
+};
+
+static void on_exec_reply(bh_engine *e, void *arg, struct sandbox *sb, const struct sandbox_reply *rep)
+{
+	struct exec_op op = *(struct exec_op *)arg;
+	free(arg);
 	bh_error *err = NULL;
-	bh_fail(&err, BH_E_TIMEOUT, 0,
-		"sandbox %s did not answer within its deadline and %u ms of grace; it was killed and "
-		"the code may have run",
-		sb->name, BACKSTOP_GRACE_MS);
-	fail_exec(e, sb, err);
+	if (!rep->type && rep->oom) {
+		/* gVisor's OOM outcome: the whole sandbox goes (host-facts §3). */
+		struct bh_exec_result res = {
+			.tier = sb->tier, .exit_code = 128 + SIGKILL, .term_signal = SIGKILL, .oom = true,
+			.sandbox_died = true, .duration_us = rep->elapsed_us, .wall_us = rep->elapsed_us};
+		op.fn(e, op.arg, sb, &res, NULL);
+		return;
+	}
+	if (!rep->type) {
+		bh_fail(&err, BH_E_SANDBOX, 0, "sandbox %s ended during the call (%s); the code may have run",
+			sb->name, rep->lost);
+		op.fn(e, op.arg, sb, NULL, err);
+		bh_error_free(err);
+		return;
+	}
+	if (rep->type == BH_CHAN_FAIL) {
+		int reason, err_no;
+		char msg[512];
+		sandbox_decode_refusal(rep, &reason, &err_no, msg, sizeof msg);
+		/* The init could not start the program: nothing of the caller's ran. */
+		bh_refuse(&err, BH_REFUSAL_ENVIRONMENT, "the sandbox could not start the program: %s", msg);
+		err->sys_errno = err_no;
+		op.fn(e, op.arg, sb, NULL, err);
+		bh_error_free(err);
+		return;
+	}
+	struct done_frame d;
+	if (rep->type != BH_CHAN_DONE || sandbox_decode_done(rep, &d) < 0) {
+		sandbox_lost(e, sb, "its init answered an EXEC with something else");
+		bh_fail(&err, BH_E_SANDBOX, 0, "sandbox %s broke its channel; the code may have run",
+			sb->name);
+		op.fn(e, op.arg, sb, NULL, err);
+		bh_error_free(err);
+		return;
+	}
+	struct bh_exec_result res = {
+		.tier = sb->tier,
+		.exit_code = d.exit_code,
+		.term_signal = (int)d.term_signal,
+		.timed_out = d.flags & BH_CHAN_TIMED_OUT,
+		.stdout_truncated = d.flags & BH_CHAN_STDOUT_TRUNCATED,
+		.stderr_truncated = d.flags & BH_CHAN_STDERR_TRUNCATED,
+		.oom = rep->oom,
+		.out = d.out,
+		.out_len = d.out_len,
+		.errout = d.err,
+		.errout_len = d.err_len,
+		.out_total = d.out_total,
+		.errout_total = d.err_total,
+		.duration_us = d.duration_us,
+		.wall_us = rep->elapsed_us,
+	};
+	op.fn(e, op.arg, sb, &res, NULL);
 }
 
 int sandbox_exec(bh_engine *e, struct sandbox *sb, const struct bh_exec_request *req,
 		 sandbox_exec_fn fn, void *arg, bh_error **err)
 {
-	if (sb->state != SB_READY)
-		return bh_refuse(err, BH_REFUSAL_CAPACITY, "sandbox %s is %s, not ready", sb->name,
-				 state_names[sb->state]);
-	static uint64_t next_call = 1;
-	sb->call_id = next_call++;
+	uint64_t call_id = sandbox_next_call_id();
 	size_t argc = 0;
 	while (req->argv[argc])
 		argc++;
 	struct buf body = {0};
 	uint8_t type = BH_CHAN_EXEC;
 	buf_append(&body, &type, 1);
-	put_u64(&body, sb->call_id);
+	put_u64(&body, call_id);
 	put_u32(&body, req->timeout_ms);
 	put_u32(&body, req->output_cap);
 	put_u32(&body, (uint32_t)argc);
 	for (size_t i = 0; i < argc; i++)
 		put_str(&body, req->argv[i], strlen(req->argv[i]));
 	put_str(&body, req->input ? req->input : "", req->input_len);
-	put_u32(&sb->wbuf, (uint32_t)body.len);
-	buf_append(&sb->wbuf, body.data, body.len);
+	struct exec_op *op = xzalloc(sizeof *op);
+	op->fn = fn;
+	op->arg = arg;
+	int ret = sandbox_request(e, sb, call_id, &body, req->timeout_ms + BACKSTOP_GRACE_MS,
+				  on_exec_reply, op, err);
 	buf_free(&body);
-	sb->exec_fn = fn;
-	sb->exec_arg = arg;
-	sb->exec_started_us = now_mono_us();
-	sb->oom_before = cgroups_oom_kills(&e->cg, sb->name);
-	sb->backstop = loop_timer(e->loop, (uint64_t)req->timeout_ms + BACKSTOP_GRACE_MS, on_backstop, sb);
-	sandbox_set_state(e, sb, SB_BUSY);
-	flush_writes(e, sb);
-	return 0;
+	if (ret < 0)
+		free(op);
+	return ret;
 }

@@ -1,0 +1,79 @@
+/* Run records in plimsoll's encoding (reference/plimsoll.md §5, Appendix A):
+ * every value an 8-byte big-endian length then its bytes; a digest is the
+ * lowercase hex SHA-256 over the domain, then each field's name and content.
+ * The golden vector 585a1b46…be8fc is a unit test. */
+#ifndef BH_RECORD_H
+#define BH_RECORD_H
+
+#include "bulkhead.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct bh_file_in {
+	const char *path;
+	const uint8_t *content;
+	size_t len;
+};
+
+/* What was sent. kind: "cell", "javascript" or "" (none). */
+struct bh_request_fields {
+	uint32_t protocol;
+	const char *minimum_isolation; /* "" when no floor was sent */
+	int64_t timeout_ms;            /* as sent; 0 when omitted */
+	const char *software_mode;     /* "" when no rule */
+	const char *const *software_identities;
+	size_t n_identities;
+	const char *kind;
+	const char *language;          /* cell */
+	const uint8_t *code;
+	size_t code_len;
+	const char *grant_profile;     /* javascript */
+	const struct bh_file_in *files; /* cell */
+	size_t n_files;
+};
+
+/* What was answered. kind: "cell" or "javascript". */
+struct bh_result_fields {
+	const char *kind;
+	int exit_code;
+	bool timed_out;
+	const uint8_t *out;
+	size_t out_len;
+	const uint8_t *err;
+	size_t err_len;
+	bool stdout_truncated, stderr_truncated;
+	bool interpreter_started, interpreter_ended; /* cell only */
+};
+
+void bh_request_digest(const struct bh_request_fields *r, char out[65]);
+void bh_result_digest(const struct bh_result_fields *r, char out[65]);
+
+/* The record itself. Strings are owned by whoever fills it. */
+struct bh_record {
+	int version;               /* 2 answered, 3 may have run but failed */
+	char request_sha256[65];
+	char result_sha256[65];    /* empty on version 3 */
+	const char *unanswered;    /* version 3: the Connect code name */
+	const char *provider;
+	const char *isolation;
+	const char *environment;
+	const char *policy;
+	const char *software_identity;
+	const char *software_rule_id;
+	int64_t started_unix_ms, ended_unix_ms;
+	char session[65];          /* fingerprint; empty for a single run */
+	uint64_t sequence;         /* 1-based in a session; 0 for a single run */
+	char previous_sha256[65];
+	char record_sha256[65];
+};
+
+/* Computes record_sha256 from every other field. */
+void bh_record_seal(struct bh_record *rec);
+/* Recomputes and compares; true when the stored digest matches. */
+bool bh_record_verify(const struct bh_record *rec);
+/* SHA-256 hex of a session id: its public fingerprint. */
+void bh_session_fingerprint(const char *session_id, char out[65]);
+
+#endif

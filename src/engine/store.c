@@ -1,0 +1,413 @@
+#include "store.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct bh_store {
+	sqlite3 *db;
+	bool readonly;
+};
+
+/* Migrations are numbered; each runs once, in order, inside a transaction,
+ * and PRAGMA user_version records how far a store has come. */
+static const char *const migrations[] = {
+	bh_schema_sql,
+};
+#define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
+
+static int db_fail(bh_error **err, sqlite3 *db, const char *what)
+{
+	int code = db ? sqlite3_extended_errcode(db) : SQLITE_ERROR;
+	/* A full disk or a read-only store is the environment, not the request. */
+	return bh_fail(err, BH_E_SYSTEM,
+		       code == SQLITE_FULL ? ENOSPC : 0, "store: %s: %s", what,
+		       db ? sqlite3_errmsg(db) : "no database");
+}
+
+static int exec(struct bh_store *s, const char *sql, bh_error **err)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		bh_fail(err, BH_E_SYSTEM, 0, "store: %s", msg ? msg : sqlite3_errmsg(s->db));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int user_version(struct bh_store *s)
+{
+	sqlite3_stmt *st = NULL;
+	int v = -1;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static int migrate(struct bh_store *s, bh_error **err)
+{
+	int have = user_version(s);
+	if (have < 0)
+		return db_fail(err, s->db, "read schema version");
+	if ((size_t)have > N_MIGRATIONS)
+		return bh_fail(err, BH_E_INVALID, 0,
+			       "store: schema version %d is newer than this bulkhead knows (%zu)", have,
+			       N_MIGRATIONS);
+	for (size_t i = (size_t)have; i < N_MIGRATIONS; i++) {
+		char bump[64];
+		snprintf(bump, sizeof bump, "PRAGMA user_version = %zu;", i + 1);
+		if (exec(s, "BEGIN IMMEDIATE", err) < 0)
+			return -1;
+		if (exec(s, migrations[i], err) < 0 || exec(s, bump, err) < 0) {
+			exec(s, "ROLLBACK", NULL);
+			bh_error_wrap(err ? *err : NULL, "migration %zu", i + 1);
+			return -1;
+		}
+		if (exec(s, "COMMIT", err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int quick_check(struct bh_store *s, bh_error **err)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = 0;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA quick_check", -1, &st, NULL) != SQLITE_OK)
+		return db_fail(err, s->db, "quick_check");
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		const char *r = (const char *)sqlite3_column_text(st, 0);
+		if (!r || strcmp(r, "ok"))
+			ret = bh_fail(err, BH_E_SYSTEM, 0, "store: quick_check failed: %s", r ? r : "?");
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int store_open(const char *path, bool readonly, bool sync_full, struct bh_store **out,
+	       bh_error **err)
+{
+	*out = NULL;
+	if (!readonly) {
+		/* 0600 from the first byte: create it ourselves before SQLite does. */
+		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0)
+			return bh_fail(err, BH_E_SYSTEM, errno, "store: open %s", path);
+		fchmod(fd, 0600);
+		close(fd);
+	}
+	struct bh_store *s = xzalloc(sizeof *s);
+	s->readonly = readonly;
+	int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+	if (sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		db_fail(err, s->db, path);
+		store_close(s);
+		return -1;
+	}
+	sqlite3_busy_timeout(s->db, 5000);
+	sqlite3_extended_result_codes(s->db, 1);
+	if (!readonly) {
+		if (exec(s, "PRAGMA journal_mode=WAL", err) < 0 ||
+		    exec(s, sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", err) < 0 ||
+		    exec(s, "PRAGMA foreign_keys=ON", err) < 0 ||
+		    /* Checkpoints are ours to schedule (an idle timer), never a commit's. */
+		    exec(s, "PRAGMA wal_autocheckpoint=0", err) < 0 || migrate(s, err) < 0 ||
+		    quick_check(s, err) < 0) {
+			store_close(s);
+			return -1;
+		}
+		/* The WAL and shared-memory files get the same privacy. */
+		char side[4200];
+		snprintf(side, sizeof side, "%s-wal", path);
+		chmod(side, 0600);
+		snprintf(side, sizeof side, "%s-shm", path);
+		chmod(side, 0600);
+	}
+	*out = s;
+	return 0;
+}
+
+void store_close(struct bh_store *s)
+{
+	if (!s)
+		return;
+	if (s->db && !s->readonly)
+		sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	sqlite3_close_v2(s->db);
+	free(s);
+}
+
+static sqlite3_stmt *prepare(struct bh_store *s, const char *sql, bh_error **err)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		db_fail(err, s->db, "prepare");
+		return NULL;
+	}
+	return st;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	sqlite3_bind_text(st, i, v ? v : "", -1, SQLITE_TRANSIENT);
+}
+
+static int step_done(struct bh_store *s, sqlite3_stmt *st, const char *what, bh_error **err)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_fail(err, s->db, what);
+	return 0;
+}
+
+int store_session_intent(struct bh_store *s, const struct store_session_row *r, bh_error **err)
+{
+	sqlite3_stmt *st = prepare(s,
+				   "INSERT INTO sessions (fingerprint, sandbox, runtime, tier, floor, principal, "
+				   "owner, run_key, state, engine_pid, lease_until_ms, created_ms, expires_ms) "
+				   "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+				   err);
+	if (!st)
+		return -1;
+	bind_text(st, 1, r->fingerprint);
+	bind_text(st, 2, r->sandbox);
+	bind_text(st, 3, r->runtime);
+	bind_text(st, 4, r->tier);
+	bind_text(st, 5, r->floor);
+	bind_text(st, 6, r->principal);
+	bind_text(st, 7, r->owner);
+	bind_text(st, 8, r->run_key);
+	bind_text(st, 9, r->state);
+	sqlite3_bind_int64(st, 10, r->engine_pid);
+	sqlite3_bind_int64(st, 11, r->lease_until_ms);
+	sqlite3_bind_int64(st, 12, r->created_ms);
+	sqlite3_bind_int64(st, 13, r->expires_ms);
+	return step_done(s, st, "record the sandbox's intent row", err);
+}
+
+int store_session_state(struct bh_store *s, const char *fingerprint, const char *state,
+			bh_error **err)
+{
+	sqlite3_stmt *st = prepare(s, "UPDATE sessions SET state = ? WHERE fingerprint = ?", err);
+	if (!st)
+		return -1;
+	bind_text(st, 1, state);
+	bind_text(st, 2, fingerprint);
+	return step_done(s, st, "update a session's state", err);
+}
+
+int store_session_end(struct bh_store *s, const char *fingerprint, const char *reason,
+		      const char *detail, bh_error **err)
+{
+	sqlite3_stmt *st = prepare(s,
+				   "UPDATE sessions SET state = 'ended', end_reason = ?, end_detail = ?, "
+				   "ended_ms = ? WHERE fingerprint = ? AND state != 'ended'",
+				   err);
+	if (!st)
+		return -1;
+	bind_text(st, 1, reason);
+	bind_text(st, 2, detail);
+	sqlite3_bind_int64(st, 3, (int64_t)now_real_ms());
+	bind_text(st, 4, fingerprint);
+	return step_done(s, st, "end a session", err);
+}
+
+#define OUTPUT_PREFIX_CAP 4096
+
+int store_record_commit(struct bh_store *s, const struct bh_record *rec,
+			const struct store_record_extra *x, bool keep_content, bh_error **err)
+{
+	if (exec(s, "BEGIN IMMEDIATE", err) < 0)
+		return -1;
+	sqlite3_stmt *st = prepare(
+		s,
+		"INSERT INTO records (version, request_sha256, result_sha256, unanswered, provider, "
+		"isolation, environment, policy, software_identity, software_rule_id, started_unix_ms, "
+		"ended_unix_ms, session, sequence, previous_sha256, record_sha256, language, exit_code, "
+		"flags, duration_us, code, stdout_prefix, stderr_prefix) "
+		"VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		err);
+	if (!st)
+		goto rollback;
+	sqlite3_bind_int(st, 1, rec->version);
+	bind_text(st, 2, rec->request_sha256);
+	bind_text(st, 3, rec->result_sha256);
+	bind_text(st, 4, rec->unanswered);
+	bind_text(st, 5, rec->provider);
+	bind_text(st, 6, rec->isolation);
+	bind_text(st, 7, rec->environment);
+	bind_text(st, 8, rec->policy);
+	bind_text(st, 9, rec->software_identity);
+	bind_text(st, 10, rec->software_rule_id);
+	sqlite3_bind_int64(st, 11, rec->started_unix_ms);
+	sqlite3_bind_int64(st, 12, rec->ended_unix_ms);
+	bind_text(st, 13, rec->session);
+	sqlite3_bind_int64(st, 14, (int64_t)rec->sequence);
+	bind_text(st, 15, rec->previous_sha256);
+	bind_text(st, 16, rec->record_sha256);
+	bind_text(st, 17, x ? x->language : "");
+	if (x)
+		sqlite3_bind_int(st, 18, x->exit_code);
+	bind_text(st, 19, x ? x->flags : "");
+	if (x)
+		sqlite3_bind_int64(st, 20, (int64_t)x->duration_us);
+	if (x && keep_content) {
+		sqlite3_bind_blob(st, 21, x->code ? (const void *)x->code : "", (int)x->code_len,
+				  SQLITE_STATIC);
+		sqlite3_bind_blob(st, 22, x->out ? (const void *)x->out : "",
+				  (int)(x->out_len < OUTPUT_PREFIX_CAP ? x->out_len : OUTPUT_PREFIX_CAP),
+				  SQLITE_STATIC);
+		sqlite3_bind_blob(st, 23, x->err ? (const void *)x->err : "",
+				  (int)(x->err_len < OUTPUT_PREFIX_CAP ? x->err_len : OUTPUT_PREFIX_CAP),
+				  SQLITE_STATIC);
+	}
+	if (step_done(s, st, "insert a record", err) < 0)
+		goto rollback;
+	if (rec->session[0]) {
+		st = prepare(s,
+			     "UPDATE sessions SET calls = ?, last_record_sha256 = ?, last_call_ms = ? "
+			     "WHERE fingerprint = ?",
+			     err);
+		if (!st)
+			goto rollback;
+		sqlite3_bind_int64(st, 1, (int64_t)rec->sequence);
+		bind_text(st, 2, rec->record_sha256);
+		sqlite3_bind_int64(st, 3, rec->ended_unix_ms);
+		bind_text(st, 4, rec->session);
+		if (step_done(s, st, "update the session's chain", err) < 0)
+			goto rollback;
+	}
+	if (exec(s, "COMMIT", err) < 0)
+		goto rollback;
+	return 0;
+rollback:
+	exec(s, "ROLLBACK", NULL);
+	return -1;
+}
+
+int store_event(struct bh_store *s, const char *kind, const char *fingerprint, const char *sandbox,
+		const char *detail)
+{
+	sqlite3_stmt *st =
+		prepare(s, "INSERT INTO events (at_ms, kind, session, sandbox, detail) VALUES (?,?,?,?,?)",
+			NULL);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, (int64_t)now_real_ms());
+	bind_text(st, 2, kind);
+	bind_text(st, 3, fingerprint);
+	bind_text(st, 4, sandbox);
+	bind_text(st, 5, detail);
+	return step_done(s, st, "insert an event", NULL);
+}
+
+int store_live_sessions(struct bh_store *s, store_live_fn fn, void *arg, bh_error **err)
+{
+	sqlite3_stmt *st = prepare(
+		s, "SELECT fingerprint, sandbox, runtime, state, engine_pid FROM sessions WHERE state != 'ended'",
+		err);
+	if (!st)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		fn(arg, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+		   (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
+		   sqlite3_column_int64(st, 4));
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static void copy_col(sqlite3_stmt *st, int i, char *dst, size_t n)
+{
+	const char *v = (const char *)sqlite3_column_text(st, i);
+	snprintf(dst, n, "%s", v ? v : "");
+}
+
+int store_records(struct bh_store *s, const char *session, store_record_fn fn, void *arg,
+		  bh_error **err)
+{
+	sqlite3_stmt *st = prepare(
+		s,
+		"SELECT id, version, request_sha256, result_sha256, unanswered, provider, isolation, "
+		"environment, policy, software_identity, software_rule_id, started_unix_ms, "
+		"ended_unix_ms, session, sequence, previous_sha256, record_sha256, language, flags, "
+		"exit_code, duration_us FROM records WHERE (?1 = '' OR session = ?1) "
+		"ORDER BY session, sequence, id",
+		err);
+	if (!st)
+		return -1;
+	bind_text(st, 1, session);
+	int ret = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct store_record_row r = {.id = sqlite3_column_int64(st, 0)};
+		r.rec.version = sqlite3_column_int(st, 1);
+		copy_col(st, 2, r.rec.request_sha256, sizeof r.rec.request_sha256);
+		copy_col(st, 3, r.rec.result_sha256, sizeof r.rec.result_sha256);
+		r.rec.unanswered = (const char *)sqlite3_column_text(st, 4);
+		r.rec.provider = (const char *)sqlite3_column_text(st, 5);
+		r.rec.isolation = (const char *)sqlite3_column_text(st, 6);
+		r.rec.environment = (const char *)sqlite3_column_text(st, 7);
+		r.rec.policy = (const char *)sqlite3_column_text(st, 8);
+		r.rec.software_identity = (const char *)sqlite3_column_text(st, 9);
+		r.rec.software_rule_id = (const char *)sqlite3_column_text(st, 10);
+		r.rec.started_unix_ms = sqlite3_column_int64(st, 11);
+		r.rec.ended_unix_ms = sqlite3_column_int64(st, 12);
+		copy_col(st, 13, r.rec.session, sizeof r.rec.session);
+		r.rec.sequence = (uint64_t)sqlite3_column_int64(st, 14);
+		copy_col(st, 15, r.rec.previous_sha256, sizeof r.rec.previous_sha256);
+		copy_col(st, 16, r.rec.record_sha256, sizeof r.rec.record_sha256);
+		r.language = (const char *)sqlite3_column_text(st, 17);
+		r.flags = (const char *)sqlite3_column_text(st, 18);
+		r.exit_code = sqlite3_column_int(st, 19);
+		r.duration_us = sqlite3_column_int64(st, 20);
+		ret = fn(arg, &r);
+		if (ret)
+			break;
+	}
+	sqlite3_finalize(st);
+	return ret < 0 ? -1 : 0;
+}
+
+int store_backup(struct bh_store *s, const char *dest, bh_error **err)
+{
+	/* The backup API copies a consistent snapshot, WAL included. */
+	int fd = open(dest, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return bh_fail(err, BH_E_SYSTEM, errno, "backup: create %s", dest);
+	close(fd);
+	sqlite3 *to = NULL;
+	if (sqlite3_open_v2(dest, &to, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		db_fail(err, to, dest);
+		sqlite3_close_v2(to);
+		unlink(dest);
+		return -1;
+	}
+	sqlite3_backup *b = sqlite3_backup_init(to, "main", s->db, "main");
+	int rc = b ? sqlite3_backup_step(b, -1) : SQLITE_ERROR;
+	sqlite3_backup_finish(b);
+	if (rc != SQLITE_DONE) {
+		db_fail(err, to, "backup");
+		sqlite3_close_v2(to);
+		unlink(dest);
+		return -1;
+	}
+	sqlite3_close_v2(to);
+	return 0;
+}
+
+void store_checkpoint(struct bh_store *s)
+{
+	if (s && s->db && !s->readonly)
+		sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+}
+
+void *store_db(struct bh_store *s)
+{
+	return s->db;
+}

@@ -1,0 +1,72 @@
+/* The store: SQLite in WAL mode holding the registry of sandboxes (intent
+ * rows first), every run record, and the engine's events. One connection,
+ * owned by the engine's thread. A record is committed before its answer is
+ * returned; checkpoints run from an idle timer, never inside a commit. */
+#ifndef BH_STORE_H
+#define BH_STORE_H
+
+#include "bulkhead.h"
+#include "record.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct bh_store;
+
+struct store_session_row {
+	const char *fingerprint, *sandbox, *runtime, *tier, *floor, *principal, *owner, *run_key;
+	const char *state;
+	int64_t engine_pid, lease_until_ms, created_ms, expires_ms;
+};
+
+/* What a record keeps besides its digest fields (forensics). */
+struct store_record_extra {
+	const char *language;
+	int exit_code;
+	const char *flags; /* "timed_out,interpreter_started" */
+	uint64_t duration_us;
+	const uint8_t *code;
+	size_t code_len;
+	const uint8_t *out, *err;
+	size_t out_len, err_len;
+};
+
+int store_open(const char *path, bool readonly, bool sync_full, struct bh_store **out, bh_error **err);
+void store_close(struct bh_store *s);
+
+int store_session_intent(struct bh_store *s, const struct store_session_row *row, bh_error **err);
+int store_session_state(struct bh_store *s, const char *fingerprint, const char *state, bh_error **err);
+int store_session_end(struct bh_store *s, const char *fingerprint, const char *reason,
+		      const char *detail, bh_error **err);
+/* In one transaction: the record, and the session's call count and last digest. */
+int store_record_commit(struct bh_store *s, const struct bh_record *rec,
+			const struct store_record_extra *x, bool keep_content, bh_error **err);
+int store_event(struct bh_store *s, const char *kind, const char *fingerprint, const char *sandbox,
+		const char *detail);
+
+/* Rows not ended: their sandbox and fingerprint (for reconcile). */
+typedef void (*store_live_fn)(void *arg, const char *fingerprint, const char *sandbox,
+			      const char *runtime, const char *state, int64_t engine_pid);
+int store_live_sessions(struct bh_store *s, store_live_fn fn, void *arg, bh_error **err);
+
+/* Records, oldest first; session NULL for all. */
+struct store_record_row {
+	int64_t id;
+	struct bh_record rec;
+	const char *language, *flags;
+	int exit_code;
+	int64_t duration_us;
+};
+typedef int (*store_record_fn)(void *arg, const struct store_record_row *row);
+int store_records(struct bh_store *s, const char *session, store_record_fn fn, void *arg,
+		  bh_error **err);
+
+int store_backup(struct bh_store *s, const char *dest, bh_error **err);
+/* A passive WAL checkpoint (from the idle timer). */
+void store_checkpoint(struct bh_store *s);
+/* Test hook: the raw connection (sqlite3 *), for tampering in tests. */
+void *store_db(struct bh_store *s);
+
+extern const char bh_schema_sql[]; /* data/schema.sql, embedded */
+
+#endif
