@@ -30,5 +30,9 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cmd_doctor(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+int cmd_shell(int argc, char **argv);
+int cmd_records(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_backup(int argc, char **argv);
 
 #endif

@@ -69,6 +69,32 @@ static const char *find_init(void)
 	return access(path, R_OK) == 0 ? path : NULL;
 }
 
+/* The cell servers: $BULKHEAD_INTERP, the source tree's data/interp next to
+ * a build directory, or an installed share/bulkhead/interp. */
+static const char *find_interp(void)
+{
+	const char *env = getenv("BULKHEAD_INTERP");
+	if (env && *env)
+		return env;
+	static char path[PATH_MAX];
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+	const char *dir = dirname(self);
+	const char *tries[] = {"%s/../data/interp", "%s/../share/bulkhead/interp",
+			       "%s/../../data/interp"};
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, tries[i], dir);
+		char probe[PATH_MAX + 32];
+		snprintf(probe, sizeof probe, "%s/python/cell.py", path);
+		if (access(probe, R_OK) == 0)
+			return path;
+	}
+	return NULL;
+}
+
 bh_engine *cli_open_engine(const struct cli_common *c, bool reprove)
 {
 	return cli_open_engine_with(c, reprove, false, NULL);
@@ -82,9 +108,15 @@ bh_engine *cli_open_engine_with(const struct cli_common *c, bool reprove, bool s
 		cli_error("cannot find bulkhead-init next to this binary; set BULKHEAD_INIT");
 		return NULL;
 	}
+	const char *interp = find_interp();
+	if (!interp) {
+		cli_error("cannot find the cell servers (data/interp); set BULKHEAD_INTERP");
+		return NULL;
+	}
 	struct bh_config cfg = {
 		.state_dir = c->state_dir,
 		.init_path = init,
+		.interp_dir = interp,
 		.log = log ? log : log_to_stderr,
 		.log_arg = (void *)c,
 		.reprove = reprove,

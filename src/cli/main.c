@@ -11,6 +11,10 @@ static const struct command {
 } commands[] = {
 	{"doctor", cmd_doctor, "prove every isolation tier now and print the evidence"},
 	{"run", cmd_run, "run code once in a fresh sandbox"},
+	{"shell", cmd_shell, "a line REPL into a new warm session"},
+	{"records", cmd_records, "list the run records in the store"},
+	{"verify", cmd_verify, "recompute every record digest and chain link"},
+	{"backup", cmd_backup, "copy the store consistently while it is in use"},
 	{"gc", cmd_gc, "collect what a dead engine left in the state directory"},
 };
 

@@ -54,6 +54,7 @@ typedef struct bh_error {
 	enum bh_refusal refusal; /* set when code is BH_E_NOT_DISPATCHED */
 	int sys_errno;           /* 0 when no system call is to blame */
 	char *msg;               /* complete sentence-ish text, never NULL */
+	const char *session_end; /* the session's end reason when a call found it ended (static) */
 } bh_error;
 
 void bh_error_free(bh_error *err);
@@ -87,11 +88,17 @@ typedef void (*bh_log_fn)(void *arg, enum bh_log_level level, const char *msg);
 struct bh_config {
 	const char *state_dir;  /* NULL: $BULKHEAD_STATE, else /var/lib/bulkhead */
 	const char *init_path;  /* the bulkhead-init binary to bind into sandboxes */
+	const char *interp_dir; /* data/interp: the cell servers; NULL: $BULKHEAD_INTERP */
 	bh_log_fn log;          /* NULL: discard */
 	void *log_arg;
 	bool reprove;           /* ignore cached evidence; run every smoke test */
 	const char *evidence_dir; /* where proven evidence is cached; NULL: the state directory */
 	bool skip_proofs;       /* offer no tier: for commands that only collect or read */
+	bool store_sync_full;   /* SQLite synchronous=FULL (power-loss durability); default NORMAL */
+	bool store_digests_only; /* keep no code or output prefix in the store */
+	/* Test hook: SIGKILL the process at a named point ("open", "cell",
+	 * "commit"), to prove what survives a crash there. */
+	const char *crash_at;
 	/* Test hook: build every sandbox without this wall ("seccomp", "userns",
 	 * "netns", "readonly-root", "caps"), to prove the smoke test notices. */
 	const char *drop_wall;
@@ -180,6 +187,114 @@ typedef void (*bh_exec_cb)(void *arg, const struct bh_exec_result *res, const bh
 int bh_exec(bh_engine *e, const struct bh_exec_request *req, bh_exec_cb cb, void *arg,
 	    bh_error **err);
 
+/* ---- sessions: one sandbox kept warm for many calls ------------------------- */
+
+typedef struct bh_session bh_session;
+
+enum bh_language { BH_LANG_PYTHON = 0, BH_LANG_JAVASCRIPT = 1 };
+#define BH_LANG_COUNT 2
+const char *bh_language_name(enum bh_language l);
+int bh_language_parse(const char *name, enum bh_language *out);
+
+struct bh_session_opts {
+	enum bh_tier tier;     /* BH_TIER_UNKNOWN: the strongest offered */
+	enum bh_tier floor;    /* BH_TIER_UNKNOWN: none */
+	uint32_t languages;    /* 1 << bh_language: interpreters to start at open */
+	uint32_t lifetime_ms;  /* 0: 30 min; at most 12 h */
+	const char *principal; /* who opened it; only they find it again */
+	const char *owner;     /* [A-Za-z0-9._:-]{1,64}, a keyed digest; may be NULL */
+	const char *run_key;   /* the conversation it serves; may be NULL */
+};
+
+/* Fires once: the sandbox is ready (err NULL), or it could not be opened. */
+typedef void (*bh_session_open_cb)(void *arg, bh_session *s, const bh_error *err);
+
+/* Opening is asynchronous ("warm"): *out is set at once and calls made
+ * before the sandbox is ready wait for it. A floor the tier does not meet
+ * is refused here, before anything is created. Sessions belong to the
+ * engine; a handle stays valid until bh_engine_close. */
+int bh_session_open(bh_engine *e, const struct bh_session_opts *opts, bh_session_open_cb cb,
+		    void *arg, bh_session **out, bh_error **err);
+
+/* The id is a capability (128 random bits, 32 hex): never logged or stored. */
+const char *bh_session_id(const bh_session *s);
+const char *bh_session_fingerprint(const bh_session *s); /* SHA-256 hex of the id */
+enum bh_tier bh_session_tier(const bh_session *s);
+/* NULL when the id is unknown or another principal's: the same answer. */
+bh_session *bh_engine_find_session(bh_engine *e, const char *session_id, const char *principal);
+
+struct bh_file {
+	const char *path;        /* relative to /work */
+	const uint8_t *content;
+	size_t len;
+};
+
+struct bh_cell {
+	enum bh_language language;
+	const char *code;
+	size_t code_len;         /* at most 256 KiB */
+	const struct bh_file *files; /* written into /work first: <= 200 files, <= 4 MiB */
+	size_t n_files;
+	uint32_t timeout_ms;     /* 0: 30 s; at most 5 min */
+	uint32_t output_cap;     /* bytes kept per stream; 0: 64 KiB */
+	enum bh_tier floor;      /* BH_TIER_UNKNOWN: none */
+};
+
+struct bh_record;
+
+struct bh_cell_result {
+	int exit_code;           /* 0 ran, 1 raised, 124 deadline, else the interpreter's end */
+	bool timed_out;
+	bool stdout_truncated, stderr_truncated;
+	bool interpreter_started, interpreter_ended;
+	bool oom;
+	const uint8_t *out;
+	size_t out_len;
+	const uint8_t *errout;
+	size_t errout_len;
+	uint64_t duration_us;    /* inside the sandbox */
+	uint64_t wall_us;        /* from the call to its answer, waiting included */
+	const struct bh_record *record; /* committed to the store before this answer */
+	const char *ended;       /* set when the session ended during or after this call */
+};
+
+/* On success res is set and err NULL. On failure err is set; res is NULL,
+ * or (the code may have run) carries only the version-3 record. */
+typedef void (*bh_cell_cb)(void *arg, const struct bh_cell_result *res, const bh_error *err);
+
+/* One call in flight per session and at most one waiting; more is refused
+ * (not dispatched, capacity). Refusals that need no waiting return < 0. */
+int bh_session_run(bh_session *s, const struct bh_cell *cell, bh_cell_cb cb, void *arg,
+		   bh_error **err);
+
+struct bh_close_result {
+	const char *fingerprint;
+	uint64_t calls;
+	const char *last_record_sha256;
+	const char *end_reason;  /* "closed", or why it had ended before */
+};
+typedef void (*bh_close_cb)(void *arg, const struct bh_close_result *res, const bh_error *err);
+/* Waits for a call in flight, refuses one waiting, ends the sandbox. */
+int bh_session_close(bh_session *s, bh_close_cb cb, void *arg, bh_error **err);
+
+/* Files come out through the sandbox's init, never by the host walking
+ * paths the sandbox controls. Symlinks are not followed; FIFOs and devices
+ * are refused. */
+struct bh_file_entry {
+	const char *name;
+	char type;               /* 'f' 'd' 'l' 'p' 's' 'c' 'b' '?' */
+	uint64_t size;
+	uint64_t mtime_ms;
+	const char *target;      /* for a symlink */
+};
+typedef void (*bh_list_cb)(void *arg, const struct bh_file_entry *entries, size_t n, bool more,
+			   const bh_error *err);
+int bh_session_list_files(bh_session *s, const char *path, bh_list_cb cb, void *arg, bh_error **err);
+typedef void (*bh_read_cb)(void *arg, const uint8_t *data, size_t len, uint64_t size,
+			   bool truncated, const bh_error *err);
+int bh_session_read_file(bh_session *s, const char *path, uint32_t max_bytes, bh_read_cb cb,
+			 void *arg, bh_error **err);
+
 /* ---- introspection for tests and the leak finder ---------------------------- */
 
 /* The cgroup path (below each hierarchy's mount) under which this engine's
@@ -188,6 +303,10 @@ const char *bh_engine_cgroup_parent(bh_engine *e);
 /* The runtime's state root for a tier ("STATE/run/crun"). */
 const char *bh_engine_runtime_root(bh_engine *e, enum bh_tier t);
 size_t bh_engine_live_sandboxes(bh_engine *e);
+/* The store's path (STATE/bulkhead.db). */
+const char *bh_engine_store_path(bh_engine *e);
+/* Online consistent copy of the store (SQLite's backup API). */
+int bh_engine_backup(bh_engine *e, const char *dest, bh_error **err);
 
 #ifdef __cplusplus
 }

@@ -145,6 +145,8 @@ static cJSON *mounts_json(const struct bundle_spec *s)
 		if (access(*p, F_OK) == 0)
 			add_mount(m, *p, "bind", *p, ro_bind);
 	add_mount(m, BH_INIT_SANDBOX_PATH, "bind", s->init_path, ro_file);
+	if (s->interp_dir && *s->interp_dir)
+		add_mount(m, BH_INTERP_SANDBOX_DIR, "bind", s->interp_dir, ro_bind);
 	return m;
 }
 
@@ -268,7 +270,7 @@ int bundle_write(const char *dir, const struct bundle_spec *s, bh_error **err)
 int rootfs_prepare(const char *rootfs, bh_error **err)
 {
 	static const char *const dirs[] = {"usr", "etc/alternatives", "etc/fonts", "proc", "dev",
-					   "sys", "work", "opt/bulkhead", NULL};
+					   "sys", "work", "opt/bulkhead/interp", NULL};
 	for (const char *const *d = dirs; *d; d++) {
 		cleanup_free char *p = xasprintf("%s/%s", rootfs, *d);
 		if (mkdir_p(p, 0755) < 0)

@@ -1,6 +1,7 @@
 /* The engine: one state directory, one loop, the tiers it proved, and the
  * sandboxes it holds. */
 #include "engine_priv.h"
+#include "store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,8 @@
 #include <sys/stat.h>
 
 #define TICK_MS 1000u
+#define CHECKPOINT_MS 5000u
+#define CHECKPOINT_IDLE_US 1000000u
 #define CLOSE_BUDGET_MS 30000
 #define MAX_TIMEOUT_MS (5u * 60u * 1000u)
 #define DEFAULT_TIMEOUT_MS 30000u
@@ -97,6 +100,38 @@ static int install_init(bh_engine *e, const char *src, bh_error **err)
 	return 0;
 }
 
+/* The cell servers, copied like the init (a sandbox binds the copy), and
+ * folded into the hash that keys the tier evidence. */
+static const char *const interp_files[] = {"python/cell.py", "javascript/cell.js"};
+
+static int install_interp(bh_engine *e, const char *src, bh_error **err)
+{
+	if (!src || !*src)
+		return bh_fail(err, BH_E_INVALID, 0,
+			       "no cell servers given (set BULKHEAD_INTERP to bulkhead's data/interp)");
+	e->interp_dir = xasprintf("%s/lib/interp", e->state_dir);
+	cleanup_free char *material = xstrdup(e->init_hash);
+	for (size_t i = 0; i < sizeof interp_files / sizeof interp_files[0]; i++) {
+		cleanup_free char *from = xasprintf("%s/%s", src, interp_files[i]);
+		cleanup_free char *to = xasprintf("%s/%s", e->interp_dir, interp_files[i]);
+		cleanup_free char *dir = xstrdup(to);
+		*strrchr(dir, '/') = '\0';
+		size_t len = 0;
+		cleanup_free char *data = read_file(from, 16u << 20, &len);
+		if (!data)
+			return bh_fail(err, BH_E_SYSTEM, errno, "read the cell server %s", from);
+		if (mkdir_p(dir, 0755) < 0 || write_file_atomic(to, data, len, 0644) < 0)
+			return bh_fail(err, BH_E_SYSTEM, errno, "install %s", to);
+		char h[65];
+		sha256_hex(data, len, h);
+		char *next = xasprintf("%s %s", material, h);
+		free(material);
+		material = next;
+	}
+	sha256_hex(material, strlen(material), e->init_hash);
+	return 0;
+}
+
 /* Sandboxes die with their engine; whatever a dead engine left under this
  * state directory is deleted before we start (we hold the lock: nobody else
  * can own them). */
@@ -109,9 +144,13 @@ static void sweep_leftovers(bh_engine *e)
 		char **names = NULL;
 		size_t n = runtime_list_sync(rt, &names);
 		for (size_t i = 0; i < n; i++) {
-			bh_log(e, BH_LOG_WARN, "deleting %s container %s left by a dead engine",
-			       rt->ops->name, names[i]);
+			bool known = e->store && store_knows_sandbox(e->store, names[i]);
+			bh_log(e, BH_LOG_WARN, "deleting %s container %s left by a dead engine%s",
+			       rt->ops->name, names[i], known ? "" : " (an orphan: no registry row)");
 			runtime_destroy_sync(rt, names[i]);
+			if (e->store)
+				store_event(e->store, known ? "leftover_deleted" : "orphan_reaped", "",
+					    names[i], rt->ops->name);
 			free(names[i]);
 		}
 		free(names);
@@ -119,6 +158,16 @@ static void sweep_leftovers(bh_engine *e)
 	rm_rf(e->bundles_dir);
 	mkdir_p(e->bundles_dir, 0700);
 	cgroups_cleanup(&e->cg);
+}
+
+/* WAL checkpoints run here, when no commit happened for a while, never
+ * inside a cell's commit. */
+static void on_checkpoint(bh_engine *e, void *arg)
+{
+	(void)arg;
+	if (now_mono_us() - e->last_commit_us > CHECKPOINT_IDLE_US)
+		store_checkpoint(e->store);
+	e->checkpoint = loop_timer(e->loop, CHECKPOINT_MS, on_checkpoint, NULL);
 }
 
 static void on_tick(bh_engine *e, void *arg)
@@ -161,6 +210,8 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	e->drop_wall = cfg->drop_wall ? xstrdup(cfg->drop_wall) : NULL;
 	e->memory_limit_mb = cfg->memory_limit_mb ? cfg->memory_limit_mb : 512;
 	e->pids_limit = cfg->pids_limit;
+	e->keep_content = !cfg->store_digests_only;
+	e->crash_at = cfg->crash_at ? xstrdup(cfg->crash_at) : NULL;
 	char key[65];
 	sha256_hex(real, strlen(real), key);
 	memcpy(e->state_key, key, 12);
@@ -187,6 +238,10 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	const char *init = cfg->init_path && *cfg->init_path ? cfg->init_path : getenv("BULKHEAD_INIT");
 	if (install_init(e, init, err) < 0)
 		goto fail;
+	const char *interp =
+		cfg->interp_dir && *cfg->interp_dir ? cfg->interp_dir : getenv("BULKHEAD_INTERP");
+	if (install_interp(e, interp, err) < 0)
+		goto fail;
 	e->runtimes[BH_TIER_CONTAINER].ops = &runtime_crun;
 	e->runtimes[BH_TIER_KERNEL].ops = &runtime_runsc;
 	for (int t = 0; t < BH_TIER_COUNT; t++) {
@@ -194,7 +249,12 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 		if (rt->ops)
 			runtime_preflight(rt, e->state_dir, rt->why, sizeof rt->why);
 	}
+	e->store_path = xasprintf("%s/bulkhead.db", real);
+	if (store_open(e->store_path, false, cfg->store_sync_full, &e->store, err) < 0)
+		goto fail;
 	sweep_leftovers(e);
+	sessions_reconcile(e);
+	e->checkpoint = loop_timer(e->loop, CHECKPOINT_MS, on_checkpoint, NULL);
 	e->tick = loop_timer(e->loop, TICK_MS, on_tick, NULL);
 	bh_log(e, BH_LOG_INFO, "engine open on %s (cgroups %s)", e->state_dir, e->cg.parent);
 	*out = e;
@@ -248,6 +308,16 @@ int bh_engine_wait(bh_engine *e, const bool *done, int timeout_ms, bh_error **er
 const char *bh_engine_state_dir(bh_engine *e)
 {
 	return e->state_dir;
+}
+
+const char *bh_engine_store_path(bh_engine *e)
+{
+	return e->store_path;
+}
+
+int bh_engine_backup(bh_engine *e, const char *dest, bh_error **err)
+{
+	return store_backup(e->store, dest, err);
 }
 
 const char *bh_engine_cgroup_parent(bh_engine *e)
@@ -385,7 +455,7 @@ static void exec_dispatch(bh_engine *e, struct pending_exec *p)
 	}
 	p->req.tier = tier;
 	bh_error *err = NULL;
-	if (sandbox_open(e, tier, on_exec_open, p, &err) < 0) {
+	if (sandbox_open(e, tier, NULL, on_exec_open, p, &err) < 0) {
 		exec_finish(p, NULL, err);
 		bh_error_free(err);
 	}
@@ -415,6 +485,7 @@ void engine_tier_proven(bh_engine *e, enum bh_tier tier)
 
 void engine_proofs_done(bh_engine *e)
 {
+	sessions_tier_proven(e);
 	struct pending_exec *list = e->pending;
 	e->pending = NULL;
 	/* In arrival order. */
@@ -495,6 +566,7 @@ void bh_engine_close(bh_engine *e)
 	e->closing = true;
 	if (e->loop) {
 		engine_proofs_done(e); /* pending calls are refused: closing */
+		sessions_close_all(e);
 		for (struct sandbox *sb = e->sandboxes, *next; sb; sb = next) {
 			next = sb->next;
 			sandbox_close(e, sb);
@@ -515,6 +587,8 @@ void bh_engine_close(bh_engine *e)
 		if (e->bundles_dir)
 			rm_rf(e->bundles_dir);
 	}
+	sessions_free(e);
+	store_close(e->store);
 	evidence_free(e);
 	for (int t = 0; t < BH_TIER_COUNT; t++) {
 		free(e->runtimes[t].path);
@@ -526,9 +600,12 @@ void bh_engine_close(bh_engine *e)
 		close(e->lock_fd);
 	free(e->state_dir);
 	free(e->init_path);
+	free(e->interp_dir);
 	free(e->rootfs);
 	free(e->bundles_dir);
 	free(e->drop_wall);
 	free(e->evidence_dir);
+	free(e->store_path);
+	free(e->crash_at);
 	free(e);
 }

@@ -53,6 +53,7 @@ struct bundle_spec {
 	const char *name;        /* container id */
 	const char *rootfs;      /* shared read-only root */
 	const char *init_path;   /* host path of bulkhead-init, bound read-only */
+	const char *interp_dir;  /* host path of the cell servers, bound read-only */
 	const char *cgroup_path; /* absolute, "/bulkhead/<key>/<name>" */
 	uint32_t host_uid_base;  /* start of this sandbox's uid range */
 	uint32_t memory_mb, pids, cpu_millis;
@@ -155,7 +156,11 @@ struct sandbox {
  * On failure the sandbox cleans itself up. */
 /* The bundle a sandbox of this tier gets (name, cgroup and uid range aside). */
 void sandbox_bundle_spec(bh_engine *e, enum bh_tier tier, struct bundle_spec *spec);
-int sandbox_open(bh_engine *e, enum bh_tier tier, sandbox_open_fn fn, void *arg, bh_error **err);
+/* name: the container name (see sandbox_new_name), known before the runtime
+ * is called so the intent row can hold it. */
+int sandbox_open(bh_engine *e, enum bh_tier tier, const char *name, sandbox_open_fn fn, void *arg,
+		 bh_error **err);
+int sandbox_new_name(char out[40]);
 int sandbox_exec(bh_engine *e, struct sandbox *sb, const struct bh_exec_request *req,
 		 sandbox_exec_fn fn, void *arg, bh_error **err);
 uint64_t sandbox_next_call_id(void);
@@ -177,6 +182,7 @@ char *sandbox_cgroup_leaf(const struct sandbox *sb); /* "<name>" */
 /* ---- evidence (evidence.c) ---- */
 struct tier_slot {
 	struct bh_tier_report report;
+	char environment[96]; /* "bulkhead-sandbox:sha256:<evidence key>": what records name */
 	struct bh_evidence_line *lines;
 	size_t n_lines, cap_lines;
 	char *version, *reason;
@@ -188,8 +194,17 @@ void evidence_skip(bh_engine *e);
 void evidence_free(bh_engine *e);
 void evidence_vm_and_below(bh_engine *e);
 
+/* ---- sessions (session.c) ---- */
+void sessions_tier_proven(bh_engine *e);
+void sessions_close_all(bh_engine *e);
+void sessions_free(bh_engine *e);
+/* Registry rows a dead engine left live end as reaped. */
+void sessions_reconcile(bh_engine *e);
+void engine_maybe_crash(bh_engine *e, const char *point);
+
 /* ---- the engine ---- */
 struct pending_exec;
+struct bh_store;
 
 struct bh_engine {
 	char *state_dir;
@@ -201,7 +216,8 @@ struct bh_engine {
 	void *log_arg;
 	struct bh_cgroups cg;
 	char *init_path;   /* the copy inside the state directory */
-	char init_hash[65];
+	char init_hash[65]; /* of the init and the cell servers: part of the evidence key */
+	char *interp_dir;  /* the cell servers' copy inside the state directory */
 	char *rootfs;
 	char *bundles_dir;
 	struct runtime runtimes[BH_TIER_COUNT]; /* indexed by tier; ops NULL if none */
@@ -216,6 +232,13 @@ struct bh_engine {
 	char *evidence_dir;
 	char *drop_wall;
 	uint32_t memory_limit_mb, pids_limit;
+	struct bh_store *store;
+	char *store_path;
+	bool keep_content;
+	char *crash_at;
+	struct bh_session *sessions;
+	struct bh_timer *checkpoint;
+	uint64_t last_commit_us;
 };
 
 /* Called by evidence.c when the last proof finishes. */

@@ -509,6 +509,7 @@ static void prove(bh_engine *e, enum bh_tier tier)
 	p->e = e;
 	p->tier = tier;
 	cache_key(e, rt, p->key);
+	snprintf(s->environment, sizeof s->environment, "bulkhead-sandbox:sha256:%s", p->key);
 	if (!e->reprove && cache_load(e, s, rt, p->key)) {
 		s->report.offered = true;
 		s->report.cached = true;
@@ -519,7 +520,7 @@ static void prove(bh_engine *e, enum bh_tier tier)
 	s->proving = true;
 	e->proofs_running++;
 	bh_error *err = NULL;
-	if (sandbox_open(e, tier, on_probe_open, p, &err) < 0) {
+	if (sandbox_open(e, tier, NULL, on_probe_open, p, &err) < 0) {
 		e->proofs_running--;
 		s->proving = false;
 		set_reason(s, "smoke test could not start: %s", err->msg);

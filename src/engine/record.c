@@ -156,7 +156,7 @@ bool bh_record_verify(const struct bh_record *rec)
 	return !strcmp(want, rec->record_sha256);
 }
 
-void bh_session_fingerprint(const char *session_id, char out[65])
+void bh_fingerprint_of(const char *session_id, char out[65])
 {
 	sha256_hex(session_id, strlen(session_id), out);
 }

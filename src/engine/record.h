@@ -11,12 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct bh_file_in {
-	const char *path;
-	const uint8_t *content;
-	size_t len;
-};
-
 /* What was sent. kind: "cell", "javascript" or "" (none). */
 struct bh_request_fields {
 	uint32_t protocol;
@@ -30,7 +24,7 @@ struct bh_request_fields {
 	const uint8_t *code;
 	size_t code_len;
 	const char *grant_profile;     /* javascript */
-	const struct bh_file_in *files; /* cell */
+	const struct bh_file *files; /* cell */
 	size_t n_files;
 };
 
@@ -74,6 +68,6 @@ void bh_record_seal(struct bh_record *rec);
 /* Recomputes and compares; true when the stored digest matches. */
 bool bh_record_verify(const struct bh_record *rec);
 /* SHA-256 hex of a session id: its public fingerprint. */
-void bh_session_fingerprint(const char *session_id, char out[65]);
+void bh_fingerprint_of(const char *session_id, char out[65]);
 
 #endif

@@ -551,6 +551,7 @@ void sandbox_bundle_spec(bh_engine *e, enum bh_tier tier, struct bundle_spec *sp
 		.name = "",
 		.rootfs = e->rootfs,
 		.init_path = e->init_path,
+		.interp_dir = e->interp_dir,
 		.cgroup_path = "",
 		.memory_mb = e->memory_limit_mb,
 		.pids = pids,
@@ -565,7 +566,17 @@ void sandbox_bundle_spec(bh_engine *e, enum bh_tier tier, struct bundle_spec *sp
 	};
 }
 
-int sandbox_open(bh_engine *e, enum bh_tier tier, sandbox_open_fn fn, void *arg, bh_error **err)
+int sandbox_new_name(char out[40])
+{
+	char rnd[17];
+	if (random_hex(8, rnd) < 0)
+		return -1;
+	snprintf(out, 40, "bh-%s", rnd);
+	return 0;
+}
+
+int sandbox_open(bh_engine *e, enum bh_tier tier, const char *name, sandbox_open_fn fn, void *arg,
+		 bh_error **err)
 {
 	struct runtime *rt = tier >= 0 && tier < BH_TIER_COUNT ? &e->runtimes[tier] : NULL;
 	if (!rt || !rt->ops || !rt->path)
@@ -584,13 +595,13 @@ int sandbox_open(bh_engine *e, enum bh_tier tier, sandbox_open_fn fn, void *arg,
 	sb->opened_us = now_mono_us();
 	sb->open_fn = fn;
 	sb->open_arg = arg;
-	char rnd[17];
-	if (random_hex(8, rnd) < 0) {
+	if (name)
+		snprintf(sb->name, sizeof sb->name, "%s", name);
+	else if (sandbox_new_name(sb->name) < 0) {
 		e->uid_slots[slot] = 0;
 		free(sb);
 		return bh_fail(err, BH_E_SYSTEM, errno, "getrandom");
 	}
-	snprintf(sb->name, sizeof sb->name, "bh-%s", rnd);
 	sb->bundle_dir = xasprintf("%s/%s", e->bundles_dir, sb->name);
 	sb->pid_file = xasprintf("%s/init.pid", sb->bundle_dir);
 	sb->next = e->sandboxes;

@@ -374,6 +374,17 @@ int store_records(struct bh_store *s, const char *session, store_record_fn fn, v
 	return ret < 0 ? -1 : 0;
 }
 
+bool store_knows_sandbox(struct bh_store *s, const char *sandbox)
+{
+	sqlite3_stmt *st = prepare(s, "SELECT 1 FROM sessions WHERE sandbox = ?", NULL);
+	if (!st)
+		return false;
+	bind_text(st, 1, sandbox);
+	bool known = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return known;
+}
+
 int store_backup(struct bh_store *s, const char *dest, bh_error **err)
 {
 	/* The backup API copies a consistent snapshot, WAL included. */

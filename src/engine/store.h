@@ -61,6 +61,8 @@ typedef int (*store_record_fn)(void *arg, const struct store_record_row *row);
 int store_records(struct bh_store *s, const char *session, store_record_fn fn, void *arg,
 		  bh_error **err);
 
+/* Whether any registry row names this container. */
+bool store_knows_sandbox(struct bh_store *s, const char *sandbox);
 int store_backup(struct bh_store *s, const char *dest, bh_error **err);
 /* A passive WAL checkpoint (from the idle timer). */
 void store_checkpoint(struct bh_store *s);

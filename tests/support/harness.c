@@ -38,6 +38,7 @@ void harness_open(struct harness *h, const char *drop_wall)
 	struct bh_config cfg = {
 		.state_dir = h->state_dir,
 		.init_path = BH_TEST_INIT,
+		.interp_dir = BH_TEST_INTERP,
 		.log = remember,
 		.log_arg = h,
 		.drop_wall = drop_wall,

@@ -37,7 +37,7 @@ static struct bh_record sample(void)
 	};
 	strcpy(rec.request_sha256, "aa");
 	strcpy(rec.result_sha256, "bb");
-	bh_session_fingerprint("0123456789abcdef0123456789abcdef", rec.session);
+	bh_fingerprint_of("0123456789abcdef0123456789abcdef", rec.session);
 	return rec;
 }
 
@@ -93,6 +93,6 @@ Test(record, cell_results_digest_the_interpreter_flags)
 Test(record, the_fingerprint_is_the_sha256_of_the_id_string)
 {
 	char fp[65];
-	bh_session_fingerprint("abc", fp);
+	bh_fingerprint_of("abc", fp);
 	cr_assert_str_eq(fp, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }

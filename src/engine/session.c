@@ -1,0 +1,1004 @@
+/* Sessions: one sandbox kept warm for many calls of one conversation.
+ *
+ * A session owns its sandbox and a queue of at most two operations (the
+ * one in flight and one waiting). Each answered cell becomes a version-2
+ * record chained to the previous one, committed to the store before the
+ * answer is handed back; a cell that may have run but got no answer becomes
+ * a version-3 record. The id is a capability: only its fingerprint is ever
+ * logged or stored. */
+#include "engine_priv.h"
+#include "record.h"
+#include "store.h"
+
+#include <errno.h>
+#include <regex.h>
+#include <signal.h>
+#include <string.h>
+
+#define DEFAULT_LIFETIME_MS (30u * 60u * 1000u)
+#define MAX_LIFETIME_MS (12u * 60u * 60u * 1000u)
+#define DEFAULT_TIMEOUT_MS 30000u
+#define MAX_TIMEOUT_MS (5u * 60u * 1000u)
+#define DEFAULT_OUTPUT_CAP (64u * 1024u)
+#define MAX_OUTPUT_CAP (1u * 1024u * 1024u)
+#define MAX_CODE (256u * 1024u)
+#define MAX_FILES 200u
+#define MAX_FILES_BYTES (4u * 1024u * 1024u)
+#define MAX_PATH_BYTES 4096u
+#define BACKSTOP_GRACE_MS 5000u
+#define PROTOCOL 3u
+
+enum session_state { SS_WAITING_PROOF, SS_OPENING, SS_READY, SS_BUSY, SS_ENDED };
+static const char *const ss_names[] = {"waiting", "opening", "ready", "busy", "ended"};
+
+enum op_kind { OP_CELL, OP_LIST, OP_READ, OP_CLOSE };
+
+struct op {
+	enum op_kind kind;
+	/* cell */
+	struct bh_cell cell;
+	char *code;
+	struct bh_file *files;
+	bh_cell_cb cell_cb;
+	/* list / read */
+	char *path;
+	uint32_t max_bytes;
+	bh_list_cb list_cb;
+	bh_read_cb read_cb;
+	/* close */
+	bh_close_cb close_cb;
+	void *arg;
+	uint64_t queued_us;
+	int64_t started_unix_ms;
+	struct op *next;
+};
+
+struct bh_session {
+	bh_engine *e;
+	char id[33];
+	char fp[65];
+	char sandbox_name[40];
+	enum bh_tier tier, floor;
+	uint32_t languages;
+	uint32_t lifetime_ms;
+	char *principal, *owner, *run_key;
+	enum session_state state;
+	struct sandbox *sb;
+	bh_session_open_cb open_cb;
+	void *open_arg;
+	struct op *queue; /* head is in flight when state is SS_BUSY */
+	uint64_t calls;
+	char last_record[65];
+	const char *end_reason; /* static strings */
+	char end_detail[256];
+	struct bh_record last; /* the last record handed out, for the callback */
+	struct bh_session *next;
+};
+
+const char *bh_language_name(enum bh_language l)
+{
+	return l == BH_LANG_PYTHON ? "python" : l == BH_LANG_JAVASCRIPT ? "javascript" : "unknown";
+}
+
+int bh_language_parse(const char *name, enum bh_language *out)
+{
+	if (name && !strcmp(name, "python"))
+		*out = BH_LANG_PYTHON;
+	else if (name && !strcmp(name, "javascript"))
+		*out = BH_LANG_JAVASCRIPT;
+	else
+		return -1;
+	return 0;
+}
+
+const char *bh_session_id(const bh_session *s)
+{
+	return s->id;
+}
+
+const char *bh_session_fingerprint(const bh_session *s)
+{
+	return s->fp;
+}
+
+enum bh_tier bh_session_tier(const bh_session *s)
+{
+	return s->tier;
+}
+
+bh_session *bh_engine_find_session(bh_engine *e, const char *session_id, const char *principal)
+{
+	if (!session_id)
+		return NULL;
+	char fp[65];
+	bh_fingerprint_of(session_id, fp);
+	for (bh_session *s = e->sessions; s; s = s->next) {
+		/* Compare fingerprints, not ids: the lookup's time does not depend
+		 * on how much of a guessed id was right. */
+		if (strcmp(s->fp, fp))
+			continue;
+		if (strcmp(s->principal, principal ? principal : ""))
+			return NULL;
+		return s;
+	}
+	return NULL;
+}
+
+static void set_state(bh_session *s, enum session_state st)
+{
+	if (s->state == st)
+		return;
+	bh_log(s->e, BH_LOG_DEBUG, "session %.12s: %s -> %s", s->fp, ss_names[s->state], ss_names[st]);
+	if (s->e->store && st != SS_ENDED && st != SS_WAITING_PROOF) {
+		char detail[64];
+		snprintf(detail, sizeof detail, "%s -> %s", ss_names[s->state], ss_names[st]);
+		store_session_state(s->e->store, s->fp, ss_names[st], NULL);
+		store_event(s->e->store, "state", s->fp, s->sandbox_name, detail);
+	}
+	s->state = st;
+}
+
+/* ---- operations ---- */
+
+static void op_free(struct op *op)
+{
+	if (!op)
+		return;
+	free(op->code);
+	for (size_t i = 0; op->files && i < op->cell.n_files; i++) {
+		free((char *)op->files[i].path);
+		free((uint8_t *)op->files[i].content);
+	}
+	free(op->files);
+	free(op->path);
+	free(op);
+}
+
+static size_t queue_len(bh_session *s)
+{
+	size_t n = 0;
+	for (struct op *o = s->queue; o; o = o->next)
+		n++;
+	return n;
+}
+
+static void refuse_op(struct op *op, const bh_error *err)
+{
+	switch (op->kind) {
+	case OP_CELL:
+		op->cell_cb(op->arg, NULL, err);
+		break;
+	case OP_LIST:
+		op->list_cb(op->arg, NULL, 0, false, err);
+		break;
+	case OP_READ:
+		op->read_cb(op->arg, NULL, 0, 0, false, err);
+		break;
+	case OP_CLOSE:
+		break; /* closes are answered by end_session */
+	}
+}
+
+static void ended_error(bh_session *s, bh_error **err)
+{
+	bh_refuse(err, BH_REFUSAL_REQUEST, "the session has ended (%s)%s%s", s->end_reason,
+		  s->end_detail[0] ? ": " : "", s->end_detail);
+	(*err)->session_end = s->end_reason;
+}
+
+static void answer_close(bh_session *s, struct op *op)
+{
+	struct bh_close_result r = {
+		.fingerprint = s->fp,
+		.calls = s->calls,
+		.last_record_sha256 = s->last_record,
+		.end_reason = s->end_reason,
+	};
+	op->close_cb(op->arg, &r, NULL);
+}
+
+/* The one place a session ends: the store learns why, waiting operations
+ * are refused (a close is answered), and the sandbox goes. */
+static void end_session(bh_session *s, const char *reason, const char *detail)
+{
+	if (s->state == SS_ENDED)
+		return;
+	bh_engine *e = s->e;
+	s->end_reason = reason;
+	snprintf(s->end_detail, sizeof s->end_detail, "%s", detail ? detail : "");
+	set_state(s, SS_ENDED);
+	if (e->store && s->sandbox_name[0]) {
+		store_session_end(e->store, s->fp, reason, s->end_detail, NULL);
+		store_event(e->store, "ended", s->fp, s->sandbox_name, reason);
+	}
+	bh_log(e, BH_LOG_INFO, "session %.12s ended: %s%s%s", s->fp, reason, detail ? ": " : "",
+	       detail ? detail : "");
+	if (s->sb) {
+		struct sandbox *sb = s->sb;
+		s->sb = NULL;
+		sandbox_close(e, sb);
+	}
+	struct op *q = s->queue;
+	s->queue = NULL;
+	bh_error *err = NULL;
+	ended_error(s, &err);
+	while (q) {
+		struct op *n = q->next;
+		if (q->kind == OP_CLOSE)
+			answer_close(s, q);
+		else
+			refuse_op(q, err);
+		op_free(q);
+		q = n;
+	}
+	bh_error_free(err);
+	if (s->open_cb) {
+		bh_session_open_cb cb = s->open_cb;
+		s->open_cb = NULL;
+		bh_fail(&err, BH_E_SANDBOX, 0, "the session's sandbox could not be opened: %s",
+			s->end_detail);
+		err->session_end = reason;
+		cb(s->open_arg, s, err);
+		bh_error_free(err);
+	}
+}
+
+/* ---- the cell in flight ---- */
+
+static void dispatch(bh_session *s);
+
+static void flags_text(char *out, size_t n, const struct bh_cell_result *r)
+{
+	snprintf(out, n, "%s%s%s%s%s%s", r->timed_out ? "timed_out," : "",
+		 r->stdout_truncated ? "stdout_truncated," : "",
+		 r->stderr_truncated ? "stderr_truncated," : "",
+		 r->interpreter_started ? "interpreter_started," : "",
+		 r->interpreter_ended ? "interpreter_ended," : "", r->oom ? "oom," : "");
+	size_t len = strlen(out);
+	if (len)
+		out[len - 1] = '\0';
+}
+
+static void request_digest(const struct op *op, const bh_session *s, char out[65])
+{
+	struct bh_request_fields rf = {
+		.protocol = PROTOCOL,
+		.minimum_isolation = op->cell.floor > BH_TIER_NONE ? bh_tier_name(op->cell.floor) : "",
+		.timeout_ms = op->cell.timeout_ms,
+		.software_mode = "",
+		.kind = "cell",
+		.language = bh_language_name(op->cell.language),
+		.code = (const uint8_t *)op->code,
+		.code_len = op->cell.code_len,
+		.files = op->files,
+		.n_files = op->cell.n_files,
+	};
+	(void)s;
+	bh_request_digest(&rf, out);
+}
+
+static void fill_record(bh_session *s, struct bh_record *rec, const struct op *op, int version)
+{
+	bh_engine *e = s->e;
+	memset(rec, 0, sizeof *rec);
+	rec->version = version;
+	request_digest(op, s, rec->request_sha256);
+	rec->provider = s->tier == BH_TIER_KERNEL ? "bulkhead-runsc" : "bulkhead-crun";
+	rec->isolation = bh_tier_name(s->tier);
+	rec->environment = e->tiers[s->tier].environment;
+	rec->policy = "";
+	rec->software_identity = "";
+	rec->software_rule_id = "";
+	rec->started_unix_ms = op->started_unix_ms;
+	rec->ended_unix_ms = (int64_t)now_real_ms();
+	snprintf(rec->session, sizeof rec->session, "%s", s->fp);
+	rec->sequence = s->calls + 1;
+	snprintf(rec->previous_sha256, sizeof rec->previous_sha256, "%s", s->last_record);
+}
+
+static int commit(bh_session *s, struct bh_record *rec, const struct op *op,
+		  const struct bh_cell_result *r, bh_error **err)
+{
+	bh_engine *e = s->e;
+	bh_record_seal(rec);
+	char flags[160] = "";
+	if (r)
+		flags_text(flags, sizeof flags, r);
+	struct store_record_extra x = {
+		.language = bh_language_name(op->cell.language),
+		.exit_code = r ? r->exit_code : -1,
+		.flags = r ? flags : rec->unanswered,
+		.duration_us = r ? r->duration_us : 0,
+		.code = (const uint8_t *)op->code,
+		.code_len = op->cell.code_len,
+		.out = r ? r->out : NULL,
+		.out_len = r ? r->out_len : 0,
+		.err = r ? r->errout : NULL,
+		.err_len = r ? r->errout_len : 0,
+	};
+	if (store_record_commit(e->store, rec, &x, e->keep_content, err) < 0)
+		return -1;
+	s->calls = rec->sequence;
+	snprintf(s->last_record, sizeof s->last_record, "%s", rec->record_sha256);
+	e->last_commit_us = now_mono_us();
+	engine_maybe_crash(e, "commit");
+	return 0;
+}
+
+static void cell_answered(bh_session *s, struct op *op, const struct done_frame *d, bool oom)
+{
+	struct bh_cell_result r = {
+		.exit_code = d->exit_code,
+		.timed_out = d->flags & BH_CHAN_TIMED_OUT,
+		.stdout_truncated = d->flags & BH_CHAN_STDOUT_TRUNCATED,
+		.stderr_truncated = d->flags & BH_CHAN_STDERR_TRUNCATED,
+		.interpreter_started = d->flags & BH_CHAN_INTERP_STARTED,
+		.interpreter_ended = d->flags & BH_CHAN_INTERP_ENDED,
+		.oom = oom,
+		.out = d->out,
+		.out_len = d->out_len,
+		.errout = d->err,
+		.errout_len = d->err_len,
+		.duration_us = d->duration_us,
+		.wall_us = now_mono_us() - op->queued_us,
+	};
+	struct bh_result_fields rf = {
+		.kind = "cell",
+		.exit_code = r.exit_code,
+		.timed_out = r.timed_out,
+		.out = r.out,
+		.out_len = r.out_len,
+		.err = r.errout,
+		.err_len = r.errout_len,
+		.stdout_truncated = r.stdout_truncated,
+		.stderr_truncated = r.stderr_truncated,
+		.interpreter_started = r.interpreter_started,
+		.interpreter_ended = r.interpreter_ended,
+	};
+	fill_record(s, &s->last, op, 2);
+	bh_result_digest(&rf, s->last.result_sha256);
+	bh_error *err = NULL;
+	if (commit(s, &s->last, op, &r, &err) < 0) {
+		/* Nothing unrecorded is acknowledged: the code ran, its answer is withheld. */
+		bh_error_wrap(err, "the code ran but its record could not be stored");
+		op->cell_cb(op->arg, NULL, err);
+		bh_error_free(err);
+		return;
+	}
+	r.record = &s->last;
+	op->cell_cb(op->arg, &r, NULL);
+}
+
+/* The call may have run and there is no answer: a version-3 record keeps
+ * its place in the chain, and the session ends with its sandbox. */
+static void cell_unanswered(bh_session *s, struct op *op, const char *code_name, const char *why,
+			    bool oom)
+{
+	fill_record(s, &s->last, op, 3);
+	s->last.unanswered = code_name;
+	bh_error *err = NULL;
+	bh_error *store_err = NULL;
+	struct bh_cell_result r = {.record = &s->last, .oom = oom};
+	if (commit(s, &s->last, op, NULL, &store_err) < 0) {
+		r.record = NULL;
+		bh_log(s->e, BH_LOG_ERROR, "session %.12s: %s", s->fp, store_err->msg);
+		bh_error_free(store_err);
+	}
+	bh_fail(&err, BH_E_SANDBOX, 0, "the sandbox ended during the call (%s); the code may have run", why);
+	err->session_end = "main_process_ended";
+	op->cell_cb(op->arg, &r, err);
+	bh_error_free(err);
+}
+
+static void on_cell_reply(bh_engine *e, void *arg, struct sandbox *sb, const struct sandbox_reply *rep)
+{
+	(void)e;
+	(void)sb;
+	bh_session *s = arg;
+	struct op *op = s->queue;
+	s->queue = op->next;
+	bh_error *err = NULL;
+	if (!rep->type) {
+		s->sb = NULL; /* the sandbox is already being torn down */
+		cell_unanswered(s, op, rep->oom ? "resource_exhausted" : "unknown", rep->lost, rep->oom);
+		op_free(op);
+		end_session(s, "main_process_ended", rep->oom ? "oom" : rep->lost);
+		return;
+	}
+	if (rep->type == BH_CHAN_DONE) {
+		struct done_frame d;
+		if (sandbox_decode_done(rep, &d) < 0) {
+			cell_unanswered(s, op, "data_loss", "a malformed answer", false);
+			op_free(op);
+			end_session(s, "boundary_failed", "the init sent a malformed answer");
+			return;
+		}
+		set_state(s, SS_READY);
+		cell_answered(s, op, &d, rep->oom);
+	} else {
+		int reason, err_no;
+		char msg[512];
+		sandbox_decode_refusal(rep, &reason, &err_no, msg, sizeof msg);
+		enum bh_refusal why = rep->type == BH_CHAN_REJECTED && reason == BH_CHAN_REJECT_LANGUAGE
+					      ? BH_REFUSAL_UNSUPPORTED
+					      : rep->type == BH_CHAN_REJECTED ? BH_REFUSAL_REQUEST
+									       : BH_REFUSAL_ENVIRONMENT;
+		bh_refuse(&err, why, "%s", msg);
+		err->sys_errno = err_no;
+		set_state(s, SS_READY);
+		op->cell_cb(op->arg, NULL, err);
+		bh_error_free(err);
+	}
+	op_free(op);
+	dispatch(s);
+}
+
+static void on_files_reply(bh_engine *e, void *arg, struct sandbox *sb,
+			   const struct sandbox_reply *rep)
+{
+	(void)e;
+	(void)sb;
+	bh_session *s = arg;
+	struct op *op = s->queue;
+	s->queue = op->next;
+	bh_error *err = NULL;
+	if (!rep->type) {
+		bh_fail(&err, BH_E_SANDBOX, 0, "the sandbox ended: %s", rep->lost);
+		refuse_op(op, err);
+		bh_error_free(err);
+		op_free(op);
+		s->sb = NULL;
+		end_session(s, "main_process_ended", rep->lost);
+		return;
+	}
+	set_state(s, SS_READY);
+	if (rep->type == BH_CHAN_FAIL) {
+		int reason, err_no;
+		char msg[512];
+		sandbox_decode_refusal(rep, &reason, &err_no, msg, sizeof msg);
+		bh_fail(&err, BH_E_INVALID, err_no, "%s", msg);
+		refuse_op(op, err);
+		bh_error_free(err);
+	} else if (op->kind == OP_LIST && rep->type == BH_CHAN_LISTING) {
+		struct reader r = {.p = rep->payload, .left = rep->len};
+		uint32_t n = get_u32(&r);
+		bool more = n & 0x80000000u;
+		n &= 0x7fffffffu;
+		struct bh_file_entry *ents = xzalloc((n + 1) * sizeof *ents);
+		char **owned = xzalloc((2 * n + 1) * sizeof *owned);
+		for (uint32_t i = 0; i < n && !r.bad; i++) {
+			size_t nl = 0, tl = 0;
+			const uint8_t *name = get_str(&r, &nl);
+			uint8_t type = r.left ? *r.p : '?';
+			if (r.left) {
+				r.p++;
+				r.left--;
+			}
+			ents[i].type = (char)type;
+			ents[i].size = get_u64(&r);
+			ents[i].mtime_ms = get_u64(&r);
+			const uint8_t *target = get_str(&r, &tl);
+			owned[2 * i] = xasprintf("%.*s", (int)nl, name ? (const char *)name : "");
+			owned[2 * i + 1] = xasprintf("%.*s", (int)tl, target ? (const char *)target : "");
+			ents[i].name = owned[2 * i];
+			ents[i].target = owned[2 * i + 1];
+		}
+		if (r.bad) {
+			bh_fail(&err, BH_E_SANDBOX, 0, "the sandbox sent a malformed listing");
+			refuse_op(op, err);
+			bh_error_free(err);
+		} else {
+			op->list_cb(op->arg, ents, n, more, NULL);
+		}
+		for (uint32_t i = 0; i < 2 * n; i++)
+			free(owned[i]);
+		free(owned);
+		free(ents);
+	} else if (op->kind == OP_READ && rep->type == BH_CHAN_CONTENT) {
+		struct reader r = {.p = rep->payload, .left = rep->len};
+		uint64_t size = get_u64(&r);
+		bool truncated = r.left && *r.p;
+		if (r.left) {
+			r.p++;
+			r.left--;
+		}
+		size_t n = 0;
+		const uint8_t *data = get_str(&r, &n);
+		if (r.bad) {
+			bh_fail(&err, BH_E_SANDBOX, 0, "the sandbox sent a malformed file");
+			refuse_op(op, err);
+			bh_error_free(err);
+		} else {
+			op->read_cb(op->arg, data, n, size, truncated, NULL);
+		}
+	} else {
+		bh_fail(&err, BH_E_SANDBOX, 0, "the sandbox answered with an unexpected frame");
+		refuse_op(op, err);
+		bh_error_free(err);
+	}
+	op_free(op);
+	dispatch(s);
+}
+
+static int send_cell(bh_session *s, struct op *op, bh_error **err)
+{
+	uint64_t call_id = sandbox_next_call_id();
+	struct buf f = {0};
+	uint8_t type = BH_CHAN_CELL;
+	buf_append(&f, &type, 1);
+	put_u64(&f, call_id);
+	put_u32(&f, op->cell.timeout_ms);
+	put_u32(&f, op->cell.output_cap);
+	uint8_t lang = (uint8_t)op->cell.language;
+	buf_append(&f, &lang, 1);
+	put_str(&f, op->code, op->cell.code_len);
+	put_u32(&f, (uint32_t)op->cell.n_files);
+	for (size_t i = 0; i < op->cell.n_files; i++) {
+		put_str(&f, op->files[i].path, strlen(op->files[i].path));
+		put_str(&f, op->files[i].content ? op->files[i].content : (const uint8_t *)"",
+			op->files[i].len);
+	}
+	op->started_unix_ms = (int64_t)now_real_ms();
+	int ret = sandbox_request(s->e, s->sb, call_id, &f, op->cell.timeout_ms + BACKSTOP_GRACE_MS,
+				  on_cell_reply, s, err);
+	buf_free(&f);
+	if (ret == 0)
+		engine_maybe_crash(s->e, "cell");
+	return ret;
+}
+
+static int send_files_op(bh_session *s, struct op *op, bh_error **err)
+{
+	uint64_t call_id = sandbox_next_call_id();
+	struct buf f = {0};
+	uint8_t type = op->kind == OP_LIST ? BH_CHAN_LIST : BH_CHAN_READ;
+	buf_append(&f, &type, 1);
+	put_u64(&f, call_id);
+	put_str(&f, op->path, strlen(op->path));
+	put_u32(&f, op->kind == OP_LIST ? 10000u : op->max_bytes);
+	int ret = sandbox_request(s->e, s->sb, call_id, &f, 30000, on_files_reply, s, err);
+	buf_free(&f);
+	return ret;
+}
+
+/* Starts the operation at the head of the queue when the sandbox is free. */
+static void dispatch(bh_session *s)
+{
+	while (s->state == SS_READY && s->queue) {
+		struct op *op = s->queue;
+		if (op->kind == OP_CLOSE) {
+			s->queue = op->next;
+			end_session(s, "closed", NULL);
+			answer_close(s, op);
+			op_free(op);
+			return;
+		}
+		bh_error *err = NULL;
+		set_state(s, SS_BUSY);
+		int ret = op->kind == OP_CELL ? send_cell(s, op, &err) : send_files_op(s, op, &err);
+		if (ret == 0)
+			return;
+		s->queue = op->next;
+		set_state(s, SS_READY);
+		refuse_op(op, err);
+		bh_error_free(err);
+		op_free(op);
+	}
+}
+
+/* ---- opening ---- */
+
+static void on_sandbox_open(bh_engine *e, void *arg, struct sandbox *sb, const bh_error *err)
+{
+	bh_session *s = arg;
+	if (err) {
+		end_session(s, "boundary_failed", err->msg);
+		return;
+	}
+	if (s->state == SS_ENDED) { /* closed while opening */
+		sandbox_close(e, sb);
+		return;
+	}
+	s->sb = sb;
+	set_state(s, SS_READY);
+	if (s->languages) {
+		struct buf f = {0};
+		uint8_t type = BH_CHAN_WARM;
+		buf_append(&f, &type, 1);
+		put_u32(&f, s->languages);
+		sandbox_send(e, sb, &f);
+		buf_free(&f);
+	}
+	if (s->open_cb) {
+		bh_session_open_cb cb = s->open_cb;
+		s->open_cb = NULL;
+		cb(s->open_arg, s, NULL);
+	}
+	dispatch(s);
+}
+
+static const char *validate_owner(const char *owner)
+{
+	if (!owner || !*owner)
+		return NULL;
+	regex_t re;
+	regcomp(&re, "^[A-Za-z0-9._:-]{1,64}$", REG_EXTENDED | REG_NOSUB);
+	int bad = regexec(&re, owner, 0, NULL, 0);
+	regfree(&re);
+	return bad ? "the owner must be 1 to 64 of A-Z a-z 0-9 . _ : -" : NULL;
+}
+
+/* Tier, floor and offer; then the intent row, then the runtime. */
+static int start_open(bh_session *s, bh_error **err)
+{
+	bh_engine *e = s->e;
+	enum bh_tier tier = s->tier == BH_TIER_UNKNOWN ? bh_engine_best_tier(e) : s->tier;
+	if (tier == BH_TIER_UNKNOWN)
+		return bh_refuse(err, BH_REFUSAL_ENVIRONMENT,
+				 "no isolation tier is offered on this host (run `bulkhead doctor`)");
+	if (!bh_tier_meets(tier, s->floor))
+		return bh_refuse(err, BH_REFUSAL_ISOLATION, "the floor %s is above the %s tier",
+				 bh_tier_name(s->floor), bh_tier_name(tier));
+	if (!e->tiers[tier].report.offered)
+		return bh_refuse(err, BH_REFUSAL_UNSUPPORTED, "the %s tier is not offered here: %s",
+				 bh_tier_name(tier), e->tiers[tier].report.reason);
+	s->tier = tier;
+	if (sandbox_new_name(s->sandbox_name) < 0)
+		return bh_fail(err, BH_E_SYSTEM, errno, "getrandom");
+	int64_t now = (int64_t)now_real_ms();
+	struct store_session_row row = {
+		.fingerprint = s->fp,
+		.sandbox = s->sandbox_name,
+		.runtime = e->runtimes[tier].ops->name,
+		.tier = bh_tier_name(tier),
+		.floor = s->floor > BH_TIER_NONE ? bh_tier_name(s->floor) : "",
+		.principal = s->principal,
+		.owner = s->owner,
+		.run_key = s->run_key,
+		.state = "opening",
+		.engine_pid = getpid(),
+		.lease_until_ms = now + 120000,
+		.created_ms = now,
+		.expires_ms = now + (int64_t)s->lifetime_ms,
+	};
+	/* The intent row comes first: a crash after this line is recoverable. */
+	if (store_session_intent(e->store, &row, err) < 0)
+		return -1;
+	s->state = SS_OPENING;
+	store_event(e->store, "state", s->fp, s->sandbox_name, "opening");
+	if (sandbox_open(e, tier, s->sandbox_name, on_sandbox_open, s, err) < 0) {
+		store_session_end(e->store, s->fp, "boundary_failed", (*err)->msg, NULL);
+		return -1;
+	}
+	engine_maybe_crash(e, "open");
+	return 0;
+}
+
+static void session_open_failed(bh_session *s, const bh_error *err)
+{
+	/* Refused before anything was created: no row, no sandbox. */
+	s->end_reason = "boundary_failed";
+	snprintf(s->end_detail, sizeof s->end_detail, "%s", err->msg);
+	s->state = SS_ENDED;
+	if (s->open_cb) {
+		bh_session_open_cb cb = s->open_cb;
+		s->open_cb = NULL;
+		cb(s->open_arg, s, err);
+	}
+	struct op *q = s->queue;
+	s->queue = NULL;
+	while (q) {
+		struct op *n = q->next;
+		if (q->kind == OP_CLOSE)
+			answer_close(s, q);
+		else
+			refuse_op(q, err);
+		op_free(q);
+		q = n;
+	}
+}
+
+int bh_session_open(bh_engine *e, const struct bh_session_opts *opts, bh_session_open_cb cb,
+		    void *arg, bh_session **out, bh_error **err)
+{
+	*out = NULL;
+	struct bh_session_opts none = {.tier = BH_TIER_UNKNOWN, .floor = BH_TIER_UNKNOWN};
+	if (!opts)
+		opts = &none;
+	if (e->closing)
+		return bh_fail(err, BH_E_CLOSED, 0, "the engine is shutting down; nothing ran");
+	if (!e->store)
+		return bh_refuse(err, BH_REFUSAL_ENVIRONMENT, "this engine has no store");
+	const char *bad = validate_owner(opts->owner);
+	if (bad)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "%s", bad);
+	if (opts->lifetime_ms > MAX_LIFETIME_MS)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "a lifetime of %u ms is above the %u ms maximum",
+				 opts->lifetime_ms, MAX_LIFETIME_MS);
+	if (opts->languages >> BH_LANG_COUNT)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "unknown language in the hint (mask %#x)",
+				 opts->languages);
+	if ((opts->tier != BH_TIER_UNKNOWN && (opts->tier < 0 || opts->tier >= BH_TIER_COUNT)) ||
+	    opts->floor < BH_TIER_UNKNOWN || opts->floor >= BH_TIER_COUNT)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "unknown tier or floor");
+	bh_session *s = xzalloc(sizeof *s);
+	s->e = e;
+	s->tier = opts->tier;
+	s->floor = opts->floor;
+	s->languages = opts->languages;
+	s->lifetime_ms = opts->lifetime_ms ? opts->lifetime_ms : DEFAULT_LIFETIME_MS;
+	s->principal = xstrdup(opts->principal);
+	s->owner = xstrdup(opts->owner);
+	s->run_key = xstrdup(opts->run_key);
+	s->open_cb = cb;
+	s->open_arg = arg;
+	if (random_hex(16, s->id) < 0) {
+		free(s->principal), free(s->owner), free(s->run_key), free(s);
+		return bh_fail(err, BH_E_SYSTEM, errno, "getrandom");
+	}
+	bh_fingerprint_of(s->id, s->fp);
+	if (!bh_engine_proven(e)) {
+		s->state = SS_WAITING_PROOF;
+	} else if (start_open(s, err) < 0) {
+		free(s->principal), free(s->owner), free(s->run_key), free(s);
+		return -1;
+	}
+	s->next = e->sessions;
+	e->sessions = s;
+	*out = s;
+	return 0;
+}
+
+void sessions_tier_proven(bh_engine *e)
+{
+	if (!bh_engine_proven(e))
+		return;
+	for (bh_session *s = e->sessions; s; s = s->next) {
+		if (s->state != SS_WAITING_PROOF)
+			continue;
+		bh_error *err = NULL;
+		if (start_open(s, &err) < 0) {
+			session_open_failed(s, err);
+			bh_error_free(err);
+		}
+	}
+}
+
+/* ---- calls ---- */
+
+/* Relative, below /work, no "..", ".", empty parts or control characters. */
+static const char *path_problem(const char *p)
+{
+	if (!p || !*p)
+		return "is empty";
+	if (strlen(p) > MAX_PATH_BYTES)
+		return "is longer than 4096 bytes";
+	if (p[0] == '/')
+		return "is absolute";
+	for (const unsigned char *c = (const unsigned char *)p; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			return "has a control character";
+	const char *part = p;
+	for (;;) {
+		const char *slash = strchr(part, '/');
+		size_t n = slash ? (size_t)(slash - part) : strlen(part);
+		if (n == 0)
+			return "has an empty part";
+		if ((n == 1 && part[0] == '.') || (n == 2 && part[0] == '.' && part[1] == '.'))
+			return "has a . or .. part";
+		if (!slash)
+			break;
+		part = slash + 1;
+	}
+	return NULL;
+}
+
+static int enqueue(bh_session *s, struct op *op, bh_error **err)
+{
+	if (s->state == SS_ENDED) {
+		ended_error(s, err);
+		op_free(op);
+		return -1;
+	}
+	if (queue_len(s) >= 2) {
+		op_free(op);
+		return bh_refuse(err, BH_REFUSAL_CAPACITY,
+				 "a call is running on this session and another is waiting");
+	}
+	op->queued_us = now_mono_us();
+	struct op **pp = &s->queue;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = op;
+	dispatch(s);
+	return 0;
+}
+
+int bh_session_run(bh_session *s, const struct bh_cell *cell, bh_cell_cb cb, void *arg,
+		   bh_error **err)
+{
+	if (!cell || !cb)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "a call needs a cell and a callback");
+	if (cell->language != BH_LANG_PYTHON && cell->language != BH_LANG_JAVASCRIPT)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "unknown language %d", (int)cell->language);
+	if (cell->code_len > MAX_CODE)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "the code is %zu bytes, above the %u limit",
+				 cell->code_len, MAX_CODE);
+	if (cell->timeout_ms > MAX_TIMEOUT_MS)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "timeout %u ms is above the %u ms maximum",
+				 cell->timeout_ms, MAX_TIMEOUT_MS);
+	if (cell->output_cap > MAX_OUTPUT_CAP)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "output cap %u is above the %u maximum",
+				 cell->output_cap, MAX_OUTPUT_CAP);
+	if (cell->n_files > MAX_FILES)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "%zu files is more than %u", cell->n_files,
+				 MAX_FILES);
+	size_t total = 0;
+	for (size_t i = 0; i < cell->n_files; i++) {
+		const char *why = path_problem(cell->files[i].path);
+		if (why)
+			return bh_refuse(err, BH_REFUSAL_REQUEST, "file path \"%s\" %s",
+					 cell->files[i].path ? cell->files[i].path : "", why);
+		total += cell->files[i].len;
+	}
+	if (total > MAX_FILES_BYTES)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "the files hold %zu bytes, above the %u limit",
+				 total, MAX_FILES_BYTES);
+	if (cell->floor != BH_TIER_UNKNOWN && s->state != SS_WAITING_PROOF &&
+	    !bh_tier_meets(s->tier, cell->floor))
+		return bh_refuse(err, BH_REFUSAL_ISOLATION, "the floor %s is above the session's %s tier",
+				 bh_tier_name(cell->floor), bh_tier_name(s->tier));
+	struct op *op = xzalloc(sizeof *op);
+	op->kind = OP_CELL;
+	op->cell = *cell;
+	op->cell.timeout_ms = cell->timeout_ms ? cell->timeout_ms : DEFAULT_TIMEOUT_MS;
+	op->cell.output_cap = cell->output_cap ? cell->output_cap : DEFAULT_OUTPUT_CAP;
+	op->code = xzalloc(cell->code_len + 1);
+	if (cell->code_len)
+		memcpy(op->code, cell->code, cell->code_len);
+	op->cell.code = op->code;
+	if (cell->n_files) {
+		op->files = xzalloc(cell->n_files * sizeof *op->files);
+		for (size_t i = 0; i < cell->n_files; i++) {
+			op->files[i].path = xstrdup(cell->files[i].path);
+			uint8_t *c = xzalloc(cell->files[i].len + 1);
+			if (cell->files[i].len)
+				memcpy(c, cell->files[i].content, cell->files[i].len);
+			op->files[i].content = c;
+			op->files[i].len = cell->files[i].len;
+		}
+	}
+	op->cell.files = op->files;
+	op->cell_cb = cb;
+	op->arg = arg;
+	return enqueue(s, op, err);
+}
+
+int bh_session_close(bh_session *s, bh_close_cb cb, void *arg, bh_error **err)
+{
+	if (!cb)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "close needs a callback");
+	struct op *close_op = xzalloc(sizeof *close_op);
+	close_op->kind = OP_CLOSE;
+	close_op->close_cb = cb;
+	close_op->arg = arg;
+	if (s->state == SS_ENDED) {
+		answer_close(s, close_op);
+		op_free(close_op);
+		return 0;
+	}
+	/* A call waiting behind the one in flight is refused; the close takes
+	 * its place and runs once the sandbox is free. */
+	if (s->queue && s->queue->next) {
+		struct op *waiting = s->queue->next;
+		s->queue->next = NULL;
+		bh_error *e2 = NULL;
+		bh_refuse(&e2, BH_REFUSAL_REQUEST, "the session is closing");
+		e2->session_end = "closed";
+		refuse_op(waiting, e2);
+		bh_error_free(e2);
+		op_free(waiting);
+	}
+	if (s->state == SS_WAITING_PROOF || s->state == SS_OPENING) {
+		/* Nothing ran yet: end it now; the opening sandbox is closed when it arrives. */
+		end_session(s, "closed", NULL);
+		answer_close(s, close_op);
+		op_free(close_op);
+		return 0;
+	}
+	close_op->queued_us = now_mono_us();
+	struct op **pp = &s->queue;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = close_op;
+	dispatch(s);
+	return 0;
+}
+
+int bh_session_list_files(bh_session *s, const char *path, bh_list_cb cb, void *arg, bh_error **err)
+{
+	const char *why = path && *path ? path_problem(path) : NULL;
+	if (why)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "path \"%s\" %s", path, why);
+	struct op *op = xzalloc(sizeof *op);
+	op->kind = OP_LIST;
+	op->path = xstrdup(path ? path : "");
+	op->list_cb = cb;
+	op->arg = arg;
+	return enqueue(s, op, err);
+}
+
+int bh_session_read_file(bh_session *s, const char *path, uint32_t max_bytes, bh_read_cb cb,
+			 void *arg, bh_error **err)
+{
+	const char *why = path_problem(path);
+	if (why)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "path \"%s\" %s", path ? path : "", why);
+	struct op *op = xzalloc(sizeof *op);
+	op->kind = OP_READ;
+	op->path = xstrdup(path);
+	op->max_bytes = max_bytes ? max_bytes : 1u << 20;
+	op->read_cb = cb;
+	op->arg = arg;
+	return enqueue(s, op, err);
+}
+
+/* ---- the engine's side ---- */
+
+void sessions_close_all(bh_engine *e)
+{
+	for (bh_session *s = e->sessions; s; s = s->next)
+		end_session(s, "shutdown", NULL);
+}
+
+void sessions_free(bh_engine *e)
+{
+	while (e->sessions) {
+		bh_session *s = e->sessions;
+		e->sessions = s->next;
+		free(s->principal);
+		free(s->owner);
+		free(s->run_key);
+		free(s);
+	}
+}
+
+struct reap_ctx {
+	bh_engine *e;
+	size_t n;
+	char (*fps)[65];
+};
+
+static void collect_live(void *arg, const char *fp, const char *sandbox, const char *runtime,
+			 const char *state, int64_t engine_pid)
+{
+	struct reap_ctx *c = arg;
+	(void)runtime;
+	bh_log(c->e, BH_LOG_WARN,
+	       "session %.12s (sandbox %s) was %s under engine %lld, which is gone: reaped", fp,
+	       sandbox, state, (long long)engine_pid);
+	c->fps = realloc(c->fps, (c->n + 1) * sizeof *c->fps);
+	if (!c->fps)
+		abort();
+	snprintf(c->fps[c->n++], 65, "%s", fp);
+}
+
+void sessions_reconcile(bh_engine *e)
+{
+	/* We hold the state directory's lock, so every live row was left by a
+	 * dead engine; its sandbox died with it (or was just deleted by the
+	 * leftover sweep). */
+	struct reap_ctx c = {.e = e};
+	store_live_sessions(e->store, collect_live, &c, NULL);
+	for (size_t i = 0; i < c.n; i++) {
+		store_session_end(e->store, c.fps[i], "reaped", "its engine died", NULL);
+		store_event(e->store, "reaped", c.fps[i], "", "its engine died");
+	}
+	free(c.fps);
+}
+
+void engine_maybe_crash(bh_engine *e, const char *point)
+{
+	if (e->crash_at && !strcmp(e->crash_at, point))
+		raise(SIGKILL);
+}
