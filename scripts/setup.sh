@@ -16,7 +16,7 @@ packages=(
 	# what cells import inside the sandbox (the sandbox sees the host's /usr)
 	python3 python3-numpy python3-pandas python3-matplotlib
 	# tools the tests and scripts use
-	util-linux procps iproute2 binutils
+	util-linux procps iproute2 binutils sqlite3 node-acorn
 )
 
 missing=()

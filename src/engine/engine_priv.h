@@ -236,6 +236,7 @@ struct bh_engine {
 	char *store_path;
 	bool keep_content;
 	char *crash_at;
+	long crash_count;
 	struct bh_session *sessions;
 	struct bh_timer *checkpoint;
 	uint64_t last_commit_us;

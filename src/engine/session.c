@@ -129,7 +129,10 @@ static void set_state(bh_session *s, enum session_state st)
 	if (s->state == st)
 		return;
 	bh_log(s->e, BH_LOG_DEBUG, "session %.12s: %s -> %s", s->fp, ss_names[s->state], ss_names[st]);
-	if (s->e->store && st != SS_ENDED && st != SS_WAITING_PROOF) {
+	/* ready <-> busy happens twice a call: it is not persisted (one
+	 * transaction per cell, the record's). */
+	bool hot = (s->state == SS_READY && st == SS_BUSY) || (s->state == SS_BUSY && st == SS_READY);
+	if (s->e->store && st != SS_ENDED && st != SS_WAITING_PROOF && !hot) {
 		char detail[64];
 		snprintf(detail, sizeof detail, "%s -> %s", ss_names[s->state], ss_names[st]);
 		store_session_state(s->e->store, s->fp, ss_names[st], NULL);
@@ -997,8 +1000,15 @@ void sessions_reconcile(bh_engine *e)
 	free(c.fps);
 }
 
+/* crash_at is "point" or "point:N" (the Nth time the point is reached). */
 void engine_maybe_crash(bh_engine *e, const char *point)
 {
-	if (e->crash_at && !strcmp(e->crash_at, point))
+	if (!e->crash_at)
+		return;
+	size_t n = strlen(point);
+	if (strncmp(e->crash_at, point, n) || (e->crash_at[n] && e->crash_at[n] != ':'))
+		return;
+	long nth = e->crash_at[n] == ':' ? strtol(e->crash_at + n + 1, NULL, 10) : 1;
+	if (++e->crash_count >= nth)
 		raise(SIGKILL);
 }

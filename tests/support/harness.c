@@ -1,4 +1,5 @@
 #include "harness.h"
+#include "record.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <sys/stat.h>
 #include <dirent.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 static const char *test_root(void)
 {
@@ -24,6 +26,8 @@ static void remember(void *arg, enum bh_log_level level, const char *msg)
 	snprintf(h->log + used, sizeof h->log - used, "%s\n", msg);
 }
 
+static void open_engine(struct harness *h, const char *drop_wall, const char *crash_at);
+
 void harness_open(struct harness *h, const char *drop_wall)
 {
 	memset(h, 0, sizeof *h);
@@ -33,6 +37,18 @@ void harness_open(struct harness *h, const char *drop_wall)
 	snprintf(path, sizeof path, "%s/state-XXXXXX", test_root());
 	cr_assert_not_null(mkdtemp(path), "mkdtemp %s: %s", path, strerror(errno));
 	h->state_dir = strdup(path);
+	open_engine(h, drop_wall, NULL);
+}
+
+void harness_open_at(struct harness *h, const char *state_dir, const char *crash_at)
+{
+	memset(h, 0, sizeof *h);
+	h->state_dir = strdup(state_dir);
+	open_engine(h, NULL, crash_at);
+}
+
+static void open_engine(struct harness *h, const char *drop_wall, const char *crash_at)
+{
 	char evidence[4096];
 	snprintf(evidence, sizeof evidence, "%s/evidence", test_root());
 	struct bh_config cfg = {
@@ -42,6 +58,7 @@ void harness_open(struct harness *h, const char *drop_wall)
 		.log = remember,
 		.log_arg = h,
 		.drop_wall = drop_wall,
+		.crash_at = crash_at,
 		.evidence_dir = drop_wall ? NULL : evidence,
 	};
 	bh_error *err = NULL;
@@ -216,4 +233,177 @@ long harness_rss_kib(void)
 	if (f)
 		fclose(f);
 	return kib;
+}
+
+/* ---- sessions ---- */
+
+struct open_wait {
+	bool done;
+	char *err;
+};
+
+static void on_session_open(void *arg, bh_session *s, const bh_error *err)
+{
+	struct open_wait *w = arg;
+	(void)s;
+	w->done = true;
+	if (err)
+		w->err = strdup(err->msg);
+}
+
+bh_session *harness_session(struct harness *h, enum bh_tier tier, uint32_t languages)
+{
+	struct bh_session_opts o = {.tier = tier, .floor = BH_TIER_UNKNOWN, .languages = languages,
+				    .principal = "test"};
+	struct open_wait w = {0};
+	bh_session *s = NULL;
+	bh_error *err = NULL;
+	cr_assert_eq(bh_session_open(h->e, &o, on_session_open, &w, &s, &err), 0, "open: %s",
+		     err ? err->msg : "?");
+	cr_assert_eq(bh_engine_wait(h->e, &w.done, 120000, &err), 0, "open wait: %s",
+		     err ? err->msg : "?");
+	cr_assert_null(w.err, "the session did not open: %s\n%s", w.err, h->log);
+	return s;
+}
+
+struct cell_wait {
+	bool *done;
+	struct cell_outcome *o;
+};
+
+static void on_cell(void *arg, const struct bh_cell_result *r, const bh_error *err)
+{
+	struct cell_wait *w = arg;
+	struct cell_outcome *o = w->o;
+	*w->done = true;
+	if (r && r->record) {
+		snprintf(o->record_sha256, sizeof o->record_sha256, "%s", r->record->record_sha256);
+		o->sequence = r->record->sequence;
+		o->record_version = r->record->version;
+	}
+	if (err) {
+		o->err_code = err->code;
+		o->refusal = err->refusal;
+		o->err_msg = strdup(err->msg);
+		o->session_end = err->session_end;
+		free(w);
+		return;
+	}
+	o->answered = true;
+	o->r = *r;
+	o->out = copy(r->out, r->out_len);
+	o->errout = copy(r->errout, r->errout_len);
+	o->r.out = (const uint8_t *)o->out;
+	o->r.errout = (const uint8_t *)o->errout;
+	o->r.record = NULL;
+	free(w);
+}
+
+static int start_cell(struct harness *h, bh_session *s, enum bh_language lang, const char *code,
+		      const struct bh_file *files, size_t n, uint32_t timeout_ms, bool *done,
+		      struct cell_outcome **out, bh_error **err)
+{
+	(void)h;
+	struct cell_outcome *o = calloc(1, sizeof *o);
+	struct cell_wait *w = calloc(1, sizeof *w);
+	w->done = done;
+	w->o = o;
+	*out = o;
+	struct bh_cell c = {.language = lang, .code = code, .code_len = strlen(code), .files = files,
+			    .n_files = n, .timeout_ms = timeout_ms, .floor = BH_TIER_UNKNOWN};
+	int r = bh_session_run(s, &c, on_cell, w, err);
+	if (r < 0) {
+		free(w);
+		o->err_code = (*err)->code;
+		o->refusal = (*err)->refusal;
+		o->err_msg = strdup((*err)->msg);
+		*done = true;
+	}
+	return r;
+}
+
+int harness_cell_start(struct harness *h, bh_session *s, enum bh_language lang, const char *code,
+		       bool *done, struct cell_outcome **out, bh_error **err)
+{
+	return start_cell(h, s, lang, code, NULL, 0, 0, done, out, err);
+}
+
+static struct cell_outcome *run_cell(struct harness *h, bh_session *s, enum bh_language lang,
+				     const char *code, const struct bh_file *files, size_t n,
+				     uint32_t timeout_ms)
+{
+	bool done = false;
+	struct cell_outcome *o = NULL;
+	bh_error *err = NULL;
+	if (start_cell(h, s, lang, code, files, n, timeout_ms, &done, &o, &err) < 0) {
+		bh_error_free(err);
+		return o;
+	}
+	cr_assert_eq(bh_engine_wait(h->e, &done, 600000, &err), 0, "cell wait: %s",
+		     err ? err->msg : "?");
+	return o;
+}
+
+struct cell_outcome *harness_cell(struct harness *h, bh_session *s, enum bh_language lang,
+				  const char *code, uint32_t timeout_ms)
+{
+	return run_cell(h, s, lang, code, NULL, 0, timeout_ms);
+}
+
+struct cell_outcome *harness_cell_files(struct harness *h, bh_session *s, enum bh_language lang,
+					const char *code, const struct bh_file *files, size_t n)
+{
+	return run_cell(h, s, lang, code, files, n, 0);
+}
+
+void cell_outcome_free(struct cell_outcome *o)
+{
+	if (!o)
+		return;
+	free(o->err_msg);
+	free(o->out);
+	free(o->errout);
+	free(o);
+}
+
+struct close_wait {
+	bool done;
+	unsigned long long calls;
+	char last[65], reason[32];
+};
+
+static void on_close(void *arg, const struct bh_close_result *r, const bh_error *err)
+{
+	struct close_wait *w = arg;
+	w->done = true;
+	cr_assert_null(err, "close: %s", err ? err->msg : "");
+	w->calls = r->calls;
+	snprintf(w->last, sizeof w->last, "%s", r->last_record_sha256);
+	snprintf(w->reason, sizeof w->reason, "%s", r->end_reason);
+}
+
+unsigned long long harness_close_session(struct harness *h, bh_session *s, char last[65],
+					 char reason[32])
+{
+	struct close_wait w = {0};
+	bh_error *err = NULL;
+	cr_assert_eq(bh_session_close(s, on_close, &w, &err), 0, "%s", err ? err->msg : "");
+	cr_assert_eq(bh_engine_wait(h->e, &w.done, 60000, &err), 0);
+	if (last)
+		memcpy(last, w.last, 65);
+	if (reason)
+		memcpy(reason, w.reason, 32);
+	return w.calls;
+}
+
+int harness_cli(struct harness *h, char *out, size_t outlen, const char *args)
+{
+	char cmd[8192];
+	snprintf(cmd, sizeof cmd, "BULKHEAD_INTERP='%s' %s %s --state '%s' 2>&1", BH_TEST_INTERP,
+		 BH_TEST_CLI, args, h->state_dir);
+	FILE *f = popen(cmd, "r");
+	size_t n = fread(out, 1, outlen - 1, f);
+	out[n] = '\0';
+	int st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }

@@ -29,6 +29,9 @@ struct harness {
  * (default /tmp/bulkhead-tests); the tier evidence is cached across tests in
  * $BULKHEAD_TEST_ROOT/evidence unless drop_wall is set. */
 void harness_open(struct harness *h, const char *drop_wall);
+/* Opens an engine on an existing state directory (a restart), optionally
+ * with the crash hook armed. */
+void harness_open_at(struct harness *h, const char *state_dir, const char *crash_at);
 /* Closes the engine (deleting its sandboxes) and removes the directory. */
 void harness_close(struct harness *h);
 
@@ -51,3 +54,35 @@ long harness_rss_kib(void);
 void harness_require_tier(struct harness *h, enum bh_tier tier);
 
 #endif
+
+/* ---- sessions ---- */
+
+struct cell_outcome {
+	bool answered;
+	enum bh_error_code err_code;
+	enum bh_refusal refusal;
+	char *err_msg;
+	const char *session_end;
+	struct bh_cell_result r; /* out/errout/record point into the copies below */
+	char *out, *errout;
+	char record_sha256[65];
+	unsigned long long sequence;
+	int record_version;
+};
+
+/* Opens a session (waiting until it is ready). */
+bh_session *harness_session(struct harness *h, enum bh_tier tier, uint32_t languages);
+/* Runs one cell and waits for its answer. */
+struct cell_outcome *harness_cell(struct harness *h, bh_session *s, enum bh_language lang,
+				  const char *code, uint32_t timeout_ms);
+struct cell_outcome *harness_cell_files(struct harness *h, bh_session *s, enum bh_language lang,
+					const char *code, const struct bh_file *files, size_t n);
+/* Starts a cell without waiting; *done is set and *out filled when it is answered. */
+int harness_cell_start(struct harness *h, bh_session *s, enum bh_language lang, const char *code,
+		       bool *done, struct cell_outcome **out, bh_error **err);
+void cell_outcome_free(struct cell_outcome *o);
+/* Closes a session and waits; returns its call count. */
+unsigned long long harness_close_session(struct harness *h, bh_session *s, char last[65],
+					 char reason[32]);
+/* Runs `bulkhead ARGS...` on the harness's state directory; returns its exit status. */
+int harness_cli(struct harness *h, char *out, size_t outlen, const char *args);

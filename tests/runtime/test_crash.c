@@ -1,0 +1,128 @@
+/* kill -9 of the process that owns an engine, at named points: the next
+ * engine on the same state directory leaves nothing running, ends the dead
+ * engine's sessions as reaped, and keeps every record that was returned. */
+#include "harness.h"
+#include "record.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static struct harness h;
+static char state[4096];
+
+static void setup(void)
+{
+	harness_open(&h, NULL); /* makes the directory and proves (cached) */
+	snprintf(state, sizeof state, "%s", h.state_dir);
+	bh_engine_close(h.e);   /* the child will own it */
+	h.e = NULL;
+}
+
+static void teardown(void)
+{
+	harness_close(&h);
+}
+
+/* In the child: open a session and run cells until the crash hook fires,
+ * writing each returned record's digest to fd. */
+static void child(int fd, enum bh_tier tier, const char *crash_at)
+{
+	struct harness c;
+	harness_open_at(&c, state, crash_at);
+	bh_session *s = harness_session(&c, tier, 1u << BH_LANG_PYTHON);
+	for (int i = 0; i < 10; i++) {
+		struct cell_outcome *o = harness_cell(&c, s, BH_LANG_PYTHON, "x = 1; x", 0);
+		if (o->answered) {
+			char line[80];
+			int n = snprintf(line, sizeof line, "%s\n", o->record_sha256);
+			if (write(fd, line, (size_t)n) != n)
+				_exit(3);
+		}
+		cell_outcome_free(o);
+	}
+	_exit(0); /* the hook should have fired long before */
+}
+
+static int sh(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int sh(char *out, size_t n, const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
+	FILE *f = popen(cmd, "r");
+	size_t got = fread(out, 1, n - 1, f);
+	out[got] = '\0';
+	return pclose(f);
+}
+
+static void crash_and_restart(enum bh_tier tier, const char *crash_at)
+{
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	pid_t pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		close(p[0]);
+		child(p[1], tier, crash_at);
+	}
+	close(p[1]);
+	char returned[8192] = "";
+	size_t len = 0;
+	ssize_t r;
+	while ((r = read(p[0], returned + len, sizeof returned - 1 - len)) > 0)
+		len += (size_t)r;
+	returned[len] = '\0';
+	close(p[0]);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "the engine was not killed at %s (status %d)",
+		  crash_at, st);
+
+	/* A new engine on the same directory. */
+	harness_open_at(&h, state, NULL);
+	char *containers = harness_runtime_list(&h);
+	char *cgroups = harness_cgroup_list(&h);
+	cr_assert_str_empty(containers, "containers left after %s: %s", crash_at, containers);
+	cr_assert_str_empty(cgroups, "cgroups left after %s: %s", crash_at, cgroups);
+	free(containers), free(cgroups);
+	char out[65536];
+	sh(out, sizeof out, "grep -l -s -F -- '%s/' /proc/[0-9]*/cmdline | grep -v self || true", state);
+	cr_assert_str_empty(out, "processes of the dead engine's sandboxes remain: %s", out);
+	sh(out, sizeof out, "sqlite3 '%s' \"SELECT state || ':' || end_reason FROM sessions\"",
+	   bh_engine_store_path(h.e));
+	cr_assert_str_eq(out, "ended:reaped\n", "after %s: %s", crash_at, out);
+	for (char *save = NULL, *d = strtok_r(returned, "\n", &save); d; d = strtok_r(NULL, "\n", &save)) {
+		sh(out, sizeof out, "sqlite3 '%s' \"SELECT count(*) FROM records WHERE record_sha256 = '%s'\"",
+		   bh_engine_store_path(h.e), d);
+		cr_assert_str_eq(out, "1\n", "returned record %s is not in the store after %s", d, crash_at);
+	}
+	sh(out, sizeof out, "sqlite3 '%s' 'PRAGMA quick_check'", bh_engine_store_path(h.e));
+	cr_assert_str_eq(out, "ok\n");
+}
+
+Test(crash, killed_while_opening_a_sandbox, .init = setup, .fini = teardown)
+{
+	crash_and_restart(BH_TIER_CONTAINER, "open:1");
+}
+
+Test(crash, killed_during_a_cell, .init = setup, .fini = teardown)
+{
+	crash_and_restart(BH_TIER_CONTAINER, "cell:3");
+}
+
+Test(crash, killed_right_after_a_records_commit, .init = setup, .fini = teardown)
+{
+	crash_and_restart(BH_TIER_CONTAINER, "commit:4");
+}
+
+Test(crash, killed_during_a_cell_in_the_kernel_tier, .init = setup, .fini = teardown)
+{
+	crash_and_restart(BH_TIER_KERNEL, "cell:2");
+}
