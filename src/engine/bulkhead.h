@@ -99,6 +99,18 @@ struct bh_config {
 	/* Test hook: SIGKILL the process at a named point ("open", "cell",
 	 * "commit"), to prove what survives a crash there. */
 	const char *crash_at;
+	struct bh_policy {
+		uint32_t idle_ms;            /* no call for this long: pause. 0: 5 min */
+		uint32_t hibernate_after_ms; /* paused this long: hibernate (kernel) or close
+						(container, idle_closed). 0: 15 min */
+		uint32_t lifetime_ms;        /* awake time a session may have. 0: 30 min */
+		uint64_t retention_ms;       /* hibernated this long: image deleted. 0: 24 h */
+		uint32_t max_sessions;       /* live sessions. 0: 64 */
+		uint32_t max_per_principal;  /* 0: max_sessions */
+		uint32_t max_per_owner;      /* 0: 4; the owner's least recently used idle one
+						is replaced */
+		uint32_t memory_budget_mb;   /* sum of sandbox memory limits. 0: 16384 */
+	} policy;
 	/* Test hook: build every sandbox without this wall ("seccomp", "userns",
 	 * "netns", "readonly-root", "caps"), to prove the smoke test notices. */
 	const char *drop_wall;
@@ -212,7 +224,8 @@ typedef void (*bh_session_open_cb)(void *arg, bh_session *s, const bh_error *err
 /* Opening is asynchronous ("warm"): *out is set at once and calls made
  * before the sandbox is ready wait for it. A floor the tier does not meet
  * is refused here, before anything is created. Sessions belong to the
- * engine; a handle stays valid until bh_engine_close. */
+ * engine; a handle stays valid until ten minutes after the session ended
+ * (its tombstone, so a late close still learns why) or bh_engine_close. */
 int bh_session_open(bh_engine *e, const struct bh_session_opts *opts, bh_session_open_cb cb,
 		    void *arg, bh_session **out, bh_error **err);
 
@@ -255,6 +268,7 @@ struct bh_cell_result {
 	uint64_t duration_us;    /* inside the sandbox */
 	uint64_t wall_us;        /* from the call to its answer, waiting included */
 	const struct bh_record *record; /* committed to the store before this answer */
+	uint64_t woke_us;        /* resuming or restoring the sandbox first took this long */
 	const char *ended;       /* set when the session ended during or after this call */
 };
 
@@ -294,6 +308,31 @@ typedef void (*bh_read_cb)(void *arg, const uint8_t *data, size_t len, uint64_t 
 			   bool truncated, const bh_error *err);
 int bh_session_read_file(bh_session *s, const char *path, uint32_t max_bytes, bh_read_cb cb,
 			 void *arg, bh_error **err);
+
+/* Operator actions. Each answers through cb once done. */
+typedef void (*bh_action_cb)(void *arg, const bh_error *err);
+int bh_session_pause(bh_session *s, bh_action_cb cb, void *arg, bh_error **err);
+int bh_session_resume(bh_session *s, bh_action_cb cb, void *arg, bh_error **err);
+int bh_session_hibernate(bh_session *s, bh_action_cb cb, void *arg, bh_error **err);
+/* Ends it at once, a call in flight included ("killed"). */
+void bh_session_kill(bh_session *s);
+
+struct bh_session_info {
+	const char *fingerprint;
+	const char *sandbox;     /* the runtime's container name */
+	const char *state;       /* waiting opening ready busy pausing paused hibernating
+				    hibernated waking ended */
+	enum bh_tier tier, floor;
+	const char *principal, *owner, *run_key;
+	uint64_t calls;
+	const char *last_record_sha256;
+	int64_t created_unix_ms, last_call_unix_ms, expires_unix_ms;
+	uint64_t awake_ms;       /* lifetime used */
+	const char *end_reason;  /* NULL while live */
+};
+void bh_session_get_info(const bh_session *s, struct bh_session_info *out);
+/* Every session the engine holds (live, and ended ones kept as tombstones). */
+size_t bh_engine_sessions(bh_engine *e, bh_session ***out);
 
 /* ---- introspection for tests and the leak finder ---------------------------- */
 

@@ -212,6 +212,16 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	e->pids_limit = cfg->pids_limit;
 	e->keep_content = !cfg->store_digests_only;
 	e->crash_at = cfg->crash_at ? xstrdup(cfg->crash_at) : NULL;
+	e->policy = cfg->policy;
+	struct bh_policy *pol = &e->policy;
+	pol->idle_ms = pol->idle_ms ? pol->idle_ms : 5u * 60u * 1000u;
+	pol->hibernate_after_ms = pol->hibernate_after_ms ? pol->hibernate_after_ms : 15u * 60u * 1000u;
+	pol->lifetime_ms = pol->lifetime_ms ? pol->lifetime_ms : 30u * 60u * 1000u;
+	pol->retention_ms = pol->retention_ms ? pol->retention_ms : 24ull * 3600u * 1000u;
+	pol->max_sessions = pol->max_sessions ? pol->max_sessions : 64;
+	pol->max_per_principal = pol->max_per_principal ? pol->max_per_principal : pol->max_sessions;
+	pol->max_per_owner = pol->max_per_owner ? pol->max_per_owner : 4;
+	pol->memory_budget_mb = pol->memory_budget_mb ? pol->memory_budget_mb : 16384;
 	char key[65];
 	sha256_hex(real, strlen(real), key);
 	memcpy(e->state_key, key, 12);

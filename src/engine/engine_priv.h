@@ -75,6 +75,9 @@ enum sandbox_state {
 	SB_OPENING,
 	SB_READY,
 	SB_BUSY,
+	SB_PAUSED,      /* frozen: memory held, resumes in milliseconds */
+	SB_HIBERNATING, /* being checkpointed to disk */
+	SB_HIBERNATED,  /* an image on disk, no process */
 	SB_ENDING,
 	SB_ENDED,
 	SB_FAILED,
@@ -85,6 +88,7 @@ struct sandbox;
 struct exec_frame_result; /* decoded DONE */
 
 typedef void (*sandbox_open_fn)(bh_engine *e, void *arg, struct sandbox *sb, const bh_error *err);
+typedef void (*sandbox_done_fn)(bh_engine *e, void *arg, struct sandbox *sb, const bh_error *err);
 
 /* A reply to a request, or the loss of the sandbox (type 0). */
 struct sandbox_reply {
@@ -126,6 +130,7 @@ struct sandbox {
 	enum bh_tier tier;
 	struct runtime *rt;
 	enum sandbox_state state;
+	enum sandbox_state state_before_end;
 	int uid_slot;
 	char *bundle_dir;
 	char *pid_file;
@@ -149,6 +154,11 @@ struct sandbox {
 	long long oom_before;
 	struct bh_timer *backstop;
 	struct bh_timer *close_grace;
+	/* a control operation in flight (pause, resume, hibernate, restore) */
+	sandbox_done_fn control_fn;
+	void *control_arg;
+	char *image_dir;        /* where its hibernation image lives */
+	uint64_t control_started_us;
 	struct sandbox *next;
 };
 
@@ -175,6 +185,17 @@ void sandbox_decode_refusal(const struct sandbox_reply *rep, int *reason, int *e
 			    size_t msglen);
 /* Ends the sandbox: the init sweeps, the runtime deletes it, in the background. */
 void sandbox_close(bh_engine *e, struct sandbox *sb);
+/* Freeze and thaw (crun and runsc pause/resume). */
+int sandbox_pause(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *arg, bh_error **err);
+int sandbox_resume(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *arg, bh_error **err);
+/* Checkpoint to image_dir and delete the container (runsc only); a paused
+ * sandbox is resumed first (runsc cannot checkpoint a paused container). */
+int sandbox_hibernate(bh_engine *e, struct sandbox *sb, const char *image_dir, sandbox_done_fn fn,
+		      void *arg, bh_error **err);
+/* Restore from its image with fresh pipes; the init carries on where it was. */
+int sandbox_restore(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *arg, bh_error **err);
+bool sandbox_can_hibernate(const struct sandbox *sb);
+
 /* Last resort at engine close: delete it now, blocking, and free it. */
 void sandbox_abandon(bh_engine *e, struct sandbox *sb);
 char *sandbox_cgroup_leaf(const struct sandbox *sb); /* "<name>" */
@@ -237,6 +258,7 @@ struct bh_engine {
 	bool keep_content;
 	char *crash_at;
 	long crash_count;
+	struct bh_policy policy;
 	struct bh_session *sessions;
 	struct bh_timer *checkpoint;
 	uint64_t last_commit_us;

@@ -19,8 +19,9 @@
 #define INIT_EXIT_GRACE_MS 3000u
 
 static const char *const state_names[] = {
-	[SB_OPENING] = "opening", [SB_READY] = "ready", [SB_BUSY] = "busy",
-	[SB_ENDING] = "ending",   [SB_ENDED] = "ended", [SB_FAILED] = "failed",
+	[SB_OPENING] = "opening",	  [SB_READY] = "ready",	      [SB_BUSY] = "busy",
+	[SB_PAUSED] = "paused",		  [SB_HIBERNATING] = "hibernating", [SB_HIBERNATED] = "hibernated",
+	[SB_ENDING] = "ending",		  [SB_ENDED] = "ended",	      [SB_FAILED] = "failed",
 };
 
 const char *sandbox_state_name(enum sandbox_state s)
@@ -137,6 +138,9 @@ static void finalize(bh_engine *e, struct sandbox *sb)
 	buf_free(&sb->rbuf);
 	buf_free(&sb->wbuf);
 	buf_free(&sb->diagbuf);
+	if (sb->image_dir)
+		rm_rf(sb->image_dir);
+	free(sb->image_dir);
 	free(sb->bundle_dir);
 	free(sb->pid_file);
 	free(sb);
@@ -195,17 +199,43 @@ static void close_channel(bh_engine *e, struct sandbox *sb)
 	sb->to_init = sb->from_init = sb->diag = -1;
 }
 
+static int spawn_runtime(bh_engine *e, struct sandbox *sb, const char *const *args, int in,
+			 int out, int err_fd, bh_child_fn fn, bh_error **err);
+
+static void on_thawed_for_close(bh_engine *e, void *arg, const struct bh_child_result *r)
+{
+	struct sandbox *sb = arg;
+	(void)r;
+	if (sb->init_pid > 0 && !sb->init_exited)
+		sb->close_grace = loop_timer(e->loop, INIT_EXIT_GRACE_MS, on_close_grace, sb);
+	else
+		start_delete(e, sb);
+}
+
 void sandbox_close(bh_engine *e, struct sandbox *sb)
 {
 	if (sb->state == SB_ENDING || sb->state == SB_ENDED)
 		return;
+	/* A frozen init cannot see its channel close: delete it at once. */
+	sb->state_before_end = sb->state;
 	sandbox_set_state(e, sb, SB_ENDING);
 	loop_timer_cancel(e->loop, sb->open_deadline);
 	loop_timer_cancel(e->loop, sb->backstop);
 	sb->open_deadline = sb->backstop = NULL;
 	/* The init sees end-of-file, sweeps every process and exits. */
 	close_channel(e, sb);
-	if (sb->init_pid > 0 && !sb->init_exited)
+	if (sb->state_before_end == SB_PAUSED && sb->init_pid > 0 && !sb->init_exited) {
+		/* A frozen init cannot see its channel close, and runsc must not
+		 * delete a paused container: thaw it first. */
+		const char *const args[] = {"resume", sb->name, NULL};
+		bh_error *err = NULL;
+		if (spawn_runtime(e, sb, args, -1, BH_CHILD_CAPTURE, BH_CHILD_CAPTURE,
+				  on_thawed_for_close, &err) == 0)
+			return;
+		bh_log(e, BH_LOG_WARN, "sandbox %s: %s", sb->name, err->msg);
+		bh_error_free(err);
+	}
+	if (sb->init_pid > 0 && !sb->init_exited && sb->state_before_end != SB_HIBERNATED)
 		sb->close_grace = loop_timer(e->loop, INIT_EXIT_GRACE_MS, on_close_grace, sb);
 	else if (sb->init_pid > 0 || !sb->deleting)
 		start_delete(e, sb);
@@ -434,6 +464,12 @@ static void on_readable(bh_engine *e, void *arg, uint32_t events)
 		if (r < 0 && errno == EAGAIN)
 			break;
 		dispatch_frames(e, sb);
+		if (sb->state == SB_HIBERNATING || sb->state == SB_HIBERNATED) {
+			/* The checkpoint stopped the init, as it should. */
+			loop_unwatch(e->loop, sb->w_out);
+			sb->w_out = NULL;
+			return;
+		}
 		if (sb->state != SB_ENDING && sb->state != SB_FAILED && sb->state != SB_ENDED)
 			sandbox_lost(e, sb, "its init closed the channel");
 		return;
@@ -472,6 +508,8 @@ static void on_init_exit(bh_engine *e, void *arg, const struct bh_child_result *
 	       r->status);
 	if (sb->state == SB_ENDING)
 		start_delete(e, sb);
+	else if (sb->state == SB_HIBERNATING || sb->state == SB_HIBERNATED)
+		return; /* the checkpoint stopped it, as it should */
 	else if (sb->state != SB_ENDED)
 		sandbox_lost(e, sb, "its init exited");
 }
@@ -813,4 +851,263 @@ int sandbox_exec(bh_engine *e, struct sandbox *sb, const struct bh_exec_request 
 	if (ret < 0)
 		free(op);
 	return ret;
+}
+
+/* ---- pause, resume, hibernate, restore ---- */
+
+static void control_finish(bh_engine *e, struct sandbox *sb, const bh_error *err)
+{
+	sandbox_done_fn fn = sb->control_fn;
+	void *arg = sb->control_arg;
+	sb->control_fn = NULL;
+	sb->control_arg = NULL;
+	if (fn)
+		fn(e, arg, sb, err);
+}
+
+static void control_failed(bh_engine *e, struct sandbox *sb, const char *what,
+			   const struct bh_child_result *r)
+{
+	bh_error *err = NULL;
+	bh_fail(&err, BH_E_RUNTIME, 0, "sandbox %s: %s failed: %s", sb->name, what,
+		r->timed_out ? "timed out" : rtrim((char *)r->output));
+	control_finish(e, sb, err);
+	bh_error_free(err);
+}
+
+static int control_spawn(bh_engine *e, struct sandbox *sb, const char *const *args,
+			 bh_child_fn fn, bh_error **err)
+{
+	return spawn_runtime(e, sb, args, -1, BH_CHILD_CAPTURE, BH_CHILD_CAPTURE, fn, err);
+}
+
+static void on_paused(bh_engine *e, void *arg, const struct bh_child_result *r)
+{
+	struct sandbox *sb = arg;
+	if (sb->state == SB_ENDING || sb->state == SB_ENDED)
+		return;
+	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
+		control_failed(e, sb, "pause", r);
+		return;
+	}
+	sandbox_set_state(e, sb, SB_PAUSED);
+	control_finish(e, sb, NULL);
+}
+
+int sandbox_pause(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *arg, bh_error **err)
+{
+	if (sb->state != SB_READY || sb->control_fn)
+		return bh_fail(err, BH_E_INVALID, 0, "sandbox %s is %s, not ready to pause", sb->name,
+			       state_names[sb->state]);
+	const char *const args[] = {"pause", sb->name, NULL};
+	sb->control_fn = fn;
+	sb->control_arg = arg;
+	sb->control_started_us = now_mono_us();
+	if (control_spawn(e, sb, args, on_paused, err) < 0) {
+		sb->control_fn = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static void on_resumed(bh_engine *e, void *arg, const struct bh_child_result *r)
+{
+	struct sandbox *sb = arg;
+	if (sb->state == SB_ENDING || sb->state == SB_ENDED)
+		return;
+	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
+		control_failed(e, sb, "resume", r);
+		return;
+	}
+	sandbox_set_state(e, sb, SB_READY);
+	control_finish(e, sb, NULL);
+}
+
+int sandbox_resume(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *arg, bh_error **err)
+{
+	if (sb->state != SB_PAUSED || sb->control_fn)
+		return bh_fail(err, BH_E_INVALID, 0, "sandbox %s is %s, not paused", sb->name,
+			       state_names[sb->state]);
+	const char *const args[] = {"resume", sb->name, NULL};
+	sb->control_fn = fn;
+	sb->control_arg = arg;
+	sb->control_started_us = now_mono_us();
+	if (control_spawn(e, sb, args, on_resumed, err) < 0) {
+		sb->control_fn = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+bool sandbox_can_hibernate(const struct sandbox *sb)
+{
+	/* Debian's crun has no CRIU and Debian's CRIU fails on this kernel
+	 * (host-facts §5): only gVisor checkpoints here. */
+	return sb->rt->ops == &runtime_runsc;
+}
+
+static void on_image_deleted(bh_engine *e, void *arg, const struct bh_child_result *r)
+{
+	struct sandbox *sb = arg;
+	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0)
+		bh_log(e, BH_LOG_WARN, "sandbox %s: delete after checkpoint: %s", sb->name,
+		       rtrim((char *)r->output));
+	if (sb->state != SB_HIBERNATING)
+		return;
+	sandbox_set_state(e, sb, SB_HIBERNATED);
+	control_finish(e, sb, NULL);
+}
+
+static void on_checkpointed(bh_engine *e, void *arg, const struct bh_child_result *r)
+{
+	struct sandbox *sb = arg;
+	if (sb->state != SB_HIBERNATING)
+		return;
+	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
+		/* The sandbox may be half-stopped: it is of no further use. */
+		sandbox_set_state(e, sb, SB_READY);
+		control_failed(e, sb, "checkpoint", r);
+		return;
+	}
+	/* Its processes are gone; the old pipes lead nowhere now. */
+	close_channel(e, sb);
+	buf_free(&sb->rbuf);
+	buf_free(&sb->wbuf);
+	const char *const args[] = {"delete", sb->rt->ops->delete_force, sb->name, NULL};
+	bh_error *err = NULL;
+	if (control_spawn(e, sb, args, on_image_deleted, &err) < 0) {
+		control_finish(e, sb, err);
+		bh_error_free(err);
+	}
+}
+
+static void start_checkpoint(bh_engine *e, struct sandbox *sb)
+{
+	sandbox_set_state(e, sb, SB_HIBERNATING);
+	const char *const args[] = {"checkpoint", "--image-path", sb->image_dir, sb->name, NULL};
+	bh_error *err = NULL;
+	if (control_spawn(e, sb, args, on_checkpointed, &err) < 0) {
+		sandbox_set_state(e, sb, SB_READY);
+		control_finish(e, sb, err);
+		bh_error_free(err);
+	}
+}
+
+static void on_resumed_for_checkpoint(bh_engine *e, void *arg, const struct bh_child_result *r)
+{
+	struct sandbox *sb = arg;
+	if (sb->state != SB_PAUSED)
+		return;
+	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
+		control_failed(e, sb, "resume before checkpoint", r);
+		return;
+	}
+	sandbox_set_state(e, sb, SB_READY);
+	start_checkpoint(e, sb);
+}
+
+int sandbox_hibernate(bh_engine *e, struct sandbox *sb, const char *image_dir, sandbox_done_fn fn,
+		      void *arg, bh_error **err)
+{
+	if (!sandbox_can_hibernate(sb))
+		return bh_fail(err, BH_E_INVALID, 0, "the %s tier cannot hibernate on this host",
+			       bh_tier_name(sb->tier));
+	if ((sb->state != SB_READY && sb->state != SB_PAUSED) || sb->control_fn)
+		return bh_fail(err, BH_E_INVALID, 0, "sandbox %s is %s, not idle", sb->name,
+			       state_names[sb->state]);
+	free(sb->image_dir);
+	sb->image_dir = xstrdup(image_dir);
+	rm_rf(sb->image_dir);
+	if (mkdir_p(sb->image_dir, 0700) < 0)
+		return bh_fail(err, BH_E_SYSTEM, errno, "create %s", sb->image_dir);
+	sb->control_fn = fn;
+	sb->control_arg = arg;
+	sb->control_started_us = now_mono_us();
+	if (sb->state == SB_PAUSED) {
+		/* runsc cannot checkpoint a paused container (host-facts §10). */
+		const char *const args[] = {"resume", sb->name, NULL};
+		if (control_spawn(e, sb, args, on_resumed_for_checkpoint, err) < 0) {
+			sb->control_fn = NULL;
+			return -1;
+		}
+		return 0;
+	}
+	start_checkpoint(e, sb);
+	return 0;
+}
+
+static void on_restored(bh_engine *e, void *arg, const struct bh_child_result *r)
+{
+	struct sandbox *sb = arg;
+	if (sb->state != SB_HIBERNATED)
+		return;
+	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
+		char diag[1024];
+		diag_text(sb, diag, sizeof diag);
+		bh_error *err = NULL;
+		bh_fail(&err, BH_E_RUNTIME, 0, "sandbox %s: restore failed: %s", sb->name,
+			*diag ? diag : rtrim((char *)r->output));
+		control_finish(e, sb, err);
+		bh_error_free(err);
+		return;
+	}
+	cleanup_free char *pid = read_file(sb->pid_file, 64, NULL);
+	sb->init_pid = pid ? (pid_t)strtol(pid, NULL, 10) : 0;
+	sb->init_exited = false;
+	bh_error *err = NULL;
+	if (sb->init_pid <= 0 || child_adopt(e, sb->init_pid, on_init_exit, sb, &err) < 0) {
+		if (!err)
+			bh_fail(&err, BH_E_RUNTIME, 0, "sandbox %s: restore wrote no pid file", sb->name);
+		control_finish(e, sb, err);
+		bh_error_free(err);
+		return;
+	}
+	sandbox_set_state(e, sb, SB_READY);
+	control_finish(e, sb, NULL);
+}
+
+int sandbox_restore(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *arg, bh_error **err)
+{
+	if (sb->state != SB_HIBERNATED || sb->control_fn)
+		return bh_fail(err, BH_E_INVALID, 0, "sandbox %s is %s, not hibernated", sb->name,
+			       state_names[sb->state]);
+	int to[2] = {-1, -1}, from[2] = {-1, -1}, dg[2] = {-1, -1};
+	if (pipe2(to, O_CLOEXEC) < 0 || pipe2(from, O_CLOEXEC) < 0 || pipe2(dg, O_CLOEXEC) < 0) {
+		int saved = errno;
+		for (int i = 0; i < 2; i++) {
+			if (to[i] >= 0)
+				close(to[i]);
+			if (from[i] >= 0)
+				close(from[i]);
+			if (dg[i] >= 0)
+				close(dg[i]);
+		}
+		return bh_fail(err, BH_E_SYSTEM, saved, "pipes to restore %s", sb->name);
+	}
+	/* The restored guest's stdio is re-bound to restore's: fresh pipes. */
+	unlink(sb->pid_file);
+	const char *const args[] = {"restore",   "--image-path", sb->image_dir, "--bundle", sb->bundle_dir,
+				    "-detach",   "--pid-file",	 sb->pid_file,	sb->name,   NULL};
+	sb->control_fn = fn;
+	sb->control_arg = arg;
+	sb->control_started_us = now_mono_us();
+	buf_free(&sb->diagbuf);
+	if (spawn_runtime(e, sb, args, to[0], from[1], dg[1], on_restored, err) < 0) {
+		sb->control_fn = NULL;
+		for (int i = 0; i < 2; i++)
+			close(to[i]), close(from[i]), close(dg[i]);
+		return -1;
+	}
+	close(to[0]);
+	close(from[1]);
+	close(dg[1]);
+	sb->to_init = to[1];
+	sb->from_init = from[0];
+	sb->diag = dg[0];
+	fcntl(sb->to_init, F_SETFL, O_NONBLOCK);
+	fcntl(sb->from_init, F_SETFL, O_NONBLOCK);
+	fcntl(sb->diag, F_SETFL, O_NONBLOCK);
+	sb->w_out = loop_watch(e->loop, sb->from_init, EPOLLIN, on_readable, sb);
+	sb->w_diag = loop_watch(e->loop, sb->diag, EPOLLIN, on_diag, sb);
+	return 0;
 }

@@ -28,8 +28,21 @@
 #define BACKSTOP_GRACE_MS 5000u
 #define PROTOCOL 3u
 
-enum session_state { SS_WAITING_PROOF, SS_OPENING, SS_READY, SS_BUSY, SS_ENDED };
-static const char *const ss_names[] = {"waiting", "opening", "ready", "busy", "ended"};
+enum session_state {
+	SS_WAITING_PROOF,
+	SS_OPENING,
+	SS_READY,
+	SS_BUSY,
+	SS_PAUSING,
+	SS_PAUSED,
+	SS_HIBERNATING,
+	SS_HIBERNATED,
+	SS_WAKING,
+	SS_ENDED,
+};
+static const char *const ss_names[] = {"waiting", "opening",	 "ready",      "busy",	 "pausing",
+				       "paused",  "hibernating", "hibernated", "waking", "ended"};
+#define TOMBSTONE_MS (10u * 60u * 1000u)
 
 enum op_kind { OP_CELL, OP_LIST, OP_READ, OP_CLOSE };
 
@@ -72,8 +85,21 @@ struct bh_session {
 	const char *end_reason; /* static strings */
 	char end_detail[256];
 	struct bh_record last; /* the last record handed out, for the callback */
+	/* lifecycle */
+	struct bh_timer *idle_t, *sleep_t, *life_t, *retention_t, *tomb_t;
+	uint64_t awake_used_us, awake_since_us; /* lifetime counts awake time only */
+	int64_t created_ms, last_call_ms;
+	bool claimed;        /* a call named it: it is not "unclaimed" */
+	bool expire_pending; /* the lifetime ran out during a call */
+	uint64_t woke_us;    /* for the next cell's answer */
+	bh_action_cb act_cb; /* an operator's pause/resume/hibernate in flight */
+	void *act_arg;
 	struct bh_session *next;
 };
+
+static void arm_idle(bh_session *s);
+static void arm_life(bh_session *s);
+static void wake(bh_session *s);
 
 const char *bh_language_name(enum bh_language l)
 {
@@ -200,6 +226,28 @@ static void answer_close(bh_session *s, struct op *op)
 	op->close_cb(op->arg, &r, NULL);
 }
 
+static void session_free(bh_session *s)
+{
+	free(s->principal);
+	free(s->owner);
+	free(s->run_key);
+	free(s);
+}
+
+/* Ten minutes after it ended, a session is forgotten (its row stays). */
+static void on_tombstone(bh_engine *e, void *arg)
+{
+	bh_session *s = arg;
+	s->tomb_t = NULL;
+	for (bh_session **pp = &e->sessions; *pp; pp = &(*pp)->next) {
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	}
+	session_free(s);
+}
+
 /* The one place a session ends: the store learns why, waiting operations
  * are refused (a close is answered), and the sandbox goes. */
 static void end_session(bh_session *s, const char *reason, const char *detail)
@@ -207,6 +255,15 @@ static void end_session(bh_session *s, const char *reason, const char *detail)
 	if (s->state == SS_ENDED)
 		return;
 	bh_engine *e = s->e;
+	loop_timer_cancel(e->loop, s->idle_t);
+	loop_timer_cancel(e->loop, s->sleep_t);
+	loop_timer_cancel(e->loop, s->life_t);
+	loop_timer_cancel(e->loop, s->retention_t);
+	s->idle_t = s->sleep_t = s->life_t = s->retention_t = NULL;
+	if (s->awake_since_us) {
+		s->awake_used_us += now_mono_us() - s->awake_since_us;
+		s->awake_since_us = 0;
+	}
 	s->end_reason = reason;
 	snprintf(s->end_detail, sizeof s->end_detail, "%s", detail ? detail : "");
 	set_state(s, SS_ENDED);
@@ -235,6 +292,17 @@ static void end_session(bh_session *s, const char *reason, const char *detail)
 		q = n;
 	}
 	bh_error_free(err);
+	err = NULL;
+	if (s->act_cb) {
+		bh_action_cb cb = s->act_cb;
+		s->act_cb = NULL;
+		ended_error(s, &err);
+		cb(s->act_arg, err);
+		bh_error_free(err);
+		err = NULL;
+	}
+	if (!e->closing)
+		s->tomb_t = loop_timer(e->loop, TOMBSTONE_MS, on_tombstone, s);
 	if (s->open_cb) {
 		bh_session_open_cb cb = s->open_cb;
 		s->open_cb = NULL;
@@ -344,7 +412,9 @@ static void cell_answered(bh_session *s, struct op *op, const struct done_frame 
 		.errout_len = d->err_len,
 		.duration_us = d->duration_us,
 		.wall_us = now_mono_us() - op->queued_us,
+		.woke_us = s->woke_us,
 	};
+	s->woke_us = 0;
 	struct bh_result_fields rf = {
 		.kind = "cell",
 		.exit_code = r.exit_code,
@@ -567,6 +637,20 @@ static int send_files_op(bh_session *s, struct op *op, bh_error **err)
 /* Starts the operation at the head of the queue when the sandbox is free. */
 static void dispatch(bh_session *s)
 {
+	if (s->queue && (s->state == SS_PAUSED || s->state == SS_HIBERNATED)) {
+		wake(s);
+		return;
+	}
+	if (s->state == SS_READY && s->expire_pending) {
+		end_session(s, "expired", "its lifetime of awake time ran out");
+		return;
+	}
+	if (s->state == SS_READY && s->queue && s->idle_t) {
+		loop_timer_cancel(s->e->loop, s->idle_t);
+		s->idle_t = NULL;
+	}
+	if (s->state == SS_READY && !s->queue)
+		arm_idle(s);
 	while (s->state == SS_READY && s->queue) {
 		struct op *op = s->queue;
 		if (op->kind == OP_CLOSE) {
@@ -604,6 +688,8 @@ static void on_sandbox_open(bh_engine *e, void *arg, struct sandbox *sb, const b
 	}
 	s->sb = sb;
 	set_state(s, SS_READY);
+	s->awake_since_us = now_mono_us();
+	arm_life(s);
 	if (s->languages) {
 		struct buf f = {0};
 		uint8_t type = BH_CHAN_WARM;
@@ -701,6 +787,373 @@ static void session_open_failed(bh_session *s, const bh_error *err)
 	}
 }
 
+/* ---- admission: global, per principal, per owner (LRU replacement), memory ---- */
+
+static bool live(const bh_session *s)
+{
+	return s->state != SS_ENDED;
+}
+
+static bool holds_memory(const bh_session *s)
+{
+	return live(s) && s->state != SS_HIBERNATED;
+}
+
+static bool replaceable(const bh_session *s)
+{
+	return !s->queue && (s->state == SS_READY || s->state == SS_PAUSED ||
+			     s->state == SS_HIBERNATED);
+}
+
+static int admit(bh_engine *e, const struct bh_session_opts *o, bh_error **err)
+{
+	const char *principal = o->principal ? o->principal : "";
+	const char *owner = o->owner ? o->owner : "";
+	size_t all = 0, mine = 0, owned = 0, memory = 0;
+	bh_session *lru = NULL;
+	for (bh_session *s = e->sessions; s; s = s->next) {
+		if (!live(s))
+			continue;
+		all++;
+		memory += holds_memory(s);
+		if (strcmp(s->principal, principal))
+			continue;
+		mine++;
+		/* Owners of different principals never meet. */
+		if (!*owner || strcmp(s->owner, owner))
+			continue;
+		owned++;
+		int64_t used = s->last_call_ms ? s->last_call_ms : s->created_ms;
+		int64_t best = lru ? (lru->last_call_ms ? lru->last_call_ms : lru->created_ms) : 0;
+		if (replaceable(s) && (!lru || used < best))
+			lru = s;
+	}
+	if (*owner && owned >= e->policy.max_per_owner) {
+		if (!lru)
+			return bh_refuse(err, BH_REFUSAL_CAPACITY,
+					 "this owner already has %zu sandboxes, all with a call in flight",
+					 owned);
+		bh_log(e, BH_LOG_INFO, "owner cap %u reached: replacing session %.12s",
+		       e->policy.max_per_owner, lru->fp);
+		bool held = holds_memory(lru);
+		end_session(lru, "replaced", "its owner opened another sandbox at the owner cap");
+		all--, mine--;
+		memory -= held;
+	}
+	if (all >= e->policy.max_sessions)
+		return bh_refuse(err, BH_REFUSAL_CAPACITY, "the engine holds its maximum of %u sessions",
+				 e->policy.max_sessions);
+	if (mine >= e->policy.max_per_principal)
+		return bh_refuse(err, BH_REFUSAL_CAPACITY, "this caller holds its maximum of %u sessions",
+				 e->policy.max_per_principal);
+	if ((memory + 1) * e->memory_limit_mb > e->policy.memory_budget_mb)
+		return bh_refuse(err, BH_REFUSAL_CAPACITY,
+				 "another %u MiB sandbox would exceed the %u MiB memory budget",
+				 e->memory_limit_mb, e->policy.memory_budget_mb);
+	return 0;
+}
+
+/* ---- lifecycle: idle -> paused -> hibernated (or closed); lifetime; retention ---- */
+
+static void finish_action(bh_session *s, const bh_error *err)
+{
+	if (!s->act_cb)
+		return;
+	bh_action_cb cb = s->act_cb;
+	s->act_cb = NULL;
+	cb(s->act_arg, err);
+}
+
+static void on_retention(bh_engine *e, void *arg)
+{
+	(void)e;
+	bh_session *s = arg;
+	s->retention_t = NULL;
+	if (s->state == SS_HIBERNATED)
+		end_session(s, "retention_expired", "its hibernation image outlived the retention");
+}
+
+static void on_hibernated(bh_engine *e, void *arg, struct sandbox *sb, const bh_error *err)
+{
+	(void)sb;
+	bh_session *s = arg;
+	if (s->state != SS_HIBERNATING)
+		return;
+	if (err) {
+		bh_log(e, BH_LOG_WARN, "session %.12s: %s", s->fp, err->msg);
+		finish_action(s, err);
+		end_session(s, "main_process_ended", err->msg);
+		return;
+	}
+	if (s->awake_since_us) {
+		s->awake_used_us += now_mono_us() - s->awake_since_us;
+		s->awake_since_us = 0;
+	}
+	loop_timer_cancel(e->loop, s->life_t);
+	s->life_t = NULL;
+	set_state(s, SS_HIBERNATED);
+	s->retention_t = loop_timer(e->loop, e->policy.retention_ms, on_retention, s);
+	finish_action(s, NULL);
+	dispatch(s);
+}
+
+static int hibernate(bh_session *s, bh_error **err)
+{
+	char image[4200];
+	snprintf(image, sizeof image, "%s/images/%s", s->e->state_dir, s->sandbox_name);
+	set_state(s, SS_HIBERNATING);
+	if (sandbox_hibernate(s->e, s->sb, image, on_hibernated, s, err) < 0) {
+		set_state(s, s->sb->state == SB_PAUSED ? SS_PAUSED : SS_READY);
+		return -1;
+	}
+	return 0;
+}
+
+static void on_sleep(bh_engine *e, void *arg)
+{
+	bh_session *s = arg;
+	s->sleep_t = NULL;
+	if (s->state != SS_PAUSED)
+		return;
+	if (!sandbox_can_hibernate(s->sb)) {
+		/* The container tier cannot checkpoint here; closing frees the
+		 * memory, and the next call learns it has a fresh sandbox. */
+		end_session(s, "idle_closed", "paused past hibernate_after; this tier cannot hibernate");
+		return;
+	}
+	bh_error *err = NULL;
+	if (hibernate(s, &err) < 0) {
+		bh_log(e, BH_LOG_WARN, "session %.12s: hibernate: %s", s->fp, err->msg);
+		bh_error_free(err);
+	}
+}
+
+static void on_paused(bh_engine *e, void *arg, struct sandbox *sb, const bh_error *err)
+{
+	(void)sb;
+	bh_session *s = arg;
+	if (s->state != SS_PAUSING)
+		return;
+	if (err) {
+		bh_log(e, BH_LOG_WARN, "session %.12s: %s", s->fp, err->msg);
+		set_state(s, SS_READY);
+		finish_action(s, err);
+		dispatch(s);
+		return;
+	}
+	set_state(s, SS_PAUSED);
+	s->sleep_t = loop_timer(e->loop, e->policy.hibernate_after_ms, on_sleep, s);
+	finish_action(s, NULL);
+	dispatch(s); /* a call that arrived meanwhile wakes it again */
+}
+
+static int pause_now(bh_session *s, bh_error **err)
+{
+	loop_timer_cancel(s->e->loop, s->idle_t);
+	s->idle_t = NULL;
+	set_state(s, SS_PAUSING);
+	if (sandbox_pause(s->e, s->sb, on_paused, s, err) < 0) {
+		set_state(s, SS_READY);
+		return -1;
+	}
+	return 0;
+}
+
+static void on_idle(bh_engine *e, void *arg)
+{
+	bh_session *s = arg;
+	s->idle_t = NULL;
+	if (s->state != SS_READY || s->queue)
+		return;
+	if (!s->claimed) {
+		end_session(s, "unclaimed", "no call named it before its first idle timeout");
+		return;
+	}
+	bh_error *err = NULL;
+	if (pause_now(s, &err) < 0) {
+		bh_log(e, BH_LOG_WARN, "session %.12s: pause: %s", s->fp, err->msg);
+		bh_error_free(err);
+	}
+}
+
+static void arm_idle(bh_session *s)
+{
+	loop_timer_cancel(s->e->loop, s->idle_t);
+	s->idle_t = loop_timer(s->e->loop, s->e->policy.idle_ms, on_idle, s);
+}
+
+static void on_lifetime(bh_engine *e, void *arg)
+{
+	(void)e;
+	bh_session *s = arg;
+	s->life_t = NULL;
+	if (s->state == SS_BUSY || s->state == SS_WAKING || s->state == SS_PAUSING ||
+	    s->state == SS_HIBERNATING) {
+		s->expire_pending = true; /* ends once the sandbox is free */
+		return;
+	}
+	end_session(s, "expired", "its lifetime of awake time ran out");
+}
+
+static void arm_life(bh_session *s)
+{
+	loop_timer_cancel(s->e->loop, s->life_t);
+	uint64_t used = s->awake_used_us + (s->awake_since_us ? now_mono_us() - s->awake_since_us : 0);
+	uint64_t limit = (uint64_t)s->lifetime_ms * 1000u;
+	uint64_t left_ms = used >= limit ? 0 : (limit - used) / 1000u;
+	s->life_t = loop_timer(s->e->loop, left_ms, on_lifetime, s);
+}
+
+static void on_woken(bh_engine *e, void *arg, struct sandbox *sb, const bh_error *err)
+{
+	bh_session *s = arg;
+	if (s->state != SS_WAKING)
+		return;
+	if (err) {
+		finish_action(s, err);
+		end_session(s, "main_process_ended", err->msg);
+		return;
+	}
+	s->woke_us = now_mono_us() - sb->control_started_us;
+	char detail[64];
+	snprintf(detail, sizeof detail, "%.1f ms", s->woke_us / 1000.0);
+	bool from_disk = sb->image_dir != NULL && s->retention_t != NULL;
+	store_event(e->store, from_disk ? "restored" : "resumed", s->fp, s->sandbox_name, detail);
+	loop_timer_cancel(e->loop, s->retention_t);
+	s->retention_t = NULL;
+	set_state(s, SS_READY);
+	if (!s->awake_since_us)
+		s->awake_since_us = now_mono_us();
+	arm_life(s);
+	finish_action(s, NULL);
+	dispatch(s);
+}
+
+static void wake(bh_session *s)
+{
+	bh_engine *e = s->e;
+	loop_timer_cancel(e->loop, s->sleep_t);
+	s->sleep_t = NULL;
+	bool hibernated = s->state == SS_HIBERNATED;
+	set_state(s, SS_WAKING);
+	bh_error *err = NULL;
+	int r = hibernated ? sandbox_restore(e, s->sb, on_woken, s, &err)
+			   : sandbox_resume(e, s->sb, on_woken, s, &err);
+	if (r < 0) {
+		end_session(s, "main_process_ended", err->msg);
+		bh_error_free(err);
+	}
+}
+
+/* ---- operator actions ---- */
+
+static int start_action(bh_session *s, bh_action_cb cb, void *arg, bh_error **err)
+{
+	if (s->state == SS_ENDED) {
+		ended_error(s, err);
+		return -1;
+	}
+	if (s->act_cb)
+		return bh_refuse(err, BH_REFUSAL_CAPACITY, "another action on this session is in flight");
+	s->act_cb = cb;
+	s->act_arg = arg;
+	return 0;
+}
+
+int bh_session_pause(bh_session *s, bh_action_cb cb, void *arg, bh_error **err)
+{
+	if (start_action(s, cb, arg, err) < 0)
+		return -1;
+	if (s->state != SS_READY || s->queue) {
+		s->act_cb = NULL;
+		return bh_refuse(err, BH_REFUSAL_CAPACITY, "the session is %s; only an idle one pauses",
+				 ss_names[s->state]);
+	}
+	if (pause_now(s, err) < 0) {
+		s->act_cb = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int bh_session_resume(bh_session *s, bh_action_cb cb, void *arg, bh_error **err)
+{
+	if (start_action(s, cb, arg, err) < 0)
+		return -1;
+	if (s->state != SS_PAUSED && s->state != SS_HIBERNATED) {
+		s->act_cb = NULL;
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "the session is %s, not asleep",
+				 ss_names[s->state]);
+	}
+	wake(s);
+	return 0;
+}
+
+int bh_session_hibernate(bh_session *s, bh_action_cb cb, void *arg, bh_error **err)
+{
+	if (start_action(s, cb, arg, err) < 0)
+		return -1;
+	if ((s->state != SS_READY && s->state != SS_PAUSED) || s->queue || !s->sb) {
+		s->act_cb = NULL;
+		return bh_refuse(err, BH_REFUSAL_CAPACITY, "the session is %s; only an idle one hibernates",
+				 ss_names[s->state]);
+	}
+	if (!sandbox_can_hibernate(s->sb)) {
+		s->act_cb = NULL;
+		return bh_refuse(err, BH_REFUSAL_UNSUPPORTED,
+				 "the %s tier cannot hibernate on this host (no working CRIU)",
+				 bh_tier_name(s->tier));
+	}
+	loop_timer_cancel(s->e->loop, s->idle_t);
+	loop_timer_cancel(s->e->loop, s->sleep_t);
+	s->idle_t = s->sleep_t = NULL;
+	if (hibernate(s, err) < 0) {
+		s->act_cb = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+void bh_session_kill(bh_session *s)
+{
+	end_session(s, "killed", "an operator killed it");
+}
+
+void bh_session_get_info(const bh_session *s, struct bh_session_info *o)
+{
+	uint64_t used = s->awake_used_us + (s->awake_since_us ? now_mono_us() - s->awake_since_us : 0);
+	*o = (struct bh_session_info){
+		.fingerprint = s->fp,
+		.sandbox = s->sandbox_name,
+		.state = ss_names[s->state],
+		.tier = s->tier,
+		.floor = s->floor,
+		.principal = s->principal,
+		.owner = s->owner,
+		.run_key = s->run_key,
+		.calls = s->calls,
+		.last_record_sha256 = s->last_record,
+		.created_unix_ms = s->created_ms,
+		.last_call_unix_ms = s->last_call_ms,
+		.expires_unix_ms = (int64_t)now_real_ms() + ((int64_t)s->lifetime_ms - (int64_t)(used / 1000u)),
+		.awake_ms = used / 1000u,
+		.end_reason = s->state == SS_ENDED ? s->end_reason : NULL,
+	};
+}
+
+size_t bh_engine_sessions(bh_engine *e, bh_session ***out)
+{
+	size_t n = 0;
+	for (bh_session *s = e->sessions; s; s = s->next)
+		n++;
+	bh_session **list = xzalloc((n + 1) * sizeof *list);
+	size_t i = 0;
+	for (bh_session *s = e->sessions; s; s = s->next)
+		list[i++] = s;
+	*out = list;
+	return n;
+}
+
 int bh_session_open(bh_engine *e, const struct bh_session_opts *opts, bh_session_open_cb cb,
 		    void *arg, bh_session **out, bh_error **err)
 {
@@ -724,12 +1177,15 @@ int bh_session_open(bh_engine *e, const struct bh_session_opts *opts, bh_session
 	if ((opts->tier != BH_TIER_UNKNOWN && (opts->tier < 0 || opts->tier >= BH_TIER_COUNT)) ||
 	    opts->floor < BH_TIER_UNKNOWN || opts->floor >= BH_TIER_COUNT)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "unknown tier or floor");
+	if (admit(e, opts, err) < 0)
+		return -1;
 	bh_session *s = xzalloc(sizeof *s);
 	s->e = e;
+	s->created_ms = (int64_t)now_real_ms();
 	s->tier = opts->tier;
 	s->floor = opts->floor;
 	s->languages = opts->languages;
-	s->lifetime_ms = opts->lifetime_ms ? opts->lifetime_ms : DEFAULT_LIFETIME_MS;
+	s->lifetime_ms = opts->lifetime_ms ? opts->lifetime_ms : e->policy.lifetime_ms;
 	s->principal = xstrdup(opts->principal);
 	s->owner = xstrdup(opts->owner);
 	s->run_key = xstrdup(opts->run_key);
@@ -809,6 +1265,10 @@ static int enqueue(bh_session *s, struct op *op, bh_error **err)
 				 "a call is running on this session and another is waiting");
 	}
 	op->queued_us = now_mono_us();
+	if (op->kind == OP_CELL) {
+		s->claimed = true;
+		s->last_call_ms = (int64_t)now_real_ms();
+	}
 	struct op **pp = &s->queue;
 	while (*pp)
 		pp = &(*pp)->next;
@@ -959,10 +1419,7 @@ void sessions_free(bh_engine *e)
 	while (e->sessions) {
 		bh_session *s = e->sessions;
 		e->sessions = s->next;
-		free(s->principal);
-		free(s->owner);
-		free(s->run_key);
-		free(s);
+		session_free(s);
 	}
 }
 

@@ -93,7 +93,8 @@ static void crash_and_restart(enum bh_tier tier, const char *crash_at)
 	cr_assert_str_empty(cgroups, "cgroups left after %s: %s", crash_at, cgroups);
 	free(containers), free(cgroups);
 	char out[65536];
-	sh(out, sizeof out, "grep -l -s -F -- '%s/' /proc/[0-9]*/cmdline | grep -v self || true", state);
+	/* "[/]tmp/…" matches the path but not this shell's own command line. */
+	sh(out, sizeof out, "grep -l -s -E -- '[%c]%s/' /proc/[0-9]*/cmdline || true", state[0], state + 1);
 	cr_assert_str_empty(out, "processes of the dead engine's sandboxes remain: %s", out);
 	sh(out, sizeof out, "sqlite3 '%s' \"SELECT state || ':' || end_reason FROM sessions\"",
 	   bh_engine_store_path(h.e));

@@ -20,6 +20,9 @@ static const char *test_root(void)
 static void remember(void *arg, enum bh_log_level level, const char *msg)
 {
 	struct harness *h = arg;
+	/* BH_TEST_DEBUG=1 shows the engine's whole log on stderr. */
+	if (getenv("BH_TEST_DEBUG"))
+		fprintf(stderr, "engine: %s\n", msg);
 	if (level < BH_LOG_WARN)
 		return;
 	size_t used = strlen(h->log);
@@ -38,6 +41,19 @@ void harness_open(struct harness *h, const char *drop_wall)
 	cr_assert_not_null(mkdtemp(path), "mkdtemp %s: %s", path, strerror(errno));
 	h->state_dir = strdup(path);
 	open_engine(h, drop_wall, NULL);
+}
+
+void harness_open_policy(struct harness *h, const struct bh_policy *policy)
+{
+	memset(h, 0, sizeof *h);
+	h->policy = *policy;
+	char path[4096];
+	snprintf(path, sizeof path, "%s", test_root());
+	mkdir(path, 0711);
+	snprintf(path, sizeof path, "%s/state-XXXXXX", test_root());
+	cr_assert_not_null(mkdtemp(path), "mkdtemp %s: %s", path, strerror(errno));
+	h->state_dir = strdup(path);
+	open_engine(h, NULL, NULL);
 }
 
 void harness_open_at(struct harness *h, const char *state_dir, const char *crash_at)
@@ -59,6 +75,7 @@ static void open_engine(struct harness *h, const char *drop_wall, const char *cr
 		.log_arg = h,
 		.drop_wall = drop_wall,
 		.crash_at = crash_at,
+		.policy = h->policy,
 		.evidence_dir = drop_wall ? NULL : evidence,
 	};
 	bh_error *err = NULL;
@@ -317,6 +334,7 @@ static int start_cell(struct harness *h, bh_session *s, enum bh_language lang, c
 		o->err_code = (*err)->code;
 		o->refusal = (*err)->refusal;
 		o->err_msg = strdup((*err)->msg);
+		o->session_end = (*err)->session_end;
 		*done = true;
 	}
 	return r;

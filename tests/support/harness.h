@@ -23,12 +23,15 @@ struct harness {
 	char *state_dir;
 	bh_engine *e;
 	char log[8192]; /* warnings the engine logged, for failure messages */
+	struct bh_policy policy;
 };
 
 /* Opens an engine on a fresh state directory below $BULKHEAD_TEST_ROOT
  * (default /tmp/bulkhead-tests); the tier evidence is cached across tests in
  * $BULKHEAD_TEST_ROOT/evidence unless drop_wall is set. */
 void harness_open(struct harness *h, const char *drop_wall);
+/* Like harness_open, with a lifecycle policy (short timers in tests). */
+void harness_open_policy(struct harness *h, const struct bh_policy *policy);
 /* Opens an engine on an existing state directory (a restart), optionally
  * with the crash hook armed. */
 void harness_open_at(struct harness *h, const char *state_dir, const char *crash_at);

@@ -1,0 +1,194 @@
+/* The lifecycle policy with short timers: idle -> paused -> hibernated (or
+ * closed), retention, and the owner cap. */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static struct harness h;
+static void teardown(void) { harness_close(&h); }
+
+static void open_with(uint32_t idle, uint32_t hibernate_after, uint64_t retention, uint32_t per_owner)
+{
+	struct bh_policy p = {.idle_ms = idle, .hibernate_after_ms = hibernate_after,
+			      .retention_ms = retention, .max_per_owner = per_owner};
+	harness_open_policy(&h, &p);
+}
+
+static const char *state_of(bh_session *s)
+{
+	struct bh_session_info i;
+	bh_session_get_info(s, &i);
+	return i.state;
+}
+
+/* Runs the engine's loop for a while (timers fire inside it). */
+static void run_for(int ms)
+{
+	bool never = false;
+	bh_engine_wait(h.e, &never, ms, NULL);
+}
+
+static struct cell_outcome *ok(bh_session *s, const char *code)
+{
+	struct cell_outcome *o = harness_cell(&h, s, BH_LANG_PYTHON, code, 0);
+	cr_assert(o->answered, "%s: %s\n%s", code, o->err_msg ? o->err_msg : "", h.log);
+	cr_assert_eq(o->r.exit_code, 0, "%s: %s", code, o->errout);
+	return o;
+}
+
+static char *sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
+	static char out[8192];
+	FILE *f = popen(cmd, "r");
+	size_t n = fread(out, 1, sizeof out - 1, f);
+	out[n] = '\0';
+	pclose(f);
+	return out;
+}
+
+static void pause_and_resume(enum bh_tier tier)
+{
+	open_with(1000, 60000, 0, 0);
+	harness_require_tier(&h, tier);
+	bh_session *s = harness_session(&h, tier, 1u << BH_LANG_PYTHON);
+	cell_outcome_free(ok(s, "x = 5"));
+	run_for(1800);
+	cr_assert_str_eq(state_of(s), "paused");
+	struct bh_session_info info;
+	bh_session_get_info(s, &info);
+	/* Its processes are frozen: the runtime says so. */
+	const char *rt = tier == BH_TIER_KERNEL ? "runsc" : "crun";
+	char *st = sh("%s --root '%s' state %s", rt, bh_engine_runtime_root(h.e, tier), info.sandbox);
+	cr_assert_not_null(strstr(st, "paused"), "%s", st);
+	struct cell_outcome *o = ok(s, "x");
+	cr_assert_str_eq(o->out, "5\n");
+	cr_assert_not(o->r.interpreter_started);
+	cr_assert_not(o->r.interpreter_ended);
+	cr_assert_gt(o->r.woke_us, 0, "the resume time is part of the answer");
+	cell_outcome_free(o);
+	st = sh("sqlite3 '%s' \"SELECT count(*) FROM events WHERE kind = 'resumed'\"",
+		bh_engine_store_path(h.e));
+	cr_assert_str_eq(st, "1\n", "the resume is an event");
+}
+
+Test(lifecycle, an_idle_container_sandbox_pauses_and_resumes_with_its_state, .fini = teardown)
+{
+	pause_and_resume(BH_TIER_CONTAINER);
+}
+
+Test(lifecycle, an_idle_kernel_sandbox_pauses_and_resumes_with_its_state, .fini = teardown)
+{
+	pause_and_resume(BH_TIER_KERNEL);
+}
+
+Test(lifecycle, a_paused_kernel_sandbox_hibernates_to_disk_and_restores, .fini = teardown)
+{
+	open_with(1000, 2000, 0, 0);
+	harness_require_tier(&h, BH_TIER_KERNEL);
+	bh_session *s = harness_session(&h, BH_TIER_KERNEL, 1u << BH_LANG_PYTHON);
+	cell_outcome_free(ok(s, "x = 41\nopen('/work/f.txt', 'w').write('on disk')"));
+	struct bh_session_info info;
+	bh_session_get_info(s, &info);
+	run_for(4500);
+	cr_assert_str_eq(state_of(s), "hibernated");
+	char *list = harness_runtime_list(&h);
+	cr_assert_null(strstr(list, info.sandbox), "its container still exists: %s", list);
+	free(list);
+	/* "[b]h-…" matches the name but not this shell's own command line. */
+	char *procs = sh("grep -l -s -E -- '[b]%s' /proc/[0-9]*/cmdline || true", info.sandbox + 1);
+	cr_assert_str_empty(procs, "processes remain: %s", procs);
+	char *img = sh("du -sk '%s/images/%s' | cut -f1", bh_engine_state_dir(h.e), info.sandbox);
+	cr_assert_gt(atoi(img), 0, "no image on disk");
+	struct cell_outcome *o = ok(s, "print(x + 1, open('/work/f.txt').read())");
+	cr_assert_str_eq(o->out, "42 on disk\n");
+	cr_assert_not(o->r.interpreter_started, "restored, not restarted");
+	cr_assert_gt(o->r.woke_us, 0);
+	cell_outcome_free(o);
+}
+
+Test(lifecycle, retention_deletes_the_image_and_ends_the_session, .fini = teardown)
+{
+	open_with(1000, 1000, 3000, 0);
+	harness_require_tier(&h, BH_TIER_KERNEL);
+	bh_session *s = harness_session(&h, BH_TIER_KERNEL, 1u << BH_LANG_PYTHON);
+	cell_outcome_free(ok(s, "x = 1"));
+	struct bh_session_info info;
+	bh_session_get_info(s, &info);
+	run_for(8000);
+	cr_assert_str_eq(state_of(s), "ended");
+	struct cell_outcome *o = harness_cell(&h, s, BH_LANG_PYTHON, "x", 0);
+	cr_assert_not(o->answered);
+	cr_assert_eq(o->err_code, BH_E_NOT_DISPATCHED);
+	cr_assert_str_eq(o->session_end, "retention_expired");
+	cell_outcome_free(o);
+	struct stat st;
+	char img[4200];
+	snprintf(img, sizeof img, "%s/images/%s", bh_engine_state_dir(h.e), info.sandbox);
+	cr_assert_neq(stat(img, &st), 0, "the image is still there");
+}
+
+Test(lifecycle, a_container_sandbox_paused_too_long_is_closed_idle, .fini = teardown)
+{
+	open_with(1000, 2000, 0, 0);
+	harness_require_tier(&h, BH_TIER_CONTAINER);
+	bh_session *s = harness_session(&h, BH_TIER_CONTAINER, 1u << BH_LANG_PYTHON);
+	cell_outcome_free(ok(s, "x = 1"));
+	run_for(4500);
+	struct cell_outcome *o = harness_cell(&h, s, BH_LANG_PYTHON, "x", 0);
+	cr_assert_not(o->answered);
+	cr_assert_str_eq(o->session_end, "idle_closed");
+	cell_outcome_free(o);
+	bh_session *fresh = harness_session(&h, BH_TIER_CONTAINER, 1u << BH_LANG_PYTHON);
+	o = ok(fresh, "print('x' in globals())");
+	cr_assert_str_eq(o->out, "False\n");
+	cr_assert(o->r.interpreter_started);
+	cell_outcome_free(o);
+}
+
+Test(lifecycle, the_owner_cap_replaces_the_least_recently_used_idle_sandbox, .fini = teardown)
+{
+	open_with(0, 0, 0, 2);
+	harness_require_tier(&h, BH_TIER_CONTAINER);
+	struct bh_session_opts o = {.tier = BH_TIER_CONTAINER, .floor = BH_TIER_UNKNOWN,
+				    .principal = "test", .owner = "owner-a"};
+	bh_session *a = NULL, *b = NULL, *c = NULL;
+	bh_error *err = NULL;
+	cr_assert_eq(bh_session_open(h.e, &o, NULL, NULL, &a, &err), 0);
+	cr_assert_eq(bh_session_open(h.e, &o, NULL, NULL, &b, &err), 0);
+	cell_outcome_free(ok(a, "1"));
+	cell_outcome_free(ok(b, "2")); /* a is now the least recently used */
+	cr_assert_eq(bh_session_open(h.e, &o, NULL, NULL, &c, &err), 0, "%s", err ? err->msg : "");
+	struct cell_outcome *r = harness_cell(&h, a, BH_LANG_PYTHON, "1", 0);
+	cr_assert_not(r->answered);
+	cr_assert_eq(r->err_code, BH_E_NOT_DISPATCHED);
+	cr_assert_str_eq(r->session_end, "replaced");
+	cell_outcome_free(r);
+	cell_outcome_free(ok(b, "'b still works'"));
+	cell_outcome_free(ok(c, "'c works'"));
+	/* Both busy: a further open is refused and neither is closed. */
+	bool d1 = false, d2 = false;
+	struct cell_outcome *o1, *o2;
+	cr_assert_eq(harness_cell_start(&h, b, BH_LANG_PYTHON, "import time; time.sleep(1)", &d1, &o1, &err), 0);
+	cr_assert_eq(harness_cell_start(&h, c, BH_LANG_PYTHON, "import time; time.sleep(1)", &d2, &o2, &err), 0);
+	bh_session *d = NULL;
+	cr_assert_eq(bh_session_open(h.e, &o, NULL, NULL, &d, &err), -1);
+	cr_assert_eq(err->refusal, BH_REFUSAL_CAPACITY, "%s", err->msg);
+	bh_error_free(err);
+	cr_assert_eq(bh_engine_wait(h.e, &d1, 30000, NULL), 0);
+	cr_assert_eq(bh_engine_wait(h.e, &d2, 30000, NULL), 0);
+	cr_assert(o1->answered && o2->answered, "both kept running");
+	cell_outcome_free(o1), cell_outcome_free(o2);
+	/* A different owner is not affected. */
+	o.owner = "owner-b";
+	cr_assert_eq(bh_session_open(h.e, &o, NULL, NULL, &d, &err), 0);
+}
