@@ -8,6 +8,11 @@ mode=$1 root=$2 file=$3
 
 snapshot() {
 	find /sys/fs/cgroup/*/bulkhead -mindepth 1 -maxdepth 2 -type d 2>/dev/null | sed 's/^/cgroup /'
+	# Engines hide the hybrid cgroup2 mount in their own mount namespace, and
+	# crun then makes plain directories under it: look there too.
+	unshare -m sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null &&
+		find /sys/fs/cgroup/unified/bulkhead -mindepth 2 -maxdepth 2 -type d 2>/dev/null' |
+		sed 's/^/hidden-cgroup-dir /'
 	for d in "$root"/*/run/crun; do [ -d "$d" ] && crun --root "$d" list -q 2>/dev/null | sed "s|^|crun $d |"; done
 	for d in "$root"/*/run/runsc; do [ -d "$d" ] && runsc --root "$d" list -q 2>/dev/null | sed "s|^|runsc $d |"; done
 	find "$root" -mindepth 3 -maxdepth 3 -path '*/bundles/*' 2>/dev/null | sed 's/^/bundle /'
@@ -36,6 +41,8 @@ check)
 	echo "$left" | awk '$1 == "process" {print $2}' | while read -r pid; do kill -9 "$pid" 2>/dev/null; done
 	sleep 1
 	echo "$left" | awk '$1 == "cgroup" {print $2}' | sort -r | while read -r cg; do rmdir "$cg" 2>/dev/null; done
+	echo "$left" | awk '$1 == "hidden-cgroup-dir" {print $2}' |
+		unshare -m sh -c 'umount /sys/fs/cgroup/unified && while read -r d; do rm -rf "$d"; done' 
 	exit 1
 	;;
 *) echo "usage: $0 snapshot|check ROOT FILE" >&2; exit 2 ;;

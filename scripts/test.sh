@@ -48,7 +48,7 @@ suite() {
 	for d in "$BULKHEAD_TEST_ROOT"/state-* "$BULKHEAD_TEST_ROOT"/cli-*; do
 		[ -d "$d" ] || continue
 		echo "=== $name: collecting after a crashed test in $d"
-		build/bulkhead gc --state "$d" && rm -rf "$d"
+		build/bulkhead gc --state "$d" >/dev/null && rm -rf "$d"
 	done
 	echo "=== $name: $((SECONDS - start))s"
 	rm -f "$log"

@@ -23,6 +23,8 @@ bh_engine *cli_open_engine(const struct cli_common *c, bool reprove);
 /* The same, choosing whether tiers are proven and where the log goes. */
 bh_engine *cli_open_engine_with(const struct cli_common *c, bool reprove, bool skip_proofs,
 				bh_log_fn log);
+/* An engine that proves nothing and collects nothing at open: for leaks and gc. */
+bh_engine *cli_open_engine_inspect(const struct cli_common *c, bh_log_fn log);
 /* Runs the engine's loop until every tier's proof finished. */
 int cli_wait_proven(bh_engine *e);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -30,6 +32,7 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cmd_doctor(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+int cmd_leaks(int argc, char **argv);
 int cmd_shell(int argc, char **argv);
 int cmd_records(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

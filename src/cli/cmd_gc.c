@@ -1,34 +1,94 @@
-/* bulkhead gc [--state DIR]: take the state directory and collect whatever a
- * dead engine left there (containers, bundles, cgroups), then let it go. An
- * engine does the same at every start; this does only that. */
+/* bulkhead leaks [--json] [--state DIR]: what is alive that nothing should
+ * hold — orphans in the runtime, abandoned sandboxes of a dead engine, ghost
+ * registry rows, images nothing will restore, stray cgroups.
+ * bulkhead gc [--dry-run] [--state DIR]: the same findings, reaped (each
+ * reap is an event in the store). Both take the state directory without
+ * collecting anything at open, so what they report is what was there. */
 #include "cli.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 
-static void print_reaped(void *arg, enum bh_log_level level, const char *msg)
+static void quiet(void *arg, enum bh_log_level level, const char *msg)
 {
 	(void)arg;
-	if (level >= BH_LOG_WARN)
-		printf("%s\n", msg);
+	if (level >= BH_LOG_ERROR)
+		fprintf(stderr, "bulkhead: %s\n", msg);
 }
 
-int cmd_gc(int argc, char **argv)
+static void print_findings(const struct bh_leak *v, size_t n, bool json, const char *verb)
+{
+	if (json) {
+		cJSON *list = cJSON_CreateArray();
+		for (size_t i = 0; i < n; i++) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "kind", bh_leak_kind_name(v[i].kind));
+			cJSON_AddStringToObject(o, "sandbox", v[i].sandbox);
+			cJSON_AddStringToObject(o, "session", v[i].fingerprint);
+			cJSON_AddStringToObject(o, "runtime", v[i].runtime);
+			cJSON_AddStringToObject(o, "reason", v[i].reason);
+			cJSON_AddStringToObject(o, "holder", v[i].holder);
+			cJSON_AddNumberToObject(o, "firstSeenUnixMs", (double)v[i].first_seen_ms);
+			cJSON_AddItemToArray(list, o);
+		}
+		char *t = cJSON_Print(list);
+		puts(t);
+		cJSON_free(t);
+		cJSON_Delete(list);
+		return;
+	}
+	if (!n) {
+		printf("no leaks: every sandbox, row, image and cgroup is accounted for\n");
+		return;
+	}
+	printf("%-13s %-22s %-12s %s\n", "KIND", "SANDBOX", "SESSION", "REASON");
+	for (size_t i = 0; i < n; i++)
+		printf("%-13s %-22s %-12.12s %s (%s)\n", bh_leak_kind_name(v[i].kind), v[i].sandbox,
+		       v[i].fingerprint[0] ? v[i].fingerprint : "-", v[i].reason, v[i].holder);
+	if (verb)
+		printf("%zu %s\n", n, verb);
+}
+
+static int run(int argc, char **argv, bool gc)
 {
 	struct cli_common c = {0};
+	bool json = false, dry = !gc;
 	for (int i = 1; i < argc; i++) {
 		int r = cli_common_opt(&c, argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
-		if (r == 0) {
-			cli_error("gc: unknown argument \"%s\" (usage: bulkhead gc [--state DIR])", argv[i]);
+		if (r > 0)
+			continue;
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (gc && !strcmp(argv[i], "--dry-run"))
+			dry = true;
+		else {
+			cli_error("%s: unknown argument \"%s\" (usage: bulkhead %s)", gc ? "gc" : "leaks",
+				  argv[i], gc ? "gc [--dry-run] [--state DIR]" : "leaks [--json] [--state DIR]");
 			return CLI_EXIT_USAGE;
 		}
 	}
-	bh_engine *e = cli_open_engine_with(&c, false, true, print_reaped);
+	bh_engine *e = cli_open_engine_inspect(&c, quiet);
 	if (!e)
 		return CLI_EXIT_BULKHEAD;
-	printf("collected leftovers in %s\n", bh_engine_state_dir(e));
+	struct bh_leak *v = NULL;
+	size_t n = dry ? bh_engine_leaks(e, &v) : bh_engine_gc(e, &v);
+	print_findings(v, n, json, gc ? (dry ? "would be reaped" : "reaped") : NULL);
+	free(v);
 	bh_engine_close(e);
-	return 0;
+	/* leaks: a non-zero status when something leaked, for scripts. */
+	return !gc && n ? 1 : 0;
+}
+
+int cmd_leaks(int argc, char **argv)
+{
+	return run(argc, argv, false);
+}
+
+int cmd_gc(int argc, char **argv)
+{
+	return run(argc, argv, true);
 }

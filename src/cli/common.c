@@ -100,8 +100,22 @@ bh_engine *cli_open_engine(const struct cli_common *c, bool reprove)
 	return cli_open_engine_with(c, reprove, false, NULL);
 }
 
+static bh_engine *open_engine(const struct cli_common *c, bool reprove, bool skip_proofs,
+			      bool inspect, bh_log_fn log);
+
 bh_engine *cli_open_engine_with(const struct cli_common *c, bool reprove, bool skip_proofs,
 				bh_log_fn log)
+{
+	return open_engine(c, reprove, skip_proofs, false, log);
+}
+
+bh_engine *cli_open_engine_inspect(const struct cli_common *c, bh_log_fn log)
+{
+	return open_engine(c, false, true, true, log);
+}
+
+static bh_engine *open_engine(const struct cli_common *c, bool reprove, bool skip_proofs,
+			      bool inspect, bh_log_fn log)
 {
 	const char *init = find_init();
 	if (!init) {
@@ -121,6 +135,7 @@ bh_engine *cli_open_engine_with(const struct cli_common *c, bool reprove, bool s
 		.log_arg = (void *)c,
 		.reprove = reprove,
 		.skip_proofs = skip_proofs,
+		.inspect_only = inspect,
 	};
 	bh_engine *e = NULL;
 	bh_error *err = NULL;

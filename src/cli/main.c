@@ -15,7 +15,8 @@ static const struct command {
 	{"records", cmd_records, "list the run records in the store"},
 	{"verify", cmd_verify, "recompute every record digest and chain link"},
 	{"backup", cmd_backup, "copy the store consistently while it is in use"},
-	{"gc", cmd_gc, "collect what a dead engine left in the state directory"},
+	{"leaks", cmd_leaks, "list sandboxes, rows, images and cgroups nothing should hold"},
+	{"gc", cmd_gc, "reap what leaks finds (--dry-run: only say what)"},
 };
 
 static void usage(FILE *to)

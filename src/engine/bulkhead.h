@@ -94,6 +94,7 @@ struct bh_config {
 	bool reprove;           /* ignore cached evidence; run every smoke test */
 	const char *evidence_dir; /* where proven evidence is cached; NULL: the state directory */
 	bool skip_proofs;       /* offer no tier: for commands that only collect or read */
+	bool inspect_only;      /* at open, collect nothing a dead engine left (leaks, gc --dry-run) */
 	bool store_sync_full;   /* SQLite synchronous=FULL (power-loss durability); default NORMAL */
 	bool store_digests_only; /* keep no code or output prefix in the store */
 	/* Test hook: SIGKILL the process at a named point ("open", "cell",
@@ -333,6 +334,33 @@ struct bh_session_info {
 void bh_session_get_info(const bh_session *s, struct bh_session_info *out);
 /* Every session the engine holds (live, and ended ones kept as tombstones). */
 size_t bh_engine_sessions(bh_engine *e, bh_session ***out);
+
+/* ---- leaks: what is alive that nothing should hold ---------------------------- */
+
+enum bh_leak_kind {
+	BH_LEAK_ORPHAN,     /* in the runtime, with no live registry row */
+	BH_LEAK_ABANDONED,  /* a live row and its container, but its engine is gone */
+	BH_LEAK_GHOST,      /* a live row whose container the runtime does not have */
+	BH_LEAK_OVERDUE,    /* held by this engine past its lifetime and a margin */
+	BH_LEAK_STALE_IMAGE,/* a hibernation image nothing will restore, or past retention */
+	BH_LEAK_STRAY_CGROUP, /* a cgroup below the engine's parent with no container */
+};
+const char *bh_leak_kind_name(enum bh_leak_kind k);
+
+struct bh_leak {
+	enum bh_leak_kind kind;
+	char sandbox[64];       /* container, image or cgroup name */
+	char fingerprint[65];   /* the session, when a row names it */
+	char runtime[8];
+	char reason[256];       /* why it is a leak, in words */
+	char holder[512];       /* what holds it: a pid, a path */
+	int64_t first_seen_ms;  /* when the registry first saw it, else now */
+};
+
+/* Compares the registry, the runtimes' lists, the cgroups and the images. */
+size_t bh_engine_leaks(bh_engine *e, struct bh_leak **out);
+/* Reaps what bh_engine_leaks finds (each reap is an event); returns how many. */
+size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped);
 
 /* ---- introspection for tests and the leak finder ---------------------------- */
 

@@ -32,8 +32,13 @@ int cgroups_setup(struct bh_cgroups *cg, const char *state_key, bh_error **err)
 		cg->pure_v2 = true;
 		return 0;
 	}
-	if (!is_cgroup2(CG_ROOT "/unified"))
-		return 0; /* pure v1, or already hidden by an earlier open */
+	if (!is_cgroup2(CG_ROOT "/unified")) {
+		/* Pure v1, or hidden by an earlier open in this process: then the
+		 * directory is our tmpfs's and crun writes into it. */
+		struct stat st;
+		cg->hybrid_hidden = stat(CG_ROOT "/unified", &st) == 0;
+		return 0;
+	}
 	/* Even an almost empty one (hugetlb only, here) makes crun refuse. */
 	if (unshare(CLONE_NEWNS) < 0)
 		return bh_fail(err, BH_E_SYSTEM, errno,
@@ -79,26 +84,56 @@ long long cgroups_oom_kills(const struct bh_cgroups *cg, const char *leaf)
 	return k ? strtoll(k + 9, NULL, 10) : -2;
 }
 
-static void rmdir_tree_bottom_up(const char *path)
+/* plain: the path is in the hidden "unified" directory, a tmpfs and not a
+ * cgroup, where crun's pid writes left regular files (cgroup.procs) that
+ * would keep every directory from being removed. */
+static void rmdir_tree_bottom_up(const char *path, bool plain)
 {
 	cleanup_dir DIR *d = opendir(path);
 	if (d) {
 		struct dirent *de;
 		while ((de = readdir(d))) {
-			if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 				continue;
 			cleanup_free char *sub = xasprintf("%s/%s", path, de->d_name);
-			rmdir_tree_bottom_up(sub);
+			if (de->d_type == DT_DIR)
+				rmdir_tree_bottom_up(sub, plain);
+			else if (plain && de->d_type == DT_REG)
+				unlink(sub);
 		}
 	}
 	rmdir(path);
+}
+
+static bool plain_dir(const struct bh_cgroups *cg, const char *hierarchy)
+{
+	return cg->hybrid_hidden && !strcmp(hierarchy, "unified");
+}
+
+void cgroups_remove_leaf(const struct bh_cgroups *cg, const char *leaf)
+{
+	if (cg->pure_v2) {
+		cleanup_free char *p = xasprintf(CG_ROOT "%s/%s", cg->parent, leaf);
+		rmdir_tree_bottom_up(p, false);
+		return;
+	}
+	cleanup_dir DIR *d = opendir(CG_ROOT);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		/* "unified" too: with the hybrid mount hidden it is a plain
+		 * directory in which crun makes its cgroup paths as well. */
+		if (de->d_name[0] == '.')
+			continue;
+		cleanup_free char *p = xasprintf(CG_ROOT "/%s%s/%s", de->d_name, cg->parent, leaf);
+		rmdir_tree_bottom_up(p, plain_dir(cg, de->d_name));
+	}
 }
 
 void cgroups_cleanup(const struct bh_cgroups *cg)
 {
 	if (cg->pure_v2) {
 		cleanup_free char *p = xasprintf(CG_ROOT "%s", cg->parent);
-		rmdir_tree_bottom_up(p);
+		rmdir_tree_bottom_up(p, false);
 		return;
 	}
 	cleanup_dir DIR *d = opendir(CG_ROOT);
@@ -106,10 +141,12 @@ void cgroups_cleanup(const struct bh_cgroups *cg)
 		return;
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' || !strcmp(de->d_name, "unified"))
+		/* "unified" too: with the hybrid mount hidden it is a plain
+		 * directory in which crun makes its cgroup paths as well. */
+		if (de->d_name[0] == '.')
 			continue;
 		cleanup_free char *p = xasprintf(CG_ROOT "/%s%s", de->d_name, cg->parent);
-		rmdir_tree_bottom_up(p);
+		rmdir_tree_bottom_up(p, plain_dir(cg, de->d_name));
 	}
 }
 

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -196,9 +197,14 @@ static struct child *track(bh_engine *e, pid_t pid, bh_child_fn fn, void *arg, b
 	return c;
 }
 
-static void exec_child(const struct bh_child_spec *spec, int in, int out, int err)
+static void exec_child(const struct bh_child_spec *spec, int in, int out, int err, pid_t parent)
 {
-	/* In the child: only async-signal-safe calls until execve. */
+	/* In the child: only async-signal-safe calls until execve. A runtime
+	 * call must not outlive its engine: a `crun create` left running after
+	 * a crash would finish creating a container nobody will reap. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(126);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -234,6 +240,7 @@ int child_spawn(bh_engine *e, const struct bh_child_spec *spec, bh_child_fn fn, 
 	bool capture = spec->fd_out == BH_CHILD_CAPTURE || spec->fd_err == BH_CHILD_CAPTURE;
 	if (capture && pipe2(cap, O_CLOEXEC | O_NONBLOCK) < 0)
 		return bh_fail(err, BH_E_SYSTEM, errno, "pipe for %s", spec->argv[0]);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		int saved = errno;
@@ -248,7 +255,7 @@ int child_spawn(bh_engine *e, const struct bh_child_spec *spec, bh_child_fn fn, 
 			fcntl(cap[1], F_SETFL, 0);
 		int out = spec->fd_out == BH_CHILD_CAPTURE ? cap[1] : spec->fd_out;
 		int er = spec->fd_err == BH_CHILD_CAPTURE ? cap[1] : spec->fd_err;
-		exec_child(spec, spec->fd_in, out, er);
+		exec_child(spec, spec->fd_in, out, er, parent);
 	}
 	if (capture)
 		close(cap[1]);
@@ -295,6 +302,7 @@ int child_run_sync(const char *const *argv, uint32_t timeout_ms, int *status, ch
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(p[0]);
@@ -303,7 +311,7 @@ int child_run_sync(const char *const *argv, uint32_t timeout_ms, int *status, ch
 	}
 	if (pid == 0) {
 		struct bh_child_spec spec = {.argv = argv};
-		exec_child(&spec, -1, p[1], p[1]);
+		exec_child(&spec, -1, p[1], p[1], parent);
 	}
 	close(p[1]);
 	struct buf out = {0};

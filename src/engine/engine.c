@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -135,8 +136,53 @@ static int install_interp(bh_engine *e, const char *src, bh_error **err)
 /* Sandboxes die with their engine; whatever a dead engine left under this
  * state directory is deleted before we start (we hold the lock: nobody else
  * can own them). */
+/* Kills every process that belongs to this state directory: anything in
+ * our cgroups, and any runtime process working under our runtime roots
+ * (runsc's gofer lives outside the sandbox's cgroup). */
+static size_t kill_our_processes(bh_engine *e)
+{
+	size_t killed = 0;
+	cleanup_free char *needle = xasprintf("%s/run/", e->state_dir);
+	cleanup_dir DIR *proc = opendir("/proc");
+	struct dirent *de;
+	pid_t self = getpid();
+	while (proc && (de = readdir(proc))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 1 || pid == self)
+			continue;
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+		size_t len = 0;
+		cleanup_free char *cmd = read_file(path, 16384, &len);
+		bool ours = false;
+		/* Only runtime processes (crun, runsc and its re-executed helpers)
+		 * are matched by their arguments: an operator's `tail` of a file in
+		 * the state directory is not ours to kill. */
+		const char *base = cmd && len ? strrchr(cmd, '/') : NULL;
+		base = base ? base + 1 : cmd;
+		bool runtime = base && (!strncmp(base, "crun", 4) || !strncmp(base, "runsc", 5) ||
+					!strcmp(base, "exe"));
+		for (size_t i = 0; runtime && i < len; i += strlen(cmd + i) + 1)
+			ours |= strstr(cmd + i, needle) != NULL;
+		snprintf(path, sizeof path, "/proc/%ld/cgroup", pid);
+		cleanup_free char *cg = ours ? NULL : read_file(path, 16384, NULL);
+		if (cg) {
+			cleanup_free char *mark = xasprintf(":%s/", e->cg.parent);
+			ours = strstr(cg, mark) != NULL;
+		}
+		if (ours && kill((pid_t)pid, SIGKILL) == 0)
+			killed++;
+	}
+	return killed;
+}
+
 static void sweep_leftovers(bh_engine *e)
 {
+	size_t killed = kill_our_processes(e);
+	if (killed)
+		bh_log(e, BH_LOG_WARN, "killed %zu processes a dead engine left in %s", killed,
+		       e->state_dir);
 	for (int t = 0; t < BH_TIER_COUNT; t++) {
 		struct runtime *rt = &e->runtimes[t];
 		if (!rt->ops || !rt->path)
@@ -157,7 +203,19 @@ static void sweep_leftovers(bh_engine *e)
 	}
 	rm_rf(e->bundles_dir);
 	mkdir_p(e->bundles_dir, 0700);
-	cgroups_cleanup(&e->cg);
+	/* Killed processes leave their cgroups a moment later. */
+	for (int i = 0; i < 50; i++) {
+		children_reap(e);
+		cgroups_cleanup(&e->cg);
+		char **left = NULL;
+		size_t n = cgroups_list(&e->cg, &left);
+		for (size_t j = 0; j < n; j++)
+			free(left[j]);
+		free(left);
+		if (!n)
+			break;
+		usleep(20000);
+	}
 }
 
 /* WAL checkpoints run here, when no commit happened for a while, never
@@ -202,6 +260,7 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	e->log_arg = cfg->log_arg;
 	e->state_dir = xstrdup(real);
 	e->reprove = cfg->reprove;
+	e->inspect_only = cfg->inspect_only;
 	e->evidence_dir = xstrdup(cfg->evidence_dir && *cfg->evidence_dir ? cfg->evidence_dir : real);
 	if (mkdir_p(e->evidence_dir, 0700) < 0) {
 		bh_fail(err, BH_E_SYSTEM, errno, "create evidence directory %s", e->evidence_dir);
@@ -262,8 +321,10 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	e->store_path = xasprintf("%s/bulkhead.db", real);
 	if (store_open(e->store_path, false, cfg->store_sync_full, &e->store, err) < 0)
 		goto fail;
-	sweep_leftovers(e);
-	sessions_reconcile(e);
+	if (!cfg->inspect_only) {
+		sweep_leftovers(e);
+		sessions_reconcile(e);
+	}
 	e->checkpoint = loop_timer(e->loop, CHECKPOINT_MS, on_checkpoint, NULL);
 	e->tick = loop_timer(e->loop, TICK_MS, on_tick, NULL);
 	bh_log(e, BH_LOG_INFO, "engine open on %s (cgroups %s)", e->state_dir, e->cg.parent);
@@ -592,7 +653,7 @@ void bh_engine_close(bh_engine *e)
 			sandbox_abandon(e, e->sandboxes);
 		children_reap(e);
 	}
-	if (e->lock_fd >= 0) {
+	if (e->lock_fd >= 0 && !e->inspect_only) {
 		cgroups_cleanup(&e->cg);
 		if (e->bundles_dir)
 			rm_rf(e->bundles_dir);

@@ -250,6 +250,7 @@ struct bh_engine {
 	struct pending_exec *pending;
 	bool closing;
 	bool reprove;
+	bool inspect_only;
 	char *evidence_dir;
 	char *drop_wall;
 	uint32_t memory_limit_mb, pids_limit;

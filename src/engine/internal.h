@@ -96,6 +96,8 @@ long long cgroups_read_ll(const struct bh_cgroups *cg, const char *controller, c
 			  const char *file);
 /* The memory cgroup's OOM kill count (v1 memory.oom_control / v2 memory.events). */
 long long cgroups_oom_kills(const struct bh_cgroups *cg, const char *leaf);
+/* Removes one sandbox's cgroup in every hierarchy (when it is empty). */
+void cgroups_remove_leaf(const struct bh_cgroups *cg, const char *leaf);
 /* Removes the engine's cgroup subtree where it is empty. */
 void cgroups_cleanup(const struct bh_cgroups *cg);
 /* Lists leaf names below the engine's parent in the memory (or v2) tree. */

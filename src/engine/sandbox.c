@@ -132,6 +132,9 @@ static void finalize(bh_engine *e, struct sandbox *sb)
 	}
 	if (sb->bundle_dir)
 		rm_rf(sb->bundle_dir);
+	/* The runtime removes its cgroups; what it cannot (the hidden unified
+	 * directory's leftovers) goes here. */
+	cgroups_remove_leaf(&e->cg, sb->name);
 	if (sb->uid_slot >= 0)
 		e->uid_slots[sb->uid_slot] = 0;
 	sandbox_set_state(e, sb, SB_ENDED);

@@ -158,6 +158,12 @@ static void bind_text(sqlite3_stmt *st, int i, const char *v)
 	sqlite3_bind_text(st, i, v ? v : "", -1, SQLITE_TRANSIENT);
 }
 
+static void copy_col(sqlite3_stmt *st, int i, char *dst, size_t n)
+{
+	const char *v = (const char *)sqlite3_column_text(st, i);
+	snprintf(dst, n, "%s", v ? v : "");
+}
+
 static int step_done(struct bh_store *s, sqlite3_stmt *st, const char *what, bh_error **err)
 {
 	int rc = sqlite3_step(st);
@@ -323,11 +329,6 @@ int store_live_sessions(struct bh_store *s, store_live_fn fn, void *arg, bh_erro
 	return 0;
 }
 
-static void copy_col(sqlite3_stmt *st, int i, char *dst, size_t n)
-{
-	const char *v = (const char *)sqlite3_column_text(st, i);
-	snprintf(dst, n, "%s", v ? v : "");
-}
 
 int store_records(struct bh_store *s, const char *session, store_record_fn fn, void *arg,
 		  bh_error **err)
@@ -372,6 +373,25 @@ int store_records(struct bh_store *s, const char *session, store_record_fn fn, v
 	}
 	sqlite3_finalize(st);
 	return ret < 0 ? -1 : 0;
+}
+
+bool store_live_row(struct bh_store *s, const char *sandbox, char fp[65], int64_t *created_ms,
+		    int64_t *engine_pid)
+{
+	sqlite3_stmt *st = prepare(
+		s, "SELECT fingerprint, created_ms, engine_pid FROM sessions WHERE sandbox = ? AND state != 'ended'",
+		NULL);
+	if (!st)
+		return false;
+	bind_text(st, 1, sandbox);
+	bool live = sqlite3_step(st) == SQLITE_ROW;
+	if (live) {
+		copy_col(st, 0, fp, 65);
+		*created_ms = sqlite3_column_int64(st, 1);
+		*engine_pid = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	return live;
 }
 
 bool store_knows_sandbox(struct bh_store *s, const char *sandbox)

@@ -61,6 +61,9 @@ typedef int (*store_record_fn)(void *arg, const struct store_record_row *row);
 int store_records(struct bh_store *s, const char *session, store_record_fn fn, void *arg,
 		  bh_error **err);
 
+/* The live row naming this container (its fingerprint, creation, expiry). */
+bool store_live_row(struct bh_store *s, const char *sandbox, char fp[65], int64_t *created_ms,
+		    int64_t *engine_pid);
 /* Whether any registry row names this container. */
 bool store_knows_sandbox(struct bh_store *s, const char *sandbox);
 int store_backup(struct bh_store *s, const char *dest, bh_error **err);

@@ -215,6 +215,13 @@ void bh_put_str(struct bh_outq *q, const void *s, uint32_t len)
 	q->len += len;
 }
 
+void bh_put_bytes(struct bh_outq *q, const void *s, size_t len)
+{
+	if (len)
+		memcpy(q->data + q->len, s, len);
+	q->len += len;
+}
+
 static void outq_drained(struct bh_outq *q)
 {
 	q->head = q->len = 0;

@@ -74,6 +74,8 @@ int bh_frame_begin(struct bh_outq *q, uint8_t type, size_t payload_len);
 void bh_put_u32(struct bh_outq *q, uint32_t v);
 void bh_put_u64(struct bh_outq *q, uint64_t v);
 void bh_put_str(struct bh_outq *q, const void *s, uint32_t len);
+/* Raw bytes, no length word: relaying a payload built elsewhere. */
+void bh_put_bytes(struct bh_outq *q, const void *s, size_t len);
 
 static inline size_t bh_outq_pending(const struct bh_outq *q)
 {

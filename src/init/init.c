@@ -1,37 +1,44 @@
 /* bulkhead-init, init mode: PID 1 of a sandbox.
  *
  * Everything here assumes the process is the init of its own pid namespace:
- * kill(-1, SIGKILL) ("the sweep") then reaches every other process in the
- * sandbox and nothing outside it. That is why bh_init_main() refuses to run
- * when getpid() != 1. */
+ * the sweep (sweep.c) then reaches every other process in the sandbox and
+ * nothing outside it. That is why bh_init_main() refuses to run when
+ * getpid() != 1.
+ *
+ * Requests (channel_proto.h): EXEC (exec.c) and CELL (cell.c) are calls,
+ * one at a time; WARM starts interpreters (interp.c); LIST and READ run in
+ * forked helpers (fsread.c) and may overlap a call. The init itself never
+ * blocks for long: every descriptor it reads or writes after start-up is
+ * non-blocking and driven from the poll loop below.
+ *
+ * The interpreters are cell servers (data/interp/python/cell.py,
+ * data/interp/javascript/cell.js) speaking JSON lines on their fds 3 and 4
+ * (cell.c has the details):
+ *   fd 3, init -> server:  {"nonce":"<32 hex>","code":"<source>"}\n
+ *   fd 4, server -> init:  {"nonce":"<same>","status":"ok"|"error"}\n
+ * one reply per request, sent after the server flushed stdout and stderr
+ * (fds 1 and 2, pipes the init keeps reading); any other line on fd 4 ends
+ * that interpreter. */
 #include "init.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
-#include <grp.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "channel_proto.h"
-#include "frame.h"
+#include "init_priv.h"
 #include "util.h"
-
-extern char **environ;
 
 #ifndef __NR_close_range
 #define __NR_close_range 436
@@ -40,161 +47,13 @@ extern char **environ;
 /* The channel lives far from 0-2, where programs and libraries look by
  * habit, and close-on-exec, so no program ever inherits it. */
 #define FD_FLOOR 100
-/* The uid (and gid) user code runs as; /work belongs to it. */
-#define SANDBOX_UID 1000
-#define IO_CHUNK (64u * 1024u)
-/* Per wake-up, per stream: enough to keep up with a flood, small enough that
- * the deadline check between rounds is never far away. */
-#define READS_PER_WAKE 16
-/* How often the sweep is repeated while its victims die, and how long the
- * init waits for pipes and zombies before answering DONE regardless
- * (a process stuck in uninterruptible sleep must not stall the engine). */
-#define SWEEP_TICK_MS 10
-#define SWEEP_GRACE_MS 1000
 /* Without a signalfd, children are found by polling waitpid this often. */
 #define NOSIGFD_TICK_MS 20
 /* On the way out: how long to try delivering queued replies and reaping. */
 #define EXIT_GRACE_MS 1000
-#define FAIL_MSG_MAX 4096u
-
-/* u64 call_id | i32 exit | u32 sig | u32 flags | u64 dur | u64 out_total
- * | u64 err_total | u32 out_len | u32 err_len */
-#define DONE_FIXED (8u + 4u + 4u + 4u + 8u + 8u + 8u + 4u + 4u)
-/* Both streams at their cap must still fit one DONE frame. */
-#define MAX_OUTPUT_CAP ((BH_CHAN_MAX_FRAME - 1u - DONE_FIXED) / 2u)
 /* One full DONE may legitimately be queued; more than that means the
  * engine keeps sending without reading, so stop reading requests. */
 #define OUTQ_BACKPRESSURE ((size_t)BH_CHAN_MAX_FRAME + (1u << 20))
-
-enum child_stage {
-	STAGE_CREDS = 1,
-	STAGE_SETSID,
-	STAGE_CHDIR,
-	STAGE_STDIO,
-	STAGE_EXEC,
-};
-
-/* What the child sends through the error pipe when it cannot exec. */
-struct child_report {
-	int32_t stage;
-	int32_t err;
-};
-
-struct capture {
-	int fd;
-	uint8_t *buf;
-	size_t len;   /* bytes kept */
-	size_t alloc; /* bytes allocated; grows up to limit */
-	size_t limit; /* output_cap */
-	uint64_t total;
-	bool lost; /* bytes under the cap dropped for want of memory */
-};
-
-struct job {
-	bool active;
-	bool exited; /* main program reaped */
-	bool timed_out;
-	bool sweeping;
-	uint64_t call_id;
-	pid_t pid;
-	int status;
-	uint64_t t_start, t_end, deadline, sweep_start; /* ns; deadline 0: none */
-	struct capture out, err;
-	int in_fd;
-	uint8_t *in_owner; /* request payload holding the stdin bytes */
-	const uint8_t *in_data;
-	size_t in_len, in_off;
-};
-
-struct init {
-	int req_fd;
-	int rep_fd;
-	int sig_fd;
-	bool rep_broken;
-	bool children; /* the last waitpid() saw live children */
-	struct bh_reader rd;
-	struct bh_outq out;
-	struct job job;
-};
-
-struct exec_req {
-	uint64_t call_id;
-	uint32_t timeout_ms;
-	uint32_t output_cap;
-	uint32_t argc;
-	struct bh_cursor argv; /* the argc strings, still encoded */
-	const uint8_t *stdin_data;
-	uint32_t stdin_len;
-};
-
-static int diag_fd = 2;
-
-/* Diagnostics must never block the init: the engine may not be draining
- * that pipe, and the descriptor may be shared with the runtime, so it is
- * left blocking and only written when poll says a small write fits. */
-__attribute__((format(printf, 1, 2))) static void diag(const char *fmt, ...)
-{
-	char buf[512];
-	struct pollfd p = { .fd = diag_fd, .events = POLLOUT };
-	va_list ap;
-	ssize_t w;
-	int n;
-
-	if (diag_fd < 0 || poll(&p, 1, 0) != 1 || !(p.revents & POLLOUT))
-		return;
-	memcpy(buf, "bulkhead-init: ", 15);
-	va_start(ap, fmt);
-	n = vsnprintf(buf + 15, sizeof(buf) - 16, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	n = 15 + (n < (int)sizeof(buf) - 16 ? n : (int)sizeof(buf) - 17);
-	buf[n++] = '\n';
-	/* Best effort by design: there is nowhere else to report a failure. */
-	w = write(diag_fd, buf, (size_t)n);
-	(void)w;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int ms_until(uint64_t now, uint64_t when)
-{
-	uint64_t ms;
-
-	if (when <= now)
-		return 0;
-	/* Round up: waking a hair early would just spin once more. */
-	ms = (when - now + 999999u) / 1000000u;
-	return ms > INT_MAX ? INT_MAX : (int)ms;
-}
-
-static int min_timeout(int a, int b)
-{
-	if (a < 0)
-		return b;
-	if (b < 0)
-		return a;
-	return a < b ? a : b;
-}
-
-/* Kill every process in the pid namespace except ourselves. ESRCH just
- * means there was nobody left. The sweep repeats every few milliseconds
- * while leftovers die, so a persistent failure is reported once. */
-static void sweep(void)
-{
-	static bool reported;
-
-	if (kill(-1, SIGKILL) < 0 && errno != ESRCH && !reported) {
-		reported = true;
-		diag("sweep: kill(-1): %s", strerror(errno));
-	}
-}
 
 /* ---- hardening ------------------------------------------------------- */
 
@@ -251,15 +110,6 @@ static void close_stray_fds(void)
 	 * /proc/1/fd from user code), and then lists nothing. */
 	close_fds_by_proc();
 	close_fds_by_rlimit();
-}
-
-static int set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
 }
 
 /* 0, 1 and 2 are where user code (and the runtime's habits) look; give
@@ -334,7 +184,8 @@ static int setup_signals(struct init *st)
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	sigset_t set;
 
-	/* A dead engine must surface as EPIPE, not kill the init. */
+	/* A dead engine (or interpreter) must surface as EPIPE, not kill
+	 * the init. */
 	if (sigaction(SIGPIPE, &ign, NULL) < 0)
 		return -errno;
 	/* An inherited SIG_IGN for SIGCHLD would auto-reap the program and
@@ -361,107 +212,24 @@ static void drain_signalfd(int fd)
 		;
 }
 
-/* ---- replies ---------------------------------------------------------- */
-
-static int queue_ready(struct init *st)
-{
-	int ret = bh_frame_begin(&st->out, BH_CHAN_READY, 8);
-
-	if (ret < 0)
-		return ret;
-	bh_put_u32(&st->out, BH_CHAN_VERSION);
-	bh_put_u32(&st->out, 0);
-	return 0;
-}
-
-__attribute__((format(printf, 4, 5))) static int
-queue_fail(struct init *st, uint64_t call_id, int err, const char *fmt, ...)
-{
-	char msg[FAIL_MSG_MAX];
-	va_list ap;
-	int n, ret;
-
-	va_start(ap, fmt);
-	n = vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		n = 0;
-	if ((size_t)n >= sizeof(msg))
-		n = sizeof(msg) - 1; /* truncated: a huge argv[0] */
-	ret = bh_frame_begin(&st->out, BH_CHAN_FAIL, 8u + 4u + 4u + (size_t)n);
-	if (ret < 0)
-		return ret;
-	bh_put_u64(&st->out, call_id);
-	bh_put_u32(&st->out, (uint32_t)(int32_t)err);
-	bh_put_str(&st->out, msg, (uint32_t)n);
-	return 0;
-}
-
-static void exit_code_of(const struct job *j, int32_t *code, uint32_t *sig)
-{
-	*code = 0;
-	*sig = 0;
-	if (j->exited && WIFSIGNALED(j->status)) {
-		*sig = (uint32_t)WTERMSIG(j->status);
-		*code = 128 + WTERMSIG(j->status);
-	} else if (j->exited && WIFEXITED(j->status)) {
-		*code = WEXITSTATUS(j->status);
-	}
-	/* The deadline's SIGKILL stays visible in term_signal. */
-	if (j->timed_out)
-		*code = 124;
-}
-
-static int queue_done(struct init *st)
-{
-	const struct job *j = &st->job;
-	uint32_t flags = 0, sig;
-	int32_t code;
-	int ret;
-
-	exit_code_of(j, &code, &sig);
-	if (j->timed_out)
-		flags |= BH_CHAN_TIMED_OUT;
-	if (j->out.total > j->out.limit || j->out.lost)
-		flags |= BH_CHAN_STDOUT_TRUNCATED;
-	if (j->err.total > j->err.limit || j->err.lost)
-		flags |= BH_CHAN_STDERR_TRUNCATED;
-	ret = bh_frame_begin(&st->out, BH_CHAN_DONE,
-			     DONE_FIXED + j->out.len + j->err.len);
-	if (ret < 0)
-		return ret;
-	bh_put_u64(&st->out, j->call_id);
-	bh_put_u32(&st->out, (uint32_t)code);
-	bh_put_u32(&st->out, sig);
-	bh_put_u32(&st->out, flags);
-	bh_put_u64(&st->out, (j->t_end - j->t_start) / 1000u);
-	bh_put_u64(&st->out, j->out.total);
-	bh_put_u64(&st->out, j->err.total);
-	bh_put_str(&st->out, j->out.buf, (uint32_t)j->out.len);
-	bh_put_str(&st->out, j->err.buf, (uint32_t)j->err.len);
-	return 0;
-}
-
 /* ---- children ---------------------------------------------------------- */
 
 /* PID 1 inherits every orphan in the namespace, so reaping is not limited
- * to the program we started. __WALL also collects children that chose an
- * unusual exit signal. */
-static void reap(struct init *st)
+ * to the processes we started. __WALL also collects children that chose
+ * an unusual exit signal. */
+void reap(struct init *st)
 {
 	for (;;) {
 		int status;
 		pid_t pid = waitpid(-1, &status, WNOHANG | __WALL);
 
 		if (pid > 0) {
-			struct job *j = &st->job;
-
-			if (j->active && pid == j->pid && !j->exited) {
-				j->exited = true;
-				j->status = status;
-				if (!j->timed_out)
-					j->t_end = now_ns();
-			}
+			if (exec_reaped(st, pid, status) || interp_reaped(st, pid, status) ||
+			    helper_reaped(&st->cell.writer, pid))
+				continue;
+			for (int i = 0; i < MAX_FSOPS; i++)
+				if (helper_reaped(&st->fsops[i], pid))
+					break;
 			continue;
 		}
 		if (pid < 0 && errno == EINTR)
@@ -469,470 +237,6 @@ static void reap(struct init *st)
 		st->children = pid == 0;
 		return;
 	}
-}
-
-static void capture_close(struct capture *c)
-{
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
-}
-
-/* Makes sure there is room to keep the next bytes, growing the buffer
- * geometrically up to the cap so small outputs stay small. */
-static bool capture_room(struct capture *c)
-{
-	size_t want;
-	uint8_t *p;
-
-	if (c->len >= c->limit)
-		return false;
-	if (c->len < c->alloc)
-		return true;
-	want = c->alloc ? c->alloc * 2 : IO_CHUNK;
-	if (want > c->limit)
-		want = c->limit;
-	p = realloc(c->buf, want);
-	if (!p) {
-		/* Counting on beats stalling the program; the engine learns
-		 * through the truncation flag. */
-		c->lost = true;
-		return false;
-	}
-	c->buf = p;
-	c->alloc = want;
-	return true;
-}
-
-/* Under the cap, bytes land in the kept buffer; beyond it they go to a
- * scratch buffer and are only counted, so the program is always drained
- * but the init's memory stays bounded by the cap. */
-static void capture_read(struct capture *c)
-{
-	static uint8_t scratch[IO_CHUNK];
-
-	for (int i = 0; i < READS_PER_WAKE && c->fd >= 0; i++) {
-		bool keep = capture_room(c);
-		size_t room = keep ? c->alloc - c->len : sizeof(scratch);
-		ssize_t n = read(c->fd, keep ? c->buf + c->len : scratch,
-				 room < IO_CHUNK ? room : IO_CHUNK);
-
-		if (n > 0) {
-			if (keep)
-				c->len += (size_t)n;
-			c->total += (uint64_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
-		capture_close(c); /* EOF, or an error that will not improve */
-	}
-}
-
-static void stdin_close(struct job *j)
-{
-	if (j->in_fd >= 0)
-		close(j->in_fd);
-	j->in_fd = -1;
-	free(j->in_owner);
-	j->in_owner = NULL;
-	j->in_data = NULL;
-}
-
-static void stdin_feed(struct job *j)
-{
-	while (j->in_fd >= 0 && j->in_off < j->in_len) {
-		size_t want = j->in_len - j->in_off;
-		ssize_t n = write(j->in_fd, j->in_data + j->in_off,
-				  want > IO_CHUNK ? IO_CHUNK : want);
-
-		if (n > 0) {
-			j->in_off += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
-		break; /* EPIPE: the program does not want the rest */
-	}
-	/* Closing delivers EOF to the program. */
-	stdin_close(j);
-}
-
-struct spawn_fds {
-	int in_r, in_w;
-	int out_r, out_w;
-	int err_r, err_w;
-	int rep_r, rep_w; /* exec error report */
-};
-
-static void spawn_fds_close(struct spawn_fds *f)
-{
-	bh_close_now(&f->in_r);
-	bh_close_now(&f->in_w);
-	bh_close_now(&f->out_r);
-	bh_close_now(&f->out_w);
-	bh_close_now(&f->err_r);
-	bh_close_now(&f->err_w);
-	bh_close_now(&f->rep_r);
-	bh_close_now(&f->rep_w);
-}
-
-/* Every end is close-on-exec: the child dup2()s what it needs onto 0-2 and
- * the rest vanish at execve(); the report pipe closing is how the parent
- * learns that execve() succeeded. */
-static int spawn_fds_open(struct spawn_fds *f, bool with_stdin)
-{
-	int p[2];
-
-	if (with_stdin) {
-		if (pipe2(p, O_CLOEXEC) < 0)
-			return -errno;
-		f->in_r = p[0];
-		f->in_w = p[1];
-	}
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	f->out_r = p[0];
-	f->out_w = p[1];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	f->err_r = p[0];
-	f->err_w = p[1];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	f->rep_r = p[0];
-	f->rep_w = p[1];
-	return 0;
-}
-
-__attribute__((noreturn)) static void child_fail(int fd, enum child_stage stage)
-{
-	struct child_report r = { .stage = stage, .err = errno };
-	/* Nothing to do if even this fails: the parent then sees a plain
-	 * EOF and a child that exited 127. */
-	ssize_t n = write(fd, &r, sizeof(r));
-
-	(void)n;
-	_exit(127);
-}
-
-/* The init runs as the sandbox's root with the four capabilities it needs
- * (setuid, setgid, setpcap, kill) and user code runs as SANDBOX_UID with
- * none: a different uid, so user code can neither open /proc/1/fd (gVisor
- * 20221219 ignores the init's non-dumpable flag there) nor signal the init.
- * Clearing the bounding set first means nothing the program execs can gain
- * a capability back. Started as non-root (tests), there is nothing to drop. */
-static int drop_to_sandbox_user(void)
-{
-	if (getuid() != 0)
-		return 0;
-	for (int cap = 0; cap <= 63; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-			return -1;
-	if (setgroups(0, NULL) < 0 || setresgid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) < 0 ||
-	    setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) < 0)
-		return -1;
-	/* From root to non-root, the kernel clears permitted and effective. */
-	return getuid() == SANDBOX_UID && geteuid() == SANDBOX_UID ? 0 : (errno = EPERM, -1);
-}
-
-/* Runs between fork() and execve(): only async-signal-safe calls. */
-__attribute__((noreturn)) static void child_exec(const struct spawn_fds *f,
-						char *const argv[])
-{
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-	sigset_t none;
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* Ignored dispositions (SIGPIPE) survive execve(); reset them all.
-	 * SIGKILL/SIGSTOP and libc-reserved signals just fail. */
-	for (int sig = 1; sig < NSIG; sig++)
-		sigaction(sig, &dfl, NULL);
-	/* Its own session and process group: nothing it does with job
-	 * control or process-group signals can aim at the init. */
-	if (setsid() < 0)
-		child_fail(f->rep_w, STAGE_SETSID);
-	if (drop_to_sandbox_user() < 0)
-		child_fail(f->rep_w, STAGE_CREDS);
-	if (chdir("/work") < 0 && (errno != ENOENT || chdir("/") < 0))
-		child_fail(f->rep_w, STAGE_CHDIR);
-	/* Without stdin bytes, fd 0 stays the init's /dev/null. */
-	if ((f->in_r >= 0 && dup2(f->in_r, 0) < 0) || dup2(f->out_w, 1) < 0 ||
-	    dup2(f->err_w, 2) < 0)
-		child_fail(f->rep_w, STAGE_STDIO);
-	execve(argv[0], argv, environ);
-	child_fail(f->rep_w, STAGE_EXEC);
-}
-
-/* Blocks until execve() succeeded (EOF) or the child reported why not. */
-static int read_child_report(int fd, struct child_report *r)
-{
-	size_t have = 0;
-
-	while (have < sizeof(*r)) {
-		ssize_t n = read(fd, (char *)r + have, sizeof(*r) - have);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-	}
-	return have == sizeof(*r) ? 1 : 0;
-}
-
-static void free_argv(char ***argv)
-{
-	if (!*argv)
-		return;
-	for (char **a = *argv; *a; a++)
-		free(*a);
-	free(*argv);
-}
-
-/* Decodes argv into C strings; a NUL inside an argument has no C form. */
-static int build_argv(const struct exec_req *rq, char ***out, uint32_t *bad)
-{
-	__attribute__((cleanup(free_argv))) char **argv = NULL;
-	struct bh_cursor c = rq->argv;
-
-	argv = calloc((size_t)rq->argc + 1u, sizeof(*argv));
-	if (!argv)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < rq->argc; i++) {
-		const uint8_t *s;
-		uint32_t n;
-
-		if (bh_get_str(&c, &s, &n) < 0)
-			return -EPROTO; /* parse_exec already walked these */
-		if (memchr(s, 0, n)) {
-			*bad = i;
-			return -EINVAL;
-		}
-		argv[i] = strndup((const char *)s, n);
-		if (!argv[i])
-			return -ENOMEM;
-	}
-	*out = BH_STEAL_PTR(argv);
-	return 0;
-}
-
-static const char *stage_name(int32_t stage)
-{
-	switch (stage) {
-	case STAGE_CREDS:
-		return "drop to the sandbox user";
-	case STAGE_SETSID:
-		return "setsid";
-	case STAGE_CHDIR:
-		return "chdir /work";
-	case STAGE_STDIO:
-		return "dup2 stdio";
-	default:
-		return "exec";
-	}
-}
-
-static void capture_init(struct capture *c, int fd, uint32_t cap)
-{
-	*c = (struct capture){ .fd = fd, .limit = cap };
-	if (c->limit > MAX_OUTPUT_CAP)
-		c->limit = MAX_OUTPUT_CAP;
-}
-
-static void job_arm(struct init *st, const struct exec_req *rq, pid_t pid,
-		    uint64_t t_start, struct spawn_fds *f, uint8_t **payload)
-{
-	struct job *j = &st->job;
-
-	*j = (struct job){
-		.active = true,
-		.call_id = rq->call_id,
-		.pid = pid,
-		.t_start = t_start,
-		.in_fd = -1,
-	};
-	if (rq->timeout_ms)
-		j->deadline = t_start + (uint64_t)rq->timeout_ms * 1000000u;
-	capture_init(&j->out, bh_steal_fd(&f->out_r), rq->output_cap);
-	capture_init(&j->err, bh_steal_fd(&f->err_r), rq->output_cap);
-	set_nonblock(j->out.fd);
-	set_nonblock(j->err.fd);
-	if (f->in_w >= 0) {
-		j->in_fd = bh_steal_fd(&f->in_w);
-		set_nonblock(j->in_fd);
-		/* The stdin bytes live in the request payload: keep it rather
-		 * than copy up to 16 MiB. */
-		j->in_owner = BH_STEAL_PTR(*payload);
-		j->in_data = rq->stdin_data;
-		j->in_len = rq->stdin_len;
-	}
-	st->children = true;
-}
-
-/* Forks and execs the program. A failure the engine should hear about is
- * answered with FAIL here; only an unqueueable reply is returned (<0). */
-static int job_start(struct init *st, const struct exec_req *rq,
-		     uint8_t **payload)
-{
-	__attribute__((cleanup(spawn_fds_close))) struct spawn_fds f = {
-		-1, -1, -1, -1, -1, -1, -1, -1
-	};
-	__attribute__((cleanup(free_argv))) char **argv = NULL;
-	struct child_report report;
-	uint32_t bad = 0;
-	uint64_t t_start;
-	pid_t pid;
-	int ret;
-
-	ret = build_argv(rq, &argv, &bad);
-	if (ret == -EINVAL)
-		return queue_fail(st, rq->call_id, EINVAL,
-				  "argv[%u] contains a NUL byte", bad);
-	if (ret < 0)
-		return queue_fail(st, rq->call_id, -ret, "argv: %s",
-				  strerror(-ret));
-	ret = spawn_fds_open(&f, rq->stdin_len > 0);
-	if (ret < 0)
-		return queue_fail(st, rq->call_id, -ret, "pipe: %s",
-				  strerror(-ret));
-	t_start = now_ns();
-	pid = fork();
-	if (pid < 0)
-		return queue_fail(st, rq->call_id, errno, "fork: %s",
-				  strerror(errno));
-	if (pid == 0)
-		child_exec(&f, argv);
-	/* Only the child may hold these, or EOF would never come. */
-	bh_close_now(&f.in_r);
-	bh_close_now(&f.out_w);
-	bh_close_now(&f.err_w);
-	bh_close_now(&f.rep_w);
-	if (read_child_report(f.rep_r, &report)) {
-		/* It _exit()ed right after reporting; collect it now so the
-		 * general reaper does not have to know about it. */
-		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
-			;
-		if (report.stage == STAGE_EXEC)
-			return queue_fail(st, rq->call_id, report.err,
-					  "exec %s: %s", argv[0],
-					  strerror(report.err));
-		return queue_fail(st, rq->call_id, report.err, "%s: %s",
-				  stage_name(report.stage),
-				  strerror(report.err));
-	}
-	job_arm(st, rq, pid, t_start, &f, payload);
-	return 0;
-}
-
-static void job_release(struct job *j)
-{
-	capture_close(&j->out);
-	capture_close(&j->err);
-	stdin_close(j);
-	free(j->out.buf);
-	free(j->err.buf);
-	*j = (struct job){ .in_fd = -1, .out.fd = -1, .err.fd = -1 };
-}
-
-static void job_begin_sweep(struct init *st, uint64_t now)
-{
-	struct job *j = &st->job;
-
-	j->sweeping = true;
-	j->sweep_start = now;
-	/* Feeding stdin is pointless once the program is gone. */
-	stdin_close(j);
-	sweep();
-}
-
-/* Done when the program is reaped, every holder of its output pipes is
- * dead (EOF) and no child is left to reap. */
-static bool job_settled(const struct init *st)
-{
-	const struct job *j = &st->job;
-
-	return j->exited && j->out.fd < 0 && j->err.fd < 0 && !st->children;
-}
-
-static int job_progress(struct init *st)
-{
-	struct job *j = &st->job;
-	uint64_t now = now_ns();
-	int ret;
-
-	if (!j->active)
-		return 0;
-	if (!j->sweeping) {
-		if (j->deadline && !j->exited && now >= j->deadline) {
-			j->timed_out = true;
-			j->t_end = now;
-		} else if (!j->exited) {
-			return 0;
-		}
-		job_begin_sweep(st, now);
-	} else {
-		/* Again, in case something forked while the last sweep ran. */
-		sweep();
-	}
-	if (!job_settled(st) && now - j->sweep_start < SWEEP_GRACE_MS * 1000000ull)
-		return 0;
-	if (!job_settled(st))
-		diag("call %llu: leftovers did not die within %d ms",
-		     (unsigned long long)j->call_id, SWEEP_GRACE_MS);
-	ret = queue_done(st);
-	if (ret < 0)
-		ret = queue_fail(st, j->call_id, -ret, "DONE: %s",
-				 strerror(-ret));
-	job_release(j);
-	return ret;
-}
-
-/* ---- requests ---------------------------------------------------------- */
-
-static int parse_exec(const uint8_t *p, size_t n, struct exec_req *rq)
-{
-	struct bh_cursor c = bh_cursor_make(p, n);
-	const uint8_t *s;
-	uint32_t len;
-
-	if (bh_get_u64(&c, &rq->call_id) < 0 ||
-	    bh_get_u32(&c, &rq->timeout_ms) < 0 ||
-	    bh_get_u32(&c, &rq->output_cap) < 0 ||
-	    bh_get_u32(&c, &rq->argc) < 0)
-		return -EPROTO;
-	/* Each string costs at least its length word. */
-	if (rq->argc > c.left / 4u)
-		return -EPROTO;
-	rq->argv = c;
-	for (uint32_t i = 0; i < rq->argc; i++)
-		if (bh_get_str(&c, &s, &len) < 0)
-			return -EPROTO;
-	rq->argv.left -= c.left;
-	if (bh_get_str(&c, &rq->stdin_data, &rq->stdin_len) < 0)
-		return -EPROTO;
-	/* Trailing bytes mean the two sides disagree about the layout. */
-	return c.left == 0 ? 0 : -EPROTO;
-}
-
-static int handle_exec(struct init *st, uint8_t **payload, size_t len)
-{
-	struct exec_req rq;
-
-	if (parse_exec(*payload, len, &rq) < 0)
-		return -EPROTO;
-	if (st->job.active)
-		return queue_fail(st, rq.call_id, EBUSY,
-				  "an EXEC is already running (call %llu)",
-				  (unsigned long long)st->job.call_id);
-	if (rq.argc == 0)
-		return queue_fail(st, rq.call_id, EINVAL, "empty argv");
-	return job_start(st, &rq, payload);
 }
 
 /* ---- shutdown ---------------------------------------------------------- */
@@ -957,7 +261,7 @@ static void reap_before_exit(struct init *st, uint64_t until)
 		struct pollfd p = { .fd = st->sig_fd, .events = POLLIN };
 		uint64_t now = now_ns();
 
-		sweep();
+		sweep_everyone();
 		reap(st);
 		if (!st->children || now >= until)
 			return;
@@ -967,11 +271,12 @@ static void reap_before_exit(struct init *st, uint64_t until)
 	}
 }
 
+/* Interpreters and helpers included: nothing outlives the channel. */
 __attribute__((noreturn)) static void shutdown_exit(struct init *st, int code)
 {
 	uint64_t until = now_ns() + EXIT_GRACE_MS * 1000000ull;
 
-	sweep();
+	sweep_everyone();
 	flush_before_exit(st, until);
 	reap_before_exit(st, until);
 	exit(code);
@@ -985,16 +290,34 @@ __attribute__((noreturn)) static void protocol_error(struct init *st,
 	shutdown_exit(st, 2);
 }
 
+/* ---- requests ---------------------------------------------------------- */
+
 static void handle_frame(struct init *st, uint8_t type, uint8_t **payload,
 			 size_t len)
 {
 	int ret;
 
-	if (type != BH_CHAN_EXEC)
+	switch (type) {
+	case BH_CHAN_EXEC:
+		ret = handle_exec(st, payload, len);
+		break;
+	case BH_CHAN_CELL:
+		ret = handle_cell(st, payload, len);
+		break;
+	case BH_CHAN_WARM:
+		ret = handle_warm(st, *payload, len);
+		break;
+	case BH_CHAN_LIST:
+		ret = handle_list(st, *payload, len);
+		break;
+	case BH_CHAN_READ:
+		ret = handle_read(st, *payload, len);
+		break;
+	default:
 		protocol_error(st, "unknown request type");
-	ret = handle_exec(st, payload, len);
+	}
 	if (ret == -EPROTO)
-		protocol_error(st, "truncated or overlong EXEC");
+		protocol_error(st, "truncated or overlong request");
 	if (ret < 0) {
 		diag("cannot queue a reply: %s", strerror(-ret));
 		shutdown_exit(st, 1);
@@ -1041,76 +364,95 @@ static void flush_replies(struct init *st)
 
 /* ---- event loop -------------------------------------------------------- */
 
-enum { P_REQ, P_REP, P_SIG, P_OUT, P_ERR, P_IN, P_COUNT };
-
-static void build_pollset(const struct init *st, struct pollfd *p)
+void ps_add(struct pollset *ps, int fd, short events, int tag, void *obj)
 {
-	const struct job *j = &st->job;
+	/* A negative fd would be skipped by poll() anyway; leaving it out
+	 * keeps the set small. */
+	if (fd < 0 || ps->n >= MAX_PFD)
+		return;
+	ps->p[ps->n] = (struct pollfd){ .fd = fd, .events = events };
+	ps->tag[ps->n] = tag;
+	ps->obj[ps->n] = obj;
+	ps->n++;
+}
 
-	/* A negative fd makes poll() skip the entry. */
-	p[P_REQ] = (struct pollfd){ .fd = -1, .events = POLLIN };
+static void build_pollset(struct init *st, struct pollset *ps)
+{
 	if (bh_outq_pending(&st->out) < OUTQ_BACKPRESSURE)
-		p[P_REQ].fd = st->req_fd;
-	p[P_REP] = (struct pollfd){ .fd = -1, .events = POLLOUT };
+		ps_add(ps, st->req_fd, POLLIN, T_REQ, NULL);
 	if (bh_outq_pending(&st->out) > 0)
-		p[P_REP].fd = st->rep_fd;
-	p[P_SIG] = (struct pollfd){ .fd = st->sig_fd, .events = POLLIN };
-	p[P_OUT] = (struct pollfd){ .fd = j->active ? j->out.fd : -1,
-				    .events = POLLIN };
-	p[P_ERR] = (struct pollfd){ .fd = j->active ? j->err.fd : -1,
-				    .events = POLLIN };
-	p[P_IN] = (struct pollfd){ .fd = j->active ? j->in_fd : -1,
-				   .events = POLLOUT };
+		ps_add(ps, st->rep_fd, POLLOUT, T_REP, NULL);
+	ps_add(ps, st->sig_fd, POLLIN, T_SIG, NULL);
+	exec_pollfds(st, ps);
+	cell_pollfds(st, ps);
+	for (int i = 0; i < MAX_FSOPS; i++)
+		if (st->fsops[i].kind != HK_NONE)
+			ps_add(ps, st->fsops[i].fd, POLLIN, T_HELPER, &st->fsops[i]);
 }
 
 static int poll_timeout(const struct init *st)
 {
-	const struct job *j = &st->job;
 	uint64_t now = now_ns();
-	int t = -1;
+	int t = st->sig_fd < 0 ? NOSIGFD_TICK_MS : -1;
 
-	if (st->sig_fd < 0)
-		t = NOSIGFD_TICK_MS;
-	if (!j->active)
-		return t;
-	if (j->sweeping)
-		return min_timeout(t, SWEEP_TICK_MS);
-	if (j->deadline)
-		t = min_timeout(t, ms_until(now, j->deadline));
+	t = min_timeout(t, exec_timeout(st));
+	t = min_timeout(t, cell_timeout(st));
+	for (int i = 0; i < MAX_FSOPS; i++)
+		if (st->fsops[i].kind != HK_NONE)
+			t = min_timeout(t, ms_until(now, st->fsops[i].deadline));
 	return t;
 }
 
 static bool ready(const struct pollfd *p)
 {
-	return p->fd >= 0 && (p->revents & (POLLIN | POLLOUT | POLLHUP | POLLERR));
+	return p->revents & (POLLIN | POLLOUT | POLLHUP | POLLERR);
 }
 
 static void loop_once(struct init *st)
 {
-	struct pollfd p[P_COUNT];
+	struct pollfd p[MAX_PFD];
+	int tag[MAX_PFD];
+	void *obj[MAX_PFD];
+	struct pollset ps = { p, tag, obj, 0 };
+	bool sig = false, req = false;
 	int n;
 
-	build_pollset(st, p);
-	n = poll(p, P_COUNT, poll_timeout(st));
+	build_pollset(st, &ps);
+	n = poll(p, (nfds_t)ps.n, poll_timeout(st));
 	if (n < 0 && errno != EINTR) {
 		diag("poll: %s", strerror(errno));
 		shutdown_exit(st, 1);
 	}
 	if (n < 0)
 		return;
-	if (ready(&p[P_SIG]))
+	for (int i = 0; i < ps.n; i++) {
+		if (!ready(&p[i]))
+			continue;
+		if (tag[i] == T_SIG)
+			sig = true;
+		else if (tag[i] == T_REQ)
+			req = true;
+		else if (tag[i] == T_HELPER)
+			helper_read(obj[i]);
+		else if (tag[i] >= T_EXEC_OUT && tag[i] <= T_EXEC_IN)
+			exec_ready(st, tag[i]);
+		else if (tag[i] >= T_CELL_OUT && tag[i] <= T_CELL_REQ)
+			cell_ready(st, tag[i]);
+	}
+	if (sig)
 		drain_signalfd(st->sig_fd);
-	if (ready(&p[P_SIG]) || st->sig_fd < 0)
+	if (sig || st->sig_fd < 0)
 		reap(st);
-	if (ready(&p[P_OUT]))
-		capture_read(&st->job.out);
-	if (ready(&p[P_ERR]))
-		capture_read(&st->job.err);
-	if (ready(&p[P_IN]))
-		stdin_feed(&st->job);
-	if (ready(&p[P_REQ]))
+	/* Requests after the pipes: a call that ends now is answered
+	 * before the next one is looked at. */
+	if (exec_progress(st) < 0 || cell_progress(st) < 0 || fsops_progress(st) < 0) {
+		diag("cannot queue a reply");
+		shutdown_exit(st, 1);
+	}
+	if (req)
 		handle_requests(st);
-	if (job_progress(st) < 0) {
+	/* A request may have started or finished something at once. */
+	if (cell_progress(st) < 0 || fsops_progress(st) < 0) {
 		diag("cannot queue a reply");
 		shutdown_exit(st, 1);
 	}
@@ -1126,8 +468,14 @@ int bh_init_main(void)
 		.rep_fd = -1,
 		.sig_fd = -1,
 		.job = { .in_fd = -1, .out.fd = -1, .err.fd = -1 },
+		.cell = { .out.fd = -1, .err.fd = -1, .writer.fd = -1 },
 	};
 
+	for (int i = 0; i < NLANG; i++)
+		st.interp[i] = (struct interp){ .out_fd = -1, .err_fd = -1,
+						.req_fd = -1, .rep_fd = -1 };
+	for (int i = 0; i < MAX_FSOPS; i++)
+		st.fsops[i] = (struct helper){ .fd = -1 };
 	/* The sweep is kill(-1, SIGKILL). Outside a pid namespace of its own
 	 * that would hit every process the uid can signal - as root, the
 	 * whole machine. */

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static struct harness h;
 static void teardown(void) { harness_close(&h); }
@@ -191,4 +194,69 @@ Test(lifecycle, the_owner_cap_replaces_the_least_recently_used_idle_sandbox, .fi
 	/* A different owner is not affected. */
 	o.owner = "owner-b";
 	cr_assert_eq(bh_session_open(h.e, &o, NULL, NULL, &d, &err), 0);
+}
+
+/* A dead worker's sandbox and a container nobody registered: leaks names
+ * them, gc reaps them. */
+Test(leaks, an_orphan_and_a_ghost_are_found_and_reaped, .fini = teardown)
+{
+	harness_open(&h, NULL);
+	harness_require_tier(&h, BH_TIER_CONTAINER);
+	char state[4096];
+	snprintf(state, sizeof state, "%s", h.state_dir);
+	char root[4096];
+	snprintf(root, sizeof root, "%s", bh_engine_runtime_root(h.e, BH_TIER_CONTAINER));
+	char cgparent[128];
+	snprintf(cgparent, sizeof cgparent, "%s", bh_engine_cgroup_parent(h.e));
+	bh_engine_close(h.e);
+	h.e = NULL;
+
+	/* A worker that dies holding a session. */
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		struct harness c;
+		harness_open_at(&c, state, NULL);
+		bh_session *s = harness_session(&c, BH_TIER_CONTAINER, 1u << BH_LANG_PYTHON);
+		struct cell_outcome *o = harness_cell(&c, s, BH_LANG_PYTHON, "1", 0);
+		struct bh_session_info info;
+		bh_session_get_info(s, &info);
+		dprintf(p[1], "%s\n", info.sandbox);
+		(void)o;
+		raise(SIGKILL);
+	}
+	close(p[1]);
+	char name[64] = "";
+	cr_assert_gt(read(p[0], name, sizeof name - 1), 0);
+	close(p[0]);
+	*strchr(name, '\n') = '\0';
+	waitpid(pid, NULL, 0);
+	/* Its container is deleted out of band: the row is now a ghost. */
+	sh("crun --root '%s' delete -f %s 2>&1", root, name);
+	/* And a container nobody registered runs under our root. */
+	char *r = sh("set -e; d='%s/bundles/bh-orphan'; mkdir -p \"$d\"; "
+		     "sed -e 's|\"args\":\\[\"[^\"]*\"\\]|\"args\":[\"/bin/sleep\",\"300\"]|' "
+		     "-e 's|%s/%s|%s/bh-orphan|' '%s/bundles/%s/config.json' > \"$d/config.json\"; "
+		     "crun --root '%s' run -d --bundle \"$d\" bh-orphan </dev/null >/dev/null 2>&1 && echo started",
+		     state, cgparent, name, cgparent, state, name, root);
+	cr_assert_str_eq(r, "started\n", "could not plant the orphan: %s", r);
+
+	char out[8192];
+	struct harness view = {.state_dir = state};
+	int rc = harness_cli(&view, out, sizeof out, "leaks");
+	cr_assert_eq(rc, 1, "%s", out);
+	cr_assert_not_null(strstr(out, "orphan        bh-orphan"), "%s", out);
+	char ghost[128];
+	snprintf(ghost, sizeof ghost, "ghost         %s", name);
+	cr_assert_not_null(strstr(out, ghost), "%s", out);
+	rc = harness_cli(&view, out, sizeof out, "gc");
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_assert_not_null(strstr(out, "reaped"), "%s", out);
+	rc = harness_cli(&view, out, sizeof out, "leaks");
+	cr_assert_eq(rc, 0, "%s", out);
+	r = sh("crun --root '%s' list -q", root);
+	cr_assert_str_empty(r, "still running: %s", r);
+	harness_open_at(&h, state, NULL); /* so teardown closes and removes it */
 }

@@ -1,0 +1,239 @@
+/* Leaks: sandboxes alive in a runtime that nothing should hold, registry
+ * rows whose sandbox is gone, images nothing will restore, cgroups with no
+ * container. Found by comparing four views: the sessions this engine holds,
+ * the registry, the runtimes' lists under our roots, and our cgroup tree. */
+#include "engine_priv.h"
+#include "store.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define OVERDUE_MARGIN_MS (5 * 60 * 1000)
+
+const char *bh_leak_kind_name(enum bh_leak_kind k)
+{
+	static const char *const names[] = {
+		[BH_LEAK_ORPHAN] = "orphan",	     [BH_LEAK_ABANDONED] = "abandoned",
+		[BH_LEAK_GHOST] = "ghost",	     [BH_LEAK_OVERDUE] = "overdue",
+		[BH_LEAK_STALE_IMAGE] = "stale-image", [BH_LEAK_STRAY_CGROUP] = "stray-cgroup",
+	};
+	return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "unknown";
+}
+
+struct findings {
+	struct bh_leak *v;
+	size_t n;
+};
+
+static struct bh_leak *add(struct findings *f, enum bh_leak_kind kind, const char *name)
+{
+	f->v = realloc(f->v, (f->n + 1) * sizeof *f->v);
+	if (!f->v)
+		abort();
+	struct bh_leak *l = &f->v[f->n++];
+	memset(l, 0, sizeof *l);
+	l->kind = kind;
+	snprintf(l->sandbox, sizeof l->sandbox, "%s", name);
+	l->first_seen_ms = (int64_t)now_real_ms();
+	return l;
+}
+
+static struct sandbox *held(bh_engine *e, const char *name)
+{
+	for (struct sandbox *sb = e->sandboxes; sb; sb = sb->next)
+		if (!strcmp(sb->name, name))
+			return sb;
+	return NULL;
+}
+
+static bool in_list(char **names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+struct ghost_ctx {
+	bh_engine *e;
+	struct findings *f;
+	char **running;
+	size_t n_running;
+};
+
+static void check_row(void *arg, const char *fp, const char *sandbox, const char *runtime,
+		      const char *state, int64_t engine_pid)
+{
+	struct ghost_ctx *c = arg;
+	if (held(c->e, sandbox) || !strcmp(state, "hibernated"))
+		return;
+	if (in_list(c->running, c->n_running, sandbox))
+		return; /* reported as abandoned with the runtime's view */
+	struct bh_leak *l = add(c->f, BH_LEAK_GHOST, sandbox);
+	snprintf(l->fingerprint, sizeof l->fingerprint, "%s", fp);
+	snprintf(l->runtime, sizeof l->runtime, "%s", runtime);
+	snprintf(l->reason, sizeof l->reason,
+		 "the registry says %s, but %s has no such container", state, runtime);
+	snprintf(l->holder, sizeof l->holder, "registry row of engine pid %lld", (long long)engine_pid);
+}
+
+size_t bh_engine_leaks(bh_engine *e, struct bh_leak **out)
+{
+	struct findings f = {0};
+	char **running = NULL;
+	size_t n_running = 0;
+	for (int t = 0; t < BH_TIER_COUNT; t++) {
+		struct runtime *rt = &e->runtimes[t];
+		if (!rt->ops || !rt->path)
+			continue;
+		char **names = NULL;
+		size_t n = runtime_list_sync(rt, &names);
+		for (size_t i = 0; i < n; i++) {
+			running = realloc(running, (n_running + 1) * sizeof *running);
+			if (!running)
+				abort();
+			running[n_running++] = names[i];
+			if (held(e, names[i]))
+				continue;
+			char fp[65] = "";
+			int64_t created = 0, pid = 0;
+			bool row = e->store && store_live_row(e->store, names[i], fp, &created, &pid);
+			struct bh_leak *l = add(&f, row ? BH_LEAK_ABANDONED : BH_LEAK_ORPHAN, names[i]);
+			snprintf(l->runtime, sizeof l->runtime, "%s", rt->ops->name);
+			snprintf(l->fingerprint, sizeof l->fingerprint, "%s", fp);
+			if (row) {
+				l->first_seen_ms = created;
+				snprintf(l->reason, sizeof l->reason,
+					 "its registry row is live but engine %lld no longer holds it",
+					 (long long)pid);
+			} else {
+				snprintf(l->reason, sizeof l->reason,
+					 "%s runs it under bulkhead's root, and no live registry row names it",
+					 rt->ops->name);
+			}
+			snprintf(l->holder, sizeof l->holder, "%s --root %.400s", rt->ops->name, rt->root);
+		}
+		free(names);
+	}
+	if (e->store) {
+		struct ghost_ctx c = {.e = e, .f = &f, .running = running, .n_running = n_running};
+		store_live_sessions(e->store, check_row, &c, NULL);
+	}
+	/* Sessions this engine holds past their lifetime and a margin. */
+	bh_session **list = NULL;
+	size_t ns = bh_engine_sessions(e, &list);
+	int64_t now = (int64_t)now_real_ms();
+	for (size_t i = 0; i < ns; i++) {
+		struct bh_session_info info;
+		bh_session_get_info(list[i], &info);
+		if (info.end_reason || info.expires_unix_ms + OVERDUE_MARGIN_MS > now)
+			continue;
+		struct bh_leak *l = add(&f, BH_LEAK_OVERDUE, info.sandbox);
+		snprintf(l->fingerprint, sizeof l->fingerprint, "%s", info.fingerprint);
+		l->first_seen_ms = info.created_unix_ms;
+		snprintf(l->reason, sizeof l->reason, "%s past its lifetime by %lld s", info.state,
+			 (long long)((now - info.expires_unix_ms) / 1000));
+		snprintf(l->holder, sizeof l->holder, "this engine");
+	}
+	free(list);
+	/* Images no held session will restore. */
+	cleanup_free char *images = xasprintf("%s/images", e->state_dir);
+	cleanup_dir DIR *d = opendir(images);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		struct sandbox *sb = held(e, de->d_name);
+		if (sb && sb->state == SB_HIBERNATED)
+			continue;
+		struct bh_leak *l = add(&f, BH_LEAK_STALE_IMAGE, de->d_name);
+		snprintf(l->reason, sizeof l->reason, "a hibernation image no held session will restore");
+		snprintf(l->holder, sizeof l->holder, "%.300s/%.100s", images, de->d_name);
+	}
+	/* Cgroups with no container behind them. */
+	char **cgs = NULL;
+	size_t ncg = cgroups_list(&e->cg, &cgs);
+	for (size_t i = 0; i < ncg; i++) {
+		if (!in_list(running, n_running, cgs[i]) && !held(e, cgs[i])) {
+			struct bh_leak *l = add(&f, BH_LEAK_STRAY_CGROUP, cgs[i]);
+			snprintf(l->reason, sizeof l->reason, "a cgroup below %s with no container",
+				 e->cg.parent);
+			snprintf(l->holder, sizeof l->holder, "/sys/fs/cgroup/*%s/%.100s", e->cg.parent, cgs[i]);
+		}
+		free(cgs[i]);
+	}
+	free(cgs);
+	for (size_t i = 0; i < n_running; i++)
+		free(running[i]);
+	free(running);
+	*out = f.v;
+	return f.n;
+}
+
+static struct runtime *runtime_named(bh_engine *e, const char *name)
+{
+	for (int t = 0; t < BH_TIER_COUNT; t++)
+		if (e->runtimes[t].ops && !strcmp(e->runtimes[t].ops->name, name))
+			return &e->runtimes[t];
+	return NULL;
+}
+
+size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped)
+{
+	struct bh_leak *v = NULL;
+	size_t n = bh_engine_leaks(e, &v);
+	for (size_t i = 0; i < n; i++) {
+		struct bh_leak *l = &v[i];
+		switch (l->kind) {
+		case BH_LEAK_ORPHAN:
+		case BH_LEAK_ABANDONED: {
+			struct runtime *rt = runtime_named(e, l->runtime);
+			if (rt)
+				runtime_destroy_sync(rt, l->sandbox);
+			if (l->fingerprint[0] && e->store)
+				store_session_end(e->store, l->fingerprint, "reaped", l->reason, NULL);
+			cleanup_free char *bundle = xasprintf("%s/%s", e->bundles_dir, l->sandbox);
+			rm_rf(bundle);
+			break;
+		}
+		case BH_LEAK_GHOST:
+			if (e->store)
+				store_session_end(e->store, l->fingerprint, "reaped", l->reason, NULL);
+			break;
+		case BH_LEAK_OVERDUE: {
+			bh_session **list = NULL;
+			size_t ns = bh_engine_sessions(e, &list);
+			for (size_t j = 0; j < ns; j++)
+				if (!strcmp(bh_session_fingerprint(list[j]), l->fingerprint))
+					bh_session_kill(list[j]);
+			free(list);
+			break;
+		}
+		case BH_LEAK_STALE_IMAGE:
+			rm_rf(l->holder);
+			break;
+		case BH_LEAK_STRAY_CGROUP:
+			break; /* below: the whole tree's empty leaves go at once */
+		}
+		if (e->store)
+			store_event(e->store, "leak_reaped", l->fingerprint, l->sandbox,
+				    bh_leak_kind_name(l->kind));
+		bh_log(e, BH_LOG_INFO, "reaped %s %s: %s", bh_leak_kind_name(l->kind), l->sandbox,
+		       l->reason);
+	}
+	/* Empty leaves of our cgroup tree, except those a held sandbox uses. */
+	char **cgs = NULL;
+	size_t ncg = cgroups_list(&e->cg, &cgs);
+	for (size_t i = 0; i < ncg; i++) {
+		if (!held(e, cgs[i]))
+			cgroups_remove_leaf(&e->cg, cgs[i]);
+		free(cgs[i]);
+	}
+	free(cgs);
+	if (reaped)
+		*reaped = v;
+	else
+		free(v);
+	return n;
+}

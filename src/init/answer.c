@@ -1,0 +1,189 @@
+#include "answer.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static bool ab_room(struct abuf *b, size_t n)
+{
+	size_t want;
+	uint8_t *p;
+
+	if (b->oom)
+		return false;
+	if (b->cap - b->len >= n)
+		return true;
+	want = b->cap ? b->cap : 4096;
+	while (want - b->len < n && want < ((size_t)1 << 40))
+		want *= 2;
+	p = want - b->len >= n ? realloc(b->p, want) : NULL;
+	if (!p) {
+		b->oom = true;
+		return false;
+	}
+	b->p = p;
+	b->cap = want;
+	return true;
+}
+
+void ab_bytes(struct abuf *b, const void *p, size_t n)
+{
+	if (n && ab_room(b, n)) {
+		memcpy(b->p + b->len, p, n);
+		b->len += n;
+	}
+}
+
+void ab_u8(struct abuf *b, uint8_t v)
+{
+	ab_bytes(b, &v, 1);
+}
+
+void ab_u32(struct abuf *b, uint32_t v)
+{
+	uint8_t le[4];
+
+	for (int i = 0; i < 4; i++)
+		le[i] = (uint8_t)(v >> (8 * i));
+	ab_bytes(b, le, 4);
+}
+
+void ab_u64(struct abuf *b, uint64_t v)
+{
+	uint8_t le[8];
+
+	for (int i = 0; i < 8; i++)
+		le[i] = (uint8_t)(v >> (8 * i));
+	ab_bytes(b, le, 8);
+}
+
+void ab_str(struct abuf *b, const void *p, size_t n)
+{
+	ab_u32(b, (uint32_t)n);
+	ab_bytes(b, p, n);
+}
+
+void answer_error(int fd, uint8_t type, uint64_t call_id, uint32_t reason, int err,
+		  const char *fmt, ...)
+{
+	struct abuf b = { 0 };
+	char msg[FAIL_MSG_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(msg))
+		n = sizeof(msg) - 1;
+	ab_u8(&b, type);
+	ab_u64(&b, call_id);
+	if (type == BH_CHAN_REJECTED)
+		ab_u32(&b, reason);
+	ab_u32(&b, (uint32_t)(int32_t)err);
+	ab_str(&b, msg, (size_t)n);
+	if (b.oom)
+		_exit(124);
+	helper_write_all(fd, b.p, b.len);
+	_exit(0);
+}
+
+void ab_send(int fd, struct abuf *b, uint64_t call_id)
+{
+	if (b->oom || b->len > BH_CHAN_MAX_FRAME) {
+		free(b->p);
+		answer_error(fd, BH_CHAN_FAIL, call_id, 0, ENOMEM,
+			     "the answer did not fit in memory or in a frame");
+	}
+	helper_write_all(fd, b->p, b->len);
+	_exit(0);
+}
+
+/* ---- init side ---- */
+
+static bool skip_str(struct bh_cursor *c)
+{
+	const uint8_t *s;
+	uint32_t n;
+
+	return bh_get_str(c, &s, &n) == 0;
+}
+
+static bool valid_listing(struct bh_cursor *c)
+{
+	uint32_t n;
+
+	if (bh_get_u32(c, &n) < 0)
+		return false;
+	n &= ~0x80000000u;
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *name;
+		uint32_t len;
+		uint64_t skip;
+
+		if (bh_get_str(c, &name, &len) < 0 || len == 0 || memchr(name, '/', len) ||
+		    memchr(name, 0, len) || c->left < 1 ||
+		    !memchr("fdlpscb?", c->p[0], 8))
+			return false;
+		c->p++;
+		c->left--;
+		if (bh_get_u64(c, &skip) < 0 || bh_get_u64(c, &skip) < 0 || !skip_str(c))
+			return false;
+	}
+	return true;
+}
+
+static bool valid_body(uint8_t type, struct bh_cursor *c)
+{
+	uint32_t u32;
+	uint64_t u64;
+
+	switch (type) {
+	case ANSWER_FILES_OK:
+		return true;
+	case BH_CHAN_FAIL:
+		return bh_get_u32(c, &u32) == 0 && skip_str(c);
+	case BH_CHAN_REJECTED:
+		return bh_get_u32(c, &u32) == 0 && bh_get_u32(c, &u32) == 0 && skip_str(c);
+	case BH_CHAN_CONTENT:
+		if (bh_get_u64(c, &u64) < 0 || c->left < 1 || c->p[0] > 1)
+			return false;
+		c->p++;
+		c->left--;
+		return skip_str(c);
+	case BH_CHAN_LISTING:
+		return valid_listing(c);
+	default:
+		return false;
+	}
+}
+
+int answer_relay(struct init *st, const struct helper *h, const char *types)
+{
+	struct bh_cursor c;
+	uint64_t call_id;
+	uint8_t type;
+	int ret;
+
+	if (h->overflow || h->len < 1)
+		return ANSWER_INVALID;
+	type = h->buf[0];
+	if (!type || !strchr(types, type))
+		return ANSWER_INVALID;
+	c = bh_cursor_make(h->buf + 1, h->len - 1);
+	if (bh_get_u64(&c, &call_id) < 0 || call_id != h->call_id ||
+	    !valid_body(type, &c) || c.left != 0)
+		return ANSWER_INVALID;
+	if (type == ANSWER_FILES_OK)
+		return ANSWER_PLAIN;
+	ret = bh_frame_begin(&st->out, type, h->len - 1);
+	if (ret < 0)
+		return ret;
+	bh_put_bytes(&st->out, h->buf + 1, h->len - 1);
+	return ANSWER_QUEUED;
+}

@@ -1,0 +1,93 @@
+/* Frames from the init to the engine (channel_proto.h). Each returns 0 or
+ * -errno when the frame cannot be queued at all. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "init_priv.h"
+
+int queue_ready(struct init *st)
+{
+	int ret = bh_frame_begin(&st->out, BH_CHAN_READY, 8);
+
+	if (ret < 0)
+		return ret;
+	bh_put_u32(&st->out, BH_CHAN_VERSION);
+	bh_put_u32(&st->out, 0);
+	return 0;
+}
+
+static size_t format_msg(char *msg, size_t cap, const char *fmt, va_list ap)
+{
+	int n = vsnprintf(msg, cap, fmt, ap);
+
+	if (n < 0)
+		return 0;
+	/* Truncated: a huge argv[0] or path. */
+	return (size_t)n >= cap ? cap - 1 : (size_t)n;
+}
+
+int queue_fail(struct init *st, uint64_t call_id, int err, const char *fmt, ...)
+{
+	char msg[FAIL_MSG_MAX];
+	va_list ap;
+	size_t n;
+	int ret;
+
+	va_start(ap, fmt);
+	n = format_msg(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ret = bh_frame_begin(&st->out, BH_CHAN_FAIL, 8u + 4u + 4u + n);
+	if (ret < 0)
+		return ret;
+	bh_put_u64(&st->out, call_id);
+	bh_put_u32(&st->out, (uint32_t)(int32_t)err);
+	bh_put_str(&st->out, msg, (uint32_t)n);
+	return 0;
+}
+
+int queue_rejected(struct init *st, uint64_t call_id, uint32_t reason, int err,
+		   const char *fmt, ...)
+{
+	char msg[FAIL_MSG_MAX];
+	va_list ap;
+	size_t n;
+	int ret;
+
+	va_start(ap, fmt);
+	n = format_msg(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ret = bh_frame_begin(&st->out, BH_CHAN_REJECTED, 8u + 4u + 4u + 4u + n);
+	if (ret < 0)
+		return ret;
+	bh_put_u64(&st->out, call_id);
+	bh_put_u32(&st->out, reason);
+	bh_put_u32(&st->out, (uint32_t)(int32_t)err);
+	bh_put_str(&st->out, msg, (uint32_t)n);
+	return 0;
+}
+
+int queue_done(struct init *st, const struct done_info *d)
+{
+	uint32_t flags = d->flags;
+	int ret;
+
+	if (capture_truncated(d->out))
+		flags |= BH_CHAN_STDOUT_TRUNCATED;
+	if (capture_truncated(d->err))
+		flags |= BH_CHAN_STDERR_TRUNCATED;
+	ret = bh_frame_begin(&st->out, BH_CHAN_DONE,
+			     DONE_FIXED + d->out->len + d->err->len);
+	if (ret < 0)
+		return ret;
+	bh_put_u64(&st->out, d->call_id);
+	bh_put_u32(&st->out, (uint32_t)d->code);
+	bh_put_u32(&st->out, d->sig);
+	bh_put_u32(&st->out, flags);
+	bh_put_u64(&st->out, d->duration_us);
+	bh_put_u64(&st->out, d->out->total);
+	bh_put_u64(&st->out, d->err->total);
+	bh_put_str(&st->out, d->out->buf, (uint32_t)d->out->len);
+	bh_put_str(&st->out, d->err->buf, (uint32_t)d->err->len);
+	return 0;
+}
