@@ -57,7 +57,7 @@ suite() {
 suite unit 120 build/tests/test_unit --jobs 2
 suite unit-asan 180 build-asan/tests/test_unit --jobs 2
 suite runtime 900 build/tests/test_runtime --jobs 1
-suite runtime-asan 900 build-asan/tests/test_runtime --jobs 1 --filter 'walls_*/*'
+suite runtime-asan 1200 build-asan/tests/test_runtime --jobs 1
 
 echo "=== leftovers"
 if ! bash scripts/leftovers.sh check "$BULKHEAD_TEST_ROOT" "$snap"; then
