@@ -30,6 +30,18 @@ static void print_text(bh_engine *e)
 	}
 	enum bh_tier best = bh_engine_best_tier(e);
 	printf("\nstrongest tier offered: %s\n", bh_tier_name(best));
+	const struct bh_policy *p = bh_engine_policy(e);
+	printf("\nlifecycle (defaults; settings of the engine)\n");
+	printf("  idle %u s -> paused (memory kept; both tiers)\n", p->idle_ms / 1000);
+	printf("  paused %u s -> kernel: hibernated to disk (runsc checkpoint); container: closed "
+	       "idle_closed (no working CRIU on this host)\n",
+	       p->hibernate_after_ms / 1000);
+	printf("  lifetime %u s of awake time -> expired; retention %llu s hibernated -> "
+	       "retention_expired\n",
+	       p->lifetime_ms / 1000, (unsigned long long)(p->retention_ms / 1000));
+	printf("  caps: %u sessions, %u per caller, %u per owner (least recently used idle one "
+	       "replaced), %u MiB of sandbox memory\n",
+	       p->max_sessions, p->max_per_principal, p->max_per_owner, p->memory_budget_mb);
 	if (best != BH_TIER_UNKNOWN)
 		interpreters(e, NULL);
 }

@@ -370,6 +370,8 @@ const char *bh_engine_cgroup_parent(bh_engine *e);
 /* The runtime's state root for a tier ("STATE/run/crun"). */
 const char *bh_engine_runtime_root(bh_engine *e, enum bh_tier t);
 size_t bh_engine_live_sandboxes(bh_engine *e);
+/* The lifecycle policy in force, defaults filled in. */
+const struct bh_policy *bh_engine_policy(bh_engine *e);
 /* The store's path (STATE/bulkhead.db). */
 const char *bh_engine_store_path(bh_engine *e);
 /* Online consistent copy of the store (SQLite's backup API). */

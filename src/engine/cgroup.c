@@ -9,6 +9,7 @@
 #include "engine_priv.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -127,6 +128,26 @@ void cgroups_remove_leaf(const struct bh_cgroups *cg, const char *leaf)
 		cleanup_free char *p = xasprintf(CG_ROOT "/%s%s/%s", de->d_name, cg->parent, leaf);
 		rmdir_tree_bottom_up(p, plain_dir(cg, de->d_name));
 	}
+}
+
+void cgroups_thaw_all(const struct bh_cgroups *cg)
+{
+	char **leaves = NULL;
+	size_t n = cgroups_list(cg, &leaves);
+	for (size_t i = 0; i < n; i++) {
+		/* A frozen process takes no SIGKILL until it is thawed. */
+		cleanup_free char *p = cg->pure_v2 ? cgroups_file(cg, "", leaves[i], "cgroup.freeze")
+						   : cgroups_file(cg, "freezer", leaves[i], "freezer.state");
+		const char *v = cg->pure_v2 ? "0" : "THAWED";
+		int fd = open(p, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			ssize_t w = write(fd, v, strlen(v));
+			(void)w;
+			close(fd);
+		}
+		free(leaves[i]);
+	}
+	free(leaves);
 }
 
 void cgroups_cleanup(const struct bh_cgroups *cg)

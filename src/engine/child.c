@@ -26,6 +26,7 @@ struct child {
 	struct bh_watch *out_watch;
 	struct buf out;
 	bool reaped, timed_out;
+	bool spawned; /* ours (a runtime call), not an adopted container init */
 	int status;
 	struct bh_timer *deadline;
 	bh_child_fn fn;
@@ -55,22 +56,22 @@ static void child_release(bh_engine *e, struct child *c)
 	free(c);
 }
 
-void children_free(struct bh_children *c)
+void children_release(bh_engine *e)
 {
-	/* Called after the loop is gone: only memory and descriptors remain. */
+	struct bh_children *c = e->children;
 	if (!c)
 		return;
 	while (c->list) {
 		struct child *ch = c->list;
 		c->list = ch->next;
-		if (ch->pidfd >= 0)
-			close(ch->pidfd);
-		if (ch->out_fd >= 0)
-			close(ch->out_fd);
-		buf_free(&ch->out);
-		free(ch);
+		/* A runtime call still running when its engine goes would finish
+		 * its work for nobody. */
+		if (!ch->reaped && ch->spawned)
+			syscall(SYS_pidfd_send_signal, ch->pidfd, SIGKILL, NULL, 0);
+		child_release(e, ch);
 	}
 	free(c);
+	e->children = NULL;
 }
 
 static struct child *find(bh_engine *e, pid_t pid)
@@ -266,6 +267,7 @@ int child_spawn(bh_engine *e, const struct bh_child_spec *spec, bh_child_fn fn, 
 			close(cap[0]);
 		return -1;
 	}
+	c->spawned = true;
 	if (capture) {
 		c->out_fd = cap[0];
 		c->out_watch = loop_watch(e->loop, c->out_fd, EPOLLIN, on_output, c);

@@ -179,6 +179,7 @@ static size_t kill_our_processes(bh_engine *e)
 
 static void sweep_leftovers(bh_engine *e)
 {
+	cgroups_thaw_all(&e->cg);
 	size_t killed = kill_our_processes(e);
 	if (killed)
 		bh_log(e, BH_LOG_WARN, "killed %zu processes a dead engine left in %s", killed,
@@ -379,6 +380,11 @@ int bh_engine_wait(bh_engine *e, const bool *done, int timeout_ms, bh_error **er
 const char *bh_engine_state_dir(bh_engine *e)
 {
 	return e->state_dir;
+}
+
+const struct bh_policy *bh_engine_policy(bh_engine *e)
+{
+	return &e->policy;
 }
 
 const char *bh_engine_store_path(bh_engine *e)
@@ -665,8 +671,9 @@ void bh_engine_close(bh_engine *e)
 		free(e->runtimes[t].path);
 		free(e->runtimes[t].root);
 	}
+	if (e->loop)
+		children_release(e);
 	loop_free(e->loop);
-	children_free(e->children);
 	if (e->lock_fd >= 0)
 		close(e->lock_fd);
 	free(e->state_dir);

@@ -138,6 +138,7 @@ struct sandbox {
 	bool init_exited;
 	bool started, ready_seen; /* the runtime started it; its init said READY */
 	bool deleting;
+	bool creating; /* the runtime's create is still running */
 	int to_init, from_init, diag;
 	struct bh_watch *w_out, *w_in, *w_diag;
 	struct buf rbuf, wbuf, diagbuf;
@@ -199,6 +200,8 @@ bool sandbox_can_hibernate(const struct sandbox *sb);
 /* Last resort at engine close: delete it now, blocking, and free it. */
 void sandbox_abandon(bh_engine *e, struct sandbox *sb);
 char *sandbox_cgroup_leaf(const struct sandbox *sb); /* "<name>" */
+/* Whether the engine still holds this sandbox (it is freed once deleted). */
+bool sandbox_alive(bh_engine *e, const struct sandbox *sb);
 
 /* ---- evidence (evidence.c) ---- */
 struct tier_slot {

@@ -18,7 +18,9 @@
 struct proof {
 	bh_engine *e;
 	enum bh_tier tier;
-	struct sandbox *sb;
+	struct sandbox *sb;       /* may be gone by the time the host views return */
+	char sb_name[40];         /* so the host views never touch a freed sandbox */
+	const struct runtime *rt;
 	char *probe_out;           /* key=value lines from inside */
 	char *host_state, *host_ps; /* runsc's view from outside */
 	long long pids_max, mem_limit;
@@ -395,7 +397,7 @@ static void proof_finish(struct proof *p, const char *failure)
 	slot_sync(s);
 	bh_log(e, s->report.offered ? BH_LOG_INFO : BH_LOG_WARN, "tier %s (%s): %s",
 	       bh_tier_name(p->tier), rt->ops->name, s->report.offered ? "offered" : s->reason);
-	if (p->sb)
+	if (p->sb && sandbox_alive(e, p->sb))
 		sandbox_close(e, p->sb);
 	free(p->probe_out);
 	free(p->host_state);
@@ -410,15 +412,19 @@ static void proof_finish(struct proof *p, const char *failure)
 
 static void read_host_limits(struct proof *p)
 {
-	p->pids_max = cgroups_read_ll(&p->e->cg, "pids", p->sb->name, "pids.max");
-	p->mem_limit = cgroups_read_ll(&p->e->cg, "memory", p->sb->name,
+	p->pids_max = cgroups_read_ll(&p->e->cg, "pids", p->sb_name, "pids.max");
+	p->mem_limit = cgroups_read_ll(&p->e->cg, "memory", p->sb_name,
 				       p->e->cg.pure_v2 ? "memory.max" : "memory.limit_in_bytes");
 }
 
 static void spawn_host_view(struct proof *p, const char *verb, bh_child_fn fn)
 {
-	const char *const args[] = {verb, p->sb->name, NULL};
-	char **argv = runtime_argv(p->sb->rt, args);
+	if (p->e->closing) {
+		proof_finish(p, "the engine closed during the smoke test");
+		return;
+	}
+	const char *const args[] = {verb, p->sb_name, NULL};
+	char **argv = runtime_argv(p->rt, args);
 	struct bh_child_spec spec = {.argv = (const char *const *)argv,
 				     .fd_in = -1,
 				     .fd_out = BH_CHILD_CAPTURE,
@@ -483,6 +489,8 @@ static void on_probe_open(bh_engine *e, void *arg, struct sandbox *sb, const bh_
 		return;
 	}
 	p->sb = sb;
+	snprintf(p->sb_name, sizeof p->sb_name, "%s", sb->name);
+	p->rt = sb->rt;
 	static const char *const argv[] = {BH_INIT_SANDBOX_PATH, "--probe", NULL};
 	struct bh_exec_request req = {
 		.argv = argv, .timeout_ms = PROBE_TIMEOUT_MS, .output_cap = 65536};

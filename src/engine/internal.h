@@ -65,7 +65,8 @@ typedef void (*bh_child_fn)(bh_engine *e, void *arg, const struct bh_child_resul
 
 struct bh_children;
 struct bh_children *children_new(void);
-void children_free(struct bh_children *c);
+/* At engine close, before the loop goes: kills what still runs, frees all. */
+void children_release(bh_engine *e);
 int child_spawn(bh_engine *e, const struct bh_child_spec *spec, bh_child_fn fn, void *arg,
 		pid_t *pid_out, bh_error **err);
 /* Watch a process that is (or will be, once its runtime exits) our child —
@@ -96,6 +97,8 @@ long long cgroups_read_ll(const struct bh_cgroups *cg, const char *controller, c
 			  const char *file);
 /* The memory cgroup's OOM kill count (v1 memory.oom_control / v2 memory.events). */
 long long cgroups_oom_kills(const struct bh_cgroups *cg, const char *leaf);
+/* Thaws every frozen sandbox cgroup of the engine (a dead engine's paused ones). */
+void cgroups_thaw_all(const struct bh_cgroups *cg);
 /* Removes one sandbox's cgroup in every hierarchy (when it is empty). */
 void cgroups_remove_leaf(const struct bh_cgroups *cg, const char *leaf);
 /* Removes the engine's cgroup subtree where it is empty. */

@@ -38,6 +38,14 @@ static void sandbox_set_state(bh_engine *e, struct sandbox *sb, enum sandbox_sta
 	sb->state = s;
 }
 
+bool sandbox_alive(bh_engine *e, const struct sandbox *sb)
+{
+	for (struct sandbox *x = e->sandboxes; x; x = x->next)
+		if (x == sb)
+			return true;
+	return false;
+}
+
 char *sandbox_cgroup_leaf(const struct sandbox *sb)
 {
 	return xstrdup(sb->name);
@@ -215,6 +223,34 @@ static void on_thawed_for_close(bh_engine *e, void *arg, const struct bh_child_r
 		start_delete(e, sb);
 }
 
+static void control_finish(bh_engine *e, struct sandbox *sb, const bh_error *err);
+static void finish_op(bh_engine *e, struct sandbox *sb, const struct sandbox_reply *r);
+
+/* Whoever waits on a sandbox being closed hears about it: an open, a
+ * request in flight, a control operation. Nothing is left hanging. */
+static void answer_waiters(bh_engine *e, struct sandbox *sb)
+{
+	bh_error *err = NULL;
+	if (sb->open_fn) {
+		sandbox_open_fn fn = sb->open_fn;
+		sb->open_fn = NULL;
+		bh_fail(&err, BH_E_CLOSED, 0, "sandbox %s was closed before it was ready", sb->name);
+		fn(e, sb->open_arg, NULL, err);
+		bh_error_free(err);
+		err = NULL;
+	}
+	if (sb->op_fn) {
+		struct sandbox_reply r = {.lost = "the sandbox was closed",
+					  .elapsed_us = now_mono_us() - sb->op_started_us};
+		finish_op(e, sb, &r);
+	}
+	if (sb->control_fn) {
+		bh_fail(&err, BH_E_CLOSED, 0, "sandbox %s was closed", sb->name);
+		control_finish(e, sb, err);
+		bh_error_free(err);
+	}
+}
+
 void sandbox_close(bh_engine *e, struct sandbox *sb)
 {
 	if (sb->state == SB_ENDING || sb->state == SB_ENDED)
@@ -222,6 +258,7 @@ void sandbox_close(bh_engine *e, struct sandbox *sb)
 	/* A frozen init cannot see its channel close: delete it at once. */
 	sb->state_before_end = sb->state;
 	sandbox_set_state(e, sb, SB_ENDING);
+	answer_waiters(e, sb);
 	loop_timer_cancel(e->loop, sb->open_deadline);
 	loop_timer_cancel(e->loop, sb->backstop);
 	sb->open_deadline = sb->backstop = NULL;
@@ -238,6 +275,8 @@ void sandbox_close(bh_engine *e, struct sandbox *sb)
 		bh_log(e, BH_LOG_WARN, "sandbox %s: %s", sb->name, err->msg);
 		bh_error_free(err);
 	}
+	if (sb->creating)
+		return; /* deleting now would race the create: on_created deletes */
 	if (sb->init_pid > 0 && !sb->init_exited && sb->state_before_end != SB_HIBERNATED)
 		sb->close_grace = loop_timer(e->loop, INIT_EXIT_GRACE_MS, on_close_grace, sb);
 	else if (sb->init_pid > 0 || !sb->deleting)
@@ -290,9 +329,15 @@ static void lose_op(bh_engine *e, struct sandbox *sb, const char *why)
 		.oom = sb->oom_before >= 0 && oom_now > sb->oom_before,
 		.elapsed_us = now_mono_us() - sb->op_started_us,
 	};
+	/* Taken before the close, which would otherwise answer it as "closed". */
+	sandbox_reply_fn fn = sb->op_fn;
+	void *arg = sb->op_arg;
+	sb->op_fn = NULL;
+	sb->op_arg = NULL;
 	sandbox_set_state(e, sb, SB_FAILED);
 	sandbox_close(e, sb);
-	finish_op(e, sb, &r);
+	if (fn)
+		fn(e, arg, sb, &r);
 }
 
 static bh_error *make_err(enum bh_error_code code, const char *fmt, const char *name,
@@ -548,6 +593,12 @@ static int spawn_runtime(bh_engine *e, struct sandbox *sb, const char *const *ar
 static void on_created(bh_engine *e, void *arg, const struct bh_child_result *r)
 {
 	struct sandbox *sb = arg;
+	sb->creating = false;
+	if (sb->state == SB_ENDING) {
+		/* Closed while the runtime was creating it: delete what it made. */
+		start_delete(e, sb);
+		return;
+	}
 	if (sb->state != SB_OPENING)
 		return;
 	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
@@ -665,6 +716,7 @@ int sandbox_open(bh_engine *e, enum bh_tier tier, const char *name, sandbox_open
 				    sb->name, NULL};
 	if (spawn_runtime(e, sb, args, to[0], from[1], dg[1], on_created, err) < 0)
 		goto fail;
+	sb->creating = true;
 	close(to[0]);
 	close(from[1]);
 	close(dg[1]);

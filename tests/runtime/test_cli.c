@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 static char state[256];
@@ -12,7 +13,9 @@ static char state[256];
 static void setup(void)
 {
 	const char *root = getenv("BULKHEAD_TEST_ROOT");
-	snprintf(state, sizeof state, "%s/cli-XXXXXX", root && *root ? root : "/tmp/bulkhead-tests");
+	root = root && *root ? root : "/tmp/bulkhead-tests";
+	mkdir(root, 0711);
+	snprintf(state, sizeof state, "%s/cli-XXXXXX", root);
 	cr_assert_not_null(mkdtemp(state));
 }
 

@@ -32,7 +32,7 @@ static void teardown(void)
  * writing each returned record's digest to fd. */
 static void child(int fd, enum bh_tier tier, const char *crash_at)
 {
-	struct harness c;
+	struct harness c = {0};
 	harness_open_at(&c, state, crash_at);
 	bh_session *s = harness_session(&c, tier, 1u << BH_LANG_PYTHON);
 	for (int i = 0; i < 10; i++) {
@@ -126,4 +126,54 @@ Test(crash, killed_right_after_a_records_commit, .init = setup, .fini = teardown
 Test(crash, killed_during_a_cell_in_the_kernel_tier, .init = setup, .fini = teardown)
 {
 	crash_and_restart(BH_TIER_KERNEL, "cell:2");
+}
+
+/* A worker killed while its sandboxes sleep: a paused one is frozen and
+ * cannot see its channel close, so the next engine must thaw and kill it. */
+static void crash_while_paused(enum bh_tier tier)
+{
+	pid_t pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		struct harness c;
+		memset(&c, 0, sizeof c);
+		c.policy.idle_ms = 500;
+		c.policy.hibernate_after_ms = 600000;
+		harness_open_at(&c, state, NULL);
+		c.policy = (struct bh_policy){0};
+		bh_session *s = harness_session(&c, tier, 1u << BH_LANG_PYTHON);
+		cell_outcome_free(harness_cell(&c, s, BH_LANG_PYTHON, "x = 1", 0));
+		bool never = false;
+		bh_engine_wait(c.e, &never, 1500, NULL);
+		struct bh_session_info info;
+		bh_session_get_info(s, &info);
+		if (strcmp(info.state, "paused"))
+			_exit(4);
+		raise(SIGKILL);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	cr_assert(WIFSIGNALED(st), "the worker did not reach a paused sandbox (status %d)", st);
+	harness_open_at(&h, state, NULL);
+	char *containers = harness_runtime_list(&h);
+	char *cgroups = harness_cgroup_list(&h);
+	cr_assert_str_empty(containers, "containers left: %s", containers);
+	cr_assert_str_empty(cgroups, "cgroups left: %s", cgroups);
+	free(containers), free(cgroups);
+	char out[4096];
+	sh(out, sizeof out, "grep -l -s -E -- '[%c]%s/' /proc/[0-9]*/cmdline || true", state[0], state + 1);
+	cr_assert_str_empty(out, "processes remain: %s", out);
+	sh(out, sizeof out, "sqlite3 '%s' \"SELECT state || ':' || end_reason FROM sessions\"",
+	   bh_engine_store_path(h.e));
+	cr_assert_str_eq(out, "ended:reaped\n");
+}
+
+Test(crash, killed_while_a_container_sandbox_is_paused, .init = setup, .fini = teardown)
+{
+	crash_while_paused(BH_TIER_CONTAINER);
+}
+
+Test(crash, killed_while_a_kernel_sandbox_is_paused, .init = setup, .fini = teardown)
+{
+	crash_while_paused(BH_TIER_KERNEL);
 }

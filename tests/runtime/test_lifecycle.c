@@ -217,7 +217,7 @@ Test(leaks, an_orphan_and_a_ghost_are_found_and_reaped, .fini = teardown)
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(p[0]);
-		struct harness c;
+		struct harness c = {0};
 		harness_open_at(&c, state, NULL);
 		bh_session *s = harness_session(&c, BH_TIER_CONTAINER, 1u << BH_LANG_PYTHON);
 		struct cell_outcome *o = harness_cell(&c, s, BH_LANG_PYTHON, "1", 0);

@@ -58,7 +58,10 @@ void harness_open_policy(struct harness *h, const struct bh_policy *policy)
 
 void harness_open_at(struct harness *h, const char *state_dir, const char *crash_at)
 {
+	/* The caller may have set a policy before; everything else starts empty. */
+	struct bh_policy policy = h->policy;
 	memset(h, 0, sizeof *h);
+	h->policy = policy;
 	h->state_dir = strdup(state_dir);
 	open_engine(h, NULL, crash_at);
 }
