@@ -111,6 +111,8 @@ struct bh_config {
 		uint32_t max_per_owner;      /* 0: 4; the owner's least recently used idle one
 						is replaced */
 		uint32_t memory_budget_mb;   /* sum of sandbox memory limits. 0: 16384 */
+		bool shutdown_hibernate;     /* at close, hibernate idle kernel-tier sessions so the
+						next engine on this directory continues them */
 	} policy;
 	/* Test hook: build every sandbox without this wall ("seccomp", "userns",
 	 * "netns", "readonly-root", "caps"), to prove the smoke test notices. */
@@ -369,6 +371,7 @@ size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped);
 const char *bh_engine_cgroup_parent(bh_engine *e);
 /* The runtime's state root for a tier ("STATE/run/crun"). */
 const char *bh_engine_runtime_root(bh_engine *e, enum bh_tier t);
+/* Sandboxes with processes (hibernated ones are images and do not count). */
 size_t bh_engine_live_sandboxes(bh_engine *e);
 /* The lifecycle policy in force, defaults filled in. */
 const struct bh_policy *bh_engine_policy(bh_engine *e);

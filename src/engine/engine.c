@@ -202,7 +202,16 @@ static void sweep_leftovers(bh_engine *e)
 		}
 		free(names);
 	}
-	rm_rf(e->bundles_dir);
+	/* Bundles go, but for hibernated sessions': their next call restores
+	 * from bundle and image. */
+	cleanup_dir DIR *d = opendir(e->bundles_dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || sessions_keeps_bundle(e, de->d_name))
+			continue;
+		cleanup_free char *p = xasprintf("%s/%s", e->bundles_dir, de->d_name);
+		rm_rf(p);
+	}
 	mkdir_p(e->bundles_dir, 0700);
 	/* Killed processes leave their cgroups a moment later. */
 	for (int i = 0; i < 50; i++) {
@@ -413,7 +422,7 @@ size_t bh_engine_live_sandboxes(bh_engine *e)
 {
 	size_t n = 0;
 	for (struct sandbox *sb = e->sandboxes; sb; sb = sb->next)
-		n++;
+		n += sb->state != SB_HIBERNATED; /* an image on disk runs nothing */
 	return n;
 }
 
@@ -643,6 +652,16 @@ void bh_engine_close(bh_engine *e)
 	e->closing = true;
 	if (e->loop) {
 		engine_proofs_done(e); /* pending calls are refused: closing */
+		if (e->policy.shutdown_hibernate) {
+			sessions_hibernate_for_shutdown(e);
+			uint64_t until = now_mono_us() + (uint64_t)CLOSE_BUDGET_MS * 1000u;
+			while (sessions_hibernating(e) && now_mono_us() < until) {
+				struct pollfd pfd = {.fd = loop_fd(e->loop), .events = POLLIN};
+				int wait = loop_timeout_ms(e->loop);
+				poll(&pfd, 1, wait < 0 || wait > 100 ? 100 : wait);
+				loop_run_once(e->loop, e);
+			}
+		}
 		sessions_close_all(e);
 		for (struct sandbox *sb = e->sandboxes, *next; sb; sb = next) {
 			next = sb->next;
@@ -659,11 +678,10 @@ void bh_engine_close(bh_engine *e)
 			sandbox_abandon(e, e->sandboxes);
 		children_reap(e);
 	}
-	if (e->lock_fd >= 0 && !e->inspect_only) {
+	/* Each ended sandbox removed its own bundle; what is left belongs to
+	 * hibernated sessions the next engine re-adopts. */
+	if (e->lock_fd >= 0 && !e->inspect_only)
 		cgroups_cleanup(&e->cg);
-		if (e->bundles_dir)
-			rm_rf(e->bundles_dir);
-	}
 	sessions_free(e);
 	store_close(e->store);
 	evidence_free(e);

@@ -197,6 +197,13 @@ int sandbox_hibernate(bh_engine *e, struct sandbox *sb, const char *image_dir, s
 int sandbox_restore(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *arg, bh_error **err);
 bool sandbox_can_hibernate(const struct sandbox *sb);
 
+/* A hibernated sandbox a dead (or stopped) engine left: its bundle and
+ * image are on disk; the next call restores it. NULL if the tier's runtime
+ * is missing. */
+struct sandbox *sandbox_adopt_hibernated(bh_engine *e, enum bh_tier tier, const char *name);
+/* At engine close: forget a hibernated sandbox, keeping its bundle and image. */
+void sandbox_detach(bh_engine *e, struct sandbox *sb);
+
 /* Last resort at engine close: delete it now, blocking, and free it. */
 void sandbox_abandon(bh_engine *e, struct sandbox *sb);
 char *sandbox_cgroup_leaf(const struct sandbox *sb); /* "<name>" */
@@ -224,6 +231,12 @@ void sessions_close_all(bh_engine *e);
 void sessions_free(bh_engine *e);
 /* Registry rows a dead engine left live end as reaped. */
 void sessions_reconcile(bh_engine *e);
+/* Whether a registry row says this container is a hibernated session (its
+ * bundle must survive the leftover sweep). */
+bool sessions_keeps_bundle(bh_engine *e, const char *sandbox);
+/* At close with shutdown_hibernate: put idle kernel-tier sessions to disk. */
+void sessions_hibernate_for_shutdown(bh_engine *e);
+bool sessions_hibernating(bh_engine *e);
 void engine_maybe_crash(bh_engine *e, const char *point);
 
 /* ---- the engine ---- */

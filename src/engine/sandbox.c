@@ -277,6 +277,10 @@ void sandbox_close(bh_engine *e, struct sandbox *sb)
 	}
 	if (sb->creating)
 		return; /* deleting now would race the create: on_created deletes */
+	if (sb->state_before_end == SB_HIBERNATED) {
+		finalize(e, sb); /* only its bundle and image exist */
+		return;
+	}
 	if (sb->init_pid > 0 && !sb->init_exited && sb->state_before_end != SB_HIBERNATED)
 		sb->close_grace = loop_timer(e->loop, INIT_EXIT_GRACE_MS, on_close_grace, sb);
 	else if (sb->init_pid > 0 || !sb->deleting)
@@ -1165,4 +1169,50 @@ int sandbox_restore(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *
 	sb->w_out = loop_watch(e->loop, sb->from_init, EPOLLIN, on_readable, sb);
 	sb->w_diag = loop_watch(e->loop, sb->diag, EPOLLIN, on_diag, sb);
 	return 0;
+}
+
+struct sandbox *sandbox_adopt_hibernated(bh_engine *e, enum bh_tier tier, const char *name)
+{
+	struct runtime *rt = tier >= 0 && tier < BH_TIER_COUNT ? &e->runtimes[tier] : NULL;
+	if (!rt || !rt->ops || !rt->path)
+		return NULL;
+	int slot = uid_slot_take(e);
+	if (slot < 0)
+		return NULL;
+	struct sandbox *sb = xzalloc(sizeof *sb);
+	snprintf(sb->name, sizeof sb->name, "%s", name);
+	sb->uid_slot = slot;
+	sb->tier = tier;
+	sb->rt = rt;
+	sb->state = SB_HIBERNATED;
+	sb->to_init = sb->from_init = sb->diag = -1;
+	sb->opened_us = now_mono_us();
+	sb->bundle_dir = xasprintf("%s/%s", e->bundles_dir, name);
+	sb->pid_file = xasprintf("%s/init.pid", sb->bundle_dir);
+	sb->image_dir = xasprintf("%s/images/%s", e->state_dir, name);
+	sb->started = sb->ready_seen = true;
+	sb->next = e->sandboxes;
+	e->sandboxes = sb;
+	bh_log(e, BH_LOG_INFO, "sandbox %s: re-adopted from its hibernation image", name);
+	return sb;
+}
+
+void sandbox_detach(bh_engine *e, struct sandbox *sb)
+{
+	for (struct sandbox **pp = &e->sandboxes; *pp; pp = &(*pp)->next) {
+		if (*pp == sb) {
+			*pp = sb->next;
+			break;
+		}
+	}
+	close_channel(e, sb);
+	if (sb->uid_slot >= 0)
+		e->uid_slots[sb->uid_slot] = 0;
+	buf_free(&sb->rbuf);
+	buf_free(&sb->wbuf);
+	buf_free(&sb->diagbuf);
+	free(sb->image_dir);
+	free(sb->bundle_dir);
+	free(sb->pid_file);
+	free(sb);
 }

@@ -14,6 +14,7 @@
 #include <regex.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define DEFAULT_LIFETIME_MS (30u * 60u * 1000u)
 #define MAX_LIFETIME_MS (12u * 60u * 60u * 1000u)
@@ -892,6 +893,8 @@ static void on_hibernated(bh_engine *e, void *arg, struct sandbox *sb, const bh_
 	loop_timer_cancel(e->loop, s->life_t);
 	s->life_t = NULL;
 	set_state(s, SS_HIBERNATED);
+	store_session_hibernated(e->store, s->fp, (int64_t)(s->awake_used_us / 1000u),
+				 (int64_t)s->lifetime_ms, NULL);
 	s->retention_t = loop_timer(e->loop, e->policy.retention_ms, on_retention, s);
 	finish_action(s, NULL);
 	dispatch(s);
@@ -1410,8 +1413,42 @@ int bh_session_read_file(bh_session *s, const char *path, uint32_t max_bytes, bh
 
 void sessions_close_all(bh_engine *e)
 {
-	for (bh_session *s = e->sessions; s; s = s->next)
+	for (bh_session *s = e->sessions; s; s = s->next) {
+		if (s->state == SS_HIBERNATED && s->sb) {
+			/* An image on disk survives its engine: the next one re-adopts it. */
+			loop_timer_cancel(e->loop, s->retention_t);
+			s->retention_t = NULL;
+			sandbox_detach(e, s->sb);
+			s->sb = NULL;
+			continue;
+		}
 		end_session(s, "shutdown", NULL);
+	}
+}
+
+void sessions_hibernate_for_shutdown(bh_engine *e)
+{
+	for (bh_session *s = e->sessions; s; s = s->next) {
+		if ((s->state != SS_READY && s->state != SS_PAUSED) || s->queue || !s->sb ||
+		    !sandbox_can_hibernate(s->sb))
+			continue;
+		loop_timer_cancel(e->loop, s->idle_t);
+		loop_timer_cancel(e->loop, s->sleep_t);
+		s->idle_t = s->sleep_t = NULL;
+		bh_error *err = NULL;
+		if (hibernate(s, &err) < 0) {
+			bh_log(e, BH_LOG_WARN, "session %.12s: hibernate at shutdown: %s", s->fp, err->msg);
+			bh_error_free(err);
+		}
+	}
+}
+
+bool sessions_hibernating(bh_engine *e)
+{
+	for (bh_session *s = e->sessions; s; s = s->next)
+		if (s->state == SS_HIBERNATING)
+			return true;
+	return false;
 }
 
 void sessions_free(bh_engine *e)
@@ -1434,6 +1471,8 @@ static void collect_live(void *arg, const char *fp, const char *sandbox, const c
 {
 	struct reap_ctx *c = arg;
 	(void)runtime;
+	if (!strcmp(state, "hibernated"))
+		return; /* re-adopted (or ended) by readopt */
 	bh_log(c->e, BH_LOG_WARN,
 	       "session %.12s (sandbox %s) was %s under engine %lld, which is gone: reaped", fp,
 	       sandbox, state, (long long)engine_pid);
@@ -1443,8 +1482,81 @@ static void collect_live(void *arg, const char *fp, const char *sandbox, const c
 	snprintf(c->fps[c->n++], 65, "%s", fp);
 }
 
+static bool image_and_bundle(bh_engine *e, const char *sandbox)
+{
+	struct stat st;
+	cleanup_free char *img = xasprintf("%s/images/%s", e->state_dir, sandbox);
+	cleanup_free char *cfg = xasprintf("%s/%s/config.json", e->bundles_dir, sandbox);
+	return stat(img, &st) == 0 && S_ISDIR(st.st_mode) && stat(cfg, &st) == 0;
+}
+
+struct keep_ctx {
+	bh_engine *e;
+	const char *sandbox;
+	bool keep;
+};
+
+static void keep_if(void *arg, const struct store_hibernated_row *r)
+{
+	struct keep_ctx *c = arg;
+	if (!strcmp(r->sandbox, c->sandbox))
+		c->keep = true;
+}
+
+bool sessions_keeps_bundle(bh_engine *e, const char *sandbox)
+{
+	struct keep_ctx c = {.e = e, .sandbox = sandbox};
+	if (e->store)
+		store_hibernated_sessions(e->store, keep_if, &c, NULL);
+	return c.keep;
+}
+
+/* A hibernated session a previous engine left: re-adopted, so its next call
+ * restores it with its variables and files. */
+static void readopt(void *arg, const struct store_hibernated_row *r)
+{
+	bh_engine *e = arg;
+	enum bh_tier tier;
+	if (bh_tier_parse(r->tier, &tier) < 0 || !image_and_bundle(e, r->sandbox)) {
+		store_session_end(e->store, r->fingerprint, "reaped", "its hibernation image is gone", NULL);
+		return;
+	}
+	struct sandbox *sb = sandbox_adopt_hibernated(e, tier, r->sandbox);
+	if (!sb) {
+		store_session_end(e->store, r->fingerprint, "reaped",
+				  "its tier's runtime is not available to restore it", NULL);
+		return;
+	}
+	bh_session *s = xzalloc(sizeof *s);
+	s->e = e;
+	s->sb = sb;
+	snprintf(s->fp, sizeof s->fp, "%s", r->fingerprint);
+	snprintf(s->sandbox_name, sizeof s->sandbox_name, "%s", r->sandbox);
+	s->tier = tier;
+	if (bh_tier_parse(r->floor, &s->floor) < 0)
+		s->floor = BH_TIER_UNKNOWN;
+	s->principal = xstrdup(r->principal);
+	s->owner = xstrdup(r->owner);
+	s->run_key = xstrdup(r->run_key);
+	s->calls = r->calls;
+	snprintf(s->last_record, sizeof s->last_record, "%s", r->last_record_sha256);
+	s->created_ms = r->created_ms;
+	s->last_call_ms = r->last_call_ms;
+	s->lifetime_ms = r->lifetime_ms > 0 ? (uint32_t)r->lifetime_ms : e->policy.lifetime_ms;
+	s->awake_used_us = (uint64_t)r->awake_ms * 1000u;
+	s->claimed = true;
+	s->state = SS_HIBERNATED;
+	int64_t slept = (int64_t)now_real_ms() - r->hibernated_ms;
+	int64_t left = (int64_t)e->policy.retention_ms - (slept > 0 ? slept : 0);
+	s->retention_t = loop_timer(e->loop, left > 0 ? (uint64_t)left : 0, on_retention, s);
+	s->next = e->sessions;
+	e->sessions = s;
+	store_event(e->store, "readopted", s->fp, s->sandbox_name, "hibernated");
+}
+
 void sessions_reconcile(bh_engine *e)
 {
+	store_hibernated_sessions(e->store, readopt, e, NULL);
 	/* We hold the state directory's lock, so every live row was left by a
 	 * dead engine; its sandbox died with it (or was just deleted by the
 	 * leftover sweep). */

@@ -15,7 +15,8 @@ struct bh_store {
 /* Migrations are numbered; each runs once, in order, inside a transaction,
  * and PRAGMA user_version records how far a store has come. */
 static const char *const migrations[] = {
-	bh_schema_sql,
+	bh_schema_sql,	 /* data/schema.sql */
+	bh_migration_002, /* data/migrations/002-hibernation.sql */
 };
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -441,4 +442,54 @@ void store_checkpoint(struct bh_store *s)
 void *store_db(struct bh_store *s)
 {
 	return s->db;
+}
+
+int store_session_hibernated(struct bh_store *s, const char *fingerprint, int64_t awake_ms,
+			     int64_t lifetime_ms, bh_error **err)
+{
+	sqlite3_stmt *st = prepare(s,
+				   "UPDATE sessions SET state = 'hibernated', awake_ms = ?, lifetime_ms = ?, "
+				   "hibernated_ms = ? WHERE fingerprint = ?",
+				   err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, awake_ms);
+	sqlite3_bind_int64(st, 2, lifetime_ms);
+	sqlite3_bind_int64(st, 3, (int64_t)now_real_ms());
+	bind_text(st, 4, fingerprint);
+	return step_done(s, st, "record a hibernation", err);
+}
+
+int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *arg, bh_error **err)
+{
+	sqlite3_stmt *st = prepare(
+		s,
+		"SELECT fingerprint, sandbox, runtime, tier, floor, principal, owner, run_key, created_ms, "
+		"coalesce(last_call_ms, 0), awake_ms, lifetime_ms, coalesce(hibernated_ms, 0), calls, "
+		"last_record_sha256 FROM sessions WHERE state = 'hibernated'",
+		err);
+	if (!st)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct store_hibernated_row r = {
+			.fingerprint = (const char *)sqlite3_column_text(st, 0),
+			.sandbox = (const char *)sqlite3_column_text(st, 1),
+			.runtime = (const char *)sqlite3_column_text(st, 2),
+			.tier = (const char *)sqlite3_column_text(st, 3),
+			.floor = (const char *)sqlite3_column_text(st, 4),
+			.principal = (const char *)sqlite3_column_text(st, 5),
+			.owner = (const char *)sqlite3_column_text(st, 6),
+			.run_key = (const char *)sqlite3_column_text(st, 7),
+			.created_ms = sqlite3_column_int64(st, 8),
+			.last_call_ms = sqlite3_column_int64(st, 9),
+			.awake_ms = sqlite3_column_int64(st, 10),
+			.lifetime_ms = sqlite3_column_int64(st, 11),
+			.hibernated_ms = sqlite3_column_int64(st, 12),
+			.calls = (uint64_t)sqlite3_column_int64(st, 13),
+			.last_record_sha256 = (const char *)sqlite3_column_text(st, 14),
+		};
+		fn(arg, &r);
+	}
+	sqlite3_finalize(st);
+	return 0;
 }

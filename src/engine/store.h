@@ -73,5 +73,18 @@ void store_checkpoint(struct bh_store *s);
 void *store_db(struct bh_store *s);
 
 extern const char bh_schema_sql[]; /* data/schema.sql, embedded */
+extern const char bh_migration_002[];
+
+/* A session gone to disk: enough for the next engine to re-adopt it. */
+int store_session_hibernated(struct bh_store *s, const char *fingerprint, int64_t awake_ms,
+			     int64_t lifetime_ms, bh_error **err);
+struct store_hibernated_row {
+	const char *fingerprint, *sandbox, *runtime, *tier, *floor, *principal, *owner, *run_key;
+	int64_t created_ms, last_call_ms, awake_ms, lifetime_ms, hibernated_ms;
+	uint64_t calls;
+	const char *last_record_sha256;
+};
+typedef void (*store_hibernated_fn)(void *arg, const struct store_hibernated_row *row);
+int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *arg, bh_error **err);
 
 #endif

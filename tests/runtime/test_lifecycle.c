@@ -260,3 +260,91 @@ Test(leaks, an_orphan_and_a_ghost_are_found_and_reaped, .fini = teardown)
 	cr_assert_str_empty(r, "still running: %s", r);
 	harness_open_at(&h, state, NULL); /* so teardown closes and removes it */
 }
+
+/* A graceful stop with the hibernate policy puts kernel-tier sessions to
+ * disk; the next engine on the directory continues them. */
+Test(lifecycle, a_graceful_stop_hibernates_and_the_next_engine_continues, .fini = teardown)
+{
+	struct bh_policy p = {.shutdown_hibernate = true};
+	harness_open_policy(&h, &p);
+	harness_require_tier(&h, BH_TIER_KERNEL);
+	bh_session *s = harness_session(&h, BH_TIER_KERNEL, 1u << BH_LANG_PYTHON);
+	cell_outcome_free(ok(s, "x = 41\nopen('/work/kept', 'w').write('yes')"));
+	char id[40];
+	snprintf(id, sizeof id, "%s", bh_session_id(s));
+	char state[4096];
+	snprintf(state, sizeof state, "%s", h.state_dir);
+	bh_engine_close(h.e);
+	h.e = NULL;
+	h.policy = (struct bh_policy){0};
+	harness_open_at(&h, state, NULL);
+	bh_session *again = bh_engine_find_session(h.e, id, "test");
+	cr_assert_not_null(again, "the hibernated session was not re-adopted\n%s", h.log);
+	cr_assert_str_eq(state_of(again), "hibernated");
+	struct cell_outcome *o = ok(again, "print(x + 1, open('/work/kept').read())");
+	cr_assert_str_eq(o->out, "42 yes\n");
+	cr_assert_not(o->r.interpreter_started);
+	cr_assert_eq(o->sequence, 2, "the chain goes on");
+	cell_outcome_free(o);
+}
+
+static void on_done(void *arg, const bh_error *err)
+{
+	(void)err;
+	*(bool *)arg = true;
+}
+
+/* kill -9 of the engine's process while one session is hibernated, one
+ * ready and one paused: the hibernated one is re-adopted and restores, the
+ * others end reaped with nothing left running. */
+Test(lifecycle, after_a_crash_hibernated_sessions_survive_and_the_rest_are_reaped, .fini = teardown)
+{
+	harness_open(&h, NULL);
+	harness_require_tier(&h, BH_TIER_KERNEL);
+	char state[4096];
+	snprintf(state, sizeof state, "%s", h.state_dir);
+	bh_engine_close(h.e);
+	h.e = NULL;
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		struct harness c = {0};
+		harness_open_at(&c, state, NULL);
+		bh_session *hib = harness_session(&c, BH_TIER_KERNEL, 1u << BH_LANG_PYTHON);
+		bh_session *ready = harness_session(&c, BH_TIER_CONTAINER, 1u << BH_LANG_PYTHON);
+		bh_session *paused = harness_session(&c, BH_TIER_KERNEL, 1u << BH_LANG_PYTHON);
+		cell_outcome_free(harness_cell(&c, hib, BH_LANG_PYTHON, "x = 7", 0));
+		cell_outcome_free(harness_cell(&c, ready, BH_LANG_PYTHON, "y = 1", 0));
+		cell_outcome_free(harness_cell(&c, paused, BH_LANG_PYTHON, "z = 1", 0));
+		bool done = false;
+		bh_session_hibernate(hib, on_done, &done, NULL);
+		bh_engine_wait(c.e, &done, 30000, NULL);
+		done = false;
+		bh_session_pause(paused, on_done, &done, NULL);
+		bh_engine_wait(c.e, &done, 30000, NULL);
+		dprintf(p[1], "%s\n", bh_session_id(hib));
+		raise(SIGKILL);
+	}
+	close(p[1]);
+	char id[64] = "";
+	cr_assert_gt(read(p[0], id, sizeof id - 1), 0);
+	close(p[0]);
+	*strchr(id, '\n') = '\0';
+	waitpid(pid, NULL, 0);
+	harness_open_at(&h, state, NULL);
+	char *containers = harness_runtime_list(&h);
+	cr_assert_str_empty(containers, "containers left: %s", containers);
+	free(containers);
+	char *procs = sh("grep -l -s -E -- '[%c]%s/' /proc/[0-9]*/cmdline || true", state[0], state + 1);
+	cr_assert_str_empty(procs, "processes remain: %s", procs);
+	char *rows = sh("sqlite3 '%s' \"SELECT state || ':' || coalesce(end_reason, '') FROM sessions ORDER BY 1\"",
+			bh_engine_store_path(h.e));
+	cr_assert_str_eq(rows, "ended:reaped\nended:reaped\nhibernated:\n", "%s", rows);
+	bh_session *s = bh_engine_find_session(h.e, id, "test");
+	cr_assert_not_null(s, "not re-adopted\n%s", h.log);
+	struct cell_outcome *o = ok(s, "x * 6");
+	cr_assert_str_eq(o->out, "42\n");
+	cell_outcome_free(o);
+}

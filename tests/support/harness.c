@@ -58,11 +58,14 @@ void harness_open_policy(struct harness *h, const struct bh_policy *policy)
 
 void harness_open_at(struct harness *h, const char *state_dir, const char *crash_at)
 {
-	/* The caller may have set a policy before; everything else starts empty. */
+	/* The caller may have set a policy before; everything else starts empty
+	 * (an earlier directory name is freed: the caller passes its own copy). */
 	struct bh_policy policy = h->policy;
+	char *dir = strdup(state_dir);
+	free(h->state_dir);
 	memset(h, 0, sizeof *h);
 	h->policy = policy;
-	h->state_dir = strdup(state_dir);
+	h->state_dir = dir;
 	open_engine(h, NULL, crash_at);
 }
 
