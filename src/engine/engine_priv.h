@@ -158,6 +158,7 @@ struct sandbox {
 	/* a control operation in flight (pause, resume, hibernate, restore) */
 	sandbox_done_fn control_fn;
 	void *control_arg;
+	const void *control_verb; /* pause or resume: which one is in flight */
 	char *image_dir;        /* where its hibernation image lives */
 	uint64_t control_started_us;
 	struct sandbox *next;

@@ -940,62 +940,54 @@ static int control_spawn(bh_engine *e, struct sandbox *sb, const char *const *ar
 	return spawn_runtime(e, sb, args, -1, BH_CHILD_CAPTURE, BH_CHILD_CAPTURE, fn, err);
 }
 
-static void on_paused(bh_engine *e, void *arg, const struct bh_child_result *r)
+/* pause and resume differ only in their verb and the states around them. */
+struct freeze_verb {
+	const char *verb;
+	enum sandbox_state from, to;
+};
+static const struct freeze_verb pause_verb = {"pause", SB_READY, SB_PAUSED};
+static const struct freeze_verb resume_verb = {"resume", SB_PAUSED, SB_READY};
+
+static void on_freeze_verb_done(bh_engine *e, void *arg, const struct bh_child_result *r)
 {
 	struct sandbox *sb = arg;
+	const struct freeze_verb *v = sb->control_verb;
 	if (sb->state == SB_ENDING || sb->state == SB_ENDED)
 		return;
 	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
-		control_failed(e, sb, "pause", r);
+		control_failed(e, sb, v->verb, r);
 		return;
 	}
-	sandbox_set_state(e, sb, SB_PAUSED);
+	sandbox_set_state(e, sb, v->to);
 	control_finish(e, sb, NULL);
+}
+
+static int run_freeze_verb(bh_engine *e, struct sandbox *sb, const struct freeze_verb *v,
+			   sandbox_done_fn fn, void *arg, bh_error **err)
+{
+	if (sb->state != v->from || sb->control_fn)
+		return bh_fail(err, BH_E_INVALID, 0, "sandbox %s is %s; %s needs it %s", sb->name,
+			       state_names[sb->state], v->verb, state_names[v->from]);
+	const char *const args[] = {v->verb, sb->name, NULL};
+	sb->control_fn = fn;
+	sb->control_arg = arg;
+	sb->control_verb = v;
+	sb->control_started_us = now_mono_us();
+	if (control_spawn(e, sb, args, on_freeze_verb_done, err) < 0) {
+		sb->control_fn = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 int sandbox_pause(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *arg, bh_error **err)
 {
-	if (sb->state != SB_READY || sb->control_fn)
-		return bh_fail(err, BH_E_INVALID, 0, "sandbox %s is %s, not ready to pause", sb->name,
-			       state_names[sb->state]);
-	const char *const args[] = {"pause", sb->name, NULL};
-	sb->control_fn = fn;
-	sb->control_arg = arg;
-	sb->control_started_us = now_mono_us();
-	if (control_spawn(e, sb, args, on_paused, err) < 0) {
-		sb->control_fn = NULL;
-		return -1;
-	}
-	return 0;
-}
-
-static void on_resumed(bh_engine *e, void *arg, const struct bh_child_result *r)
-{
-	struct sandbox *sb = arg;
-	if (sb->state == SB_ENDING || sb->state == SB_ENDED)
-		return;
-	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
-		control_failed(e, sb, "resume", r);
-		return;
-	}
-	sandbox_set_state(e, sb, SB_READY);
-	control_finish(e, sb, NULL);
+	return run_freeze_verb(e, sb, &pause_verb, fn, arg, err);
 }
 
 int sandbox_resume(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *arg, bh_error **err)
 {
-	if (sb->state != SB_PAUSED || sb->control_fn)
-		return bh_fail(err, BH_E_INVALID, 0, "sandbox %s is %s, not paused", sb->name,
-			       state_names[sb->state]);
-	const char *const args[] = {"resume", sb->name, NULL};
-	sb->control_fn = fn;
-	sb->control_arg = arg;
-	sb->control_started_us = now_mono_us();
-	if (control_spawn(e, sb, args, on_resumed, err) < 0) {
-		sb->control_fn = NULL;
-		return -1;
-	}
-	return 0;
+	return run_freeze_verb(e, sb, &resume_verb, fn, arg, err);
 }
 
 bool sandbox_can_hibernate(const struct sandbox *sb)
