@@ -42,6 +42,9 @@ static void print_text(bh_engine *e)
 	printf("  caps: %u sessions, %u per caller, %u per owner (least recently used idle one "
 	       "replaced), %u MiB of sandbox memory\n",
 	       p->max_sessions, p->max_per_principal, p->max_per_owner, p->memory_budget_mb);
+	printf("  history: records of sessions ended more than %u days ago, and older events, are "
+	       "pruned\n",
+	       p->history_days);
 	if (best != BH_TIER_UNKNOWN)
 		interpreters(e, NULL);
 }

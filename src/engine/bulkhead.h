@@ -113,6 +113,8 @@ struct bh_config {
 		uint32_t memory_budget_mb;   /* sum of sandbox memory limits. 0: 16384 */
 		bool shutdown_hibernate;     /* at close, hibernate idle kernel-tier sessions so the
 						next engine on this directory continues them */
+		uint32_t history_days;       /* records of sessions ended longer ago, and events,
+						are pruned (hourly and at start). 0: 30 days */
 	} policy;
 	/* Test hook: build every sandbox without this wall ("seccomp", "userns",
 	 * "netns", "readonly-root", "caps"), to prove the smoke test notices. */

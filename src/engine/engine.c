@@ -15,6 +15,7 @@
 #define TICK_MS 1000u
 #define CHECKPOINT_MS 5000u
 #define CHECKPOINT_IDLE_US 1000000u
+#define PRUNE_MS (3600u * 1000u)
 #define CLOSE_BUDGET_MS 30000
 #define MAX_TIMEOUT_MS (5u * 60u * 1000u)
 #define DEFAULT_TIMEOUT_MS 30000u
@@ -228,6 +229,22 @@ static void sweep_leftovers(bh_engine *e)
 	}
 }
 
+/* History retention: the same job at start and every hour. */
+static void on_prune(bh_engine *e, void *arg)
+{
+	(void)arg;
+	int64_t cutoff = (int64_t)now_real_ms() - (int64_t)e->policy.history_days * 86400000;
+	bh_error *err = NULL;
+	long long n = store_prune(e->store, cutoff, &err);
+	if (n < 0) {
+		bh_log(e, BH_LOG_WARN, "%s", err->msg);
+		bh_error_free(err);
+	} else if (n > 0) {
+		bh_log(e, BH_LOG_INFO, "pruned %lld records older than %u days", n, e->policy.history_days);
+	}
+	e->prune = loop_timer(e->loop, PRUNE_MS, on_prune, NULL);
+}
+
 /* WAL checkpoints run here, when no commit happened for a while, never
  * inside a cell's commit. */
 static void on_checkpoint(bh_engine *e, void *arg)
@@ -291,6 +308,7 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	pol->max_per_principal = pol->max_per_principal ? pol->max_per_principal : pol->max_sessions;
 	pol->max_per_owner = pol->max_per_owner ? pol->max_per_owner : 4;
 	pol->memory_budget_mb = pol->memory_budget_mb ? pol->memory_budget_mb : 16384;
+	pol->history_days = pol->history_days ? pol->history_days : 30;
 	char key[65];
 	sha256_hex(real, strlen(real), key);
 	memcpy(e->state_key, key, 12);
@@ -334,6 +352,7 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	if (!cfg->inspect_only) {
 		sweep_leftovers(e);
 		sessions_reconcile(e);
+		on_prune(e, NULL);
 	}
 	e->checkpoint = loop_timer(e->loop, CHECKPOINT_MS, on_checkpoint, NULL);
 	e->tick = loop_timer(e->loop, TICK_MS, on_tick, NULL);

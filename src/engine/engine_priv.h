@@ -279,6 +279,7 @@ struct bh_engine {
 	struct bh_policy policy;
 	struct bh_session *sessions;
 	struct bh_timer *checkpoint;
+	struct bh_timer *prune;
 	uint64_t last_commit_us;
 };
 

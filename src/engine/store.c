@@ -493,3 +493,37 @@ int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *
 	sqlite3_finalize(st);
 	return 0;
 }
+
+long long store_prune(struct bh_store *s, int64_t cutoff_ms, bh_error **err)
+{
+	static const char *const steps[] = {
+		"DELETE FROM records WHERE session IN (SELECT fingerprint FROM sessions "
+		"WHERE state = 'ended' AND ended_ms < ?1)",
+		"DELETE FROM records WHERE session = '' AND ended_unix_ms < ?1",
+		"DELETE FROM sessions WHERE state = 'ended' AND ended_ms < ?1",
+		"DELETE FROM events WHERE at_ms < ?1",
+	};
+	if (exec(s, "BEGIN IMMEDIATE", err) < 0)
+		return -1;
+	long long records = 0;
+	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+		sqlite3_stmt *st = prepare(s, steps[i], err);
+		if (!st) {
+			exec(s, "ROLLBACK", NULL);
+			return -1;
+		}
+		sqlite3_bind_int64(st, 1, cutoff_ms);
+		int rc = sqlite3_step(st);
+		if (i < 2)
+			records += sqlite3_changes(s->db);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE) {
+			db_fail(err, s->db, "prune the history");
+			exec(s, "ROLLBACK", NULL);
+			return -1;
+		}
+	}
+	if (exec(s, "COMMIT", err) < 0)
+		return -1;
+	return records;
+}

@@ -66,6 +66,10 @@ bool store_live_row(struct bh_store *s, const char *sandbox, char fp[65], int64_
 		    int64_t *engine_pid);
 /* Whether any registry row names this container. */
 bool store_knows_sandbox(struct bh_store *s, const char *sandbox);
+/* Deletes the records of sessions that ended before cutoff_ms (whole
+ * chains, so what stays still verifies), single runs and events older than
+ * it, and the ended sessions' rows. Returns the number of records deleted. */
+long long store_prune(struct bh_store *s, int64_t cutoff_ms, bh_error **err);
 int store_backup(struct bh_store *s, const char *dest, bh_error **err);
 /* A passive WAL checkpoint (from the idle timer). */
 void store_checkpoint(struct bh_store *s);

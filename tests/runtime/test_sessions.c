@@ -296,3 +296,30 @@ Test(sessions, files_come_out_through_the_init_and_symlinks_and_fifos_are_refuse
 		cr_assert_str_eq(rw.text, want[i], "%s", paths[i]);
 	}
 }
+
+Test(sessions, history_older_than_the_retention_is_pruned_whole_chains_at_a_time, .init = setup,
+     .fini = teardown)
+{
+	harness_require_tier(&h, BH_TIER_CONTAINER);
+	bh_session *old = harness_session(&h, BH_TIER_CONTAINER, 1u << PY);
+	cell_outcome_free(ok(old, PY, "1", 0));
+	cell_outcome_free(ok(old, PY, "2", 0));
+	harness_close_session(&h, old, NULL, NULL);
+	bh_session *recent = harness_session(&h, BH_TIER_CONTAINER, 1u << PY);
+	cell_outcome_free(ok(recent, PY, "3", 0));
+	harness_close_session(&h, recent, NULL, NULL);
+	char cmd[4200];
+	/* The first session ended 40 days ago; the retention is 30 days. */
+	snprintf(cmd, sizeof cmd,
+		 "sqlite3 '%s' \"UPDATE sessions SET ended_ms = ended_ms - 40*86400000 WHERE fingerprint = '%s'\"",
+		 bh_engine_store_path(h.e), bh_session_fingerprint(old));
+	cr_assert_eq(system(cmd), 0);
+	char state[4096];
+	snprintf(state, sizeof state, "%s", h.state_dir);
+	bh_engine_close(h.e);
+	h.e = NULL;
+	harness_open_at(&h, state, NULL); /* the prune runs at start */
+	char out[4096];
+	cr_assert_eq(harness_cli(&h, out, sizeof out, "verify"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "1 records verified"), "the old chain is gone, the recent one stays: %s", out);
+}
