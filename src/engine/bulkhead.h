@@ -115,6 +115,9 @@ struct bh_config {
 						next engine on this directory continues them */
 		uint32_t history_days;       /* records of sessions ended longer ago, and events,
 						are pruned (hourly and at start). 0: 30 days */
+		uint32_t disk_budget_mb;     /* bytes a session may keep in /work, /tmp and
+						/dev/shm, measured after each call; over it the
+						session ends disk_exceeded. 0: 256 MiB */
 	} policy;
 	/* Test hook: build every sandbox without this wall ("seccomp", "userns",
 	 * "netns", "readonly-root", "caps"), to prove the smoke test notices. */

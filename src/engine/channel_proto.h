@@ -73,6 +73,8 @@ enum bh_chan_reply {
 	/* u64 call_id | i32 exit_code | u32 term_signal | u32 flags
 	 * | u64 duration_us | u64 stdout_total | u64 stderr_total
 	 * | string stdout (at most output_cap) | string stderr (at most output_cap)
+	 * | u64 disk_used (bytes used in /work, /tmp and /dev/shm once the call
+	 *   and its sweep are over: the session's disk budget is measured here)
 	 * exit_code: the program's exit status; 128+N if killed by signal N;
 	 * 124 when the deadline killed it (flag TIMED_OUT). */
 	BH_CHAN_DONE = 'D',

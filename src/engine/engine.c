@@ -309,6 +309,7 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	pol->max_per_owner = pol->max_per_owner ? pol->max_per_owner : 4;
 	pol->memory_budget_mb = pol->memory_budget_mb ? pol->memory_budget_mb : 16384;
 	pol->history_days = pol->history_days ? pol->history_days : 30;
+	pol->disk_budget_mb = pol->disk_budget_mb ? pol->disk_budget_mb : 256;
 	char key[65];
 	sha256_hex(real, strlen(real), key);
 	memcpy(e->state_key, key, 12);

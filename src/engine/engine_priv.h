@@ -108,6 +108,7 @@ struct done_frame {
 	uint64_t duration_us, out_total, err_total;
 	const uint8_t *out, *err;
 	size_t out_len, err_len;
+	uint64_t disk_used; /* bytes in /work, /tmp, /dev/shm after the call */
 };
 
 /* little-endian framing helpers (sandbox.c) */

@@ -802,6 +802,7 @@ int sandbox_decode_done(const struct sandbox_reply *rep, struct done_frame *d)
 	d->err_total = get_u64(&r);
 	d->out = get_str(&r, &d->out_len);
 	d->err = get_str(&r, &d->err_len);
+	d->disk_used = get_u64(&r);
 	return r.bad ? -1 : 0;
 }
 

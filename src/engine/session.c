@@ -440,7 +440,18 @@ static void cell_answered(bh_session *s, struct op *op, const struct done_frame 
 		return;
 	}
 	r.record = &s->last;
+	/* The disk budget is measured after the call; the call that crossed it
+	 * is answered (and told), the next one finds the session ended. */
+	bool over = d->disk_used > (uint64_t)s->e->policy.disk_budget_mb * 1048576u;
+	if (over)
+		r.ended = "disk_exceeded";
 	op->cell_cb(op->arg, &r, NULL);
+	if (over) {
+		char detail[128];
+		snprintf(detail, sizeof detail, "%llu MiB used, the budget is %u MiB",
+			 (unsigned long long)(d->disk_used >> 20), s->e->policy.disk_budget_mb);
+		end_session(s, "disk_exceeded", detail);
+	}
 }
 
 /* The call may have run and there is no answer: a version-3 record keeps

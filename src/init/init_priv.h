@@ -34,7 +34,7 @@
 
 /* u64 call_id | i32 exit | u32 sig | u32 flags | u64 dur | u64 out_total
  * | u64 err_total | u32 out_len | u32 err_len */
-#define DONE_FIXED (8u + 4u + 4u + 4u + 8u + 8u + 8u + 4u + 4u)
+#define DONE_FIXED (8u + 4u + 4u + 4u + 8u + 8u + 8u + 4u + 4u + 8u)
 /* Both streams at their cap must still fit one DONE frame. */
 #define MAX_OUTPUT_CAP ((BH_CHAN_MAX_FRAME - 1u - DONE_FIXED) / 2u)
 

@@ -6,6 +6,8 @@
 
 #include "init_priv.h"
 
+#include <sys/statvfs.h>
+
 int queue_ready(struct init *st)
 {
 	int ret = bh_frame_begin(&st->out, BH_CHAN_READY, 8);
@@ -67,6 +69,20 @@ int queue_rejected(struct init *st, uint64_t call_id, uint32_t reason, int err,
 	return 0;
 }
 
+/* What the sandbox's writable mounts hold now: the engine compares it with
+ * the session's disk budget. */
+static uint64_t disk_used(void)
+{
+	static const char *const mounts[] = {"/work", "/tmp", "/dev/shm"};
+	uint64_t used = 0;
+	for (size_t i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
+		struct statvfs v;
+		if (statvfs(mounts[i], &v) == 0 && v.f_blocks >= v.f_bfree)
+			used += (uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize;
+	}
+	return used;
+}
+
 int queue_done(struct init *st, const struct done_info *d)
 {
 	uint32_t flags = d->flags;
@@ -89,5 +105,6 @@ int queue_done(struct init *st, const struct done_info *d)
 	bh_put_u64(&st->out, d->err->total);
 	bh_put_str(&st->out, d->out->buf, (uint32_t)d->out->len);
 	bh_put_str(&st->out, d->err->buf, (uint32_t)d->err->len);
+	bh_put_u64(&st->out, disk_used());
 	return 0;
 }

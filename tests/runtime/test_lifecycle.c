@@ -348,3 +348,23 @@ Test(lifecycle, after_a_crash_hibernated_sessions_survive_and_the_rest_are_reape
 	cr_assert_str_eq(o->out, "42\n");
 	cell_outcome_free(o);
 }
+
+Test(lifecycle, a_session_over_its_disk_budget_ends_and_the_next_call_is_told, .fini = teardown)
+{
+	struct bh_policy p = {.disk_budget_mb = 8};
+	harness_open_policy(&h, &p);
+	harness_require_tier(&h, BH_TIER_CONTAINER);
+	bh_session *s = harness_session(&h, BH_TIER_CONTAINER, 1u << BH_LANG_PYTHON);
+	struct cell_outcome *small = ok(s, "open('/work/small', 'wb').write(b'x' * 1024)");
+	cr_assert_null(small->r.ended);
+	cell_outcome_free(small);
+	struct cell_outcome *big = ok(s, "open('/work/big', 'wb').write(b'x' * (16 << 20))");
+	cr_assert_not_null(big->r.ended, "the call that crossed the budget is told");
+	cr_assert_str_eq(big->r.ended, "disk_exceeded");
+	cell_outcome_free(big);
+	struct cell_outcome *next = harness_cell(&h, s, BH_LANG_PYTHON, "1", 0);
+	cr_assert_not(next->answered);
+	cr_assert_eq(next->err_code, BH_E_NOT_DISPATCHED);
+	cr_assert_str_eq(next->session_end, "disk_exceeded");
+	cell_outcome_free(next);
+}

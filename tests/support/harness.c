@@ -319,6 +319,7 @@ static void on_cell(void *arg, const struct bh_cell_result *r, const bh_error *e
 	o->r.out = (const uint8_t *)o->out;
 	o->r.errout = (const uint8_t *)o->errout;
 	o->r.record = NULL;
+	o->r.ended = r->ended; /* static strings */
 	free(w);
 }
 
