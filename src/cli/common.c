@@ -50,49 +50,46 @@ int cli_common_opt(struct cli_common *c, int argc, char **argv, int *i)
 	return 0;
 }
 
-/* The init ships next to the binary (build tree or install prefix). */
-static const char *find_init(void)
+/* The first of `tries` (printf patterns taking the binary's directory)
+ * where `probe` exists, unless the environment variable names it. */
+static const char *find_beside_binary(const char *env_name, const char *const *tries, size_t n,
+				      const char *probe, char *path, size_t pathlen)
 {
-	const char *env = getenv("BULKHEAD_INIT");
+	const char *env = getenv(env_name);
 	if (env && *env)
 		return env;
-	static char path[PATH_MAX];
 	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0)
+	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (len <= 0)
 		return NULL;
-	self[n] = '\0';
-	snprintf(path, sizeof path, "%s/bulkhead-init", dirname(self));
-	if (access(path, R_OK) == 0)
-		return path;
-	snprintf(path, sizeof path, "%s/../lib/bulkhead/bulkhead-init", dirname(self));
-	return access(path, R_OK) == 0 ? path : NULL;
-}
-
-/* The cell servers: $BULKHEAD_INTERP, the source tree's data/interp next to
- * a build directory, or an installed share/bulkhead/interp. */
-static const char *find_interp(void)
-{
-	const char *env = getenv("BULKHEAD_INTERP");
-	if (env && *env)
-		return env;
-	static char path[PATH_MAX];
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0)
-		return NULL;
-	self[n] = '\0';
+	self[len] = '\0';
 	const char *dir = dirname(self);
-	const char *tries[] = {"%s/../data/interp", "%s/../share/bulkhead/interp",
-			       "%s/../../data/interp"};
-	for (size_t i = 0; i < 3; i++) {
-		snprintf(path, sizeof path, tries[i], dir);
-		char probe[PATH_MAX + 32];
-		snprintf(probe, sizeof probe, "%s/python/cell.py", path);
-		if (access(probe, R_OK) == 0)
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, pathlen, tries[i], dir);
+		char check[PATH_MAX + 32];
+		snprintf(check, sizeof check, "%s%s", path, probe);
+		if (access(check, R_OK) == 0)
 			return path;
 	}
 	return NULL;
+}
+
+/* The init ships next to the binary (build tree) or in lib/bulkhead. */
+static const char *find_init(void)
+{
+	static const char *const tries[] = {"%s/bulkhead-init", "%s/../lib/bulkhead/bulkhead-init"};
+	static char path[PATH_MAX];
+	return find_beside_binary("BULKHEAD_INIT", tries, 2, "", path, sizeof path);
+}
+
+/* The cell servers: the source tree's data/interp next to a build
+ * directory, or an installed share/bulkhead/interp. */
+static const char *find_interp(void)
+{
+	static const char *const tries[] = {"%s/../data/interp", "%s/../share/bulkhead/interp",
+					    "%s/../../data/interp"};
+	static char path[PATH_MAX];
+	return find_beside_binary("BULKHEAD_INTERP", tries, 3, "/python/cell.py", path, sizeof path);
 }
 
 bh_engine *cli_open_engine(const struct cli_common *c, bool reprove)

@@ -662,6 +662,48 @@ void sandbox_bundle_spec(bh_engine *e, enum bh_tier tier, struct bundle_spec *sp
 	};
 }
 
+/* The three pipes between the engine and a sandbox's init: its stdin (our
+ * requests), its stdout (its replies) and its stderr (diagnostics). The
+ * runtime gets the child ends; channel_attach keeps ours and watches them. */
+struct channel_pipes {
+	int to[2], from[2], dg[2];
+};
+
+static int pipes_open(struct channel_pipes *p)
+{
+	*p = (struct channel_pipes){{-1, -1}, {-1, -1}, {-1, -1}};
+	if (pipe2(p->to, O_CLOEXEC) < 0 || pipe2(p->from, O_CLOEXEC) < 0 ||
+	    pipe2(p->dg, O_CLOEXEC) < 0)
+		return -1;
+	return 0;
+}
+
+static void pipes_close(struct channel_pipes *p)
+{
+	int saved = errno;
+	for (int i = 0; i < 2; i++) {
+		bh_closep(&p->to[i]);
+		bh_closep(&p->from[i]);
+		bh_closep(&p->dg[i]);
+	}
+	errno = saved;
+}
+
+static void channel_attach(bh_engine *e, struct sandbox *sb, struct channel_pipes *p)
+{
+	close(p->to[0]);
+	close(p->from[1]);
+	close(p->dg[1]);
+	sb->to_init = p->to[1];
+	sb->from_init = p->from[0];
+	sb->diag = p->dg[0];
+	fcntl(sb->to_init, F_SETFL, O_NONBLOCK);
+	fcntl(sb->from_init, F_SETFL, O_NONBLOCK);
+	fcntl(sb->diag, F_SETFL, O_NONBLOCK);
+	sb->w_out = loop_watch(e->loop, sb->from_init, EPOLLIN, on_readable, sb);
+	sb->w_diag = loop_watch(e->loop, sb->diag, EPOLLIN, on_diag, sb);
+}
+
 int sandbox_new_name(char out[40])
 {
 	char rnd[17];
@@ -709,41 +751,24 @@ int sandbox_open(bh_engine *e, enum bh_tier tier, const char *name, sandbox_open
 	spec.name = sb->name;
 	spec.cgroup_path = cgpath;
 	spec.host_uid_base = uid_base(e, slot);
-	int to[2] = {-1, -1}, from[2] = {-1, -1}, dg[2] = {-1, -1};
+	struct channel_pipes p = {{-1, -1}, {-1, -1}, {-1, -1}};
 	if (bundle_write(sb->bundle_dir, &spec, err) < 0)
 		goto fail;
-	if (pipe2(to, O_CLOEXEC) < 0 || pipe2(from, O_CLOEXEC) < 0 || pipe2(dg, O_CLOEXEC) < 0) {
+	if (pipes_open(&p) < 0) {
 		bh_fail(err, BH_E_SYSTEM, errno, "pipes for sandbox %s", sb->name);
 		goto fail;
 	}
 	const char *const args[] = {"create", "--bundle", sb->bundle_dir, "--pid-file", sb->pid_file,
 				    sb->name, NULL};
-	if (spawn_runtime(e, sb, args, to[0], from[1], dg[1], on_created, err) < 0)
+	if (spawn_runtime(e, sb, args, p.to[0], p.from[1], p.dg[1], on_created, err) < 0)
 		goto fail;
 	sb->creating = true;
-	close(to[0]);
-	close(from[1]);
-	close(dg[1]);
-	sb->to_init = to[1];
-	sb->from_init = from[0];
-	sb->diag = dg[0];
-	fcntl(sb->to_init, F_SETFL, O_NONBLOCK);
-	fcntl(sb->from_init, F_SETFL, O_NONBLOCK);
-	fcntl(sb->diag, F_SETFL, O_NONBLOCK);
-	sb->w_out = loop_watch(e->loop, sb->from_init, EPOLLIN, on_readable, sb);
-	sb->w_diag = loop_watch(e->loop, sb->diag, EPOLLIN, on_diag, sb);
+	channel_attach(e, sb, &p);
 	sb->open_deadline = loop_timer(e->loop, OPEN_DEADLINE_MS, on_open_deadline, sb);
 	bh_log(e, BH_LOG_DEBUG, "sandbox %s: opening (%s)", sb->name, rt->ops->name);
 	return 0;
 fail:
-	for (int i = 0; i < 2; i++) {
-		if (to[i] >= 0)
-			close(to[i]);
-		if (from[i] >= 0)
-			close(from[i]);
-		if (dg[i] >= 0)
-			close(dg[i]);
-	}
+	pipes_close(&p);
 	sb->open_fn = NULL;
 	sb->deleting = true; /* nothing was created: nothing to delete */
 	finalize(e, sb);
@@ -1123,18 +1148,10 @@ int sandbox_restore(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *
 	if (sb->state != SB_HIBERNATED || sb->control_fn)
 		return bh_fail(err, BH_E_INVALID, 0, "sandbox %s is %s, not hibernated", sb->name,
 			       state_names[sb->state]);
-	int to[2] = {-1, -1}, from[2] = {-1, -1}, dg[2] = {-1, -1};
-	if (pipe2(to, O_CLOEXEC) < 0 || pipe2(from, O_CLOEXEC) < 0 || pipe2(dg, O_CLOEXEC) < 0) {
-		int saved = errno;
-		for (int i = 0; i < 2; i++) {
-			if (to[i] >= 0)
-				close(to[i]);
-			if (from[i] >= 0)
-				close(from[i]);
-			if (dg[i] >= 0)
-				close(dg[i]);
-		}
-		return bh_fail(err, BH_E_SYSTEM, saved, "pipes to restore %s", sb->name);
+	struct channel_pipes p;
+	if (pipes_open(&p) < 0) {
+		pipes_close(&p);
+		return bh_fail(err, BH_E_SYSTEM, errno, "pipes to restore %s", sb->name);
 	}
 	/* The restored guest's stdio is re-bound to restore's: fresh pipes. */
 	unlink(sb->pid_file);
@@ -1144,23 +1161,12 @@ int sandbox_restore(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *
 	sb->control_arg = arg;
 	sb->control_started_us = now_mono_us();
 	buf_free(&sb->diagbuf);
-	if (spawn_runtime(e, sb, args, to[0], from[1], dg[1], on_restored, err) < 0) {
+	if (spawn_runtime(e, sb, args, p.to[0], p.from[1], p.dg[1], on_restored, err) < 0) {
 		sb->control_fn = NULL;
-		for (int i = 0; i < 2; i++)
-			close(to[i]), close(from[i]), close(dg[i]);
+		pipes_close(&p);
 		return -1;
 	}
-	close(to[0]);
-	close(from[1]);
-	close(dg[1]);
-	sb->to_init = to[1];
-	sb->from_init = from[0];
-	sb->diag = dg[0];
-	fcntl(sb->to_init, F_SETFL, O_NONBLOCK);
-	fcntl(sb->from_init, F_SETFL, O_NONBLOCK);
-	fcntl(sb->diag, F_SETFL, O_NONBLOCK);
-	sb->w_out = loop_watch(e->loop, sb->from_init, EPOLLIN, on_readable, sb);
-	sb->w_diag = loop_watch(e->loop, sb->diag, EPOLLIN, on_diag, sb);
+	channel_attach(e, sb, &p);
 	return 0;
 }
 
