@@ -50,6 +50,11 @@ suite() {
 		echo "=== $name: collecting after a crashed test in $d"
 		build/bulkhead gc --state "$d" >/dev/null && rm -rf "$d"
 	done
+	for d in "$BULKHEAD_TEST_ROOT"/daemon-*; do
+		[ -d "$d" ] || continue
+		echo "=== $name: collecting after a crashed daemon test in $d"
+		build/bulkhead gc --state "$d/state" >/dev/null && rm -rf "$d"
+	done
 	echo "=== $name: $((SECONDS - start))s"
 	rm -f "$log"
 }
@@ -58,6 +63,8 @@ suite unit 120 build/tests/test_unit --jobs 2
 suite unit-asan 180 build-asan/tests/test_unit --jobs 2
 suite runtime 900 build/tests/test_runtime --jobs 1
 suite runtime-asan 1200 build-asan/tests/test_runtime --jobs 1
+suite daemon 600 build/tests/test_daemon --jobs 1
+suite daemon-asan 900 build-asan/tests/test_daemon --jobs 1
 
 echo "=== leftovers"
 if ! bash scripts/leftovers.sh check "$BULKHEAD_TEST_ROOT" "$snap"; then

@@ -18,6 +18,9 @@ struct cli_common {
 /* Parses --state DIR and -v wherever they appear; returns the index of the
  * first unparsed argument or -1 on a usage error (already reported). */
 int cli_common_opt(struct cli_common *c, int argc, char **argv, int *i);
+/* The engine configuration the common options and this binary's
+ * surroundings give (the init and the cell servers found beside it). */
+int cli_engine_config(const struct cli_common *c, struct bh_config *cfg);
 /* Opens an engine on the common options; prints the error and returns NULL. */
 bh_engine *cli_open_engine(const struct cli_common *c, bool reprove);
 /* The same, choosing whether tiers are proven and where the log goes. */
@@ -37,5 +40,7 @@ int cmd_shell(int argc, char **argv);
 int cmd_records(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_backup(int argc, char **argv);
+int cmd_token(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif

@@ -39,6 +39,9 @@ static void print_text(bh_engine *e)
 	printf("  lifetime %u s of awake time -> expired; retention %llu s hibernated -> "
 	       "retention_expired\n",
 	       p->lifetime_ms / 1000, (unsigned long long)(p->retention_ms / 1000));
+	printf("  hibernation images: %u MiB in all, the oldest deleted first past it "
+	       "(retention_expired); %u MiB of files per session (disk_exceeded)\n",
+	       p->images_budget_mb, p->disk_budget_mb);
 	printf("  caps: %u sessions, %u per caller, %u per owner (least recently used idle one "
 	       "replaced), %u MiB of sandbox memory\n",
 	       p->max_sessions, p->max_per_principal, p->max_per_owner, p->memory_budget_mb);

@@ -111,29 +111,41 @@ bh_engine *cli_open_engine_inspect(const struct cli_common *c, bh_log_fn log)
 	return open_engine(c, false, true, true, log);
 }
 
-static bh_engine *open_engine(const struct cli_common *c, bool reprove, bool skip_proofs,
-			      bool inspect, bh_log_fn log)
+int cli_engine_config(const struct cli_common *c, struct bh_config *cfg)
 {
 	const char *init = find_init();
 	if (!init) {
 		cli_error("cannot find bulkhead-init next to this binary; set BULKHEAD_INIT");
-		return NULL;
+		return -1;
 	}
 	const char *interp = find_interp();
 	if (!interp) {
 		cli_error("cannot find the cell servers (data/interp); set BULKHEAD_INTERP");
-		return NULL;
+		return -1;
 	}
-	struct bh_config cfg = {
+	*cfg = (struct bh_config){
 		.state_dir = c->state_dir,
 		.init_path = init,
 		.interp_dir = interp,
-		.log = log ? log : log_to_stderr,
+		.log = log_to_stderr,
 		.log_arg = (void *)c,
-		.reprove = reprove,
-		.skip_proofs = skip_proofs,
-		.inspect_only = inspect,
+		/* Proven evidence can be shared between state directories. */
+		.evidence_dir = getenv("BULKHEAD_EVIDENCE"),
 	};
+	return 0;
+}
+
+static bh_engine *open_engine(const struct cli_common *c, bool reprove, bool skip_proofs,
+			      bool inspect, bh_log_fn log)
+{
+	struct bh_config cfg;
+	if (cli_engine_config(c, &cfg) < 0)
+		return NULL;
+	if (log)
+		cfg.log = log;
+	cfg.reprove = reprove;
+	cfg.skip_proofs = skip_proofs;
+	cfg.inspect_only = inspect;
 	bh_engine *e = NULL;
 	bh_error *err = NULL;
 	if (bh_engine_open(&cfg, &e, &err) < 0) {

@@ -17,6 +17,8 @@ static const struct command {
 	{"backup", cmd_backup, "copy the store consistently while it is in use"},
 	{"leaks", cmd_leaks, "list sandboxes, rows, images and cgroups nothing should hold"},
 	{"gc", cmd_gc, "reap what leaks finds (--dry-run: only say what)"},
+	{"serve", cmd_serve, "serve the engine over HTTP (plimsoll.v1 and the operator API)"},
+	{"token", cmd_token, "create, list or revoke the daemon's client tokens"},
 };
 
 static void usage(FILE *to)

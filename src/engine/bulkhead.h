@@ -118,6 +118,8 @@ struct bh_config {
 		uint32_t disk_budget_mb;     /* bytes a session may keep in /work, /tmp and
 						/dev/shm, measured after each call; over it the
 						session ends disk_exceeded. 0: 256 MiB */
+		uint32_t images_budget_mb;   /* all hibernation images together; past it the
+						oldest are deleted (retention_expired). 0: 10 GiB */
 	} policy;
 	/* Test hook: build every sandbox without this wall ("seccomp", "userns",
 	 * "netns", "readonly-root", "caps"), to prove the smoke test notices. */
@@ -166,6 +168,11 @@ bool bh_engine_proven(bh_engine *e);
 size_t bh_engine_tiers(bh_engine *e, const struct bh_tier_report **out);
 /* The strongest offered tier (BH_TIER_UNKNOWN when none is). */
 enum bh_tier bh_engine_best_tier(bh_engine *e);
+/* What records name as a tier's environment ("bulkhead-sandbox:sha256:…"):
+ * the proven sandbox recipe. "" before the tier is proven. */
+const char *bh_engine_environment(bh_engine *e, enum bh_tier tier);
+/* Each sandbox's memory limit (MiB) and pids limit. */
+void bh_engine_limits(bh_engine *e, uint32_t *memory_mb, uint32_t *pids);
 
 /* ---- one fresh call: a new sandbox runs one program, then is deleted -------- */
 
@@ -206,6 +213,38 @@ typedef void (*bh_exec_cb)(void *arg, const struct bh_exec_result *res, const bh
  * other outcome, refusals included, arrives through cb. */
 int bh_exec(bh_engine *e, const struct bh_exec_request *req, bh_exec_cb cb, void *arg,
 	    bh_error **err);
+
+/* ---- one JavaScript snippet with its run record (plimsoll's `Run`) ---------- */
+
+struct bh_snippet {
+	enum bh_tier tier;       /* BH_TIER_UNKNOWN: the strongest offered */
+	enum bh_tier floor;      /* BH_TIER_UNKNOWN or NONE: no floor */
+	const char *code;        /* run by `node -`; <= 256 KiB, no NUL */
+	size_t code_len;
+	uint32_t timeout_ms;     /* 0: 30 s; at most 5 min */
+	uint32_t output_cap;     /* bytes kept per stream; 0: 64 KiB */
+	/* The timeout exactly as the client sent it, for the request digest
+	 * (a client may send 0 or a value the edge clamped). */
+	bool has_sent_timeout;
+	int64_t sent_timeout_ms;
+};
+
+struct bh_record;
+
+struct bh_snippet_result {
+	enum bh_tier tier;
+	int exit_code;           /* 124 at the deadline */
+	bool timed_out, stdout_truncated, stderr_truncated;
+	const uint8_t *out;
+	size_t out_len;
+	const uint8_t *errout;
+	size_t errout_len;
+	uint64_t duration_us, wall_us;
+	const struct bh_record *record; /* version 2, committed before this answer */
+};
+typedef void (*bh_snippet_cb)(void *arg, const struct bh_snippet_result *res, const bh_error *err);
+int bh_run_javascript(bh_engine *e, const struct bh_snippet *req, bh_snippet_cb cb, void *arg,
+		      bh_error **err);
 
 /* ---- sessions: one sandbox kept warm for many calls ------------------------- */
 
@@ -259,9 +298,10 @@ struct bh_cell {
 	uint32_t timeout_ms;     /* 0: 30 s; at most 5 min */
 	uint32_t output_cap;     /* bytes kept per stream; 0: 64 KiB */
 	enum bh_tier floor;      /* BH_TIER_UNKNOWN: none */
+	/* The timeout exactly as the client sent it, for the request digest. */
+	bool has_sent_timeout;
+	int64_t sent_timeout_ms;
 };
-
-struct bh_record;
 
 struct bh_cell_result {
 	int exit_code;           /* 0 ran, 1 raised, 124 deadline, else the interpreter's end */

@@ -48,13 +48,37 @@ void bh_log(bh_engine *e, enum bh_log_level level, const char *fmt, ...)
 
 /* ---- the state directory ---- */
 
+#define LOCK_WAIT_MS 3000
+
+/* The file names its holder: an engine's pid, or "warden PID" while a dead
+ * engine's warden stops its sandboxes. An empty file, or a recorded engine that is gone, means
+ * its warden took the lock and has not written its name yet. */
+static bool held_by_warden(int fd)
+{
+	char holder[32] = "";
+	ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
+	holder[n > 0 ? n : 0] = '\0';
+	/* Empty: its holder took the lock and is about to write its name. */
+	if (!holder[0] || !strncmp(holder, "warden", 6))
+		return true;
+	long pid = strtol(holder, NULL, 10);
+	return pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
 static int lock_state(bh_engine *e, bh_error **err)
 {
 	cleanup_free char *path = xasprintf("%s/lock", e->state_dir);
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return bh_fail(err, BH_E_SYSTEM, errno, "open %s", path);
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	/* A dead engine's warden holds the lock for the moment it takes to
+	 * stop that engine's sandboxes: wait for it, briefly. */
+	int r;
+	for (int tries = 0; (r = flock(fd, LOCK_EX | LOCK_NB)) < 0 && errno == EWOULDBLOCK &&
+			    tries < LOCK_WAIT_MS / 20 && held_by_warden(fd);
+	     tries++)
+		usleep(20 * 1000);
+	if (r < 0) {
 		int saved = errno;
 		char holder[32] = "";
 		ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
@@ -283,6 +307,7 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 
 	bh_engine *e = xzalloc(sizeof *e);
 	e->lock_fd = -1;
+	e->warden_pidfd = -1;
 	e->log = cfg->log;
 	e->log_arg = cfg->log_arg;
 	e->state_dir = xstrdup(real);
@@ -310,6 +335,7 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	pol->memory_budget_mb = pol->memory_budget_mb ? pol->memory_budget_mb : 16384;
 	pol->history_days = pol->history_days ? pol->history_days : 30;
 	pol->disk_budget_mb = pol->disk_budget_mb ? pol->disk_budget_mb : 256;
+	pol->images_budget_mb = pol->images_budget_mb ? pol->images_budget_mb : 10240;
 	char key[65];
 	sha256_hex(real, strlen(real), key);
 	memcpy(e->state_key, key, 12);
@@ -328,6 +354,13 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
 		bh_fail(err, BH_E_SYSTEM, errno, "become a child subreaper");
 		goto fail;
+	}
+	/* With SIGCHLD ignored the kernel reaps our children itself and no
+	 * runtime command's status would ever reach us. */
+	struct sigaction sa;
+	if (sigaction(SIGCHLD, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN) {
+		bh_log(e, BH_LOG_WARN, "SIGCHLD was ignored by whoever started us; restored the default");
+		signal(SIGCHLD, SIG_DFL);
 	}
 	if (cgroups_setup(&e->cg, e->state_key, err) < 0)
 		goto fail;
@@ -350,6 +383,8 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	e->store_path = xasprintf("%s/bulkhead.db", real);
 	if (store_open(e->store_path, false, cfg->store_sync_full, &e->store, err) < 0)
 		goto fail;
+	if (!cfg->inspect_only && !cfg->skip_proofs)
+		warden_start(e);
 	if (!cfg->inspect_only) {
 		sweep_leftovers(e);
 		sessions_reconcile(e);
@@ -469,6 +504,19 @@ enum bh_tier bh_engine_best_tier(bh_engine *e)
 		if (e->tiers[t].report.offered)
 			return (enum bh_tier)t;
 	return BH_TIER_UNKNOWN;
+}
+
+const char *bh_engine_environment(bh_engine *e, enum bh_tier tier)
+{
+	if (tier < 0 || tier >= BH_TIER_COUNT)
+		return "";
+	return e->tiers[tier].environment;
+}
+
+void bh_engine_limits(bh_engine *e, uint32_t *memory_mb, uint32_t *pids)
+{
+	*memory_mb = e->memory_limit_mb;
+	*pids = e->pids_limit;
 }
 
 /* ---- one fresh call ---- */
@@ -700,6 +748,7 @@ void bh_engine_close(bh_engine *e)
 	}
 	/* Each ended sandbox removed its own bundle; what is left belongs to
 	 * hibernated sessions the next engine re-adopts. */
+	warden_stop(e);
 	if (e->lock_fd >= 0 && !e->inspect_only)
 		cgroups_cleanup(&e->cg);
 	sessions_free(e);

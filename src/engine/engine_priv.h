@@ -282,7 +282,16 @@ struct bh_engine {
 	struct bh_timer *checkpoint;
 	struct bh_timer *prune;
 	uint64_t last_commit_us;
+	pid_t warden_pid;  /* 0: none (inspect-only engines have none) */
+	int warden_pidfd;
 };
+
+/* The provider name records and answers carry for a tier (snippet.c). */
+const char *engine_provider(enum bh_tier tier);
+
+/* ---- the warden (warden.c): kills our sandboxes if we die ---- */
+void warden_start(bh_engine *e);
+void warden_stop(bh_engine *e);
 
 /* Called by evidence.c when the last proof finishes. */
 void engine_proofs_done(bh_engine *e);

@@ -93,6 +93,8 @@ struct bh_session {
 	bool claimed;        /* a call named it: it is not "unclaimed" */
 	bool expire_pending; /* the lifetime ran out during a call */
 	uint64_t woke_us;    /* for the next cell's answer */
+	int64_t hibernated_ms; /* when its image was written */
+	uint64_t image_bytes;  /* and how much disk it takes */
 	bh_action_cb act_cb; /* an operator's pause/resume/hibernate in flight */
 	void *act_arg;
 	struct bh_session *next;
@@ -336,7 +338,7 @@ static void request_digest(const struct op *op, const bh_session *s, char out[65
 	struct bh_request_fields rf = {
 		.protocol = PROTOCOL,
 		.minimum_isolation = op->cell.floor > BH_TIER_NONE ? bh_tier_name(op->cell.floor) : "",
-		.timeout_ms = op->cell.timeout_ms,
+		.timeout_ms = op->cell.has_sent_timeout ? op->cell.sent_timeout_ms : op->cell.timeout_ms,
 		.software_mode = "",
 		.kind = "cell",
 		.language = bh_language_name(op->cell.language),
@@ -355,7 +357,7 @@ static void fill_record(bh_session *s, struct bh_record *rec, const struct op *o
 	memset(rec, 0, sizeof *rec);
 	rec->version = version;
 	request_digest(op, s, rec->request_sha256);
-	rec->provider = s->tier == BH_TIER_KERNEL ? "bulkhead-runsc" : "bulkhead-crun";
+	rec->provider = engine_provider(s->tier);
 	rec->isolation = bh_tier_name(s->tier);
 	rec->environment = e->tiers[s->tier].environment;
 	rec->policy = "";
@@ -885,6 +887,36 @@ static void on_retention(bh_engine *e, void *arg)
 		end_session(s, "retention_expired", "its hibernation image outlived the retention");
 }
 
+/* Hibernation images share one disk budget: past it the oldest images go
+ * first (their sessions end as if their retention had passed), the one just
+ * written last — and it too when it alone does not fit. */
+static void enforce_images_budget(bh_engine *e, bh_session *newest)
+{
+	uint64_t cap = (uint64_t)e->policy.images_budget_mb * 1048576u, total = 0;
+	for (bh_session *s = e->sessions; s; s = s->next)
+		if (s->state == SS_HIBERNATED)
+			total += s->image_bytes;
+	while (total > cap) {
+		bh_session *oldest = NULL;
+		for (bh_session *s = e->sessions; s; s = s->next)
+			if (s->state == SS_HIBERNATED && s != newest &&
+			    (!oldest || s->hibernated_ms < oldest->hibernated_ms))
+				oldest = s;
+		if (!oldest && newest && newest->state == SS_HIBERNATED)
+			oldest = newest;
+		if (!oldest)
+			return;
+		char detail[160];
+		snprintf(detail, sizeof detail,
+			 "hibernation images exceeded their %u MiB disk budget; the oldest go first",
+			 e->policy.images_budget_mb);
+		bh_log(e, BH_LOG_INFO, "session %.12s: image of %llu MiB deleted: %s", oldest->fp,
+		       (unsigned long long)(oldest->image_bytes >> 20), detail);
+		total -= oldest->image_bytes;
+		end_session(oldest, "retention_expired", detail);
+	}
+}
+
 static void on_hibernated(bh_engine *e, void *arg, struct sandbox *sb, const bh_error *err)
 {
 	(void)sb;
@@ -907,8 +939,12 @@ static void on_hibernated(bh_engine *e, void *arg, struct sandbox *sb, const bh_
 	store_session_hibernated(e->store, s->fp, (int64_t)(s->awake_used_us / 1000u),
 				 (int64_t)s->lifetime_ms, NULL);
 	s->retention_t = loop_timer(e->loop, e->policy.retention_ms, on_retention, s);
+	s->hibernated_ms = (int64_t)now_real_ms();
+	s->image_bytes = disk_usage(s->sb->image_dir);
 	finish_action(s, NULL);
-	dispatch(s);
+	enforce_images_budget(e, s);
+	if (s->state == SS_HIBERNATED)
+		dispatch(s);
 }
 
 static int hibernate(bh_session *s, bh_error **err)
@@ -1560,6 +1596,8 @@ static void readopt(void *arg, const struct store_hibernated_row *r)
 	int64_t slept = (int64_t)now_real_ms() - r->hibernated_ms;
 	int64_t left = (int64_t)e->policy.retention_ms - (slept > 0 ? slept : 0);
 	s->retention_t = loop_timer(e->loop, left > 0 ? (uint64_t)left : 0, on_retention, s);
+	s->hibernated_ms = r->hibernated_ms;
+	s->image_bytes = disk_usage(sb->image_dir);
 	s->next = e->sessions;
 	e->sessions = s;
 	store_event(e->store, "readopted", s->fp, s->sandbox_name, "hibernated");
@@ -1568,6 +1606,7 @@ static void readopt(void *arg, const struct store_hibernated_row *r)
 void sessions_reconcile(bh_engine *e)
 {
 	store_hibernated_sessions(e->store, readopt, e, NULL);
+	enforce_images_budget(e, NULL);
 	/* We hold the state directory's lock, so every live row was left by a
 	 * dead engine; its sandbox died with it (or was just deleted by the
 	 * leftover sweep). */

@@ -151,6 +151,34 @@ int rm_rf(const char *path)
 	return rm_rf_at(AT_FDCWD, path);
 }
 
+static uint64_t usage_at(int parent, const char *name)
+{
+	struct stat st;
+	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	uint64_t total = (uint64_t)st.st_blocks * 512u;
+	if (!S_ISDIR(st.st_mode))
+		return total;
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return total;
+	cleanup_dir DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return total;
+	}
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			total += usage_at(dirfd(d), de->d_name);
+	return total;
+}
+
+uint64_t disk_usage(const char *path)
+{
+	return usage_at(AT_FDCWD, path);
+}
+
 static void hex(const uint8_t *in, size_t n, char *out)
 {
 	static const char digits[] = "0123456789abcdef";

@@ -50,6 +50,8 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
 int mkdir_p(const char *path, mode_t mode);
 /* Removes a directory tree without following symlinks. */
 int rm_rf(const char *path);
+/* Bytes a tree takes on disk (allocated blocks; symlinks not followed). */
+uint64_t disk_usage(const char *path);
 
 /* SHA-256 of a buffer or a file, as 64 lowercase hex characters + NUL. */
 void sha256_hex(const void *data, size_t len, char out[65]);

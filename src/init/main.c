@@ -1,10 +1,12 @@
-/* bulkhead-init: PID 1 of every sandbox (no arguments), or the wall probe
- * the engine runs inside a throwaway sandbox (--probe). */
+/* bulkhead-init: PID 1 of every sandbox (no arguments), the wall probe
+ * the engine runs inside a throwaway sandbox (--probe), or, on the host, the
+ * warden that stops an engine's sandboxes when the engine dies (--warden). */
 #include <stdio.h>
 #include <string.h>
 
 #include "init.h"
 #include "probe.h"
+#include "warden.h"
 
 int main(int argc, char **argv)
 {
@@ -14,6 +16,8 @@ int main(int argc, char **argv)
 		return bh_init_main();
 	if (argc == 2 && strcmp(argv[1], "--probe") == 0)
 		return bh_probe_main();
-	fprintf(stderr, "usage: bulkhead-init [--probe]\n");
+	if (argc >= 2 && strcmp(argv[1], "--warden") == 0)
+		return bh_warden_main(argc, argv);
+	fprintf(stderr, "usage: bulkhead-init [--probe | --warden ENGINE_PID LOCK_PATH CGROUP_PARENT]\n");
 	return 2;
 }

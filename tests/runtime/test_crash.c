@@ -14,11 +14,13 @@
 
 static struct harness h;
 static char state[4096];
+static char cg_parent[256];
 
 static void setup(void)
 {
 	harness_open(&h, NULL); /* makes the directory and proves (cached) */
 	snprintf(state, sizeof state, "%s", h.state_dir);
+	snprintf(cg_parent, sizeof cg_parent, "%s", bh_engine_cgroup_parent(h.e));
 	bh_engine_close(h.e);   /* the child will own it */
 	h.e = NULL;
 }
@@ -176,4 +178,65 @@ Test(crash, killed_while_a_container_sandbox_is_paused, .init = setup, .fini = t
 Test(crash, killed_while_a_kernel_sandbox_is_paused, .init = setup, .fini = teardown)
 {
 	crash_while_paused(BH_TIER_KERNEL);
+}
+
+/* Processes left in the engine's cgroups (the pids hierarchy lists every
+ * task of every sandbox, frozen or not). */
+static int procs_below_parent(void)
+{
+	char out[65536];
+	sh(out, sizeof out, "cat /sys/fs/cgroup/pids%s/*/cgroup.procs 2>/dev/null | wc -l", cg_parent);
+	return atoi(out);
+}
+
+/* The worker dies and no engine ever comes back: its warden still stops
+ * every sandbox it left, the paused one included. */
+Test(crash, a_dead_engines_sandboxes_stop_even_if_no_engine_starts_again, .init = setup,
+     .fini = teardown)
+{
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	pid_t pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		close(p[0]);
+		struct harness c;
+		memset(&c, 0, sizeof c);
+		c.policy.idle_ms = 500;
+		c.policy.hibernate_after_ms = 600000;
+		harness_open_at(&c, state, NULL);
+		bh_session *sleeper = harness_session(&c, BH_TIER_CONTAINER, 1u << BH_LANG_PYTHON);
+		cell_outcome_free(harness_cell(&c, sleeper, BH_LANG_PYTHON, "x = 1", 0));
+		bool never = false;
+		bh_engine_wait(c.e, &never, 1500, NULL);
+		bh_session *busy = harness_session(&c, BH_TIER_CONTAINER, 1u << BH_LANG_PYTHON);
+		bool done = false;
+		struct cell_outcome *o = NULL;
+		harness_cell_start(&c, busy, BH_LANG_PYTHON, "import time; time.sleep(60)", &done, &o, NULL);
+		bh_engine_wait(c.e, &never, 500, NULL);
+		struct bh_session_info info;
+		bh_session_get_info(sleeper, &info);
+		if (write(p[1], info.state, strlen(info.state)) < 0)
+			_exit(3);
+		raise(SIGKILL);
+	}
+	close(p[1]);
+	char sleeper_state[32] = "";
+	cr_assert_gt(read(p[0], sleeper_state, sizeof sleeper_state - 1), 0);
+	close(p[0]);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	cr_assert(WIFSIGNALED(st), "the worker did not die as planned (status %d)", st);
+	cr_assert_str_eq(sleeper_state, "paused");
+	int left = -1;
+	/* Stated slack: the warden wakes on the engine's pidfd, so this is
+	 * milliseconds; 5 s allows for a loaded CI host. */
+	for (int i = 0; i < 50 && (left = procs_below_parent()) > 0; i++)
+		usleep(100 * 1000);
+	cr_assert_eq(left, 0, "%d processes of the dead engine's sandboxes still run", left);
+	/* The next engine then finds only stopped containers to delete. */
+	harness_open_at(&h, state, NULL);
+	char *containers = harness_runtime_list(&h);
+	cr_assert_str_empty(containers, "containers left: %s", containers);
+	free(containers);
 }

@@ -368,3 +368,54 @@ Test(lifecycle, a_session_over_its_disk_budget_ends_and_the_next_call_is_told, .
 	cr_assert_str_eq(next->session_end, "disk_exceeded");
 	cell_outcome_free(next);
 }
+
+/* Hibernation images share one disk budget: when a newer image pushes the
+ * total past it, the oldest image goes and its session ends as if its
+ * retention had passed; the newer one restores. */
+Test(lifecycle, past_the_images_budget_the_oldest_image_is_deleted_first, .fini = teardown)
+{
+	struct bh_policy p = {.shutdown_hibernate = true};
+	harness_open_policy(&h, &p);
+	harness_require_tier(&h, BH_TIER_KERNEL);
+	bh_session *a = harness_session(&h, BH_TIER_KERNEL, 1u << BH_LANG_PYTHON);
+	cell_outcome_free(ok(a, "a = 1"));
+	char id_a[40], state[4096], sandbox_a[64];
+	snprintf(id_a, sizeof id_a, "%s", bh_session_id(a));
+	snprintf(state, sizeof state, "%s", h.state_dir);
+	struct bh_session_info info;
+	bh_session_get_info(a, &info);
+	snprintf(sandbox_a, sizeof sandbox_a, "%s", info.sandbox);
+	bh_engine_close(h.e); /* a goes to disk */
+	h.e = NULL;
+	char *kib = sh("du -sk '%s/images/%s' | cut -f1", state, sandbox_a);
+	long image_mib = atol(kib) / 1024 + 1;
+	cr_assert_gt(image_mib, 1, "no image was written for the first session");
+
+	/* Room for one image of this size and a half, not two. */
+	h.policy = (struct bh_policy){.idle_ms = 500, .hibernate_after_ms = 1000,
+				      .images_budget_mb = (uint32_t)(image_mib * 3 / 2)};
+	harness_open_at(&h, state, NULL);
+	a = bh_engine_find_session(h.e, id_a, "test");
+	cr_assert_not_null(a, "the first session was not re-adopted (its image fits)\n%s", h.log);
+	cr_assert_str_eq(state_of(a), "hibernated");
+	bh_session *b = harness_session(&h, BH_TIER_KERNEL, 1u << BH_LANG_PYTHON);
+	cell_outcome_free(ok(b, "b = 2"));
+	for (int i = 0; i < 40 && strcmp(state_of(b), "hibernated"); i++)
+		run_for(250);
+	cr_assert_str_eq(state_of(b), "hibernated", "the second session did not hibernate");
+	cr_assert_str_eq(state_of(a), "ended", "the older image was kept past the budget");
+
+	struct cell_outcome *o = harness_cell(&h, a, BH_LANG_PYTHON, "a", 0);
+	cr_assert_not(o->answered);
+	cr_assert_eq(o->err_code, BH_E_NOT_DISPATCHED);
+	cr_assert_str_eq(o->session_end, "retention_expired");
+	cell_outcome_free(o);
+	struct stat st;
+	char img[4200];
+	snprintf(img, sizeof img, "%s/images/%s", state, sandbox_a);
+	cr_assert_neq(stat(img, &st), 0, "the older image is still on disk");
+
+	o = ok(b, "print(b)");
+	cr_assert_str_eq(o->out, "2\n", "the newer session lost its state");
+	cell_outcome_free(o);
+}

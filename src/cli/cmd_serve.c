@@ -1,0 +1,115 @@
+/* bulkhead serve: the engine behind HTTP until SIGTERM. */
+#include "cli.h"
+#include "daemon.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: bulkhead serve [--state DIR] [--socket PATH] [--listen HOST:PORT] [--clients FILE]\n"
+	"                      [--open] [--audit FILE] [--idle DUR] [--hibernate-after DUR]\n"
+	"                      [--lifetime DUR] [--retention DUR] [--per-owner N] [--max-sessions N]\n"
+	"                      [--shutdown close|hibernate] [--drain DUR] [--rate N]\n"
+	"DUR is a number with ms, s, m or h (\"500ms\", \"5m\").\n";
+
+/* "500ms", "2s", "5m", "1h" -> milliseconds; -1 when it is none of those. */
+static long long duration_ms(const char *s)
+{
+	char *end;
+	long long v = strtoll(s, &end, 10);
+	if (end == s || v < 0)
+		return -1;
+	if (!strcmp(end, "ms"))
+		return v;
+	if (!strcmp(end, "s") || !*end)
+		return v * 1000;
+	if (!strcmp(end, "m"))
+		return v * 60000;
+	if (!strcmp(end, "h"))
+		return v * 3600000;
+	return -1;
+}
+
+static void on_ready(void *arg, const char *socket_path, int port)
+{
+	(void)arg;
+	if (port)
+		fprintf(stderr, "bulkhead serve: listening on %s and 127.0.0.1:%d\n", socket_path, port);
+	else
+		fprintf(stderr, "bulkhead serve: listening on %s\n", socket_path);
+	/* A line on stdout a supervisor or a test can wait for. */
+	printf("ready %s %d\n", socket_path, port);
+	fflush(stdout);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct cli_common common = {0};
+	struct bh_daemon_config cfg = {.on_ready = on_ready};
+	for (int i = 1; i < argc; i++) {
+		int r = cli_common_opt(&common, argc, argv, &i);
+		if (r < 0)
+			return CLI_EXIT_USAGE;
+		if (r > 0)
+			continue;
+		const char *a = argv[i];
+		if (!strcmp(a, "--open")) {
+			cfg.open = true;
+			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage, stdout);
+			return 0;
+		}
+		if (i + 1 >= argc || a[0] != '-') {
+			cli_error("serve: unexpected \"%s\"\n%s", a, usage);
+			return CLI_EXIT_USAGE;
+		}
+		const char *v = argv[++i];
+		long long ms = duration_ms(v);
+		struct bh_policy *p = &cfg.engine.policy;
+		if (!strcmp(a, "--socket"))
+			cfg.socket_path = v;
+		else if (!strcmp(a, "--listen"))
+			cfg.listen = v;
+		else if (!strcmp(a, "--clients"))
+			cfg.clients_path = v;
+		else if (!strcmp(a, "--audit"))
+			cfg.audit_path = v;
+		else if (!strcmp(a, "--shutdown") && (!strcmp(v, "close") || !strcmp(v, "hibernate")))
+			p->shutdown_hibernate = !strcmp(v, "hibernate");
+		else if (!strcmp(a, "--per-owner") && atoi(v) > 0)
+			p->max_per_owner = (uint32_t)atoi(v);
+		else if (!strcmp(a, "--max-sessions") && atoi(v) > 0)
+			p->max_sessions = (uint32_t)atoi(v);
+		else if (!strcmp(a, "--rate") && atoi(v) > 0)
+			cfg.rate_per_minute = (unsigned)atoi(v);
+		else if (ms > 0 && ms <= 0xffffffffLL && !strcmp(a, "--idle"))
+			p->idle_ms = (uint32_t)ms;
+		else if (ms > 0 && ms <= 0xffffffffLL && !strcmp(a, "--hibernate-after"))
+			p->hibernate_after_ms = (uint32_t)ms;
+		else if (ms > 0 && ms <= 12LL * 3600000 && !strcmp(a, "--lifetime"))
+			p->lifetime_ms = (uint32_t)ms;
+		else if (ms > 0 && !strcmp(a, "--retention"))
+			p->retention_ms = (uint64_t)ms;
+		else if (ms > 0 && ms <= 0xffffffffLL && !strcmp(a, "--drain"))
+			cfg.drain_ms = (uint32_t)ms;
+		else {
+			cli_error("serve: %s %s: not an option, or not a valid value for it\n%s", a, v,
+				  usage);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	struct bh_policy policy = cfg.engine.policy;
+	if (cli_engine_config(&common, &cfg.engine) < 0)
+		return CLI_EXIT_BULKHEAD;
+	cfg.engine.policy = policy;
+	char *why = NULL;
+	if (bh_daemon_serve(&cfg, &why) < 0) {
+		cli_error("serve: %s", why);
+		free(why);
+		return CLI_EXIT_BULKHEAD;
+	}
+	return 0;
+}

@@ -1,0 +1,465 @@
+/* One HTTP request through libmicrohttpd: its header checked (listener
+ * rules, size, auth, admission), its body gathered within the limits, its
+ * procedure dispatched, and its answer sent — at once, or after the engine
+ * called back, with the connection suspended meanwhile. */
+#include "daemon_priv.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#define SANDBOX_PREFIX "/plimsoll.v1.SandboxService/"
+#define OPERATOR_PREFIX "/bulkhead.v1.OperatorService/"
+
+uint64_t daemon_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int64_t now_unix_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- answers ---- */
+
+void call_answer_text(struct call *c, unsigned status, const char *content_type, char *text)
+{
+	if (c->answered) {
+		free(text);
+		return;
+	}
+	c->answered = true;
+	c->status = status;
+	c->content_type = content_type;
+	c->answer = text;
+	c->answer_len = text ? strlen(text) : 0;
+}
+
+void call_answer_json(struct call *c, char *json)
+{
+	c->code = WIRE_OK;
+	call_answer_text(c, 200, "application/json", json);
+}
+
+void call_answer_error(struct call *c, const struct wire_error *err)
+{
+	c->code = err->code;
+	if (err->not_dispatched && err->reason < 8)
+		c->srv->metrics.refusals[err->reason]++;
+	call_answer_text(c, (unsigned)wire_code_http_status(err->code), "application/json",
+			 wire_encode_error(err));
+}
+
+void call_refuse(struct call *c, enum wire_code code, enum wire_refusal reason, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	struct wire_error err = {
+		.code = code,
+		.message = msg,
+		.not_dispatched = reason != WIRE_REFUSAL_UNSPECIFIED,
+		.reason = reason,
+	};
+	call_answer_error(c, &err);
+}
+
+void call_pending(struct call *c, void *ctx, void (*ctx_free)(void *))
+{
+	c->ctx = ctx;
+	c->ctx_free = ctx_free;
+	c->engine_pending = true;
+}
+
+static void call_free(struct call *c)
+{
+	struct server *s = c->srv;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->calls = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	if (c->ctx_free)
+		c->ctx_free(c->ctx);
+	if (c->admitted)
+		ratelimit_release(s->rl, c->who.name);
+	free(c->body);
+	free(c->answer);
+	free(c);
+}
+
+void call_wake(struct call *c)
+{
+	c->engine_pending = false;
+	if (c->gone) {
+		call_free(c);
+		return;
+	}
+	if (c->suspended) {
+		c->suspended = false;
+		if (c->watch) {
+			c->watch->phase = CONN_BODY; /* answering: libmicrohttpd's timeout applies */
+			c->watch->since_ms = daemon_now_ms();
+		}
+		MHD_resume_connection(c->conn);
+	}
+}
+
+static enum MHD_Result send_answer(struct call *c)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(c->answer_len, c->answer,
+								 MHD_RESPMEM_MUST_FREE);
+	if (!r)
+		return MHD_NO;
+	c->answer = NULL; /* the response owns it now */
+	if (c->content_type)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, c->content_type);
+	if (c->request_id[0])
+		MHD_add_response_header(r, "Plimsoll-Request-Id", c->request_id);
+	if (c->not_dispatched)
+		MHD_add_response_header(r, "Plimsoll-Not-Dispatched", c->not_dispatched);
+	enum MHD_Result ret = MHD_queue_response(c->conn, c->status, r);
+	MHD_destroy_response(r);
+	c->srv->metrics.calls[metrics_procedure(c->procedure)][c->code < 17 ? c->code : 2]++;
+	audit_call(c->srv, c);
+	return ret;
+}
+
+/* A refusal made before the handler: no detail, so the header carries the
+ * mark (plimsoll.md §2.5). */
+void call_refuse_early(struct call *c, unsigned status, enum wire_code code, const char *mark,
+			 const char *msg)
+{
+	c->not_dispatched = mark;
+	struct wire_error err = {.code = code, .message = msg};
+	c->code = code;
+	call_answer_text(c, status, "application/json", wire_encode_error(&err));
+}
+
+/* ---- the header ---- */
+
+static bool request_id_ok(const char *v)
+{
+	size_t n = strlen(v);
+	if (!n || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char ch = v[i];
+		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      ch == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* On TCP: a browser page must not reach us through DNS rebinding. */
+static const char *tcp_refusal(struct MHD_Connection *conn)
+{
+	if (MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin"))
+		return "requests from a browser page (an Origin header) are refused";
+	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	if (!host)
+		return "a Host header is required";
+	char name[256];
+	snprintf(name, sizeof name, "%s", host);
+	char *colon = name[0] == '[' ? strstr(name, "]:") : strrchr(name, ':');
+	if (colon)
+		colon[name[0] == '[' ? 1 : 0] = '\0';
+	static const char *const loopback[] = {"localhost", "127.0.0.1", "[::1]", "::1"};
+	for (size_t i = 0; i < sizeof loopback / sizeof loopback[0]; i++)
+		if (!strcasecmp(name, loopback[i]))
+			return NULL;
+	return "the Host header must name this machine's loopback (localhost, 127.0.0.1 or [::1])";
+}
+
+static bool scope_for(const struct call *c, unsigned *scope)
+{
+	if (!strncmp(c->procedure, SANDBOX_PREFIX + 1, strlen(SANDBOX_PREFIX) - 1)) {
+		*scope = CLIENT_SCOPE_CODE_RUN;
+		return true;
+	}
+	if (!strncmp(c->procedure, OPERATOR_PREFIX + 1, strlen(OPERATOR_PREFIX) - 1)) {
+		*scope = CLIENT_SCOPE_OPERATOR;
+		return true;
+	}
+	return false;
+}
+
+/* Auth and admission, once the header is in. False when answered. */
+static bool admit(struct call *c)
+{
+	struct server *s = c->srv;
+	unsigned scope = 0;
+	if (!scope_for(c, &scope))
+		return true; /* health and metrics: no principal */
+	if (!s->clients) {
+		snprintf(c->who.name, sizeof c->who.name, "anonymous");
+		c->who.scopes = CLIENT_SCOPE_CODE_RUN | CLIENT_SCOPE_OPERATOR;
+	} else {
+		const char *h = MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND,
+							    MHD_HTTP_HEADER_AUTHORIZATION);
+		const char *tok = NULL;
+		size_t len = 0;
+		if (!h || clients_bearer_token(h, &tok, &len) < 0 ||
+		    clients_authenticate(s->clients, tok, len, &c->who) < 0) {
+			s->metrics.unauthenticated++;
+			call_refuse(c, WIRE_UNAUTHENTICATED, WIRE_REFUSAL_PERMISSION,
+				    h ? "the bearer token is not valid" : "a bearer token is required");
+			return false;
+		}
+	}
+	if (!client_has_scope(&c->who, (enum client_scope)scope)) {
+		call_refuse(c, WIRE_PERMISSION_DENIED, WIRE_REFUSAL_PERMISSION,
+			    "this token lacks the %s scope",
+			    scope == CLIENT_SCOPE_OPERATOR ? "operator" : "code:run");
+		return false;
+	}
+	uint64_t retry = 0;
+	enum ratelimit_verdict v = ratelimit_admit(s->rl, c->who.name, daemon_now_ms(), &retry);
+	if (v != RATELIMIT_ADMIT) {
+		call_refuse(c, WIRE_RESOURCE_EXHAUSTED, WIRE_REFUSAL_CAPACITY,
+			    "too many calls (%s)%s", ratelimit_verdict_name(v),
+			    v == RATELIMIT_RATE ? "; retry later" : "");
+		return false;
+	}
+	c->admitted = true;
+	return true;
+}
+
+static struct call *call_new(struct listener *l, struct MHD_Connection *conn, const char *url)
+{
+	struct server *s = l->srv;
+	struct call *c = calloc(1, sizeof *c);
+	if (!c)
+		abort();
+	c->srv = s;
+	c->via = l;
+	c->conn = conn;
+	c->t0_us = now_us();
+	c->received_unix_ms = now_unix_ms();
+	c->code = WIRE_OK;
+	snprintf(c->procedure, sizeof c->procedure, "%s", url[0] == '/' ? url + 1 : url);
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	c->watch = ci ? ci->socket_context : NULL;
+	if (c->watch) {
+		c->watch->phase = CONN_BODY;
+		c->watch->since_ms = daemon_now_ms();
+	}
+	const char *rid = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Plimsoll-Request-Id");
+	if (rid && request_id_ok(rid))
+		snprintf(c->request_id, sizeof c->request_id, "%s", rid);
+	c->next = s->calls;
+	if (s->calls)
+		s->calls->prev = c;
+	s->calls = c;
+	return c;
+}
+
+/* Everything that can be judged from the header alone. */
+static void check_header(struct call *c, const char *url, const char *method)
+{
+	struct server *s = c->srv;
+	if (c->via->tcp) {
+		const char *why = tcp_refusal(c->conn);
+		if (why) {
+			call_refuse_early(c, 403, WIRE_PERMISSION_DENIED, "permission", why);
+			return;
+		}
+	}
+	bool rpc = !strncmp(url, SANDBOX_PREFIX, strlen(SANDBOX_PREFIX)) ||
+		   !strncmp(url, OPERATOR_PREFIX, strlen(OPERATOR_PREFIX));
+	if (!rpc) {
+		if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+			call_refuse_early(c, 404, WIRE_UNIMPLEMENTED, "unsupported", "no such procedure");
+		return; /* health, readiness, metrics: answered at the end */
+	}
+	if (strcmp(method, "POST")) {
+		call_refuse_early(c, 405, WIRE_UNIMPLEMENTED, "unsupported",
+			     "procedures are called with POST (Connect unary)");
+		return;
+	}
+	if (s->draining) {
+		call_refuse(c, WIRE_UNAVAILABLE, WIRE_REFUSAL_CAPACITY,
+			    "the daemon is shutting down; nothing ran");
+		return;
+	}
+	const char *ct = MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_CONTENT_TYPE);
+	if (!ct || strncasecmp(ct, "application/json", 16) || (ct[16] && ct[16] != ';' && ct[16] != ' ')) {
+		call_refuse_early(c, 415, WIRE_INVALID_ARGUMENT, "request",
+			     "the body must be Connect JSON (Content-Type: application/json)");
+		return;
+	}
+	const char *cpv = MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND,
+						      "Connect-Protocol-Version");
+	if (cpv && strcmp(cpv, "1")) {
+		call_refuse_early(c, 400, WIRE_INVALID_ARGUMENT, "request",
+			     "Connect-Protocol-Version must be 1");
+		return;
+	}
+	const char *cl = MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl && strtoull(cl, NULL, 10) > DAEMON_MAX_BODY) {
+		call_refuse_early(c, 413, WIRE_RESOURCE_EXHAUSTED, "request",
+			     "the body is larger than 8 MiB");
+		return;
+	}
+	admit(c);
+}
+
+static void dispatch(struct call *c, const char *url)
+{
+	c->dispatched = true;
+	if (!strncmp(url, SANDBOX_PREFIX, strlen(SANDBOX_PREFIX)))
+		sandbox_service(c, url + strlen(SANDBOX_PREFIX));
+	else if (!strncmp(url, OPERATOR_PREFIX, strlen(OPERATOR_PREFIX)))
+		operator_service(c, url + strlen(OPERATOR_PREFIX));
+	else
+		health_endpoint(c, url);
+}
+
+enum MHD_Result daemon_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls);
+enum MHD_Result daemon_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls)
+{
+	(void)version;
+	struct listener *l = cls;
+	struct call *c = *con_cls;
+	if (!c) {
+		c = call_new(l, conn, url);
+		*con_cls = c;
+		check_header(c, url, method);
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		size_t n = *upload_data_size;
+		*upload_data_size = 0;
+		if (c->answered)
+			return MHD_YES; /* refused already: the body is read and dropped */
+		if (c->body_len + n > DAEMON_MAX_BODY)
+			return MHD_NO; /* announced nothing and sent too much: drop the connection */
+		if (c->body_len + n + 1 > c->body_cap) {
+			size_t cap = c->body_cap ? c->body_cap : 4096;
+			while (cap < c->body_len + n + 1)
+				cap *= 2;
+			char *b = realloc(c->body, cap);
+			if (!b)
+				return MHD_NO;
+			c->body = b;
+			c->body_cap = cap;
+		}
+		memcpy(c->body + c->body_len, upload_data, n);
+		c->body_len += n;
+		c->body[c->body_len] = '\0';
+		return MHD_YES;
+	}
+	if (!c->answered && !c->dispatched)
+		dispatch(c, url);
+	if (c->answered)
+		return send_answer(c);
+	/* The engine answers later: park the connection. */
+	c->suspended = true;
+	if (c->watch)
+		c->watch->phase = CONN_WAITING;
+	MHD_suspend_connection(conn);
+	return MHD_YES;
+}
+
+void daemon_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe);
+void daemon_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	(void)cls, (void)toe;
+	struct call *c = *con_cls;
+	*con_cls = NULL;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn_watch *w = ci ? ci->socket_context : NULL;
+	if (w) {
+		w->phase = CONN_HEADER; /* the next request's header is due */
+		w->since_ms = daemon_now_ms();
+	}
+	if (!c)
+		return;
+	if (c->engine_pending) {
+		c->gone = true; /* the engine's callback frees it */
+		c->conn = NULL;
+		return;
+	}
+	call_free(c);
+}
+
+void daemon_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe);
+void daemon_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct listener *l = cls;
+	struct server *s = l->srv;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		struct conn_watch *w = calloc(1, sizeof *w);
+		if (!w)
+			abort();
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		w->fd = ci ? ci->connect_fd : -1;
+		w->phase = CONN_HEADER;
+		w->since_ms = daemon_now_ms();
+		w->next = s->conns;
+		if (s->conns)
+			s->conns->prev = w;
+		s->conns = w;
+		*socket_context = w;
+		return;
+	}
+	struct conn_watch *w = *socket_context;
+	if (!w)
+		return;
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		s->conns = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	free(w);
+	*socket_context = NULL;
+}
+
+/* Called every second: a connection past its phase's deadline is shut down
+ * (libmicrohttpd then sees the end of its stream and closes it). */
+void daemon_enforce_deadlines(struct server *s)
+{
+	uint64_t now = daemon_now_ms();
+	for (struct conn_watch *w = s->conns; w; w = w->next) {
+		uint64_t limit = w->phase == CONN_HEADER ? DAEMON_HEADER_DEADLINE_MS
+			       : w->phase == CONN_BODY  ? DAEMON_BODY_DEADLINE_MS
+							: 0;
+		if (limit && w->fd >= 0 && now - w->since_ms > limit) {
+			shutdown(w->fd, SHUT_RDWR);
+			w->fd = -1;
+		}
+	}
+}

@@ -1,0 +1,37 @@
+/* `bulkhead serve`: the engine behind HTTP (libmicrohttpd), speaking
+ * plimsoll.v1.SandboxService and bulkhead.v1.OperatorService as Connect
+ * unary JSON, on a unix socket and optionally on loopback TCP. One thread:
+ * the engine's loop, libmicrohttpd's epoll set and the signals share one
+ * poll; a call that waits on the engine suspends its connection. */
+#ifndef BH_DAEMON_H
+#define BH_DAEMON_H
+
+#include "bulkhead.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define DAEMON_DEFAULT_SOCKET "/run/bulkhead/bulkhead.sock"
+#define DAEMON_DEFAULT_PORT 8746
+
+struct bh_daemon_config {
+	struct bh_config engine;   /* state directory, policy, init and cell servers */
+	const char *socket_path;   /* NULL: DAEMON_DEFAULT_SOCKET */
+	const char *listen;        /* "HOST:PORT" or "HOST" (port 8746) on loopback; NULL: none */
+	const char *clients_path;  /* NULL: /etc/bulkhead/clients */
+	bool open;                 /* no auth (unix socket only) */
+	const char *audit_path;    /* NULL: audit lines go to stderr */
+	uint32_t drain_ms;         /* SIGTERM: how long in-flight calls may finish; 0: 30 s */
+	unsigned rate_per_minute;  /* per principal; 0: 600 */
+	unsigned max_connections;  /* 0: 256 */
+	/* Called once the listeners accept (tests and the CLI print "ready"). */
+	void (*on_ready)(void *arg, const char *socket_path, int tcp_port);
+	void *on_ready_arg;
+};
+
+/* Serves until SIGTERM or SIGINT (then drains and closes per the engine's
+ * shutdown policy). Returns 0 after a clean stop, -1 with *why set when it
+ * could not start. */
+int bh_daemon_serve(const struct bh_daemon_config *cfg, char **why);
+
+#endif

@@ -1,0 +1,114 @@
+/* What the daemon's files share. */
+#ifndef BH_DAEMON_PRIV_H
+#define BH_DAEMON_PRIV_H
+
+#include "clients.h"
+#include "daemon.h"
+#include "metrics.h"
+#include "ratelimit.h"
+#include "wire.h"
+
+#include <microhttpd.h>
+#include <stdio.h>
+
+#define DAEMON_MAX_BODY (8u << 20)         /* bytes of a request body */
+#define DAEMON_MAX_HEADER (32u << 10)      /* bytes of a request's header */
+#define DAEMON_HEADER_DEADLINE_MS 10000u   /* from connect (or the last answer) to a whole header */
+#define DAEMON_BODY_DEADLINE_MS 30000u     /* from the header to the whole body */
+#define DAEMON_IDLE_TIMEOUT_S 60u          /* libmicrohttpd's inactivity timeout */
+
+struct server;
+
+struct listener {
+	struct server *srv;
+	bool tcp;
+	int fd;
+	int port; /* tcp */
+	struct MHD_Daemon *mhd;
+};
+
+/* A connection, for the deadlines libmicrohttpd's inactivity timeout does
+ * not give: a client trickling a byte a second is never inactive. */
+enum conn_phase { CONN_HEADER, CONN_BODY, CONN_WAITING };
+struct conn_watch {
+	int fd;
+	enum conn_phase phase;
+	uint64_t since_ms;
+	struct conn_watch *prev, *next;
+};
+
+/* One HTTP request, from its header to its answer. */
+struct call {
+	struct server *srv;
+	struct listener *via;
+	struct MHD_Connection *conn;
+	struct conn_watch *watch;
+	char procedure[96];        /* "plimsoll.v1.SandboxService/Run", or the path */
+	char request_id[65];       /* echoed when the client sent one */
+	struct client_principal who;
+	bool admitted;             /* holds a rate-limit slot */
+	char *body;
+	size_t body_len, body_cap;
+	bool dispatched, suspended;
+	bool gone;                 /* libmicrohttpd finished with it while the engine still works */
+	bool engine_pending;
+	/* the answer */
+	bool answered;
+	unsigned status;
+	char *answer;
+	size_t answer_len;
+	const char *content_type;
+	const char *not_dispatched; /* Plimsoll-Not-Dispatched header for refusals without details */
+	enum wire_code code;
+	char session_fp[65];        /* for the audit line: never the id */
+	uint64_t t0_us;
+	int64_t received_unix_ms;
+	/* what a handler keeps while the engine works */
+	void *ctx;
+	void (*ctx_free)(void *ctx);
+	struct call *prev, *next;
+};
+
+struct server {
+	const struct bh_daemon_config *cfg;
+	bh_engine *e;
+	struct clients *clients; /* NULL in open mode */
+	struct ratelimit *rl;
+	struct listener ls[2];
+	size_t n_ls;
+	struct call *calls;
+	struct conn_watch *conns;
+	struct metrics metrics;
+	FILE *audit;
+	char *socket_path;
+	int sigfd;
+	bool draining;
+	bool stop;
+};
+
+/* ---- answers (call.c) ---- */
+void call_answer_json(struct call *c, char *json);           /* 200, takes json */
+void call_answer_text(struct call *c, unsigned status, const char *content_type, char *text);
+void call_answer_error(struct call *c, const struct wire_error *err);
+/* A refusal without details (unknown procedure, bad framing): the
+ * Plimsoll-Not-Dispatched header carries the mark. */
+void call_refuse_early(struct call *c, unsigned status, enum wire_code code, const char *mark,
+		       const char *msg);
+void call_refuse(struct call *c, enum wire_code code, enum wire_refusal reason, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* From an engine callback: the answer is ready; wake the connection. */
+void call_wake(struct call *c);
+/* A handler that will answer later keeps ctx until then. */
+void call_pending(struct call *c, void *ctx, void (*ctx_free)(void *));
+uint64_t daemon_now_ms(void);
+
+/* ---- the services ---- */
+void sandbox_service(struct call *c, const char *method);
+void operator_service(struct call *c, const char *method);
+void health_endpoint(struct call *c, const char *path);
+
+/* ---- audit (audit.c): one JSON line per call and per session event ---- */
+void audit_call(struct server *s, const struct call *c);
+void audit_event(struct server *s, const char *kind, const char *fingerprint, const char *detail);
+
+#endif

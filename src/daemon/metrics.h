@@ -1,0 +1,28 @@
+/* The daemon's counters, rendered as Prometheus text at /metrics. */
+#ifndef BH_DAEMON_METRICS_H
+#define BH_DAEMON_METRICS_H
+
+#include "bulkhead.h"
+
+#include <stdint.h>
+
+#define METRICS_LATENCY_BUCKETS 12
+
+struct metrics {
+	uint64_t calls[8][17];  /* by procedure index and Connect code */
+	uint64_t cells, runs;
+	uint64_t refusals[8];   /* by NotDispatched reason */
+	uint64_t latency_bucket[METRICS_LATENCY_BUCKETS + 1]; /* cell wall time; last is +Inf */
+	double latency_sum_s;
+	uint64_t latency_count;
+	uint64_t leaks_found, leaks_reaped;
+	uint64_t unauthenticated;
+};
+
+/* Index of a procedure name for metrics; the last index is "other". */
+int metrics_procedure(const char *procedure);
+void metrics_cell_latency(struct metrics *m, uint64_t wall_us);
+/* Prometheus text exposition (version 0.0.4); sessions by state come from the engine. */
+char *metrics_render(const struct metrics *m, bh_engine *e);
+
+#endif

@@ -1,0 +1,322 @@
+/* bulkhead.v1.OperatorService: what the console and an operator's tools
+ * see and do. Sessions are named by fingerprint — an operator never holds a
+ * session id, so it can steer a sandbox but never run code in it.
+ * Messages are Connect JSON like plimsoll's; docs/api.md lists them. */
+#include "daemon_priv.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+static cJSON *body_of(struct call *c)
+{
+	cJSON *msg = NULL;
+	char *why = NULL;
+	if (wire_parse_body(c->body ? c->body : "{}", c->body ? c->body_len : 2, &msg, &why) < 0) {
+		call_refuse(c, WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST, "%s", why);
+		free(why);
+		return NULL;
+	}
+	return msg;
+}
+
+static char *print(cJSON *o)
+{
+	char *s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!s)
+		abort();
+	return s;
+}
+
+static void add_i64(cJSON *o, const char *name, int64_t v)
+{
+	if (!v)
+		return; /* proto3 JSON: zero values are omitted */
+	char buf[24];
+	snprintf(buf, sizeof buf, "%lld", (long long)v);
+	cJSON_AddStringToObject(o, name, buf);
+}
+
+static void add_str(cJSON *o, const char *name, const char *v)
+{
+	if (v && *v)
+		cJSON_AddStringToObject(o, name, v);
+}
+
+static cJSON *session_json(const bh_session *s)
+{
+	struct bh_session_info i;
+	bh_session_get_info(s, &i);
+	cJSON *o = cJSON_CreateObject();
+	add_str(o, "session", i.fingerprint);
+	add_str(o, "sandbox", i.sandbox);
+	add_str(o, "state", i.state);
+	add_str(o, "isolation", bh_tier_name(i.tier));
+	if (i.floor > BH_TIER_NONE)
+		add_str(o, "minimumIsolation", bh_tier_name(i.floor));
+	add_str(o, "principal", i.principal);
+	add_str(o, "owner", i.owner);
+	add_str(o, "runKey", i.run_key);
+	add_i64(o, "calls", (int64_t)i.calls);
+	add_str(o, "lastRecordSha256", i.last_record_sha256);
+	add_i64(o, "createdUnixMs", i.created_unix_ms);
+	add_i64(o, "lastCallUnixMs", i.last_call_unix_ms);
+	add_i64(o, "expiresUnixMs", i.expires_unix_ms);
+	add_i64(o, "awakeMs", (int64_t)i.awake_ms);
+	add_str(o, "endReason", i.end_reason);
+	return o;
+}
+
+/* The session this fingerprint names, or an answer saying there is none. */
+static bh_session *find_fp(struct call *c, cJSON *msg)
+{
+	const cJSON *fp = cJSON_GetObjectItemCaseSensitive(msg, "session");
+	if (!cJSON_IsString(fp) || strlen(fp->valuestring) != 64) {
+		call_refuse(c, WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
+			    "session: give the session's fingerprint (64 hex digits)");
+		return NULL;
+	}
+	bh_session **list = NULL;
+	size_t n = bh_engine_sessions(c->srv->e, &list);
+	bh_session *found = NULL;
+	for (size_t i = 0; i < n && !found; i++)
+		if (!strcmp(bh_session_fingerprint(list[i]), fp->valuestring))
+			found = list[i];
+	free(list);
+	if (!found)
+		call_refuse(c, WIRE_NOT_FOUND, WIRE_REFUSAL_REQUEST, "no session has that fingerprint");
+	else
+		snprintf(c->session_fp, sizeof c->session_fp, "%s", fp->valuestring);
+	return found;
+}
+
+static void list_sessions(struct call *c, cJSON *msg)
+{
+	const cJSON *state = cJSON_GetObjectItemCaseSensitive(msg, "state");
+	bh_session **list = NULL;
+	size_t n = bh_engine_sessions(c->srv->e, &list);
+	cJSON *o = cJSON_CreateObject();
+	cJSON *arr = cJSON_AddArrayToObject(o, "sessions");
+	for (size_t i = 0; i < n; i++) {
+		struct bh_session_info info;
+		bh_session_get_info(list[i], &info);
+		if (cJSON_IsString(state) && strcmp(state->valuestring, info.state))
+			continue;
+		cJSON_AddItemToArray(arr, session_json(list[i]));
+	}
+	free(list);
+	call_answer_json(c, print(o));
+}
+
+static void get_session(struct call *c, cJSON *msg)
+{
+	bh_session *s = find_fp(c, msg);
+	if (s)
+		call_answer_json(c, print(session_json(s)));
+}
+
+/* ---- actions ---- */
+
+static void on_action(void *arg, const bh_error *err)
+{
+	struct call *c = arg;
+	if (!c->gone) {
+		if (err) {
+			struct wire_error e;
+			wire_error_from_bh(err, NULL, &e);
+			call_answer_error(c, &e);
+			wire_error_free(&e);
+		} else {
+			call_answer_json(c, strdup("{}"));
+		}
+	}
+	audit_event(c->srv, c->procedure + strlen("bulkhead.v1.OperatorService/"), c->session_fp,
+		    err ? err->msg : "done");
+	call_wake(c);
+}
+
+static void action(struct call *c, cJSON *msg,
+		   int (*fn)(bh_session *, bh_action_cb, void *, bh_error **))
+{
+	bh_session *s = find_fp(c, msg);
+	if (!s)
+		return;
+	call_pending(c, NULL, NULL);
+	bh_error *err = NULL;
+	if (fn(s, on_action, c, &err) < 0) {
+		c->engine_pending = false;
+		struct wire_error e;
+		wire_error_from_bh(err, NULL, &e);
+		call_answer_error(c, &e);
+		wire_error_free(&e);
+		bh_error_free(err);
+	}
+}
+
+static void pause_session(struct call *c, cJSON *msg) { action(c, msg, bh_session_pause); }
+static void resume_session(struct call *c, cJSON *msg) { action(c, msg, bh_session_resume); }
+static void hibernate_session(struct call *c, cJSON *msg) { action(c, msg, bh_session_hibernate); }
+
+static void on_closed(void *arg, const struct bh_close_result *res, const bh_error *err)
+{
+	struct call *c = arg;
+	if (!c->gone) {
+		if (err) {
+			struct wire_error e;
+			wire_error_from_bh(err, NULL, &e);
+			call_answer_error(c, &e);
+			wire_error_free(&e);
+		} else {
+			cJSON *o = cJSON_CreateObject();
+			add_str(o, "session", res->fingerprint);
+			add_i64(o, "calls", (int64_t)res->calls);
+			add_str(o, "lastRecordSha256", res->last_record_sha256);
+			add_str(o, "endReason", res->end_reason);
+			call_answer_json(c, print(o));
+		}
+	}
+	audit_event(c->srv, "Close", c->session_fp, err ? err->msg : "closed by an operator");
+	call_wake(c);
+}
+
+static void close_session(struct call *c, cJSON *msg)
+{
+	bh_session *s = find_fp(c, msg);
+	if (!s)
+		return;
+	call_pending(c, NULL, NULL);
+	bh_error *err = NULL;
+	if (bh_session_close(s, on_closed, c, &err) < 0) {
+		c->engine_pending = false;
+		struct wire_error e;
+		wire_error_from_bh(err, NULL, &e);
+		call_answer_error(c, &e);
+		wire_error_free(&e);
+		bh_error_free(err);
+	}
+}
+
+static void kill_session(struct call *c, cJSON *msg)
+{
+	bh_session *s = find_fp(c, msg);
+	if (!s)
+		return;
+	bh_session_kill(s);
+	audit_event(c->srv, "Kill", c->session_fp, "killed by an operator");
+	call_answer_json(c, strdup("{}"));
+}
+
+/* ---- leaks, gc, evidence ---- */
+
+static cJSON *leaks_json(const struct bh_leak *l, size_t n)
+{
+	cJSON *arr = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++) {
+		cJSON *o = cJSON_CreateObject();
+		add_str(o, "kind", bh_leak_kind_name(l[i].kind));
+		add_str(o, "sandbox", l[i].sandbox);
+		add_str(o, "session", l[i].fingerprint);
+		add_str(o, "runtime", l[i].runtime);
+		add_str(o, "reason", l[i].reason);
+		add_str(o, "holder", l[i].holder);
+		add_i64(o, "firstSeenUnixMs", l[i].first_seen_ms);
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
+static void leaks(struct call *c, cJSON *msg)
+{
+	(void)msg;
+	struct bh_leak *l = NULL;
+	size_t n = bh_engine_leaks(c->srv->e, &l);
+	c->srv->metrics.leaks_found += n;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, "leaks", leaks_json(l, n));
+	free(l);
+	call_answer_json(c, print(o));
+}
+
+static void gc(struct call *c, cJSON *msg)
+{
+	const cJSON *dry = cJSON_GetObjectItemCaseSensitive(msg, "dryRun");
+	struct bh_leak *l = NULL;
+	size_t n = cJSON_IsTrue(dry) ? bh_engine_leaks(c->srv->e, &l) : bh_engine_gc(c->srv->e, &l);
+	if (!cJSON_IsTrue(dry)) {
+		c->srv->metrics.leaks_reaped += n;
+		for (size_t i = 0; i < n; i++)
+			audit_event(c->srv, "reaped", l[i].fingerprint, bh_leak_kind_name(l[i].kind));
+	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, cJSON_IsTrue(dry) ? "wouldReap" : "reaped", leaks_json(l, n));
+	free(l);
+	call_answer_json(c, print(o));
+}
+
+static void evidence(struct call *c, cJSON *msg)
+{
+	(void)msg;
+	const struct bh_tier_report *t = NULL;
+	size_t n = bh_engine_tiers(c->srv->e, &t);
+	cJSON *o = cJSON_CreateObject();
+	add_str(o, "strongest", bh_tier_name(bh_engine_best_tier(c->srv->e)));
+	if (!bh_engine_proven(c->srv->e))
+		cJSON_AddBoolToObject(o, "proving", true);
+	cJSON *arr = cJSON_AddArrayToObject(o, "tiers");
+	for (size_t i = 0; i < n; i++) {
+		cJSON *x = cJSON_CreateObject();
+		add_str(x, "tier", bh_tier_name(t[i].tier));
+		if (t[i].offered)
+			cJSON_AddBoolToObject(x, "offered", true);
+		if (t[i].cached)
+			cJSON_AddBoolToObject(x, "cached", true);
+		add_str(x, "runtime", t[i].runtime);
+		add_str(x, "runtimeVersion", t[i].version);
+		add_str(x, "reason", t[i].reason);
+		add_str(x, "environment", bh_engine_environment(c->srv->e, t[i].tier));
+		cJSON *lines = cJSON_AddArrayToObject(x, "evidence");
+		for (size_t j = 0; j < t[i].n_lines; j++) {
+			cJSON *l = cJSON_CreateObject();
+			add_str(l, "check", t[i].lines[j].name);
+			add_str(l, "value", t[i].lines[j].value);
+			add_str(l, "expect", t[i].lines[j].expect);
+			if (t[i].lines[j].ok)
+				cJSON_AddBoolToObject(l, "ok", true);
+			cJSON_AddItemToArray(lines, l);
+		}
+		cJSON_AddItemToArray(arr, x);
+	}
+	call_answer_json(c, print(o));
+}
+
+void operator_service(struct call *c, const char *method)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(struct call *c, cJSON *msg);
+	} methods[] = {
+		{"ListSessions", list_sessions},
+		{"GetSession", get_session},
+		{"Pause", pause_session},
+		{"Resume", resume_session},
+		{"Hibernate", hibernate_session},
+		{"Close", close_session},
+		{"Kill", kill_session},
+		{"Leaks", leaks},
+		{"Gc", gc},
+		{"Evidence", evidence},
+	};
+	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+		if (strcmp(method, methods[i].name))
+			continue;
+		cJSON *msg = body_of(c);
+		if (msg) {
+			methods[i].fn(c, msg);
+			cJSON_Delete(msg);
+		}
+		return;
+	}
+	call_refuse_early(c, 404, WIRE_UNIMPLEMENTED, "unsupported",
+			  "bulkhead.v1.OperatorService has no such procedure");
+}

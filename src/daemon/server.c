@@ -1,0 +1,354 @@
+/* The daemon's loop: one thread polls the engine's descriptor, each
+ * listener's libmicrohttpd epoll set and a signalfd. SIGHUP reloads the
+ * clients file; SIGTERM and SIGINT stop accepting calls, let the ones in
+ * flight finish (up to the drain deadline), then close the engine, which
+ * ends or hibernates the sessions per its shutdown policy. */
+#include "daemon_priv.h"
+#include "why.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+enum MHD_Result daemon_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls);
+void daemon_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe);
+void daemon_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe);
+void daemon_enforce_deadlines(struct server *s);
+
+static void engine_log(void *arg, enum bh_log_level level, const char *msg)
+{
+	(void)arg;
+	static const char *const names[] = {"debug", "info", "warn", "error"};
+	if (level >= BH_LOG_INFO)
+		fprintf(stderr, "bulkhead serve: %s: %s\n", names[level], msg);
+}
+
+static void mhd_log(void *arg, const char *fmt, va_list ap)
+{
+	(void)arg;
+	char msg[512];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	size_t n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		msg[--n] = '\0';
+	fprintf(stderr, "bulkhead serve: http: %s\n", msg);
+}
+
+/* The socket's directory is made 0755 and the socket 0660: the group of
+ * the directory decides who may call without a TCP port. */
+static int unix_listener(const char *path, char **why)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof sa.sun_path)
+		return why_set(why, "socket path %s is longer than %zu bytes", path,
+			       sizeof sa.sun_path - 1);
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+	char dir[sizeof sa.sun_path];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return why_errno(why, errno, "create %s", dir);
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return why_errno(why, errno, "socket");
+	/* A stale socket of a daemon that died: nobody answers on it. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
+		close(fd);
+		return why_set(why, "another daemon already answers on %s", path);
+	}
+	unlink(path);
+	mode_t old = umask(0117);
+	int r = bind(fd, (struct sockaddr *)&sa, sizeof sa);
+	umask(old);
+	if (r < 0 || listen(fd, 128) < 0) {
+		int saved = errno;
+		close(fd);
+		return why_errno(why, saved, "listen on %s", path);
+	}
+	chmod(path, 0660);
+	return fd;
+}
+
+static int tcp_listener(const char *spec, int *port_out, char **why)
+{
+	char host[256];
+	snprintf(host, sizeof host, "%s", spec);
+	int port = DAEMON_DEFAULT_PORT;
+	char *colon = strrchr(host, ':');
+	if (colon && host[0] != '[') {
+		*colon = '\0';
+		char *end;
+		long p = strtol(colon + 1, &end, 10);
+		if (*end || p < 0 || p > 65535)
+			return why_set(why, "--listen %s: the port is not a number from 0 to 65535", spec);
+		port = (int)p;
+	}
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	if (!strcmp(host, "localhost"))
+		snprintf(host, sizeof host, "127.0.0.1");
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+		return why_set(why, "--listen %s: give a loopback IPv4 address (127.0.0.1)", spec);
+	if ((ntohl(sa.sin_addr.s_addr) >> 24) != 127)
+		return why_set(why, "--listen %s: only a loopback address is allowed; put a proxy "
+				    "with TLS in front for anything else", spec);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return why_errno(why, errno, "socket");
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 128) < 0) {
+		int saved = errno;
+		close(fd);
+		return why_errno(why, saved, "listen on %s", spec);
+	}
+	socklen_t len = sizeof sa;
+	getsockname(fd, (struct sockaddr *)&sa, &len);
+	*port_out = ntohs(sa.sin_port);
+	return fd;
+}
+
+static int start_mhd(struct server *s, struct listener *l, char **why)
+{
+	unsigned max_conn = s->cfg->max_connections ? s->cfg->max_connections : 256;
+	l->mhd = MHD_start_daemon(
+		MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+		daemon_on_request, l, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+		MHD_OPTION_LISTEN_SOCKET, l->fd,
+		MHD_OPTION_NOTIFY_COMPLETED, daemon_on_completed, l,
+		MHD_OPTION_NOTIFY_CONNECTION, daemon_on_connection, l,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)DAEMON_MAX_HEADER + 16384,
+		MHD_OPTION_CONNECTION_LIMIT, max_conn,
+		MHD_OPTION_CONNECTION_TIMEOUT, DAEMON_IDLE_TIMEOUT_S, MHD_OPTION_END);
+	if (!l->mhd)
+		return why_set(why, "libmicrohttpd would not start on the %s listener",
+			       l->tcp ? "TCP" : "unix");
+	return 0;
+}
+
+static int mhd_fd(struct listener *l)
+{
+	const union MHD_DaemonInfo *i = MHD_get_daemon_info(l->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	return i ? i->epoll_fd : -1;
+}
+
+static int loop_timeout(struct server *s)
+{
+	int t = bh_engine_timeout_ms(s->e);
+	int best = t < 0 ? 1000 : (t < 1000 ? t : 1000); /* the deadline sweep runs every second */
+	for (size_t i = 0; i < s->n_ls; i++) {
+		MHD_UNSIGNED_LONG_LONG mt;
+		if (MHD_get_timeout(s->ls[i].mhd, &mt) == MHD_YES && (long long)mt < best)
+			best = (int)mt;
+	}
+	return best;
+}
+
+static void run_once(struct server *s, int timeout)
+{
+	struct pollfd p[4];
+	size_t n = 0;
+	p[n++] = (struct pollfd){.fd = bh_engine_fd(s->e), .events = POLLIN};
+	p[n++] = (struct pollfd){.fd = s->sigfd, .events = POLLIN};
+	for (size_t i = 0; i < s->n_ls; i++)
+		p[n++] = (struct pollfd){.fd = mhd_fd(&s->ls[i]), .events = POLLIN};
+	poll(p, n, timeout);
+	bh_engine_process(s->e);
+	for (size_t i = 0; i < s->n_ls; i++)
+		MHD_run(s->ls[i].mhd);
+	if (p[1].revents & POLLIN) {
+		struct signalfd_siginfo si;
+		while (read(s->sigfd, &si, sizeof si) == sizeof si) {
+			if (si.ssi_signo == SIGHUP && s->clients) {
+				char *why = NULL;
+				if (clients_reload(s->clients, &why) < 0)
+					fprintf(stderr, "bulkhead serve: SIGHUP: kept the old clients: %s\n", why);
+				else
+					fprintf(stderr, "bulkhead serve: SIGHUP: %zu clients loaded from %s\n",
+						clients_count(s->clients), clients_path(s->clients));
+				free(why);
+			} else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+				s->stop = true;
+			}
+		}
+	}
+}
+
+static bool engine_calls_pending(struct server *s)
+{
+	for (struct call *c = s->calls; c; c = c->next)
+		if (c->engine_pending)
+			return true;
+	return false;
+}
+
+static void drain_and_close(struct server *s)
+{
+	s->draining = true;
+	uint32_t budget = s->cfg->drain_ms ? s->cfg->drain_ms : 30000;
+	uint64_t until = daemon_now_ms() + budget;
+	fprintf(stderr, "bulkhead serve: stopping: new calls refused, waiting up to %u ms for "
+			"calls in flight\n", budget);
+	while (engine_calls_pending(s) && daemon_now_ms() < until)
+		run_once(s, 100);
+	/* Closing the engine answers whatever still waits (refused: closing). */
+	bh_engine_close(s->e);
+	s->e = NULL;
+	for (int i = 0; i < 20; i++) {
+		/* Flush the answers just made. */
+		for (size_t j = 0; j < s->n_ls; j++)
+			MHD_run(s->ls[j].mhd);
+		usleep(10 * 1000);
+	}
+}
+
+static int setup(struct server *s, const struct bh_daemon_config *cfg, char **why)
+{
+	s->cfg = cfg;
+	s->sigfd = -1;
+	if (cfg->open && cfg->listen)
+		return why_set(why, "--open (no authentication) is allowed only on the unix socket, "
+				    "not with --listen");
+	if (!cfg->open) {
+		const char *path = cfg->clients_path ? cfg->clients_path : CLIENTS_DEFAULT_PATH;
+		if (clients_load(path, &s->clients, why) < 0) {
+			why_prefix(why, "clients file");
+			return -1;
+		}
+	}
+	struct ratelimit_config rc = {
+		.per_minute = cfg->rate_per_minute ? cfg->rate_per_minute : 600,
+		.per_principal = 64,
+		.total = cfg->max_connections ? cfg->max_connections : 256,
+	};
+	s->rl = ratelimit_new(&rc);
+	s->audit = stderr;
+	if (cfg->audit_path) {
+		s->audit = fopen(cfg->audit_path, "ae");
+		if (!s->audit)
+			return why_errno(why, errno, "open the audit log %s", cfg->audit_path);
+		setvbuf(s->audit, NULL, _IOLBF, 0);
+	}
+	/* Whatever started us may have ignored these (an ignored signal never
+	 * reaches a signalfd, and an ignored SIGCHLD reaps children behind the
+	 * engine's back). */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	s->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s->sigfd < 0)
+		return why_errno(why, errno, "signalfd");
+
+	struct bh_config ec = cfg->engine;
+	if (!ec.log)
+		ec.log = engine_log;
+	bh_error *err = NULL;
+	if (bh_engine_open(&ec, &s->e, &err) < 0) {
+		why_set(why, "%s", err->msg);
+		bh_error_free(err);
+		return -1;
+	}
+	s->socket_path = strdup(cfg->socket_path ? cfg->socket_path : DAEMON_DEFAULT_SOCKET);
+	int fd = unix_listener(s->socket_path, why);
+	if (fd < 0)
+		return -1;
+	s->ls[s->n_ls++] = (struct listener){.srv = s, .fd = fd};
+	if (cfg->listen) {
+		int port = 0;
+		fd = tcp_listener(cfg->listen, &port, why);
+		if (fd < 0)
+			return -1;
+		s->ls[s->n_ls++] = (struct listener){.srv = s, .tcp = true, .fd = fd, .port = port};
+	}
+	for (size_t i = 0; i < s->n_ls; i++)
+		if (start_mhd(s, &s->ls[i], why) < 0)
+			return -1;
+	return 0;
+}
+
+static void teardown(struct server *s)
+{
+	if (s->e) {
+		bh_engine_close(s->e);
+		s->e = NULL;
+	}
+	/* Suspended connections must be resumed before their daemon stops. */
+	for (struct call *c = s->calls; c; c = c->next)
+		if (c->suspended && c->conn) {
+			c->suspended = false;
+			MHD_resume_connection(c->conn);
+		}
+	for (size_t i = 0; i < s->n_ls; i++) {
+		if (s->ls[i].mhd)
+			MHD_stop_daemon(s->ls[i].mhd);
+		if (s->ls[i].fd >= 0)
+			close(s->ls[i].fd);
+	}
+	while (s->calls) {
+		struct call *c = s->calls;
+		s->calls = c->next;
+		if (c->ctx_free)
+			c->ctx_free(c->ctx);
+		free(c->body);
+		free(c->answer);
+		free(c);
+	}
+	if (s->socket_path) {
+		unlink(s->socket_path);
+		free(s->socket_path);
+	}
+	if (s->sigfd >= 0)
+		close(s->sigfd);
+	if (s->clients)
+		clients_free(s->clients);
+	if (s->rl)
+		ratelimit_free(s->rl);
+	if (s->audit && s->audit != stderr)
+		fclose(s->audit);
+}
+
+int bh_daemon_serve(const struct bh_daemon_config *cfg, char **why)
+{
+	struct server s = {0};
+	if (setup(&s, cfg, why) < 0) {
+		teardown(&s);
+		return -1;
+	}
+	if (cfg->on_ready)
+		cfg->on_ready(cfg->on_ready_arg, s.socket_path, s.n_ls > 1 ? s.ls[1].port : 0);
+	uint64_t next_sweep = daemon_now_ms() + 1000;
+	while (!s.stop) {
+		run_once(&s, loop_timeout(&s));
+		if (daemon_now_ms() >= next_sweep) {
+			daemon_enforce_deadlines(&s);
+			next_sweep = daemon_now_ms() + 1000;
+		}
+	}
+	drain_and_close(&s);
+	teardown(&s);
+	return 0;
+}

@@ -1,0 +1,16 @@
+# `bulkhead serve`: the engine behind HTTP. Depends on wire and the engine.
+pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
+add_library(bulkhead-daemon STATIC
+  src/daemon/audit.c
+  src/daemon/call.c
+  src/daemon/clients.c
+  src/daemon/clients_edit.c
+  src/daemon/health.c
+  src/daemon/metrics.c
+  src/daemon/operator_service.c
+  src/daemon/ratelimit.c
+  src/daemon/sandbox_service.c
+  src/daemon/server.c
+  src/daemon/why.c)
+target_include_directories(bulkhead-daemon PUBLIC src/daemon)
+target_link_libraries(bulkhead-daemon PUBLIC bulkhead-wire PkgConfig::MHD PkgConfig::CRYPTO)

@@ -1,0 +1,164 @@
+/* The warden outlives its engine on purpose. An engine that dies without
+ * closing its sandboxes (kill -9, OOM, a crash) would leave them running,
+ * and paused ones frozen, until some later engine or `bulkhead gc` came by —
+ * which may be never. The warden waits on the engine's pidfd; when the
+ * engine is gone it kills every process left in the engine's cgroups
+ * (thawing paused ones so the kill lands) and exits. Hibernated sandboxes
+ * have no processes: their images wait for the next engine or for gc.
+ *
+ * It steps aside when a new engine already holds the state directory: that
+ * engine reaps (or re-adopts) what is left itself, and its own sandboxes
+ * live under the same cgroup parent. While the warden kills it holds the
+ * state directory's lock, so no new engine starts sandboxes under its feet.
+ *
+ * It lives in this binary because the engine always knows where this
+ * binary is, and it needs nothing but system calls. */
+#include "warden.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#define CG_ROOT "/sys/fs/cgroup"
+#define KILL_BUDGET_MS 10000
+
+static bool is_cgroup_fs(const char *path)
+{
+	struct statfs sf;
+	if (statfs(path, &sf) < 0)
+		return false;
+	/* The engine hides the hybrid cgroup2 mount and crun then writes plain
+	 * files under it: pids listed there are stale and must never be killed. */
+	return sf.f_type == CGROUP_SUPER_MAGIC || sf.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+static void write_str(const char *path, const char *v)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t w = write(fd, v, strlen(v));
+	(void)w;
+	close(fd);
+}
+
+/* Kills every process listed in one leaf cgroup; returns how many it saw. */
+static int kill_leaf(const char *leaf)
+{
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/cgroup.procs", leaf);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	int seen = 0;
+	long pid;
+	while (fscanf(f, "%ld", &pid) == 1) {
+		if (pid > 1 && kill((pid_t)pid, SIGKILL) == 0)
+			seen++;
+	}
+	fclose(f);
+	/* A frozen process takes the SIGKILL only once it is thawed. */
+	snprintf(path, sizeof path, "%s/freezer.state", leaf);
+	write_str(path, "THAWED");
+	snprintf(path, sizeof path, "%s/cgroup.freeze", leaf);
+	write_str(path, "0");
+	return seen;
+}
+
+/* One pass over the engine's parent in every hierarchy. */
+static int kill_pass(const char *parent)
+{
+	int seen = 0;
+	char base[PATH_MAX / 2];
+	DIR *root = opendir(CG_ROOT);
+	if (!root)
+		return 0;
+	bool v2 = is_cgroup_fs(CG_ROOT) && !is_cgroup_fs(CG_ROOT "/memory");
+	struct dirent *h;
+	while ((h = readdir(root))) {
+		if (h->d_name[0] == '.')
+			continue;
+		if (v2)
+			snprintf(base, sizeof base, CG_ROOT "%s", parent);
+		else
+			snprintf(base, sizeof base, CG_ROOT "/%s%s", h->d_name, parent);
+		if (!is_cgroup_fs(base))
+			goto next;
+		DIR *d = opendir(base);
+		if (!d)
+			goto next;
+		struct dirent *l;
+		while ((l = readdir(d))) {
+			if (l->d_name[0] == '.' || l->d_type != DT_DIR)
+				continue;
+			char leaf[PATH_MAX];
+			if (snprintf(leaf, sizeof leaf, "%s/%s", base, l->d_name) >= (int)sizeof leaf)
+				continue;
+			seen += kill_leaf(leaf);
+		}
+		closedir(d);
+next:
+		if (v2)
+			break;
+	}
+	closedir(root);
+	return seen;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+int bh_warden_main(int argc, char **argv)
+{
+	if (argc != 5) {
+		fprintf(stderr, "usage: bulkhead-init --warden ENGINE_PID LOCK_PATH CGROUP_PARENT\n");
+		return 2;
+	}
+	char *end;
+	long engine = strtol(argv[2], &end, 10);
+	const char *lock_path = argv[3], *parent = argv[4];
+	if (*end || engine <= 1 || strncmp(parent, "/bulkhead/", 10) || strstr(parent, "..")) {
+		fprintf(stderr, "bulkhead-init --warden: bad arguments\n");
+		return 2;
+	}
+	/* The engine may be gone already (then we are no longer its child). */
+	int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)engine, 0);
+	if (pidfd >= 0 && getppid() == (pid_t)engine) {
+		struct pollfd p = {.fd = pidfd, .events = POLLIN};
+		while (poll(&p, 1, -1) < 0 && errno == EINTR)
+			;
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+
+	int lock = open(lock_path, O_RDWR | O_CLOEXEC);
+	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0)
+		return 0; /* a new engine holds the directory and reaps for itself */
+	char me[32];
+	int n = snprintf(me, sizeof me, "warden %d\n", (int)getpid());
+	if (ftruncate(lock, 0) < 0 || pwrite(lock, me, (size_t)n, 0) < 0) {
+		/* Only a courtesy to the next engine, which then waits less. */
+	}
+	long deadline = now_ms() + KILL_BUDGET_MS;
+	while (kill_pass(parent) > 0 && now_ms() < deadline)
+		usleep(20 * 1000);
+	close(lock);
+	return 0;
+}

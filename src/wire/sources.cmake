@@ -1,0 +1,16 @@
+# plimsoll.v1 / bulkhead.v1 wire messages (cJSON, hand-encoded protobuf details).
+# Depends only on the engine's public types and its record encoding.
+add_library(bulkhead-wire STATIC
+  src/wire/base64.c
+  src/wire/wire_body.c
+  src/wire/wire_check.c
+  src/wire/wire_codes.c
+  src/wire/wire_errors.c
+  src/wire/wire_json.c
+  src/wire/wire_pb.c
+  src/wire/wire_record.c
+  src/wire/wire_requests.c
+  src/wire/wire_responses.c
+  src/wire/wire_util.c)
+target_include_directories(bulkhead-wire PUBLIC src/wire)
+target_link_libraries(bulkhead-wire PUBLIC bulkhead m)

@@ -1,0 +1,106 @@
+/* What the wire's files share and nobody else needs: allocation that aborts,
+ * refusals, and the proto3 JSON field readers and writers. */
+#ifndef BH_WIRE_INTERNAL_H
+#define BH_WIRE_INTERNAL_H
+
+#include "wire.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+
+/* ---- memory (crun's cleanup pattern) ---- */
+
+static inline void wire_freep(void *p) { free(*(void **)p); }
+static inline void wire_cjson_deletep(cJSON **p) { cJSON_Delete(*p); }
+#define cleanup_free __attribute__((cleanup(wire_freep)))
+#define cleanup_cjson __attribute__((cleanup(wire_cjson_deletep)))
+#define steal_ptr(p) ({ __typeof__(p) _s = (p); (p) = NULL; _s; })
+
+void *wire_xzalloc(size_t n);
+char *wire_xstrdup(const char *s);          /* NULL -> "" */
+char *wire_xstrndup(const char *s, size_t n);
+char *wire_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void *wire_check_alloc(void *p);            /* aborts on NULL (cJSON's constructors) */
+
+/* ---- refusals ---- */
+
+/* Fills st and returns -1. */
+int wire_fail(struct wire_status *st, enum wire_code code, enum wire_refusal reason,
+	      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* A value quoted for a message: printable ASCII only, at most 40 bytes shown,
+ * so a refusal never carries a caller's bytes into a log unfiltered. */
+const char *wire_quote(char out[64], const char *s, size_t n);
+
+/* ---- checks shared by requests and answers ---- */
+
+bool wire_name_ok(const char *s);             /* [A-Za-z0-9._:-]{1,64} */
+/* NULL when p is a safe relative path; else what is wrong with it. */
+const char *wire_path_problem(const char *p, size_t n);
+/* NULL when the identity is 1..256 bytes of [A-Za-z0-9._:/@+-]. */
+const char *wire_identity_problem(const char *s);
+
+/* ---- reading proto3 JSON ---- */
+
+/* How a message being read refuses what it cannot accept. */
+struct jr {
+	struct wire_status *st;
+	enum wire_code code;
+	enum wire_refusal reason;
+};
+
+int jr_fail(const struct jr *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Each reader looks `name` (lowerCamelCase) up in obj, also under its
+ * snake_case proto name; path prefixes it in messages ("cell.files[2]").
+ * Absent and null read as the zero value; the wrong JSON type, or the field
+ * given under both names, is refused naming the field. */
+int jr_field(const struct jr *r, const cJSON *obj, const char *path, const char *name,
+	     const cJSON **out);
+int jr_string(const struct jr *r, const cJSON *obj, const char *path, const char *name,
+	      char **out, size_t *len);
+int jr_bool(const struct jr *r, const cJSON *obj, const char *path, const char *name, bool *out);
+int jr_i32(const struct jr *r, const cJSON *obj, const char *path, const char *name, int32_t *out);
+int jr_u32(const struct jr *r, const cJSON *obj, const char *path, const char *name,
+	   uint32_t *out);
+int jr_i64(const struct jr *r, const cJSON *obj, const char *path, const char *name, int64_t *out);
+int jr_u64(const struct jr *r, const cJSON *obj, const char *path, const char *name,
+	   uint64_t *out);
+int jr_double(const struct jr *r, const cJSON *obj, const char *path, const char *name,
+	      double *out);
+int jr_bytes(const struct jr *r, const cJSON *obj, const char *path, const char *name,
+	     uint8_t **out, size_t *len);
+/* An object (*out NULL when absent) or an array (*out NULL when absent). */
+int jr_object(const struct jr *r, const cJSON *obj, const char *path, const char *name,
+	      const cJSON **out);
+int jr_array(const struct jr *r, const cJSON *obj, const char *path, const char *name,
+	     const cJSON **out);
+int jr_strings(const struct jr *r, const cJSON *obj, const char *path, const char *name,
+	       char ***out, size_t *n);
+void wire_strings_free(char **v, size_t n);
+
+/* ---- writing proto3 JSON: each omits the zero value ---- */
+
+cJSON *jw_object(void);
+void jw_string(cJSON *obj, const char *name, const char *s);
+void jw_string_n(cJSON *obj, const char *name, const char *s, size_t n);
+void jw_bool(cJSON *obj, const char *name, bool v);
+void jw_i32(cJSON *obj, const char *name, int32_t v);
+void jw_u32(cJSON *obj, const char *name, uint32_t v);
+void jw_i64(cJSON *obj, const char *name, int64_t v);  /* as a decimal string */
+void jw_u64(cJSON *obj, const char *name, uint64_t v); /* as a decimal string */
+void jw_double(cJSON *obj, const char *name, double v);
+void jw_bytes(cJSON *obj, const char *name, const void *p, size_t n); /* padded base64 */
+void jw_strings(cJSON *obj, const char *name, const char *const *v, size_t n);
+/* Adds child under name, or deletes it when it is NULL. */
+void jw_add(cJSON *obj, const char *name, cJSON *child);
+char *jw_print(cJSON *obj); /* prints and deletes obj */
+
+/* ---- shared message pieces ---- */
+
+cJSON *wire_record_json(const struct bh_record *rec);
+int wire_record_read(const struct jr *r, const cJSON *obj, const char *path, struct bh_record *out);
+void wire_record_copy(struct bh_record *dst, const struct bh_record *src); /* owned strings */
+void wire_record_init(struct bh_record *rec); /* owned "" strings */
+
+#endif
