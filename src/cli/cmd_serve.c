@@ -8,7 +8,7 @@
 
 static const char usage[] =
 	"usage: bulkhead serve [--state DIR] [--socket PATH] [--listen HOST:PORT] [--clients FILE]\n"
-	"                      [--open] [--audit FILE] [--idle DUR] [--hibernate-after DUR]\n"
+	"                      [--open] [--audit FILE] [--tier container|kernel] [--idle DUR] [--hibernate-after DUR]\n"
 	"                      [--lifetime DUR] [--retention DUR] [--per-owner N] [--max-sessions N]\n"
 	"                      [--shutdown close|hibernate] [--drain DUR] [--rate N]\n"
 	"DUR is a number with ms, s, m or h (\"500ms\", \"5m\").\n";
@@ -75,6 +75,9 @@ int cmd_serve(int argc, char **argv)
 			cfg.listen = v;
 		else if (!strcmp(a, "--clients"))
 			cfg.clients_path = v;
+		else if (!strcmp(a, "--tier") && bh_tier_parse(v, &cfg.tier) == 0 &&
+			 (cfg.tier == BH_TIER_CONTAINER || cfg.tier == BH_TIER_KERNEL))
+			;
 		else if (!strcmp(a, "--audit"))
 			cfg.audit_path = v;
 		else if (!strcmp(a, "--shutdown") && (!strcmp(v, "close") || !strcmp(v, "hibernate")))

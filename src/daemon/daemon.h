@@ -24,6 +24,9 @@ struct bh_daemon_config {
 	uint32_t drain_ms;         /* SIGTERM: how long in-flight calls may finish; 0: 30 s */
 	unsigned rate_per_minute;  /* per principal; 0: 600 */
 	unsigned max_connections;  /* 0: 256 */
+	/* The tier sessions and runs get (a request's floor only refuses);
+	 * BH_TIER_UNKNOWN (or 0) : the strongest offered. */
+	enum bh_tier tier;
 	/* Called once the listeners accept (tests and the CLI print "ready"). */
 	void (*on_ready)(void *arg, const char *socket_path, int tcp_port);
 	void *on_ready_arg;

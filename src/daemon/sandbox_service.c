@@ -75,7 +75,7 @@ static void describe(struct call *c)
 		return;
 	}
 	bh_engine *e = c->srv->e;
-	enum bh_tier best = bh_engine_best_tier(e);
+	enum bh_tier best = c->srv->cfg->tier > BH_TIER_NONE ? c->srv->cfg->tier : bh_engine_best_tier(e);
 	const struct bh_policy *p = bh_engine_policy(e);
 	const char *env = best == BH_TIER_UNKNOWN ? "" : bh_engine_environment(e, best);
 	static const char *const js[] = {"javascript"};
@@ -163,7 +163,7 @@ static void run(struct call *c)
 		return;
 	}
 	struct bh_snippet sn = {
-		.tier = BH_TIER_UNKNOWN,
+		.tier = c->srv->cfg->tier > BH_TIER_NONE ? c->srv->cfg->tier : BH_TIER_UNKNOWN,
 		.floor = r->req.env.floor,
 		.code = r->req.javascript.code,
 		.code_len = r->req.javascript.code_len,
@@ -238,7 +238,7 @@ static void open_session(struct call *c)
 		return;
 	}
 	struct bh_session_opts opts = {
-		.tier = BH_TIER_UNKNOWN,
+		.tier = c->srv->cfg->tier > BH_TIER_NONE ? c->srv->cfg->tier : BH_TIER_UNKNOWN,
 		.floor = o->req.env.floor,
 		.languages = o->req.languages,
 		.lifetime_ms = o->req.lifetime_ms,
