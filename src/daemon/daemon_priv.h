@@ -81,6 +81,7 @@ struct server {
 	struct metrics metrics;
 	FILE *audit;
 	char *socket_path;
+	char *attach_file; /* STATE/daemon.sock.path */
 	int sigfd;
 	bool draining;
 	bool stop;
@@ -106,6 +107,9 @@ uint64_t daemon_now_ms(void);
 void sandbox_service(struct call *c, const char *method);
 void operator_service(struct call *c, const char *method);
 void health_endpoint(struct call *c, const char *path);
+/* Long-polling ListEvents calls: answered once events exist or their wait ends. */
+void operator_poll_waiters(struct server *s, bool closing);
+bool operator_waiting(void);
 
 /* ---- audit (audit.c): one JSON line per call and per session event ---- */
 void audit_call(struct server *s, const struct call *c);

@@ -290,6 +290,271 @@ static void evidence(struct call *c, cJSON *msg)
 	call_answer_json(c, print(o));
 }
 
+/* ---- history ---- */
+
+static int64_t cursor_of(cJSON *msg, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(msg, name);
+	if (cJSON_IsString(v))
+		return strtoll(v->valuestring, NULL, 10);
+	if (cJSON_IsNumber(v))
+		return (int64_t)v->valuedouble;
+	return 0;
+}
+
+static size_t limit_of(cJSON *msg)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(msg, "limit");
+	if (!cJSON_IsNumber(v) || v->valuedouble <= 0)
+		return 200;
+	return v->valuedouble > 1000 ? 1000 : (size_t)v->valuedouble;
+}
+
+struct page {
+	cJSON *arr;
+	int64_t last;
+};
+
+static int add_record(void *arg, const struct bh_record_row *r)
+{
+	struct page *p = arg;
+	cJSON *o = cJSON_CreateObject();
+	add_i64(o, "id", r->id);
+	char *rec = wire_encode_record(r->record);
+	cJSON_AddItemToObject(o, "record", cJSON_Parse(rec));
+	free(rec);
+	add_str(o, "language", r->language);
+	if (r->exit_code)
+		cJSON_AddNumberToObject(o, "exitCode", r->exit_code);
+	add_str(o, "flags", r->flags);
+	add_i64(o, "durationUs", r->duration_us);
+	cJSON_AddItemToArray(p->arr, o);
+	p->last = r->id;
+	return 0;
+}
+
+static void list_records(struct call *c, cJSON *msg)
+{
+	const cJSON *fp = cJSON_GetObjectItemCaseSensitive(msg, "session");
+	if (fp && (!cJSON_IsString(fp) || strlen(fp->valuestring) != 64)) {
+		call_refuse(c, WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
+			    "session: give a session's fingerprint (64 hex digits)");
+		return;
+	}
+	cJSON *o = cJSON_CreateObject();
+	struct page p = {.arr = cJSON_AddArrayToObject(o, "records"), .last = cursor_of(msg, "afterId")};
+	bh_error *err = NULL;
+	if (bh_engine_records(c->srv->e, fp ? fp->valuestring : NULL, p.last, limit_of(msg), add_record,
+			      &p, &err) < 0) {
+		cJSON_Delete(o);
+		call_refuse(c, WIRE_INTERNAL, WIRE_REFUSAL_UNSPECIFIED, "%s", err->msg);
+		bh_error_free(err);
+		return;
+	}
+	add_i64(o, "nextAfterId", p.last);
+	call_answer_json(c, print(o));
+}
+
+static int add_event(void *arg, const struct bh_event *ev)
+{
+	struct page *p = arg;
+	cJSON *o = cJSON_CreateObject();
+	add_i64(o, "id", ev->id);
+	add_i64(o, "atUnixMs", ev->at_unix_ms);
+	add_str(o, "kind", ev->kind);
+	add_str(o, "session", ev->session);
+	add_str(o, "sandbox", ev->sandbox);
+	add_str(o, "detail", ev->detail);
+	cJSON_AddItemToArray(p->arr, o);
+	p->last = ev->id;
+	return 0;
+}
+
+/* Answers with the events after the cursor; false when there are none yet. */
+static bool answer_events(struct call *c, int64_t after, size_t limit, bool even_if_none)
+{
+	cJSON *o = cJSON_CreateObject();
+	struct page p = {.arr = cJSON_AddArrayToObject(o, "events"), .last = after};
+	bh_error *err = NULL;
+	if (bh_engine_events(c->srv->e, after, limit, add_event, &p, &err) < 0) {
+		cJSON_Delete(o);
+		call_refuse(c, WIRE_INTERNAL, WIRE_REFUSAL_UNSPECIFIED, "%s", err->msg);
+		bh_error_free(err);
+		return true;
+	}
+	if (!cJSON_GetArraySize(p.arr) && !even_if_none) {
+		cJSON_Delete(o);
+		return false;
+	}
+	add_i64(o, "nextAfterId", p.last);
+	call_answer_json(c, print(o));
+	return true;
+}
+
+/* A long poll: ListEvents with waitMs parks until an event or the wait ends. */
+struct event_wait {
+	struct call *c;
+	int64_t after;
+	size_t limit;
+	uint64_t until_ms;
+	struct event_wait *next;
+};
+static struct event_wait *waiters;
+
+static void wait_free(void *p)
+{
+	struct event_wait **pp = &waiters;
+	while (*pp && *pp != p)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = ((struct event_wait *)p)->next;
+	free(p);
+}
+
+static void list_events(struct call *c, cJSON *msg)
+{
+	int64_t after = cursor_of(msg, "afterId");
+	size_t limit = limit_of(msg);
+	const cJSON *wait = cJSON_GetObjectItemCaseSensitive(msg, "waitMs");
+	double ms = cJSON_IsNumber(wait) ? wait->valuedouble : 0;
+	if (answer_events(c, after, limit, ms <= 0))
+		return;
+	struct event_wait *w = calloc(1, sizeof *w);
+	if (!w)
+		abort();
+	*w = (struct event_wait){.c = c, .after = after, .limit = limit,
+				 .until_ms = daemon_now_ms() + (uint64_t)(ms > 30000 ? 30000 : ms),
+				 .next = waiters};
+	waiters = w;
+	call_pending(c, w, wait_free);
+}
+
+bool operator_waiting(void)
+{
+	return waiters != NULL;
+}
+
+void operator_poll_waiters(struct server *s, bool closing)
+{
+	uint64_t now = daemon_now_ms();
+	for (struct event_wait *w = waiters, *next; w; w = next) {
+		next = w->next;
+		struct call *c = w->c;
+		if (c->srv != s)
+			continue;
+		bool done = c->gone || closing || now >= w->until_ms
+				    ? (c->gone || answer_events(c, w->after, w->limit, true))
+				    : answer_events(c, w->after, w->limit, false);
+		if (done)
+			call_wake(c); /* frees w through the call's ctx */
+	}
+}
+
+/* ---- files ---- */
+
+static const char *path_of(struct call *c, cJSON *msg)
+{
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(msg, "path");
+	if (!p)
+		return ""; /* /work itself */
+	if (!cJSON_IsString(p)) {
+		call_refuse(c, WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST, "path: a string");
+		return NULL;
+	}
+	return p->valuestring;
+}
+
+static void answer_action_error(struct call *c, const bh_error *err)
+{
+	struct wire_error e;
+	wire_error_from_bh(err, NULL, &e);
+	call_answer_error(c, &e);
+	wire_error_free(&e);
+}
+
+static void on_list(void *arg, const struct bh_file_entry *entries, size_t n, bool more,
+		    const bh_error *err)
+{
+	struct call *c = arg;
+	if (!c->gone) {
+		if (err) {
+			answer_action_error(c, err);
+		} else {
+			cJSON *o = cJSON_CreateObject();
+			cJSON *arr = cJSON_AddArrayToObject(o, "entries");
+			for (size_t i = 0; i < n; i++) {
+				cJSON *x = cJSON_CreateObject();
+				add_str(x, "name", entries[i].name);
+				char type[2] = {entries[i].type, 0};
+				add_str(x, "type", type);
+				add_i64(x, "size", (int64_t)entries[i].size);
+				add_i64(x, "mtimeUnixMs", (int64_t)entries[i].mtime_ms);
+				add_str(x, "target", entries[i].target);
+				cJSON_AddItemToArray(arr, x);
+			}
+			if (more)
+				cJSON_AddBoolToObject(o, "more", true);
+			call_answer_json(c, print(o));
+		}
+	}
+	call_wake(c);
+}
+
+static void list_files(struct call *c, cJSON *msg)
+{
+	bh_session *s = find_fp(c, msg);
+	const char *path = s ? path_of(c, msg) : NULL;
+	if (!path)
+		return;
+	call_pending(c, NULL, NULL);
+	bh_error *err = NULL;
+	if (bh_session_list_files(s, path, on_list, c, &err) < 0) {
+		c->engine_pending = false;
+		answer_action_error(c, err);
+		bh_error_free(err);
+	}
+}
+
+static void on_read(void *arg, const uint8_t *data, size_t len, uint64_t size, bool truncated,
+		    const bh_error *err)
+{
+	struct call *c = arg;
+	if (!c->gone) {
+		if (err) {
+			answer_action_error(c, err);
+		} else {
+			cJSON *o = cJSON_CreateObject();
+			char *b64 = wire_base64_encode(data, len, true);
+			add_str(o, "content", b64);
+			free(b64);
+			add_i64(o, "size", (int64_t)size);
+			if (truncated)
+				cJSON_AddBoolToObject(o, "truncated", true);
+			call_answer_json(c, print(o));
+		}
+	}
+	call_wake(c);
+}
+
+static void read_file(struct call *c, cJSON *msg)
+{
+	bh_session *s = find_fp(c, msg);
+	const char *path = s ? path_of(c, msg) : NULL;
+	if (!path)
+		return;
+	const cJSON *max = cJSON_GetObjectItemCaseSensitive(msg, "maxBytes");
+	uint32_t cap = cJSON_IsNumber(max) && max->valuedouble > 0 && max->valuedouble < (4 << 20)
+			       ? (uint32_t)max->valuedouble
+			       : (1u << 20);
+	call_pending(c, NULL, NULL);
+	bh_error *err = NULL;
+	if (bh_session_read_file(s, path, cap, on_read, c, &err) < 0) {
+		c->engine_pending = false;
+		answer_action_error(c, err);
+		bh_error_free(err);
+	}
+}
+
 void operator_service(struct call *c, const char *method)
 {
 	static const struct {
@@ -306,6 +571,10 @@ void operator_service(struct call *c, const char *method)
 		{"Leaks", leaks},
 		{"Gc", gc},
 		{"Evidence", evidence},
+		{"ListRecords", list_records},
+		{"ListEvents", list_events},
+		{"ListFiles", list_files},
+		{"ReadFile", read_file},
 	};
 	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
 		if (strcmp(method, methods[i].name))

@@ -151,7 +151,9 @@ static int mhd_fd(struct listener *l)
 static int loop_timeout(struct server *s)
 {
 	int t = bh_engine_timeout_ms(s->e);
-	int best = t < 0 ? 1000 : (t < 1000 ? t : 1000); /* the deadline sweep runs every second */
+	/* The deadline sweep runs every second; long polls look every 100 ms. */
+	int cap = operator_waiting() ? 100 : 1000;
+	int best = t < 0 ? cap : (t < cap ? t : cap);
 	for (size_t i = 0; i < s->n_ls; i++) {
 		MHD_UNSIGNED_LONG_LONG mt;
 		if (MHD_get_timeout(s->ls[i].mhd, &mt) == MHD_YES && (long long)mt < best)
@@ -201,6 +203,7 @@ static bool engine_calls_pending(struct server *s)
 static void drain_and_close(struct server *s)
 {
 	s->draining = true;
+	operator_poll_waiters(s, true);
 	uint32_t budget = s->cfg->drain_ms ? s->cfg->drain_ms : 30000;
 	uint64_t until = daemon_now_ms() + budget;
 	fprintf(stderr, "bulkhead serve: stopping: new calls refused, waiting up to %u ms for "
@@ -287,6 +290,20 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 	for (size_t i = 0; i < s->n_ls; i++)
 		if (start_mhd(s, &s->ls[i], why) < 0)
 			return -1;
+	/* The CLI finds a running daemon of a state directory here and
+	 * attaches to it instead of opening an engine of its own. */
+	if (asprintf(&s->attach_file, "%s/daemon.sock.path", bh_engine_state_dir(s->e)) < 0)
+		abort();
+	char abs[4096];
+	const char *sock = s->socket_path;
+	if (sock[0] != '/' && getcwd(abs, sizeof abs - strlen(sock) - 2)) {
+		strcat(abs, "/");
+		strcat(abs, sock);
+		sock = abs;
+	}
+	FILE *f = fopen(s->attach_file, "we");
+	if (!f || fprintf(f, "%s\n", sock) < 0 || fclose(f) != 0)
+		return why_errno(why, errno, "write %s", s->attach_file);
 	return 0;
 }
 
@@ -317,6 +334,10 @@ static void teardown(struct server *s)
 		free(c->answer);
 		free(c);
 	}
+	if (s->attach_file) {
+		unlink(s->attach_file);
+		free(s->attach_file);
+	}
 	if (s->socket_path) {
 		unlink(s->socket_path);
 		free(s->socket_path);
@@ -340,9 +361,13 @@ int bh_daemon_serve(const struct bh_daemon_config *cfg, char **why)
 	}
 	if (cfg->on_ready)
 		cfg->on_ready(cfg->on_ready_arg, s.socket_path, s.n_ls > 1 ? s.ls[1].port : 0);
-	uint64_t next_sweep = daemon_now_ms() + 1000;
+	uint64_t next_sweep = daemon_now_ms() + 1000, next_poll = 0;
 	while (!s.stop) {
 		run_once(&s, loop_timeout(&s));
+		if (daemon_now_ms() >= next_poll) {
+			operator_poll_waiters(&s, false);
+			next_poll = daemon_now_ms() + 100;
+		}
 		if (daemon_now_ms() >= next_sweep) {
 			daemon_enforce_deadlines(&s);
 			next_sweep = daemon_now_ms() + 1000;

@@ -409,6 +409,31 @@ size_t bh_engine_leaks(bh_engine *e, struct bh_leak **out);
 /* Reaps what bh_engine_leaks finds (each reap is an event); returns how many. */
 size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped);
 
+/* ---- history: records and events from the store ------------------------------ */
+
+struct bh_record_row {
+	int64_t id;                    /* commit order; a cursor for the next page */
+	const struct bh_record *record;
+	const char *language, *flags;  /* "" for none */
+	int exit_code;
+	int64_t duration_us;
+};
+/* Return non-zero to stop. Rows are valid only during the call. */
+typedef int (*bh_record_fn)(void *arg, const struct bh_record_row *row);
+/* Records committed after after_id (0: from the first), at most limit (0:
+ * 1000), of one session (its fingerprint) or of all (NULL). */
+int bh_engine_records(bh_engine *e, const char *session, int64_t after_id, size_t limit,
+		      bh_record_fn fn, void *arg, bh_error **err);
+
+struct bh_event {
+	int64_t id, at_unix_ms;
+	const char *kind, *session, *sandbox, *detail;
+};
+typedef int (*bh_event_fn)(void *arg, const struct bh_event *ev);
+/* Events after after_id, oldest first, at most limit (0: 1000). */
+int bh_engine_events(bh_engine *e, int64_t after_id, size_t limit, bh_event_fn fn, void *arg,
+		     bh_error **err);
+
 /* ---- introspection for tests and the leak finder ---------------------------- */
 
 /* The cgroup path (below each hierarchy's mount) under which this engine's

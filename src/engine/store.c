@@ -331,20 +331,8 @@ int store_live_sessions(struct bh_store *s, store_live_fn fn, void *arg, bh_erro
 }
 
 
-int store_records(struct bh_store *s, const char *session, store_record_fn fn, void *arg,
-		  bh_error **err)
+static int each_record(sqlite3_stmt *st, store_record_fn fn, void *arg)
 {
-	sqlite3_stmt *st = prepare(
-		s,
-		"SELECT id, version, request_sha256, result_sha256, unanswered, provider, isolation, "
-		"environment, policy, software_identity, software_rule_id, started_unix_ms, "
-		"ended_unix_ms, session, sequence, previous_sha256, record_sha256, language, flags, "
-		"exit_code, duration_us FROM records WHERE (?1 = '' OR session = ?1) "
-		"ORDER BY session, sequence, id",
-		err);
-	if (!st)
-		return -1;
-	bind_text(st, 1, session);
 	int ret = 0;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct store_record_row r = {.id = sqlite3_column_int64(st, 0)};
@@ -369,6 +357,65 @@ int store_records(struct bh_store *s, const char *session, store_record_fn fn, v
 		r.exit_code = sqlite3_column_int(st, 19);
 		r.duration_us = sqlite3_column_int64(st, 20);
 		ret = fn(arg, &r);
+		if (ret)
+			break;
+	}
+	sqlite3_finalize(st);
+	return ret < 0 ? -1 : 0;
+}
+
+#define RECORD_COLUMNS                                                                          \
+	"SELECT id, version, request_sha256, result_sha256, unanswered, provider, isolation, "  \
+	"environment, policy, software_identity, software_rule_id, started_unix_ms, "           \
+	"ended_unix_ms, session, sequence, previous_sha256, record_sha256, language, flags, "   \
+	"exit_code, duration_us FROM records "
+
+int store_records(struct bh_store *s, const char *session, store_record_fn fn, void *arg,
+		  bh_error **err)
+{
+	sqlite3_stmt *st = prepare(
+		s, RECORD_COLUMNS "WHERE (?1 = '' OR session = ?1) ORDER BY session, sequence, id", err);
+	if (!st)
+		return -1;
+	bind_text(st, 1, session);
+	return each_record(st, fn, arg);
+}
+
+int store_records_page(struct bh_store *s, const char *session, int64_t after_id, size_t limit,
+		       store_record_fn fn, void *arg, bh_error **err)
+{
+	sqlite3_stmt *st = prepare(
+		s, RECORD_COLUMNS "WHERE (?1 = '' OR session = ?1) AND id > ?2 ORDER BY id LIMIT ?3", err);
+	if (!st)
+		return -1;
+	bind_text(st, 1, session);
+	sqlite3_bind_int64(st, 2, after_id);
+	sqlite3_bind_int64(st, 3, (int64_t)limit);
+	return each_record(st, fn, arg);
+}
+
+int store_events(struct bh_store *s, int64_t after_id, size_t limit, store_event_fn fn, void *arg,
+		 bh_error **err)
+{
+	sqlite3_stmt *st = prepare(s,
+				   "SELECT id, at_ms, kind, session, sandbox, detail FROM events "
+				   "WHERE id > ? ORDER BY id LIMIT ?",
+				   err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, after_id);
+	sqlite3_bind_int64(st, 2, (int64_t)limit);
+	int ret = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct bh_event ev = {
+			.id = sqlite3_column_int64(st, 0),
+			.at_unix_ms = sqlite3_column_int64(st, 1),
+			.kind = (const char *)sqlite3_column_text(st, 2),
+			.session = (const char *)sqlite3_column_text(st, 3),
+			.sandbox = (const char *)sqlite3_column_text(st, 4),
+			.detail = (const char *)sqlite3_column_text(st, 5),
+		};
+		ret = fn(arg, &ev);
 		if (ret)
 			break;
 	}

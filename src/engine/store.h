@@ -61,6 +61,13 @@ typedef int (*store_record_fn)(void *arg, const struct store_record_row *row);
 int store_records(struct bh_store *s, const char *session, store_record_fn fn, void *arg,
 		  bh_error **err);
 
+/* Records in commit order after after_id, at most limit; session "" for all. */
+int store_records_page(struct bh_store *s, const char *session, int64_t after_id, size_t limit,
+		       store_record_fn fn, void *arg, bh_error **err);
+typedef int (*store_event_fn)(void *arg, const struct bh_event *ev);
+int store_events(struct bh_store *s, int64_t after_id, size_t limit, store_event_fn fn, void *arg,
+		 bh_error **err);
+
 /* The live row naming this container (its fingerprint, creation, expiry). */
 bool store_live_row(struct bh_store *s, const char *sandbox, char fp[65], int64_t *created_ms,
 		    int64_t *engine_pid);

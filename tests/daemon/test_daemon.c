@@ -8,6 +8,8 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <regex.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -435,4 +437,112 @@ Test(daemon, an_operator_sees_and_pauses_a_session_another_client_opened, .init 
 	char *o = cell(&ch, d.run_token, "python", "print(x)");
 	cr_assert_str_eq(o, "7\n", "the paused session lost its state");
 	free(o);
+}
+
+Test(daemon, an_operator_pages_through_records_and_reads_a_sessions_files, .init = start,
+     .fini = stop)
+{
+	struct chain ch;
+	open_session(&ch, d.run_token);
+	free(cell(&ch, d.run_token, "python", "open('/work/out.txt', 'w').write('hello')"));
+	free(cell(&ch, d.run_token, "python", "2"));
+	free(cell(&ch, d.run_token, "python", "3"));
+	char body[256];
+	snprintf(body, sizeof body, "{\"session\":\"%s\",\"limit\":2}", ch.fp);
+	struct answer *a = daemon_call(&d, d.op_token, OPS "ListRecords", body);
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	cJSON *o = cJSON_Parse(a->body);
+	cJSON *recs = cJSON_GetObjectItem(o, "records");
+	cr_assert_eq(cJSON_GetArraySize(recs), 2, "%s", a->body);
+	const char *next = cJSON_GetStringValue(cJSON_GetObjectItem(o, "nextAfterId"));
+	cr_assert_not_null(next);
+	snprintf(body, sizeof body, "{\"session\":\"%s\",\"afterId\":\"%s\"}", ch.fp, next);
+	cJSON_Delete(o);
+	answer_free(a);
+	a = daemon_call(&d, d.op_token, OPS "ListRecords", body);
+	o = cJSON_Parse(a->body);
+	recs = cJSON_GetObjectItem(o, "records");
+	cr_assert_eq(cJSON_GetArraySize(recs), 1, "%s", a->body);
+	const char *last = cJSON_GetStringValue(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(recs, 0), "record"), "recordSha256"));
+	cr_assert_str_eq(last, ch.last, "the last page does not end with the last record");
+	cJSON_Delete(o);
+	answer_free(a);
+
+	snprintf(body, sizeof body, "{\"session\":\"%s\",\"path\":\"\"}", ch.fp);
+	a = daemon_call(&d, d.op_token, OPS "ListFiles", body);
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	cr_assert_not_null(strstr(a->body, "\"name\":\"out.txt\""), "%s", a->body);
+	answer_free(a);
+	snprintf(body, sizeof body, "{\"session\":\"%s\",\"path\":\"out.txt\"}", ch.fp);
+	a = daemon_call(&d, d.op_token, OPS "ReadFile", body);
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	cr_assert_not_null(strstr(a->body, "\"content\":\"aGVsbG8=\""), "%s", a->body);
+	answer_free(a);
+}
+
+Test(daemon, a_long_poll_for_events_answers_when_one_happens, .init = start, .fini = stop)
+{
+	struct answer *a = daemon_call(&d, d.op_token, OPS "ListEvents", "{}");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	cJSON *o = cJSON_Parse(a->body);
+	const char *next = cJSON_GetStringValue(cJSON_GetObjectItem(o, "nextAfterId"));
+	char cursor[32];
+	snprintf(cursor, sizeof cursor, "%s", next ? next : "0");
+	cJSON_Delete(o);
+	answer_free(a);
+
+	/* Nothing happens: the wait is honoured and the answer is empty. */
+	char body[256];
+	snprintf(body, sizeof body, "{\"afterId\":\"%s\",\"waitMs\":1000}", cursor);
+	time_t t0 = time(NULL);
+	a = daemon_call(&d, d.op_token, OPS "ListEvents", body);
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	cr_assert_not_null(strstr(a->body, "\"events\":[]"), "%s", a->body);
+	cr_assert_geq(time(NULL) - t0, 0);
+	answer_free(a);
+
+	/* Something happens while a poll waits: it answers with it. */
+	pid_t pid = fork();
+	if (pid == 0) {
+		usleep(700 * 1000);
+		struct chain ch;
+		open_session(&ch, d.run_token);
+		_exit(0);
+	}
+	snprintf(body, sizeof body, "{\"afterId\":\"%s\",\"waitMs\":20000}", cursor);
+	t0 = time(NULL);
+	a = daemon_call(&d, d.op_token, OPS "ListEvents", body);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	cr_assert_null(strstr(a->body, "\"events\":[]"), "the poll ended without the event: %s", a->body);
+	cr_assert_lt(time(NULL) - t0, 15, "the poll waited for its whole wait, not for the event");
+	answer_free(a);
+}
+
+Test(daemon, sigterm_lets_the_call_in_flight_finish_and_refuses_new_ones, .init = start)
+{
+	struct chain ch;
+	open_session(&ch, d.run_token);
+	pid_t pid = fork();
+	if (pid == 0) {
+		usleep(500 * 1000);
+		kill(d.pid, SIGTERM);
+		_exit(0);
+	}
+	char *o = cell(&ch, d.run_token, "python", "import time; time.sleep(2); print('done')");
+	cr_assert_str_eq(o, "done\n", "the call in flight was cut by the stop");
+	free(o);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	struct answer *a = daemon_call(&d, d.run_token, SVC "Describe", "{}");
+	cr_assert(a->status == 503 || a->curl_code != 0, "a new call was served while stopping: %ld",
+		  a->status);
+	answer_free(a);
+	for (int i = 0; i < 200 && waitpid(d.pid, &st, WNOHANG) == 0; i++)
+		usleep(50 * 1000);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the daemon did not stop cleanly (%d)", st);
+	d.pid = 0;
+	daemon_stop(&d);
 }
