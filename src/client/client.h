@@ -1,0 +1,327 @@
+/* libbulkhead-client: a C client of a bulkhead daemon (plimsoll.v1 and
+ * bulkhead.v1.OperatorService, Connect unary JSON over HTTP/1.1).
+ *
+ * The host owns the loop, as with the engine and libcurl's multi interface:
+ * the client says which sockets it wants polled (bh_client_pollfds) and how
+ * long the host may sleep (bh_client_timeout_ms); the host calls
+ * bh_client_process() for each ready socket and bh_client_process_timeout()
+ * when the time is up. Every call is asynchronous and answers through a
+ * callback from inside those two functions. The blocking forms (for the CLI)
+ * run the same machinery under poll() until their answer arrives.
+ *
+ * Every answer is checked the way plimsoll's own clients check it: the answer
+ * must carry back the request id sent with it, every run record is recomputed
+ * from what was sent and what was received, the tier must meet the floor, and
+ * a session's records must continue the chain this client saw. An error says
+ * whether anything ran: its message begins "Nothing ran (REASON): " only when
+ * the daemon marked it not dispatched (or nothing left this process), and
+ * "The code may have run, and there is no checked answer for it: " otherwise.
+ *
+ * Ownership: fallible functions return < 0 and fill *err (free it with
+ * bh_client_error_free). What a callback receives is the library's and is
+ * valid during the callback; a callback may keep an answer by moving it out
+ * (copy the struct, then zero the original) and keep an error with
+ * bh_client_error_dup(). One thread owns a client.
+ */
+#ifndef BH_CLIENT_H
+#define BH_CLIENT_H
+
+#include "bulkhead.h"
+#include "record.h"
+#include "wire.h"
+
+#include <cjson/cJSON.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BH_CLIENT_MAX_ANSWER (32u << 20) /* bytes of one answer (plimsoll's clients' cap) */
+#define BH_CLIENT_TOKEN_ENV "BULKHEAD_TOKEN"
+#define BH_CLIENT_ATTACH_FILE "daemon.sock.path" /* in a state directory a daemon holds */
+
+typedef struct bh_client bh_client;
+typedef struct bh_client_session bh_client_session;
+
+/* ---- errors ------------------------------------------------------------ */
+
+struct bh_client_error {
+	enum wire_code code;        /* the daemon's Connect code, or the client's own (data_loss ...) */
+	bool not_dispatched;        /* nothing ran: the only errors that are safe to retry */
+	enum wire_refusal reason;   /* why, when not_dispatched */
+	bool session_ended;         /* the session has ended (end says why) */
+	enum wire_session_end end;
+	char *end_detail;           /* "" when none */
+	bool unanswered;            /* a checked version-3 record: the call may have run and is
+				       in the session's chain */
+	struct bh_record record;    /* when unanswered (strings owned) */
+	int http_status;            /* 0 when no answer arrived */
+	char *message;              /* "Nothing ran (isolation): ..." or "The code may have run, ..." */
+};
+
+void bh_client_error_free(struct bh_client_error *err);
+struct bh_client_error *bh_client_error_dup(const struct bh_client_error *err);
+
+/* ---- the client and its loop ------------------------------------------- */
+
+struct bh_client_options {
+	/* "/path/to/bulkhead.sock", "unix:PATH", or "http://127.0.0.1:PORT"
+	 * (cleartext is accepted only to a loopback host). */
+	const char *target;
+	const char *token;          /* bearer token; NULL or "" for an open daemon */
+	uint32_t connect_timeout_ms;/* 0: 10 s */
+	uint32_t call_timeout_ms;   /* one whole exchange; 0: 6 min, as plimsoll's clients */
+};
+
+int bh_client_new(const struct bh_client_options *opts, bh_client **out,
+		  struct bh_client_error **err);
+/* Abandons every call in flight without calling its callback. Sessions
+ * must be freed first. */
+void bh_client_free(bh_client *c);
+const char *bh_client_target(const bh_client *c);
+
+/* The sockets the client wants polled, as pollfd entries (events set,
+ * revents cleared). Returns how many there are; only the first max are
+ * written, so a caller can size its array from the return value. */
+size_t bh_client_pollfds(bh_client *c, struct pollfd *fds, size_t max);
+/* How long the host may wait before calling bh_client_process_timeout():
+ * -1 when nothing is pending, 0 when it is due now. */
+int bh_client_timeout_ms(bh_client *c);
+/* A socket from bh_client_pollfds is ready (revents as poll() set them). */
+void bh_client_process(bh_client *c, int fd, short revents);
+/* The timeout passed (calling it early is harmless). */
+void bh_client_process_timeout(bh_client *c);
+/* Both of the above for a whole pollfd array after poll() returned. */
+void bh_client_process_pollfds(bh_client *c, const struct pollfd *fds, size_t n);
+/* Calls in flight (sent or queued). */
+size_t bh_client_pending(const bh_client *c);
+/* Runs the loop with poll() until *done or timeout_ms passes (-1: none);
+ * -1 on timeout. What the blocking calls below use. */
+int bh_client_wait(bh_client *c, const bool *done, int timeout_ms);
+
+/* ---- one raw call: the transport every other call uses ------------------- */
+
+struct bh_client_http {
+	long status;                /* the HTTP status; 0 when no answer arrived */
+	const char *body;           /* NUL-terminated */
+	size_t len;
+	bool bound;                 /* exactly one Plimsoll-Request-Id came back, equal to ours */
+	const char *request_id;     /* what was sent */
+	const char *mark;           /* the Plimsoll-Not-Dispatched header, "" when none */
+	bool unsent;                /* failed before a byte of the request left this process */
+	bool too_large;             /* the answer passed BH_CLIENT_MAX_ANSWER */
+	bool timed_out;
+	const char *transport_error;/* libcurl's words when no answer arrived, else "" */
+};
+typedef void (*bh_client_http_cb)(void *arg, const struct bh_client_http *answer);
+
+/* POSTs json to path ("plimsoll.v1.SandboxService/Describe") with the token,
+ * Connect's headers and a fresh 32-hex Plimsoll-Request-Id. Redirects are
+ * never followed. */
+int bh_client_call_async(bh_client *c, const char *path, const char *json, bh_client_http_cb cb,
+			 void *arg, struct bh_client_error **err);
+
+/* The error an answer that is not a bound 200 stands for (NULL for one that
+ * is): the binding rule (an unbound error keeps its code and loses every
+ * mark), the Plimsoll-Not-Dispatched header, redirects, transport failures. */
+struct bh_client_error *bh_client_error_of(const struct bh_client_http *answer);
+
+/* ---- plimsoll.v1.SandboxService ---------------------------------------- */
+
+typedef void (*bh_client_describe_cb)(void *arg, struct wire_describe_response *res,
+				      const struct bh_client_error *err);
+int bh_client_describe_async(bh_client *c, bh_client_describe_cb cb, void *arg,
+			     struct bh_client_error **err);
+int bh_client_describe(bh_client *c, struct wire_describe_response *out,
+		       struct bh_client_error **err);
+
+struct bh_client_run_opts {
+	enum bh_tier floor;         /* BH_TIER_UNKNOWN (or NONE): none */
+	int32_t timeout_ms;         /* 0: the daemon's default */
+};
+
+/* One JavaScript snippet in a fresh sandbox. The answer is checked: record
+ * present and version 2, request and result digests, provider, tier,
+ * environment, the record's own digest, no session fields, tier >= floor. */
+typedef void (*bh_client_run_cb)(void *arg, struct wire_run_response *res,
+				 const struct bh_client_error *err);
+int bh_client_run_async(bh_client *c, const char *code, const struct bh_client_run_opts *opts,
+			bh_client_run_cb cb, void *arg, struct bh_client_error **err);
+int bh_client_run(bh_client *c, const char *code, const struct bh_client_run_opts *opts,
+		  struct wire_run_response *out, struct bh_client_error **err);
+
+struct bh_client_open_opts {
+	enum bh_tier floor;         /* also every call's floor unless the call asks for more */
+	uint32_t languages;         /* 1 << bh_language: interpreters to start at open */
+	uint32_t lifetime_ms;       /* 0: the daemon's */
+	const char *owner;          /* a keyed digest of the end user; NULL: none */
+};
+
+/* Opens a session. The fingerprint must be SHA-256 of the id and the tier
+ * must meet the floor; otherwise the session is closed and the call fails
+ * data_loss. On success s is the caller's (bh_client_session_free). */
+typedef void (*bh_client_open_cb)(void *arg, bh_client_session *s,
+				  const struct bh_client_error *err);
+int bh_client_open_async(bh_client *c, const struct bh_client_open_opts *opts,
+			 bh_client_open_cb cb, void *arg, struct bh_client_error **err);
+int bh_client_open(bh_client *c, const struct bh_client_open_opts *opts, bh_client_session **out,
+		   struct bh_client_error **err);
+
+/* A handle on a session opened elsewhere (another process of the same
+ * principal), continuing the chain its caller vouches for: calls and the
+ * last record digest ("" and 0 for a fresh one). The evidence is learnt from
+ * its first answer. */
+int bh_client_session_adopt(bh_client *c, const char *session_id, uint64_t calls,
+			    const char *last_record_sha256, enum bh_tier floor,
+			    bh_client_session **out, struct bh_client_error **err);
+/* Abandons the session's calls (no callbacks) and forgets it; it stays open
+ * on the daemon until closed or its lifetime ends. */
+void bh_client_session_free(bh_client_session *s);
+
+struct bh_client_session_view {
+	const char *fingerprint;    /* SHA-256 of the id: what records and the operator API name */
+	const char *sandbox;        /* the provider stated at open */
+	const char *isolation;      /* the tier stated at open */
+	int64_t expires_unix_ms;
+	uint32_t idle_timeout_ms;
+	uint64_t calls;             /* the chain as this client saw it */
+	const char *last_record_sha256;
+	enum wire_session_end end;  /* WIRE_END_OPEN until an answer said otherwise */
+	const char *end_detail;
+	const char *stopped;        /* set once a call ended without a checkable answer: nothing
+				       more is sent on the session */
+};
+void bh_client_session_get(const bh_client_session *s, struct bh_client_session_view *out);
+
+struct bh_client_cell {
+	enum bh_language language;
+	const char *code;
+	size_t code_len;            /* 0: strlen(code) */
+	const struct bh_file *files;/* written into /work first; content is UTF-8 text */
+	size_t n_files;
+	int32_t timeout_ms;         /* 0: the daemon's default */
+	enum bh_tier floor;         /* raises the session's floor for this call */
+};
+
+/* One cell. Calls on a session are sent one at a time, in order (later ones
+ * wait here), so the chain this client checks follows the daemon's. */
+typedef void (*bh_client_cell_cb)(void *arg, struct wire_session_run_response *res,
+				  const struct bh_client_error *err);
+int bh_client_session_run_async(bh_client_session *s, const struct bh_client_cell *cell,
+				bh_client_cell_cb cb, void *arg, struct bh_client_error **err);
+int bh_client_session_run(bh_client_session *s, const struct bh_client_cell *cell,
+			  struct wire_session_run_response *out, struct bh_client_error **err);
+
+/* Ends the session (or collects one that ended by itself); the daemon's
+ * count and last digest must equal the chain this client saw. */
+typedef void (*bh_client_close_cb)(void *arg, struct wire_close_session_response *res,
+				   const struct bh_client_error *err);
+int bh_client_session_close_async(bh_client_session *s, bh_client_close_cb cb, void *arg,
+				  struct bh_client_error **err);
+int bh_client_session_close(bh_client_session *s, struct wire_close_session_response *out,
+			    struct bh_client_error **err);
+
+/* ---- bulkhead.v1.OperatorService --------------------------------------- */
+
+/* json_out is the answer's body (caller frees) when the call succeeded. */
+typedef void (*bh_client_operator_cb)(void *arg, const char *json_out,
+				      const struct bh_client_error *err);
+int bh_client_operator_call_async(bh_client *c, const char *method, const char *json_in,
+				  bh_client_operator_cb cb, void *arg, struct bh_client_error **err);
+int bh_client_operator_call(bh_client *c, const char *method, const char *json_in,
+			    char **json_out, struct bh_client_error **err);
+
+/* A session as the operator sees it (by fingerprint, never by id). */
+struct bh_client_session_info {
+	char fingerprint[65];
+	char *sandbox, *state, *isolation, *floor, *principal, *owner, *run_key;
+	uint64_t calls;
+	char last_record_sha256[65];
+	int64_t created_unix_ms, last_call_unix_ms, expires_unix_ms;
+	uint64_t awake_ms;
+	char *end_reason;           /* "" while live */
+};
+
+/* The typed helpers are the generic call plus these parsers, which an
+ * asynchronous caller can use on json_out itself. They return -1 with *err
+ * (data_loss) for an answer that does not keep its shape. */
+int bh_client_parse_sessions(const char *json, struct bh_client_session_info **out, size_t *n,
+			     struct bh_client_error **err);
+void bh_client_sessions_free(struct bh_client_session_info *v, size_t n);
+int bh_client_list_sessions(bh_client *c, const char *state, struct bh_client_session_info **out,
+			    size_t *n, struct bh_client_error **err);
+int bh_client_get_session(bh_client *c, const char *fingerprint,
+			  struct bh_client_session_info *out, struct bh_client_error **err);
+
+int bh_client_pause(bh_client *c, const char *fingerprint, struct bh_client_error **err);
+int bh_client_resume(bh_client *c, const char *fingerprint, struct bh_client_error **err);
+int bh_client_hibernate(bh_client *c, const char *fingerprint, struct bh_client_error **err);
+int bh_client_kill(bh_client *c, const char *fingerprint, struct bh_client_error **err);
+
+struct bh_client_closed {
+	uint64_t calls;
+	char last_record_sha256[65];
+	char end_reason[64];
+};
+int bh_client_close(bh_client *c, const char *fingerprint, struct bh_client_closed *out,
+		    struct bh_client_error **err);
+
+/* Leaks, and what gc reaped (or would reap, dry_run), as the engine's struct. */
+int bh_client_parse_leaks(const char *json, const char *field, struct bh_leak **out, size_t *n,
+			  struct bh_client_error **err);
+int bh_client_leaks(bh_client *c, struct bh_leak **out, size_t *n, struct bh_client_error **err);
+int bh_client_gc(bh_client *c, bool dry_run, struct bh_leak **out, size_t *n,
+		 struct bh_client_error **err);
+
+/* The tier evidence as the daemon states it ({"strongest", "tiers": [...]}). */
+int bh_client_evidence(bh_client *c, cJSON **out, struct bh_client_error **err);
+
+struct bh_client_record_row {
+	int64_t id;                 /* commit order: the next page starts after it */
+	struct bh_record record;    /* strings owned */
+	char *language, *flags;     /* "" when none */
+	int exit_code;
+	int64_t duration_us;
+};
+struct bh_client_records {
+	struct bh_client_record_row *rows;
+	size_t n;
+	int64_t next_after_id;
+};
+/* session: a fingerprint or NULL for all; after_id 0 from the first; limit 0:
+ * the daemon's page size. */
+int bh_client_parse_records(const char *json, struct bh_client_records *out,
+			    struct bh_client_error **err);
+int bh_client_list_records(bh_client *c, const char *session, int64_t after_id, uint32_t limit,
+			   struct bh_client_records *out, struct bh_client_error **err);
+void bh_client_records_free(struct bh_client_records *r);
+
+struct bh_client_event {
+	int64_t id;
+	int64_t at_unix_ms;
+	char *kind, *session, *sandbox, *detail;
+};
+struct bh_client_events {
+	struct bh_client_event *events;
+	size_t n;
+	int64_t next_after_id;
+};
+/* wait_ms > 0: a long poll that answers once an event exists or the wait ends. */
+int bh_client_parse_events(const char *json, struct bh_client_events *out,
+			   struct bh_client_error **err);
+int bh_client_list_events(bh_client *c, int64_t after_id, uint32_t limit, uint32_t wait_ms,
+			  struct bh_client_events *out, struct bh_client_error **err);
+void bh_client_events_free(struct bh_client_events *e);
+
+/* ---- finding a daemon ----------------------------------------------------- */
+
+/* The socket of the daemon holding state_dir (NULL: $BULKHEAD_STATE, else
+ * /var/lib/bulkhead), read from STATE/daemon.sock.path; NULL when none
+ * (caller frees). */
+char *bh_client_discover(const char *state_dir);
+/* The token a command should send: the first line of token_file when given,
+ * else $BULKHEAD_TOKEN, else NULL (an open daemon). -1 with *err when the
+ * file cannot be read. Caller frees *out. */
+int bh_client_token(const char *token_file, char **out, struct bh_client_error **err);
+
+#endif
