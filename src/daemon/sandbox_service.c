@@ -261,6 +261,7 @@ struct cell_ctx {
 	struct call *c;
 	struct wire_session_run_request req;
 	enum bh_tier tier;
+	bool snippet; /* a javascript payload: a fresh node in the session's sandbox */
 };
 
 static void cell_ctx_free(void *p)
@@ -289,7 +290,8 @@ static void on_cell(void *arg, const struct bh_cell_result *res, const bh_error 
 					.duration_ms = (int64_t)(res->duration_us / 1000u),
 					.has_record = res->record != NULL,
 					.environment = res->record ? res->record->environment : "",
-					.result = {.kind = "cell", .exit_code = res->exit_code,
+					.result = {.kind = x->snippet ? "javascript" : "cell",
+					   .exit_code = res->exit_code,
 						   .timed_out = res->timed_out, .out = res->out,
 						   .out_len = res->out_len, .err = res->errout,
 						   .err_len = res->errout_len,
@@ -335,21 +337,17 @@ static void session_run(struct call *c)
 		cell_ctx_free(x);
 		return;
 	}
-	if (x->req.call.kind != WIRE_PAYLOAD_CELL) {
-		call_refuse(c, WIRE_UNIMPLEMENTED, WIRE_REFUSAL_UNSUPPORTED,
-			    "this daemon runs cells in sessions; send the snippet as a cell with "
-			    "language javascript");
-		cell_ctx_free(x);
-		return;
-	}
 	x->tier = bh_session_tier(s);
+	x->snippet = x->req.call.kind == WIRE_PAYLOAD_JAVASCRIPT;
 	const struct wire_cell_run *w = &x->req.call.cell;
+	const struct wire_javascript_run *js = &x->req.call.javascript;
 	struct bh_cell cell = {
-		.language = w->language,
-		.code = w->code,
-		.code_len = w->code_len,
-		.files = w->files,
-		.n_files = w->n_files,
+		.language = x->snippet ? BH_LANG_JAVASCRIPT : w->language,
+		.code = x->snippet ? js->code : w->code,
+		.code_len = x->snippet ? js->code_len : w->code_len,
+		.files = x->snippet ? NULL : w->files,
+		.n_files = x->snippet ? 0 : w->n_files,
+		.fresh_process = x->snippet,
 		.timeout_ms = call_timeout(x->req.call.env.timeout_ms),
 		.floor = x->req.call.env.floor,
 		.has_sent_timeout = true,

@@ -301,6 +301,11 @@ struct bh_cell {
 	/* The timeout exactly as the client sent it, for the request digest. */
 	bool has_sent_timeout;
 	int64_t sent_timeout_ms;
+	/* Run the code as a fresh `node -` in the session's sandbox instead of
+	 * in its interpreter (plimsoll's javascript payload in a session): files
+	 * are shared, variables are not. JavaScript only, no files; its record
+	 * is of kind javascript. */
+	bool fresh_process;
 };
 
 struct bh_cell_result {

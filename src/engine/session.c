@@ -340,10 +340,11 @@ static void request_digest(const struct op *op, const bh_session *s, char out[65
 		.minimum_isolation = op->cell.floor > BH_TIER_NONE ? bh_tier_name(op->cell.floor) : "",
 		.timeout_ms = op->cell.has_sent_timeout ? op->cell.sent_timeout_ms : op->cell.timeout_ms,
 		.software_mode = "",
-		.kind = "cell",
+		.kind = op->cell.fresh_process ? "javascript" : "cell",
 		.language = bh_language_name(op->cell.language),
 		.code = (const uint8_t *)op->code,
 		.code_len = op->cell.code_len,
+		.grant_profile = "",
 		.files = op->files,
 		.n_files = op->cell.n_files,
 	};
@@ -419,7 +420,7 @@ static void cell_answered(bh_session *s, struct op *op, const struct done_frame 
 	};
 	s->woke_us = 0;
 	struct bh_result_fields rf = {
-		.kind = "cell",
+		.kind = op->cell.fresh_process ? "javascript" : "cell",
 		.exit_code = r.exit_code,
 		.timed_out = r.timed_out,
 		.out = r.out,
@@ -607,10 +608,30 @@ static void on_files_reply(bh_engine *e, void *arg, struct sandbox *sb,
 	dispatch(s);
 }
 
+/* A snippet in the session's sandbox: an EXEC of `node -` with the code
+ * on its stdin. The init's sweep after it spares the interpreters. */
+static void exec_frame(struct buf *f, uint64_t call_id, const struct op *op)
+{
+	uint8_t type = BH_CHAN_EXEC;
+	buf_append(f, &type, 1);
+	put_u64(f, call_id);
+	put_u32(f, op->cell.timeout_ms);
+	put_u32(f, op->cell.output_cap);
+	static const char *const argv[] = {"/usr/bin/node", "-"};
+	put_u32(f, 2);
+	for (int i = 0; i < 2; i++)
+		put_str(f, argv[i], strlen(argv[i]));
+	put_str(f, op->code, op->cell.code_len);
+}
+
 static int send_cell(bh_session *s, struct op *op, bh_error **err)
 {
 	uint64_t call_id = sandbox_next_call_id();
 	struct buf f = {0};
+	if (op->cell.fresh_process) {
+		exec_frame(&f, call_id, op);
+		goto send;
+	}
 	uint8_t type = BH_CHAN_CELL;
 	buf_append(&f, &type, 1);
 	put_u64(&f, call_id);
@@ -625,6 +646,7 @@ static int send_cell(bh_session *s, struct op *op, bh_error **err)
 		put_str(&f, op->files[i].content ? op->files[i].content : (const uint8_t *)"",
 			op->files[i].len);
 	}
+send:
 	op->started_unix_ms = (int64_t)now_real_ms();
 	int ret = sandbox_request(s->e, s->sb, call_id, &f, op->cell.timeout_ms + BACKSTOP_GRACE_MS,
 				  on_cell_reply, s, err);
@@ -1346,6 +1368,9 @@ int bh_session_run(bh_session *s, const struct bh_cell *cell, bh_cell_cb cb, voi
 	if (cell->n_files > MAX_FILES)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "%zu files is more than %u", cell->n_files,
 				 MAX_FILES);
+	if (cell->fresh_process && (cell->language != BH_LANG_JAVASCRIPT || cell->n_files))
+		return bh_refuse(err, BH_REFUSAL_REQUEST,
+				 "a snippet in a fresh process is JavaScript and carries no files");
 	size_t total = 0;
 	for (size_t i = 0; i < cell->n_files; i++) {
 		const char *why = path_problem(cell->files[i].path);

@@ -546,3 +546,48 @@ Test(daemon, sigterm_lets_the_call_in_flight_finish_and_refuses_new_ones, .init 
 	d.pid = 0;
 	daemon_stop(&d);
 }
+
+Test(daemon, a_javascript_payload_in_a_session_runs_fresh_beside_the_sessions_files, .init = start,
+     .fini = stop)
+{
+	struct chain ch;
+	open_session(&ch, d.run_token);
+	free(cell(&ch, d.run_token, "python", "open('/work/note.txt', 'w').write('kept'); secret = 1"));
+	const char *code = "const fs = require('fs'); console.log(fs.readFileSync('/work/note.txt', 'utf8'), "
+			   "typeof secret)";
+	cJSON *req = cJSON_CreateObject();
+	cJSON_AddNumberToObject(req, "protocol", 3);
+	cJSON_AddStringToObject(req, "sessionId", ch.id);
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "javascript"), "code", code);
+	char *body = cJSON_PrintUnformatted(req);
+	cJSON_Delete(req);
+	struct answer *a = daemon_call(&d, d.run_token, SVC "SessionRun", body);
+	free(body);
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	struct wire_session_run_response r;
+	struct wire_status st;
+	cr_assert_eq(wire_decode_session_run_response(a->body, a->len, &r, &st), 0, "%s", st.msg);
+	cr_assert_str_eq(r.run.result.kind, "javascript");
+	cr_assert_eq(r.run.result.out_len, strlen("kept undefined\n"));
+	cr_assert_eq(memcmp(r.run.result.out, "kept undefined\n", r.run.result.out_len), 0);
+	struct bh_request_fields rq = {
+		.protocol = 3, .minimum_isolation = "", .software_mode = "", .kind = "javascript",
+		.code = (const uint8_t *)code, .code_len = strlen(code), .grant_profile = "",
+	};
+	char want[65];
+	bh_request_digest(&rq, want);
+	cr_assert_str_eq(r.run.record.request_sha256, want);
+	bh_result_digest(&r.run.result, want);
+	cr_assert_str_eq(r.run.record.result_sha256, want);
+	cr_assert(bh_record_verify(&r.run.record));
+	cr_assert_eq(r.run.record.sequence, 2, "the snippet takes its place in the chain");
+	cr_assert_str_eq(r.run.record.previous_sha256, ch.last);
+	ch.seq = 2;
+	snprintf(ch.last, sizeof ch.last, "%s", r.run.record.record_sha256);
+	wire_session_run_response_free(&r);
+	answer_free(a);
+	/* The interpreters survived the snippet's sweep. */
+	char *o = cell(&ch, d.run_token, "python", "print(secret)");
+	cr_assert_str_eq(o, "1\n", "the snippet's sweep took the interpreter's state");
+	free(o);
+}
