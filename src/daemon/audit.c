@@ -42,6 +42,41 @@ void audit_call(struct server *s, const struct call *c)
 	emit(s, o);
 }
 
+static int audit_one(void *arg, const struct bh_event *ev)
+{
+	struct server *s = arg;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "audit", "session");
+	cJSON_AddStringToObject(o, "kind", ev->kind);
+	if (ev->session && *ev->session)
+		cJSON_AddStringToObject(o, "session", ev->session);
+	if (ev->sandbox && *ev->sandbox)
+		cJSON_AddStringToObject(o, "sandbox", ev->sandbox);
+	if (ev->detail && *ev->detail)
+		cJSON_AddStringToObject(o, "detail", ev->detail);
+	emit(s, o);
+	s->audited_event = ev->id;
+	return 0;
+}
+
+static int skip_one(void *arg, const struct bh_event *ev)
+{
+	((struct server *)arg)->audited_event = ev->id;
+	return 0;
+}
+
+/* The engine's own events (opened, paused, hibernated, ended, reaped …)
+ * become audit lines too, once each; what happened before we started is
+ * history, not news. */
+void audit_engine_events(struct server *s, bool first)
+{
+	int64_t before;
+	do {
+		before = s->audited_event;
+		bh_engine_events(s->e, s->audited_event, 500, first ? skip_one : audit_one, s, NULL);
+	} while (s->audited_event != before);
+}
+
 void audit_event(struct server *s, const char *kind, const char *fingerprint, const char *detail)
 {
 	cJSON *o = cJSON_CreateObject();

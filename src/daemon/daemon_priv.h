@@ -82,6 +82,7 @@ struct server {
 	FILE *audit;
 	char *socket_path;
 	char *attach_file; /* STATE/daemon.sock.path */
+	int64_t audited_event; /* the last engine event written to the audit log */
 	int sigfd;
 	bool draining;
 	bool stop;
@@ -114,5 +115,7 @@ bool operator_waiting(void);
 /* ---- audit (audit.c): one JSON line per call and per session event ---- */
 void audit_call(struct server *s, const struct call *c);
 void audit_event(struct server *s, const char *kind, const char *fingerprint, const char *detail);
+/* Writes the engine's events since the last call (first: only remember where they end). */
+void audit_engine_events(struct server *s, bool first);
 
 #endif

@@ -22,19 +22,17 @@ void health_endpoint(struct call *c, const char *path)
 		return;
 	}
 	if (!strcmp(path, "/readyz")) {
-		const char *why = NULL;
+		bh_error *err = NULL;
 		if (c->srv->draining)
-			why = "shutting down";
-		else if (!bh_engine_proven(e))
-			why = "still proving the isolation tiers";
-		else if (bh_engine_best_tier(e) == BH_TIER_UNKNOWN)
-			why = "no isolation tier is offered (see bulkhead doctor)";
-		if (why)
-			call_answer_text(c, 503, "text/plain; charset=utf-8", text("not ready: %s\n", why));
+			call_answer_text(c, 503, "text/plain; charset=utf-8",
+					 text("not ready: %s\n", "shutting down"));
+		else if (bh_engine_preflight(e, &err) < 0)
+			call_answer_text(c, 503, "text/plain; charset=utf-8", text("not ready: %s\n", err->msg));
 		else
 			call_answer_text(c, 200, "text/plain; charset=utf-8",
 					 text("ready: %s tier offered\n",
 					      bh_tier_name(bh_engine_best_tier(e))));
+		bh_error_free(err);
 		return;
 	}
 	if (!strcmp(path, "/metrics")) {

@@ -211,6 +211,7 @@ static void drain_and_close(struct server *s)
 	while (engine_calls_pending(s) && daemon_now_ms() < until)
 		run_once(s, 100);
 	/* Closing the engine answers whatever still waits (refused: closing). */
+	audit_engine_events(s, false);
 	bh_engine_close(s->e);
 	s->e = NULL;
 	for (int i = 0; i < 20; i++) {
@@ -362,14 +363,21 @@ int bh_daemon_serve(const struct bh_daemon_config *cfg, char **why)
 	if (cfg->on_ready)
 		cfg->on_ready(cfg->on_ready_arg, s.socket_path, s.n_ls > 1 ? s.ls[1].port : 0);
 	uint64_t next_sweep = daemon_now_ms() + 1000, next_poll = 0;
+	audit_engine_events(&s, true);
 	while (!s.stop) {
-		run_once(&s, loop_timeout(&s));
+		/* Never sleep past the next sweep: deadlines and the audit
+		 * of the engine's events are due every second. */
+		uint64_t now = daemon_now_ms();
+		int tmo = loop_timeout(&s);
+		int to_sweep = next_sweep > now ? (int)(next_sweep - now) : 0;
+		run_once(&s, tmo < to_sweep ? tmo : to_sweep);
 		if (daemon_now_ms() >= next_poll) {
 			operator_poll_waiters(&s, false);
 			next_poll = daemon_now_ms() + 100;
 		}
 		if (daemon_now_ms() >= next_sweep) {
 			daemon_enforce_deadlines(&s);
+			audit_engine_events(&s, false);
 			next_sweep = daemon_now_ms() + 1000;
 		}
 	}

@@ -171,6 +171,10 @@ enum bh_tier bh_engine_best_tier(bh_engine *e);
 /* What records name as a tier's environment ("bulkhead-sandbox:sha256:…"):
  * the proven sandbox recipe. "" before the tier is proven. */
 const char *bh_engine_environment(bh_engine *e, enum bh_tier tier);
+/* A bounded readiness check that runs no sandbox: a tier is offered, its
+ * runtime binary is still there and executable, the state directory is
+ * writable and the store answers. 0, or -1 with the first problem in *err. */
+int bh_engine_preflight(bh_engine *e, bh_error **err);
 /* Each sandbox's memory limit (MiB) and pids limit. */
 void bh_engine_limits(bh_engine *e, uint32_t *memory_mb, uint32_t *pids);
 

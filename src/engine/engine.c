@@ -513,6 +513,25 @@ const char *bh_engine_environment(bh_engine *e, enum bh_tier tier)
 	return e->tiers[tier].environment;
 }
 
+int bh_engine_preflight(bh_engine *e, bh_error **err)
+{
+	if (!bh_engine_proven(e))
+		return bh_fail(err, BH_E_RUNTIME, 0, "the isolation tiers are still being proven");
+	enum bh_tier best = bh_engine_best_tier(e);
+	if (best == BH_TIER_UNKNOWN)
+		return bh_fail(err, BH_E_RUNTIME, 0, "no isolation tier is offered (see bulkhead doctor)");
+	for (int t = 0; t < BH_TIER_COUNT; t++) {
+		const struct runtime *rt = &e->runtimes[t];
+		if (e->tiers[t].report.offered && rt->path && access(rt->path, X_OK) < 0)
+			return bh_fail(err, BH_E_RUNTIME, errno, "the %s tier's runtime %s is gone",
+				       bh_tier_name((enum bh_tier)t), rt->path);
+	}
+	if (access(e->state_dir, W_OK) < 0)
+		return bh_fail(err, BH_E_SYSTEM, errno, "the state directory %s is not writable",
+			       e->state_dir);
+	return store_ping(e->store, err);
+}
+
 void bh_engine_limits(bh_engine *e, uint32_t *memory_mb, uint32_t *pids)
 {
 	*memory_mb = e->memory_limit_mb;

@@ -453,6 +453,11 @@ bool store_knows_sandbox(struct bh_store *s, const char *sandbox)
 	return known;
 }
 
+int store_ping(struct bh_store *s, bh_error **err)
+{
+	return exec(s, "SELECT count(*) FROM sessions", err);
+}
+
 int store_backup(struct bh_store *s, const char *dest, bh_error **err)
 {
 	/* The backup API copies a consistent snapshot, WAL included. */

@@ -77,6 +77,8 @@ bool store_knows_sandbox(struct bh_store *s, const char *sandbox);
  * chains, so what stays still verifies), single runs and events older than
  * it, and the ended sessions' rows. Returns the number of records deleted. */
 long long store_prune(struct bh_store *s, int64_t cutoff_ms, bh_error **err);
+/* A cheap read that proves the store answers (readiness). */
+int store_ping(struct bh_store *s, bh_error **err);
 int store_backup(struct bh_store *s, const char *dest, bh_error **err);
 /* A passive WAL checkpoint (from the idle timer). */
 void store_checkpoint(struct bh_store *s);

@@ -437,6 +437,22 @@ Test(daemon, an_operator_sees_and_pauses_a_session_another_client_opened, .init 
 	char *o = cell(&ch, d.run_token, "python", "print(x)");
 	cr_assert_str_eq(o, "7\n", "the paused session lost its state");
 	free(o);
+
+	/* The audit trail has the session's lifecycle by fingerprint, never its id. */
+	usleep(1500 * 1000); /* engine events are audited once a second */
+	char path[4400];
+	snprintf(path, sizeof path, "%s/audit.log", d.dir);
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f);
+	static char log[1 << 20];
+	size_t n = fread(log, 1, sizeof log - 1, f);
+	log[n] = '\0';
+	fclose(f);
+	cr_assert_not_null(strstr(log, "\"audit\":\"session\""), "no session events audited:\n%s", log);
+	cr_assert_not_null(strstr(log, "-> paused\""), "the pause is not audited:\n%s", log);
+	cr_assert_not_null(strstr(log, ch.fp));
+	cr_assert_null(strstr(log, ch.id), "a session id reached the audit log");
+	cr_assert_null(strstr(log, "print(x)"), "code reached the audit log");
 }
 
 Test(daemon, an_operator_pages_through_records_and_reads_a_sessions_files, .init = start,
