@@ -140,9 +140,11 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
 	snprintf(line, sizeof line, "%.*s", (int)(len < 511 ? len : 511), p);
 	line[strcspn(line, "\r\n")] = '\0';
 	if (!strncasecmp(line, "Plimsoll-Request-Id: ", 21))
-		snprintf(a->request_id, sizeof a->request_id, "%s", line + 21);
+		snprintf(a->request_id, sizeof a->request_id, "%.*s",
+			 (int)sizeof a->request_id - 1, line + 21);
 	if (!strncasecmp(line, "Plimsoll-Not-Dispatched: ", 25))
-		snprintf(a->not_dispatched, sizeof a->not_dispatched, "%s", line + 25);
+		snprintf(a->not_dispatched, sizeof a->not_dispatched, "%.*s",
+			 (int)sizeof a->not_dispatched - 1, line + 25);
 	return len;
 }
 
