@@ -3,8 +3,11 @@
 #define BH_CLI_H
 
 #include "bulkhead.h"
+#include "client.h"
 
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 /* Exit status when bulkhead itself refused or failed (docker run's choice). */
 #define CLI_EXIT_BULKHEAD 125
@@ -32,7 +35,38 @@ bh_engine *cli_open_engine_inspect(const struct cli_common *c, bh_log_fn log);
 int cli_wait_proven(bh_engine *e);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+static inline void cli_freep(void *p) { free(*(void **)p); }
+#define cleanup_free_cli __attribute__((cleanup(cli_freep)))
+
+/* ---- attach mode (attach.c) ---- */
+
+struct cli_attach {
+	const char *target;     /* --attach SOCKET|URL */
+	const char *token_file; /* --token-file FILE; else $BULKHEAD_TOKEN */
+	bool no_attach;         /* --no-attach: never look for a daemon */
+};
+enum cli_attach_mode {
+	CLI_ATTACH_EXPLICIT, /* only with --attach */
+	CLI_ATTACH_AUTO,     /* --attach, else a daemon holding the state directory */
+	CLI_ATTACH_IF_TOKEN, /* the same, but auto-attach only with a token to send (the
+				command works embedded beside a daemon too) */
+};
+/* Parses --attach, --token-file and --no-attach: 1 consumed, 0 not ours,
+ * -1 a usage error (reported). */
+int cli_attach_opt(struct cli_attach *a, int argc, char **argv, int *i);
+/* *out: a client of the daemon to use, or NULL to run embedded. -1 after
+ * reporting why it could not be made. */
+int cli_attach(const struct cli_attach *a, const struct cli_common *c, enum cli_attach_mode mode,
+	       bh_client **out);
+/* Prints a client error, with a hint for a missing token or scope. */
+void cli_client_error(const struct bh_client_error *err);
+/* One cell from a REPL's input: lines ending in \ go on; NULL at the end. */
+char *cli_read_cell(FILE *in);
+/* The shell's REPL on a daemon's session, through the client. */
+int cli_shell_attached(bh_client *client, enum bh_tier floor, enum bh_language lang);
+
 int cmd_doctor(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_leaks(int argc, char **argv);
@@ -42,5 +76,6 @@ int cmd_verify(int argc, char **argv);
 int cmd_backup(int argc, char **argv);
 int cmd_token(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_console(int argc, char **argv);
 
 #endif

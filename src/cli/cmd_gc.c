@@ -3,7 +3,10 @@
  * registry rows, images nothing will restore, stray cgroups.
  * bulkhead gc [--dry-run] [--state DIR]: the same findings, reaped (each
  * reap is an event in the store). Both take the state directory without
- * collecting anything at open, so what they report is what was there. */
+ * collecting anything at open, so what they report is what was there.
+ * A daemon holding the state directory (or one named with --attach) is
+ * asked instead, through the operator API: it holds the lock, and its
+ * engine is the one that knows what it holds. */
 #include "cli.h"
 
 #include <cjson/cJSON.h>
@@ -51,12 +54,32 @@ static void print_findings(const struct bh_leak *v, size_t n, bool json, const c
 		printf("%zu %s\n", n, verb);
 }
 
+/* The daemon's answer, printed as the embedded one would be. */
+static int attached(bh_client *client, bool gc, bool dry, bool json)
+{
+	struct bh_leak *v = NULL;
+	size_t n = 0;
+	struct bh_client_error *err = NULL;
+	int rc = gc ? bh_client_gc(client, dry, &v, &n, &err) : bh_client_leaks(client, &v, &n, &err);
+	if (rc < 0) {
+		cli_client_error(err);
+		bh_client_error_free(err);
+		return CLI_EXIT_BULKHEAD;
+	}
+	print_findings(v, n, json, gc ? (dry ? "would be reaped" : "reaped") : NULL);
+	free(v);
+	return !gc && n ? 1 : 0;
+}
+
 static int run(int argc, char **argv, bool gc)
 {
 	struct cli_common c = {0};
+	struct cli_attach at = {0};
 	bool json = false, dry = !gc;
 	for (int i = 1; i < argc; i++) {
 		int r = cli_common_opt(&c, argc, argv, &i);
+		if (r == 0)
+			r = cli_attach_opt(&at, argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r > 0)
@@ -66,10 +89,20 @@ static int run(int argc, char **argv, bool gc)
 		else if (gc && !strcmp(argv[i], "--dry-run"))
 			dry = true;
 		else {
-			cli_error("%s: unknown argument \"%s\" (usage: bulkhead %s)", gc ? "gc" : "leaks",
-				  argv[i], gc ? "gc [--dry-run] [--state DIR]" : "leaks [--json] [--state DIR]");
+			cli_error("%s: unknown argument \"%s\" (usage: bulkhead %s [--attach SOCKET|URL] "
+				  "[--token-file FILE] [--no-attach])",
+				  gc ? "gc" : "leaks", argv[i],
+				  gc ? "gc [--dry-run] [--json] [--state DIR]" : "leaks [--json] [--state DIR]");
 			return CLI_EXIT_USAGE;
 		}
+	}
+	bh_client *client = NULL;
+	if (cli_attach(&at, &c, CLI_ATTACH_AUTO, &client) < 0)
+		return CLI_EXIT_BULKHEAD;
+	if (client) {
+		int rc = attached(client, gc, dry, json);
+		bh_client_free(client);
+		return rc;
 	}
 	bh_engine *e = cli_open_engine_inspect(&c, quiet);
 	if (!e)

@@ -1,4 +1,7 @@
-/* bulkhead records [--session FP] [--json]: the run records in the store.
+/* bulkhead records [--session FP] [--json]: the run records in the store,
+ * or, attached (--attach SOCKET|URL, or a daemon holding the state directory
+ * and a token to send), the records the daemon pages out of its store with
+ * ListRecords, printed the same way. --no-attach reads the store itself.
  * bulkhead verify [--session FP]: recompute every record digest and chain
  * link, and name the first row that does not match.
  * bulkhead backup FILE: a consistent online copy of the store.
@@ -15,6 +18,8 @@
 
 struct store_args {
 	struct cli_common c;
+	struct cli_attach at;
+	bool attachable; /* records takes --attach */
 	const char *session;
 	bool json;
 	const char *file;
@@ -24,6 +29,8 @@ static int parse(int argc, char **argv, struct store_args *a, const char *usage,
 {
 	for (int i = 1; i < argc; i++) {
 		int r = cli_common_opt(&a->c, argc, argv, &i);
+		if (r == 0 && a->attachable)
+			r = cli_attach_opt(&a->at, argc, argv, &i);
 		if (r < 0)
 			return -1;
 		if (r > 0)
@@ -65,55 +72,97 @@ static struct bh_store *open_store(const struct cli_common *c)
 	return s;
 }
 
-static int print_row(void *arg, const struct store_record_row *r)
+/* One record as a row or a JSON object: the same whether it came from the
+ * store or from a daemon. */
+static void print_record(cJSON *list, int64_t id, const struct bh_record *rec,
+			 const char *language, int exit_code, const char *flags)
 {
-	cJSON *list = arg;
+	language = language ? language : "";
+	flags = flags ? flags : "";
 	if (list) {
 		cJSON *o = cJSON_CreateObject();
-		cJSON_AddNumberToObject(o, "id", (double)r->id);
-		cJSON_AddNumberToObject(o, "version", r->rec.version);
-		cJSON_AddStringToObject(o, "session", r->rec.session);
-		cJSON_AddNumberToObject(o, "sequence", (double)r->rec.sequence);
-		cJSON_AddStringToObject(o, "requestSha256", r->rec.request_sha256);
-		cJSON_AddStringToObject(o, "resultSha256", r->rec.result_sha256);
-		cJSON_AddStringToObject(o, "unanswered", r->rec.unanswered ? r->rec.unanswered : "");
-		cJSON_AddStringToObject(o, "provider", r->rec.provider);
-		cJSON_AddStringToObject(o, "isolation", r->rec.isolation);
-		cJSON_AddStringToObject(o, "environment", r->rec.environment);
-		cJSON_AddNumberToObject(o, "startedUnixMs", (double)r->rec.started_unix_ms);
-		cJSON_AddNumberToObject(o, "endedUnixMs", (double)r->rec.ended_unix_ms);
-		cJSON_AddStringToObject(o, "previousSha256", r->rec.previous_sha256);
-		cJSON_AddStringToObject(o, "recordSha256", r->rec.record_sha256);
-		cJSON_AddStringToObject(o, "language", r->language ? r->language : "");
-		cJSON_AddNumberToObject(o, "exitCode", r->exit_code);
-		cJSON_AddStringToObject(o, "flags", r->flags ? r->flags : "");
+		cJSON_AddNumberToObject(o, "id", (double)id);
+		cJSON_AddNumberToObject(o, "version", rec->version);
+		cJSON_AddStringToObject(o, "session", rec->session);
+		cJSON_AddNumberToObject(o, "sequence", (double)rec->sequence);
+		cJSON_AddStringToObject(o, "requestSha256", rec->request_sha256);
+		cJSON_AddStringToObject(o, "resultSha256", rec->result_sha256);
+		cJSON_AddStringToObject(o, "unanswered", rec->unanswered ? rec->unanswered : "");
+		cJSON_AddStringToObject(o, "provider", rec->provider);
+		cJSON_AddStringToObject(o, "isolation", rec->isolation);
+		cJSON_AddStringToObject(o, "environment", rec->environment);
+		cJSON_AddNumberToObject(o, "startedUnixMs", (double)rec->started_unix_ms);
+		cJSON_AddNumberToObject(o, "endedUnixMs", (double)rec->ended_unix_ms);
+		cJSON_AddStringToObject(o, "previousSha256", rec->previous_sha256);
+		cJSON_AddStringToObject(o, "recordSha256", rec->record_sha256);
+		cJSON_AddStringToObject(o, "language", language);
+		cJSON_AddNumberToObject(o, "exitCode", exit_code);
+		cJSON_AddStringToObject(o, "flags", flags);
 		cJSON_AddItemToArray(list, o);
-		return 0;
+		return;
 	}
-	printf("%-6lld %-12.12s %5llu  v%d  %-10s %-9s exit %-3d %-40s %.16s\n", (long long)r->id,
-	       r->rec.session[0] ? r->rec.session : "-", (unsigned long long)r->rec.sequence,
-	       r->rec.version, r->language ? r->language : "", r->rec.isolation, r->exit_code,
-	       r->flags && *r->flags ? r->flags : "-", r->rec.record_sha256);
+	printf("%-6lld %-12.12s %5llu  v%d  %-10s %-9s exit %-3d %-40s %.16s\n", (long long)id,
+	       rec->session[0] ? rec->session : "-", (unsigned long long)rec->sequence,
+	       rec->version, language, rec->isolation, exit_code, *flags ? flags : "-",
+	       rec->record_sha256);
+}
+
+static int print_row(void *arg, const struct store_record_row *r)
+{
+	print_record(arg, r->id, &r->rec, r->language, r->exit_code, r->flags);
 	return 0;
+}
+
+/* Every page of ListRecords, in commit order. */
+static int print_attached(bh_client *client, const char *session, cJSON *list)
+{
+	int64_t after = 0;
+	for (;;) {
+		struct bh_client_records page;
+		struct bh_client_error *err = NULL;
+		if (bh_client_list_records(client, session, after, 500, &page, &err) < 0) {
+			cli_client_error(err);
+			bh_client_error_free(err);
+			return -1;
+		}
+		for (size_t i = 0; i < page.n; i++)
+			print_record(list, page.rows[i].id, &page.rows[i].record, page.rows[i].language,
+				     page.rows[i].exit_code, page.rows[i].flags);
+		bool more = page.n > 0 && page.next_after_id > after;
+		after = page.next_after_id;
+		bh_client_records_free(&page);
+		if (!more)
+			return 0;
+	}
 }
 
 int cmd_records(int argc, char **argv)
 {
-	struct store_args a = {0};
-	if (parse(argc, argv, &a, "bulkhead records [--session FP] [--json] [--state DIR]", false) < 0)
+	struct store_args a = {.attachable = true};
+	if (parse(argc, argv, &a, "bulkhead records [--session FP] [--json] [--state DIR] "
+				  "[--attach SOCKET|URL] [--token-file FILE] [--no-attach]",
+		  false) < 0)
 		return CLI_EXIT_USAGE;
-	struct bh_store *s = open_store(&a.c);
-	if (!s)
+	bh_client *client = NULL;
+	if (cli_attach(&a.at, &a.c, CLI_ATTACH_IF_TOKEN, &client) < 0)
+		return CLI_EXIT_BULKHEAD;
+	struct bh_store *s = client ? NULL : open_store(&a.c);
+	if (!client && !s)
 		return CLI_EXIT_BULKHEAD;
 	cJSON *list = a.json ? cJSON_CreateArray() : NULL;
 	if (!a.json)
 		printf("%-6s %-12s %5s  %-2s  %-10s %-9s %-8s %-40s %s\n", "ID", "SESSION", "SEQ", "V",
 		       "LANGUAGE", "TIER", "EXIT", "FLAGS", "RECORD");
-	bh_error *err = NULL;
-	int rc = store_records(s, a.session, print_row, list, &err);
-	if (rc < 0) {
-		cli_error("%s", err->msg);
-		bh_error_free(err);
+	int rc = 0;
+	if (client) {
+		rc = print_attached(client, a.session, list);
+	} else {
+		bh_error *err = NULL;
+		rc = store_records(s, a.session, print_row, list, &err);
+		if (rc < 0) {
+			cli_error("%s", err->msg);
+			bh_error_free(err);
+		}
 	}
 	if (list) {
 		char *text = cJSON_Print(list);
@@ -121,7 +170,9 @@ int cmd_records(int argc, char **argv)
 		cJSON_free(text);
 		cJSON_Delete(list);
 	}
-	store_close(s);
+	if (s)
+		store_close(s);
+	bh_client_free(client);
 	return rc < 0 ? CLI_EXIT_BULKHEAD : 0;
 }
 

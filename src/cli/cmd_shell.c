@@ -2,7 +2,9 @@
  * REPL into one new session. Each line is a cell (end a line with \ to go
  * on to the next); :py and :js switch the language, :files [DIR] lists
  * /work, :read PATH prints a file, :close ends the session. Works from a
- * pipe, so scripts can drive it. */
+ * pipe, so scripts can drive it. With --attach SOCKET|URL (or a daemon
+ * holding the state directory) the session is the daemon's, opened and
+ * checked through the client (cmd_shell_attach.c). */
 #include "cli.h"
 #include "record.h"
 
@@ -116,7 +118,7 @@ static int wait_for(bh_engine *e, struct wait_one *w)
 	return 0;
 }
 
-static char *read_cell(FILE *in)
+char *cli_read_cell(FILE *in)
 {
 	char *line = NULL, *cell = NULL;
 	size_t cap = 0, len = 0;
@@ -145,8 +147,12 @@ int cmd_shell(int argc, char **argv)
 	struct cli_common c = {0};
 	struct bh_session_opts opts = {.tier = BH_TIER_UNKNOWN, .floor = BH_TIER_UNKNOWN};
 	enum bh_language lang = BH_LANG_PYTHON;
+	struct cli_attach at = {0};
+	bool tier_given = false;
 	for (int i = 1; i < argc; i++) {
 		int r = cli_common_opt(&c, argc, argv, &i);
+		if (r == 0)
+			r = cli_attach_opt(&at, argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r > 0)
@@ -159,6 +165,7 @@ int cmd_shell(int argc, char **argv)
 				return CLI_EXIT_USAGE;
 			}
 			*(!strcmp(a, "--tier") ? &opts.tier : &opts.floor) = t;
+			tier_given |= !strcmp(a, "--tier");
 			i++;
 		} else if (!strcmp(a, "--lang")) {
 			if (!v || bh_language_parse(v, &lang) < 0) {
@@ -172,6 +179,20 @@ int cmd_shell(int argc, char **argv)
 		}
 	}
 	opts.languages = 1u << lang;
+	bh_client *client = NULL;
+	if (cli_attach(&at, &c, CLI_ATTACH_AUTO, &client) < 0)
+		return CLI_EXIT_BULKHEAD;
+	if (client) {
+		if (tier_given) {
+			cli_error("shell: a daemon gives its sessions its own tier; ask for a minimum "
+				  "with --floor");
+			bh_client_free(client);
+			return CLI_EXIT_USAGE;
+		}
+		int rc = cli_shell_attached(client, opts.floor, lang);
+		bh_client_free(client);
+		return rc;
+	}
 	bh_engine *e = cli_open_engine(&c, false);
 	if (!e)
 		return CLI_EXIT_BULKHEAD;
@@ -194,7 +215,7 @@ int cmd_shell(int argc, char **argv)
 	fflush(stdout);
 	char *cell;
 	bool closed = false;
-	while (!closed && (cell = read_cell(stdin))) {
+	while (!closed && (cell = cli_read_cell(stdin))) {
 		struct wait_one one = {0};
 		int r = 1; /* 1: nothing was started */
 		if (!strcmp(cell, ":py") || !strcmp(cell, ":python")) {

@@ -9,9 +9,11 @@ static const struct command {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } commands[] = {
+	{"console", cmd_console, "the operator console (also: bulkhead with no command)"},
 	{"doctor", cmd_doctor, "prove every isolation tier now and print the evidence"},
 	{"run", cmd_run, "run code once in a fresh sandbox"},
 	{"shell", cmd_shell, "a line REPL into a new warm session"},
+	{"ls", cmd_ls, "list the sessions a daemon holds"},
 	{"records", cmd_records, "list the run records in the store"},
 	{"verify", cmd_verify, "recompute every record digest and chain link"},
 	{"backup", cmd_backup, "copy the store consistently while it is in use"},
@@ -28,15 +30,16 @@ static void usage(FILE *to)
 		fprintf(to, "  %-8s %s\n", commands[i].name, commands[i].help);
 	fprintf(to, "  %-8s %s\n", "version", "print the version");
 	fprintf(to, "\nThe state directory is --state, else $BULKHEAD_STATE, else /var/lib/bulkhead.\n");
+	fprintf(to, "ls, records, leaks, gc and shell talk to a daemon with --attach SOCKET|URL, or by\n"
+		    "themselves to the daemon holding the state directory (--no-attach: never);\n"
+		    "its token comes from --token-file FILE, else $BULKHEAD_TOKEN.\n");
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		/* The console comes with its own issue; until then, say so. */
-		usage(stderr);
-		return CLI_EXIT_USAGE;
-	}
+	if (argc < 2 || (argv[1][0] == '-' && strcmp(argv[1], "-h") && strcmp(argv[1], "--help") &&
+			 strcmp(argv[1], "--version")))
+		return cmd_console(argc, argv); /* bulkhead [--attach X] [--db F] ... */
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;

@@ -223,7 +223,8 @@ int bh_client_session_close(bh_client_session *s, struct wire_close_session_resp
 
 /* ---- bulkhead.v1.OperatorService --------------------------------------- */
 
-/* json_out is the answer's body (caller frees) when the call succeeded. */
+/* json_out is the answer's body, valid during the callback, when the call
+ * succeeded. The blocking form hands a copy the caller frees. */
 typedef void (*bh_client_operator_cb)(void *arg, const char *json_out,
 				      const struct bh_client_error *err);
 int bh_client_operator_call_async(bh_client *c, const char *method, const char *json_in,
@@ -248,6 +249,7 @@ struct bh_client_session_info {
 int bh_client_parse_sessions(const char *json, struct bh_client_session_info **out, size_t *n,
 			     struct bh_client_error **err);
 void bh_client_sessions_free(struct bh_client_session_info *v, size_t n);
+void bh_client_session_info_free(struct bh_client_session_info *s); /* its strings */
 int bh_client_list_sessions(bh_client *c, const char *state, struct bh_client_session_info **out,
 			    size_t *n, struct bh_client_error **err);
 int bh_client_get_session(bh_client *c, const char *fingerprint,

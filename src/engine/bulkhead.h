@@ -443,6 +443,25 @@ typedef int (*bh_event_fn)(void *arg, const struct bh_event *ev);
 int bh_engine_events(bh_engine *e, int64_t after_id, size_t limit, bh_event_fn fn, void *arg,
 		     bh_error **err);
 
+/* A store opened read-only, with no engine and no runtime: forensics on a
+ * copy of a production store, or reading beside a running engine. */
+typedef struct bh_history bh_history;
+int bh_history_open(const char *db_path, bh_history **out, bh_error **err);
+void bh_history_close(bh_history *h);
+int bh_history_records(bh_history *h, const char *session, int64_t after_id, size_t limit,
+		       bh_record_fn fn, void *arg, bh_error **err);
+int bh_history_events(bh_history *h, int64_t after_id, size_t limit, bh_event_fn fn, void *arg,
+		      bh_error **err);
+/* The registry's rows: every session the store remembers, newest first. */
+struct bh_history_session {
+	const char *fingerprint, *sandbox, *runtime, *tier, *floor, *principal, *owner, *run_key;
+	const char *state, *end_reason, *end_detail, *last_record_sha256;
+	int64_t created_ms, expires_ms, last_call_ms, ended_ms, awake_ms;
+	uint64_t calls;
+};
+typedef int (*bh_history_session_fn)(void *arg, const struct bh_history_session *row);
+int bh_history_sessions(bh_history *h, bh_history_session_fn fn, void *arg, bh_error **err);
+
 /* ---- introspection for tests and the leak finder ---------------------------- */
 
 /* The cgroup path (below each hierarchy's mount) under which this engine's

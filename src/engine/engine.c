@@ -51,18 +51,13 @@ void bh_log(bh_engine *e, enum bh_log_level level, const char *fmt, ...)
 #define LOCK_WAIT_MS 3000
 
 /* The file names its holder: an engine's pid, or "warden PID" while a dead
- * engine's warden stops its sandboxes. An empty file, or a recorded engine that is gone, means
- * its warden took the lock and has not written its name yet. */
+ * engine's warden stops its sandboxes. */
 static bool held_by_warden(int fd)
 {
 	char holder[32] = "";
 	ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
 	holder[n > 0 ? n : 0] = '\0';
-	/* Empty: its holder took the lock and is about to write its name. */
-	if (!holder[0] || !strncmp(holder, "warden", 6))
-		return true;
-	long pid = strtol(holder, NULL, 10);
-	return pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+	return !strncmp(holder, "warden", 6);
 }
 
 static int lock_state(bh_engine *e, bh_error **err)
@@ -72,10 +67,12 @@ static int lock_state(bh_engine *e, bh_error **err)
 	if (fd < 0)
 		return bh_fail(err, BH_E_SYSTEM, errno, "open %s", path);
 	/* A dead engine's warden holds the lock for the moment it takes to
-	 * stop that engine's sandboxes: wait for it, briefly. */
+	 * stop that engine's sandboxes: wait for it, briefly. The first
+	 * tenth of a second covers a warden that has the lock but has not
+	 * written its name yet. */
 	int r;
 	for (int tries = 0; (r = flock(fd, LOCK_EX | LOCK_NB)) < 0 && errno == EWOULDBLOCK &&
-			    tries < LOCK_WAIT_MS / 20 && held_by_warden(fd);
+			    (tries < 5 || (tries < LOCK_WAIT_MS / 20 && held_by_warden(fd)));
 	     tries++)
 		usleep(20 * 1000);
 	if (r < 0) {

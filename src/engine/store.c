@@ -453,6 +453,43 @@ bool store_knows_sandbox(struct bh_store *s, const char *sandbox)
 	return known;
 }
 
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+	return t ? t : "";
+}
+
+int store_session_rows(struct bh_store *s, bh_history_session_fn fn, void *arg, bh_error **err)
+{
+	sqlite3_stmt *st = prepare(
+		s,
+		"SELECT fingerprint, sandbox, runtime, tier, floor, principal, owner, run_key, state, "
+		"end_reason, end_detail, last_record_sha256, created_ms, expires_ms, last_call_ms, "
+		"ended_ms, awake_ms, calls FROM sessions ORDER BY created_ms DESC",
+		err);
+	if (!st)
+		return -1;
+	int ret = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct bh_history_session r = {
+			.fingerprint = col_text(st, 0), .sandbox = col_text(st, 1),
+			.runtime = col_text(st, 2), .tier = col_text(st, 3), .floor = col_text(st, 4),
+			.principal = col_text(st, 5), .owner = col_text(st, 6), .run_key = col_text(st, 7),
+			.state = col_text(st, 8), .end_reason = col_text(st, 9),
+			.end_detail = col_text(st, 10), .last_record_sha256 = col_text(st, 11),
+			.created_ms = sqlite3_column_int64(st, 12), .expires_ms = sqlite3_column_int64(st, 13),
+			.last_call_ms = sqlite3_column_int64(st, 14), .ended_ms = sqlite3_column_int64(st, 15),
+			.awake_ms = sqlite3_column_int64(st, 16),
+			.calls = (uint64_t)sqlite3_column_int64(st, 17),
+		};
+		ret = fn(arg, &r);
+		if (ret)
+			break;
+	}
+	sqlite3_finalize(st);
+	return ret < 0 ? -1 : 0;
+}
+
 int store_ping(struct bh_store *s, bh_error **err)
 {
 	return exec(s, "SELECT count(*) FROM sessions", err);

@@ -68,6 +68,9 @@ typedef int (*store_event_fn)(void *arg, const struct bh_event *ev);
 int store_events(struct bh_store *s, int64_t after_id, size_t limit, store_event_fn fn, void *arg,
 		 bh_error **err);
 
+/* Every registry row, newest first. */
+int store_session_rows(struct bh_store *s, bh_history_session_fn fn, void *arg, bh_error **err);
+
 /* The live row naming this container (its fingerprint, creation, expiry). */
 bool store_live_row(struct bh_store *s, const char *sandbox, char fp[65], int64_t *created_ms,
 		    int64_t *engine_pid);

@@ -1,0 +1,112 @@
+/* Attach mode: a command that can be served by a daemon talks to it through
+ * the client instead of opening the state directory itself. --attach names
+ * the daemon (a socket or a loopback URL); without it, a daemon that holds
+ * the state directory is found through STATE/daemon.sock.path, which it
+ * writes at start and removes at stop. The token comes from --token-file,
+ * else $BULKHEAD_TOKEN. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+int cli_attach_opt(struct cli_attach *a, int argc, char **argv, int *i)
+{
+	const char *arg = argv[*i];
+	if (!strcmp(arg, "--no-attach")) {
+		a->no_attach = true;
+		return 1;
+	}
+	const char *names[] = {"--attach", "--token-file"};
+	const char **slots[] = {&a->target, &a->token_file};
+	for (size_t k = 0; k < 2; k++) {
+		size_t n = strlen(names[k]);
+		if (!strncmp(arg, names[k], n) && arg[n] == '=') {
+			*slots[k] = arg + n + 1;
+			return 1;
+		}
+		if (!strcmp(arg, names[k])) {
+			if (*i + 1 >= argc) {
+				cli_error("%s needs a value", names[k]);
+				return -1;
+			}
+			*slots[k] = argv[++*i];
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* A socket left by a daemon that died answers nobody: then the state
+ * directory is free and the command runs embedded. */
+static bool answers(const char *path)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (fd < 0 || strlen(path) >= sizeof sa.sun_path) {
+		if (fd >= 0)
+			close(fd);
+		return fd >= 0; /* too long to probe here: let libcurl try it */
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	bool ok = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+	close(fd);
+	return ok;
+}
+
+void cli_client_error(const struct bh_client_error *err)
+{
+	cli_error("%s", err->message);
+	if (err->code == WIRE_UNAUTHENTICATED)
+		fprintf(stderr, "bulkhead: give the daemon's token in $%s or with --token-file FILE\n",
+			BH_CLIENT_TOKEN_ENV);
+	else if (err->code == WIRE_PERMISSION_DENIED)
+		fprintf(stderr, "bulkhead: this command needs a token with the scope it names\n");
+}
+
+int cli_attach(const struct cli_attach *a, const struct cli_common *c, enum cli_attach_mode mode,
+	       bh_client **out)
+{
+	*out = NULL;
+	cleanup_free_cli char *found = NULL;
+	const char *target = a->target;
+	if (!target && !a->no_attach && mode != CLI_ATTACH_EXPLICIT) {
+		found = bh_client_discover(c->state_dir);
+		if (found && answers(found))
+			target = found;
+		else if (found && c->verbose)
+			fprintf(stderr, "bulkhead: %s names %s, which answers nobody: running embedded\n",
+				BH_CLIENT_ATTACH_FILE, found);
+	}
+	if (!target)
+		return 0;
+	char *token = NULL;
+	struct bh_client_error *err = NULL;
+	if (bh_client_token(a->token_file, &token, &err) < 0) {
+		cli_client_error(err);
+		bh_client_error_free(err);
+		return -1;
+	}
+	/* Only worth attaching without a token when the daemon was named. */
+	if (!token && !a->target && mode == CLI_ATTACH_IF_TOKEN)
+		return 0;
+	struct bh_client_options o = {.target = target, .token = token};
+	int rc = bh_client_new(&o, out, &err);
+	if (token) {
+		explicit_bzero(token, strlen(token));
+		free(token);
+	}
+	if (rc < 0) {
+		cli_client_error(err);
+		bh_client_error_free(err);
+		return -1;
+	}
+	if (c->verbose && !a->target)
+		fprintf(stderr, "bulkhead: attached to the daemon holding the state directory (%s)\n",
+			target);
+	return 0;
+}

@@ -1,0 +1,103 @@
+/* bulkhead [console] [--attach SOCKET|URL] [--db FILE] [--readonly]:
+ * the operator console. With no source named it attaches to the daemon
+ * holding the state directory when one answers, else it opens the engine
+ * itself. --script FILE (headless, for tests) feeds keys and :commands. */
+#include "cli.h"
+#include "console.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: bulkhead [console] [--state DIR] [--attach SOCKET|URL] [--db FILE] [--readonly]\n"
+	"                [--view NAME] [--script FILE [--display]]\n";
+
+/* The socket a daemon holding this state directory named for us. */
+static bool daemon_socket(const struct cli_common *c, char *out, size_t n)
+{
+	const char *dir = c->state_dir;
+	if (!dir || !*dir)
+		dir = getenv("BULKHEAD_STATE");
+	if (!dir || !*dir)
+		dir = "/var/lib/bulkhead";
+	char path[4200];
+	snprintf(path, sizeof path, "%s/daemon.sock.path", dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	bool ok = fgets(out, (int)n, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return false;
+	out[strcspn(out, "\n")] = '\0';
+	return access(out, W_OK) == 0;
+}
+
+int cmd_console(int argc, char **argv)
+{
+	struct cli_common common = {0};
+	struct ui_options o = {0};
+	const char *attach = NULL, *db = NULL;
+	bool display = false;
+	for (int i = 1; i < argc; i++) {
+		int r = cli_common_opt(&common, argc, argv, &i);
+		if (r < 0)
+			return CLI_EXIT_USAGE;
+		if (r > 0)
+			continue;
+		const char *a = argv[i];
+		if (!strcmp(a, "--readonly"))
+			o.readonly = true;
+		else if (!strcmp(a, "--display"))
+			display = true;
+		else if (!strcmp(a, "--attach") && i + 1 < argc)
+			attach = argv[++i];
+		else if (!strcmp(a, "--db") && i + 1 < argc)
+			db = argv[++i];
+		else if (!strcmp(a, "--script") && i + 1 < argc)
+			o.script = argv[++i];
+		else if (!strcmp(a, "--view") && i + 1 < argc)
+			o.start_view = argv[++i];
+		else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage, stdout);
+			return 0;
+		} else {
+			cli_error("console: unexpected \"%s\"\n%s", a, usage);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (attach && db) {
+		cli_error("console: --attach and --db name two different sources; pick one");
+		return CLI_EXIT_USAGE;
+	}
+	o.no_display = o.script && !display;
+	if (!o.script && !isatty(STDIN_FILENO)) {
+		cli_error("console: needs a terminal (or --script FILE for a headless run)");
+		return CLI_EXIT_USAGE;
+	}
+	char sock[4096];
+	if (!attach && !db && daemon_socket(&common, sock, sizeof sock))
+		attach = sock;
+	struct ui_source *src = NULL;
+	char *why = NULL;
+	if (db) {
+		src = ui_source_store(db, &why);
+	} else if (attach) {
+		src = ui_source_attached(attach, getenv("BULKHEAD_TOKEN"), &why);
+	} else {
+		struct bh_config cfg;
+		if (cli_engine_config(&common, &cfg) < 0)
+			return CLI_EXIT_BULKHEAD;
+		/* The screen is the console's: the engine's log must not scribble on it. */
+		cfg.log = NULL;
+		src = ui_source_embedded(&cfg, &why);
+	}
+	if (!src) {
+		cli_error("console: %s", why ? why : "cannot open the source");
+		free(why);
+		return CLI_EXIT_BULKHEAD;
+	}
+	return ui_console_run(src, &o) == 0 ? 0 : CLI_EXIT_BULKHEAD;
+}

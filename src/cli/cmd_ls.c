@@ -1,0 +1,175 @@
+/* bulkhead ls [--json] [--attach SOCKET|URL] [--token-file FILE] [--no-attach]:
+ * the sessions a daemon holds — fingerprint prefix, state, tier, owner,
+ * calls, age. Live sessions belong to the process that runs them, so ls
+ * asks that daemon (named with --attach, or found holding the state
+ * directory). Without one it opens the state directory itself, and an
+ * engine of its own has no live session of anyone else's: it says so. */
+#include "cli.h"
+
+#include <cjson/cJSON.h>
+#include <string.h>
+#include <time.h>
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* "45s", "12m", "3h", "2d". */
+static void age(int64_t since_ms, char *out, size_t len)
+{
+	int64_t s = since_ms > 0 ? (now_ms() - since_ms) / 1000 : 0;
+	if (since_ms <= 0)
+		snprintf(out, len, "-");
+	else if (s < 120)
+		snprintf(out, len, "%llds", (long long)(s < 0 ? 0 : s));
+	else if (s < 7200)
+		snprintf(out, len, "%lldm", (long long)s / 60);
+	else if (s < 172800)
+		snprintf(out, len, "%lldh", (long long)s / 3600);
+	else
+		snprintf(out, len, "%lldd", (long long)s / 86400);
+}
+
+static void print_sessions(const struct bh_client_session_info *v, size_t n, bool json)
+{
+	if (json) {
+		cJSON *list = cJSON_CreateArray();
+		for (size_t i = 0; i < n; i++) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "session", v[i].fingerprint);
+			cJSON_AddStringToObject(o, "state", v[i].state);
+			cJSON_AddStringToObject(o, "isolation", v[i].isolation);
+			cJSON_AddStringToObject(o, "minimumIsolation", v[i].floor);
+			cJSON_AddStringToObject(o, "owner", v[i].owner);
+			cJSON_AddStringToObject(o, "principal", v[i].principal);
+			cJSON_AddStringToObject(o, "sandbox", v[i].sandbox);
+			cJSON_AddNumberToObject(o, "calls", (double)v[i].calls);
+			cJSON_AddStringToObject(o, "lastRecordSha256", v[i].last_record_sha256);
+			cJSON_AddNumberToObject(o, "createdUnixMs", (double)v[i].created_unix_ms);
+			cJSON_AddNumberToObject(o, "expiresUnixMs", (double)v[i].expires_unix_ms);
+			cJSON_AddStringToObject(o, "endReason", v[i].end_reason);
+			cJSON_AddItemToArray(list, o);
+		}
+		char *t = cJSON_Print(list);
+		puts(t);
+		cJSON_free(t);
+		cJSON_Delete(list);
+		return;
+	}
+	printf("%-12s  %-11s  %-9s  %-12s  %5s  %s\n", "SESSION", "STATE", "TIER", "OWNER", "CALLS",
+	       "AGE");
+	for (size_t i = 0; i < n; i++) {
+		char a[16];
+		age(v[i].created_unix_ms, a, sizeof a);
+		printf("%-12.12s  %-11s  %-9s  %-12.12s  %5llu  %s\n", v[i].fingerprint, v[i].state,
+		       v[i].isolation, *v[i].owner ? v[i].owner : "-", (unsigned long long)v[i].calls,
+		       a);
+	}
+}
+
+static int attached(bh_client *c, bool json)
+{
+	struct bh_client_session_info *v = NULL;
+	size_t n = 0;
+	struct bh_client_error *err = NULL;
+	if (bh_client_list_sessions(c, NULL, &v, &n, &err) < 0) {
+		cli_client_error(err);
+		bh_client_error_free(err);
+		return CLI_EXIT_BULKHEAD;
+	}
+	print_sessions(v, n, json);
+	bh_client_sessions_free(v, n);
+	return 0;
+}
+
+static void quiet(void *arg, enum bh_log_level level, const char *msg)
+{
+	(void)arg;
+	if (level >= BH_LOG_ERROR)
+		fprintf(stderr, "bulkhead: %s\n", msg);
+}
+
+static char *dup(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+/* The engine's own sessions, in the operator API's shape. */
+static int embedded(const struct cli_common *c, bool json)
+{
+	bh_engine *e = cli_open_engine_inspect(c, quiet);
+	if (!e) {
+		cli_error("ls: if a daemon holds the state directory, attach to it with --attach SOCKET");
+		return CLI_EXIT_BULKHEAD;
+	}
+	bh_session **list = NULL;
+	size_t n = bh_engine_sessions(e, &list);
+	struct bh_client_session_info *v = calloc(n ? n : 1, sizeof *v);
+	if (!v)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		struct bh_session_info s;
+		bh_session_get_info(list[i], &s);
+		snprintf(v[i].fingerprint, sizeof v[i].fingerprint, "%s", s.fingerprint);
+		snprintf(v[i].last_record_sha256, sizeof v[i].last_record_sha256, "%s",
+			 s.last_record_sha256 ? s.last_record_sha256 : "");
+		v[i].sandbox = dup(s.sandbox);
+		v[i].state = dup(s.state);
+		v[i].isolation = dup(bh_tier_name(s.tier));
+		v[i].floor = dup(s.floor > BH_TIER_NONE ? bh_tier_name(s.floor) : "");
+		v[i].principal = dup(s.principal);
+		v[i].owner = dup(s.owner);
+		v[i].run_key = dup(s.run_key);
+		v[i].end_reason = dup(s.end_reason);
+		v[i].calls = s.calls;
+		v[i].created_unix_ms = s.created_unix_ms;
+		v[i].last_call_unix_ms = s.last_call_unix_ms;
+		v[i].expires_unix_ms = s.expires_unix_ms;
+		v[i].awake_ms = s.awake_ms;
+	}
+	free(list);
+	print_sessions(v, n, json);
+	/* With --json the note goes to stderr, so the output stays JSON. */
+	fprintf(json ? stderr : stdout,
+		"%sno daemon holds %s: an engine of this process sees only its own sessions, so no "
+		"live session is listed; a daemon's sessions show with --attach SOCKET%s\n",
+		json ? "bulkhead: " : "(", bh_engine_state_dir(e), json ? "" : ")");
+	bh_client_sessions_free(v, n);
+	bh_engine_close(e);
+	return 0;
+}
+
+int cmd_ls(int argc, char **argv)
+{
+	struct cli_common c = {0};
+	struct cli_attach at = {0};
+	bool json = false;
+	for (int i = 1; i < argc; i++) {
+		int r = cli_common_opt(&c, argc, argv, &i);
+		if (r == 0)
+			r = cli_attach_opt(&at, argc, argv, &i);
+		if (r < 0)
+			return CLI_EXIT_USAGE;
+		if (r > 0)
+			continue;
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else {
+			cli_error("ls: unknown argument \"%s\" (usage: bulkhead ls [--json] [--attach "
+				  "SOCKET|URL] [--token-file FILE] [--no-attach] [--state DIR])",
+				  argv[i]);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	bh_client *client = NULL;
+	if (cli_attach(&at, &c, CLI_ATTACH_AUTO, &client) < 0)
+		return CLI_EXIT_BULKHEAD;
+	if (!client)
+		return embedded(&c, json);
+	int rc = attached(client, json);
+	bh_client_free(client);
+	return rc;
+}

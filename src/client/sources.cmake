@@ -1,0 +1,14 @@
+# libbulkhead-client: a libcurl client of a daemon (the console's attach
+# mode and the CLI). Depends on wire and, through it, the engine's types.
+find_package(CURL REQUIRED)
+add_library(bulkhead-client STATIC
+  src/client/check.c
+  src/client/errors.c
+  src/client/operator.c
+  src/client/sandbox.c
+  src/client/session.c
+  src/client/target.c
+  src/client/transport.c
+  src/client/wait.c)
+target_include_directories(bulkhead-client PUBLIC src/client)
+target_link_libraries(bulkhead-client PUBLIC bulkhead-wire CURL::libcurl)

@@ -1,0 +1,70 @@
+/* A store opened read-only with no engine: forensics on a copy of a
+ * production store (the console's --db), or reading beside a running
+ * engine or daemon (SQLite's WAL lets readers in while it writes). */
+#include "engine_priv.h"
+#include "store.h"
+
+#include <sqlite3.h>
+#include <string.h>
+
+struct bh_history {
+	struct bh_store *store;
+};
+
+int bh_history_open(const char *path, bh_history **out, bh_error **err)
+{
+	*out = NULL;
+	struct bh_store *s = NULL;
+	if (store_open(path, true, false, &s, err) < 0)
+		return -1;
+	bh_history *h = xzalloc(sizeof *h);
+	h->store = s;
+	*out = h;
+	return 0;
+}
+
+void bh_history_close(bh_history *h)
+{
+	if (!h)
+		return;
+	store_close(h->store);
+	free(h);
+}
+
+struct history_page {
+	bh_record_fn fn;
+	void *arg;
+};
+
+static int history_row(void *arg, const struct store_record_row *r)
+{
+	struct history_page *p = arg;
+	struct bh_record_row row = {
+		.id = r->id,
+		.record = &r->rec,
+		.language = r->language ? r->language : "",
+		.flags = r->flags ? r->flags : "",
+		.exit_code = r->exit_code,
+		.duration_us = r->duration_us,
+	};
+	return p->fn(p->arg, &row);
+}
+
+int bh_history_records(bh_history *h, const char *session, int64_t after_id, size_t limit,
+		       bh_record_fn fn, void *arg, bh_error **err)
+{
+	struct history_page p = {.fn = fn, .arg = arg};
+	return store_records_page(h->store, session ? session : "", after_id, limit ? limit : 1000,
+				  history_row, &p, err);
+}
+
+int bh_history_events(bh_history *h, int64_t after_id, size_t limit, bh_event_fn fn, void *arg,
+		      bh_error **err)
+{
+	return store_events(h->store, after_id, limit ? limit : 1000, fn, arg, err);
+}
+
+int bh_history_sessions(bh_history *h, bh_history_session_fn fn, void *arg, bh_error **err)
+{
+	return store_session_rows(h->store, fn, arg, err);
+}

@@ -1,0 +1,124 @@
+/* Where the console's data comes from: one asynchronous interface, shaped
+ * like the operator API's messages, with three implementations — the
+ * embedded engine (source_embedded.c), a daemon through src/client
+ * (source_attached.c), and a store opened read-only (source_store.c). No
+ * view talks to the engine, SQLite or libcurl: only to this.
+ *
+ * Every request answers through its callback exactly once, possibly before
+ * the request function returns (the embedded and store sources often do).
+ * Rows handed to a callback are valid only during it. */
+#ifndef BH_UI_SOURCE_H
+#define BH_UI_SOURCE_H
+
+#include "bulkhead.h"
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ui_session {
+	char fp[65], sandbox[64], state[16], tier[12], floor[12];
+	char principal[65], owner[65], run_key[65], last_record[65], end_reason[32];
+	uint64_t calls, awake_ms;
+	int64_t created_ms, last_call_ms, expires_ms;
+	bool mine; /* opened by this console: it may run cells in it */
+};
+
+struct ui_record {
+	int64_t id;
+	int version;
+	char request[65], result[65], unanswered[32], provider[32], isolation[16];
+	char environment[96], policy[64], software_identity[96], software_rule_id[96];
+	char session[65], previous[65], record[65];
+	int64_t started_ms, ended_ms;
+	uint64_t sequence;
+	char language[16], flags[96];
+	int exit_code;
+	int64_t duration_us;
+};
+
+struct ui_event {
+	int64_t id, at_ms;
+	char kind[24], session[65], sandbox[64], detail[200];
+};
+
+#define UI_TIER_LINES 32
+struct ui_tier {
+	char tier[12], runtime[16], version[96], reason[256], environment[96];
+	bool offered, cached;
+	size_t n_lines;
+	struct {
+		char name[48], value[128], expect[128];
+		bool ok;
+	} lines[UI_TIER_LINES];
+};
+
+struct ui_cell_answer {
+	int exit_code;
+	bool timed_out, interpreter_started, interpreter_ended, stdout_truncated, stderr_truncated;
+	const char *out, *err;
+	uint64_t wall_us, duration_us;
+	char record[65];
+	uint64_t sequence;
+	char ended[32];
+};
+
+struct ui_source;
+typedef void (*ui_done_fn)(void *arg, const char *error);
+typedef void (*ui_sessions_fn)(void *arg, const struct ui_session *rows, size_t n, const char *error);
+typedef void (*ui_records_fn)(void *arg, const struct ui_record *rows, size_t n, const char *error);
+typedef void (*ui_events_fn)(void *arg, const struct ui_event *rows, size_t n, const char *error);
+typedef void (*ui_leaks_fn)(void *arg, const struct bh_leak *rows, size_t n, const char *error);
+typedef void (*ui_tiers_fn)(void *arg, const struct ui_tier *rows, size_t n, const char *error);
+typedef void (*ui_opened_fn)(void *arg, const char *fp, const char *error);
+typedef void (*ui_answer_fn)(void *arg, const struct ui_cell_answer *a, const char *error);
+
+struct ui_source_ops {
+	const char *kind; /* "embedded", "attached", "store" */
+	bool has_engine;  /* a store opened read-only has none: nothing can act */
+	/* One line for the header: where the data comes from. */
+	void (*describe)(struct ui_source *s, char *buf, size_t n);
+	/* Strongest tier offered and the tiers' names, for the header. */
+	void (*tier_summary)(struct ui_source *s, char *buf, size_t n);
+	/* The loop: descriptors to poll, how long at most, and the work. */
+	int (*poll_fds)(struct ui_source *s, struct pollfd *fds, int max);
+	int (*timeout_ms)(struct ui_source *s);
+	void (*process)(struct ui_source *s);
+	/* Requests still unanswered (scripted input waits for none). */
+	int (*pending)(struct ui_source *s);
+
+	void (*sessions)(struct ui_source *s, ui_sessions_fn cb, void *arg);
+	void (*records)(struct ui_source *s, const char *session, int64_t after, size_t limit,
+			ui_records_fn cb, void *arg);
+	void (*events)(struct ui_source *s, int64_t after, size_t limit, ui_events_fn cb, void *arg);
+	void (*leaks)(struct ui_source *s, ui_leaks_fn cb, void *arg);
+	void (*reap)(struct ui_source *s, ui_leaks_fn cb, void *arg);
+	void (*tiers)(struct ui_source *s, ui_tiers_fn cb, void *arg);
+	/* verb: pause resume hibernate close kill */
+	void (*action)(struct ui_source *s, const char *verb, const char *fp, ui_done_fn cb, void *arg);
+	/* The console's own sandboxes. tier/floor "" for the defaults. */
+	void (*open)(struct ui_source *s, const char *tier, const char *floor, const char *owner,
+		     ui_opened_fn cb, void *arg);
+	void (*run)(struct ui_source *s, const char *fp, const char *language, const char *code,
+		    ui_answer_fn cb, void *arg);
+	void (*free)(struct ui_source *s);
+};
+
+struct ui_source {
+	const struct ui_source_ops *ops;
+};
+
+/* The embedded engine (the console owns it; closing the console closes its
+ * sessions). */
+struct ui_source *ui_source_embedded(const struct bh_config *cfg, char **why);
+/* A store file opened read-only: no engine, no runtime call. */
+struct ui_source *ui_source_store(const char *db_path, char **why);
+/* A daemon: a unix socket path or http://127.0.0.1:PORT, and a token. */
+struct ui_source *ui_source_attached(const char *target, const char *token, char **why);
+
+/* Copies a record into the console's form (shared by the sources). */
+void ui_record_from(struct ui_record *out, int64_t id, const struct bh_record *r, const char *language,
+		    const char *flags, int exit_code, int64_t duration_us);
+
+#endif

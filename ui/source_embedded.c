@@ -1,0 +1,455 @@
+/* The console's own engine: it proves the tiers, opens sandboxes and owns
+ * them; the console's loop polls the engine's descriptor. */
+#include "source.h"
+#include "record.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONSOLE_PRINCIPAL "console"
+#define MAX_MINE 64
+
+struct embedded {
+	struct ui_source base;
+	bh_engine *e;
+	char state_dir[512];
+	int pending;
+	struct {
+		char fp[65];
+		bh_session *s;
+	} mine[MAX_MINE];
+	size_t n_mine;
+};
+
+static struct embedded *E(struct ui_source *s)
+{
+	return (struct embedded *)s;
+}
+
+static void describe(struct ui_source *s, char *buf, size_t n)
+{
+	snprintf(buf, n, "embedded engine on %s", E(s)->state_dir);
+}
+
+static void tier_summary(struct ui_source *s, char *buf, size_t n)
+{
+	bh_engine *e = E(s)->e;
+	if (!bh_engine_proven(e)) {
+		snprintf(buf, n, "proving tiers...");
+		return;
+	}
+	const struct bh_tier_report *t = NULL;
+	size_t k = bh_engine_tiers(e, &t);
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < k; i++)
+		if (t[i].offered && used < n)
+			used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? " " : "",
+						 bh_tier_name(t[i].tier));
+	if (!used)
+		snprintf(buf, n, "no tier offered");
+}
+
+static int poll_fds(struct ui_source *s, struct pollfd *fds, int max)
+{
+	if (max < 1)
+		return 0;
+	fds[0] = (struct pollfd){.fd = bh_engine_fd(E(s)->e), .events = POLLIN};
+	return 1;
+}
+
+static int timeout_ms(struct ui_source *s)
+{
+	return bh_engine_timeout_ms(E(s)->e);
+}
+
+static void process(struct ui_source *s)
+{
+	bh_engine_process(E(s)->e);
+}
+
+static int pending(struct ui_source *s)
+{
+	return E(s)->pending + (bh_engine_proven(E(s)->e) ? 0 : 1);
+}
+
+static bh_session *mine(struct embedded *m, const char *fp)
+{
+	for (size_t i = 0; i < m->n_mine; i++)
+		if (!strcmp(m->mine[i].fp, fp))
+			return m->mine[i].s;
+	return NULL;
+}
+
+static bh_session *by_fp(struct embedded *m, const char *fp)
+{
+	bh_session **list = NULL;
+	size_t n = bh_engine_sessions(m->e, &list);
+	bh_session *found = NULL;
+	for (size_t i = 0; i < n && !found; i++)
+		if (!strcmp(bh_session_fingerprint(list[i]), fp))
+			found = list[i];
+	free(list);
+	return found;
+}
+
+static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
+{
+	struct embedded *m = E(s);
+	bh_session **list = NULL;
+	size_t n = bh_engine_sessions(m->e, &list);
+	struct ui_session *rows = calloc(n ? n : 1, sizeof *rows);
+	for (size_t i = 0; i < n; i++) {
+		struct bh_session_info in;
+		bh_session_get_info(list[i], &in);
+		struct ui_session *r = &rows[i];
+		snprintf(r->fp, sizeof r->fp, "%s", in.fingerprint);
+		snprintf(r->sandbox, sizeof r->sandbox, "%s", in.sandbox ? in.sandbox : "");
+		snprintf(r->state, sizeof r->state, "%s", in.state);
+		snprintf(r->tier, sizeof r->tier, "%s", bh_tier_name(in.tier));
+		snprintf(r->floor, sizeof r->floor, "%s", in.floor > BH_TIER_NONE ? bh_tier_name(in.floor) : "");
+		snprintf(r->principal, sizeof r->principal, "%s", in.principal ? in.principal : "");
+		snprintf(r->owner, sizeof r->owner, "%s", in.owner ? in.owner : "");
+		snprintf(r->run_key, sizeof r->run_key, "%s", in.run_key ? in.run_key : "");
+		snprintf(r->last_record, sizeof r->last_record, "%s", in.last_record_sha256 ? in.last_record_sha256 : "");
+		snprintf(r->end_reason, sizeof r->end_reason, "%s", in.end_reason ? in.end_reason : "");
+		r->calls = in.calls;
+		r->awake_ms = in.awake_ms;
+		r->created_ms = in.created_unix_ms;
+		r->last_call_ms = in.last_call_unix_ms;
+		r->expires_ms = in.expires_unix_ms;
+		r->mine = mine(m, in.fingerprint) != NULL;
+	}
+	free(list);
+	cb(arg, rows, n, NULL);
+	free(rows);
+}
+
+struct rows {
+	struct ui_record *r;
+	size_t n, cap;
+};
+
+static int add_record(void *arg, const struct bh_record_row *row)
+{
+	struct rows *x = arg;
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 64;
+		x->r = realloc(x->r, x->cap * sizeof *x->r);
+		if (!x->r)
+			abort();
+	}
+	ui_record_from(&x->r[x->n++], row->id, row->record, row->language, row->flags, row->exit_code,
+		       row->duration_us);
+	return 0;
+}
+
+static void records(struct ui_source *s, const char *session, int64_t after, size_t limit,
+		    ui_records_fn cb, void *arg)
+{
+	struct rows x = {0};
+	bh_error *err = NULL;
+	if (bh_engine_records(E(s)->e, session, after, limit, add_record, &x, &err) < 0)
+		cb(arg, NULL, 0, err->msg);
+	else
+		cb(arg, x.r, x.n, NULL);
+	bh_error_free(err);
+	free(x.r);
+}
+
+struct evrows {
+	struct ui_event *r;
+	size_t n, cap;
+};
+
+static int add_event(void *arg, const struct bh_event *ev)
+{
+	struct evrows *x = arg;
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 64;
+		x->r = realloc(x->r, x->cap * sizeof *x->r);
+		if (!x->r)
+			abort();
+	}
+	struct ui_event *o = &x->r[x->n++];
+	*o = (struct ui_event){.id = ev->id, .at_ms = ev->at_unix_ms};
+	snprintf(o->kind, sizeof o->kind, "%s", ev->kind ? ev->kind : "");
+	snprintf(o->session, sizeof o->session, "%s", ev->session ? ev->session : "");
+	snprintf(o->sandbox, sizeof o->sandbox, "%s", ev->sandbox ? ev->sandbox : "");
+	snprintf(o->detail, sizeof o->detail, "%s", ev->detail ? ev->detail : "");
+	return 0;
+}
+
+static void events(struct ui_source *s, int64_t after, size_t limit, ui_events_fn cb, void *arg)
+{
+	struct evrows x = {0};
+	bh_error *err = NULL;
+	if (bh_engine_events(E(s)->e, after, limit, add_event, &x, &err) < 0)
+		cb(arg, NULL, 0, err->msg);
+	else
+		cb(arg, x.r, x.n, NULL);
+	bh_error_free(err);
+	free(x.r);
+}
+
+static void leaks(struct ui_source *s, ui_leaks_fn cb, void *arg)
+{
+	struct bh_leak *l = NULL;
+	size_t n = bh_engine_leaks(E(s)->e, &l);
+	cb(arg, l, n, NULL);
+	free(l);
+}
+
+static void reap(struct ui_source *s, ui_leaks_fn cb, void *arg)
+{
+	struct bh_leak *l = NULL;
+	size_t n = bh_engine_gc(E(s)->e, &l);
+	cb(arg, l, n, NULL);
+	free(l);
+}
+
+static void tiers(struct ui_source *s, ui_tiers_fn cb, void *arg)
+{
+	bh_engine *e = E(s)->e;
+	const struct bh_tier_report *t = NULL;
+	size_t n = bh_engine_tiers(e, &t);
+	struct ui_tier *rows = calloc(n ? n : 1, sizeof *rows);
+	for (size_t i = 0; i < n; i++) {
+		struct ui_tier *r = &rows[i];
+		snprintf(r->tier, sizeof r->tier, "%s", bh_tier_name(t[i].tier));
+		snprintf(r->runtime, sizeof r->runtime, "%s", t[i].runtime ? t[i].runtime : "");
+		snprintf(r->version, sizeof r->version, "%s", t[i].version ? t[i].version : "");
+		snprintf(r->reason, sizeof r->reason, "%s", t[i].reason ? t[i].reason : "");
+		snprintf(r->environment, sizeof r->environment, "%s", bh_engine_environment(e, t[i].tier));
+		r->offered = t[i].offered;
+		r->cached = t[i].cached;
+		for (size_t j = 0; j < t[i].n_lines && j < UI_TIER_LINES; j++) {
+			snprintf(r->lines[j].name, sizeof r->lines[j].name, "%s", t[i].lines[j].name);
+			snprintf(r->lines[j].value, sizeof r->lines[j].value, "%s", t[i].lines[j].value);
+			snprintf(r->lines[j].expect, sizeof r->lines[j].expect, "%s", t[i].lines[j].expect);
+			r->lines[j].ok = t[i].lines[j].ok;
+			r->n_lines = j + 1;
+		}
+	}
+	cb(arg, rows, n, NULL);
+	free(rows);
+}
+
+/* ---- actions: they finish later, through the engine's loop ---- */
+
+struct pending_done {
+	struct embedded *m;
+	ui_done_fn cb;
+	void *arg;
+};
+
+static void on_action(void *arg, const bh_error *err)
+{
+	struct pending_done *p = arg;
+	p->m->pending--;
+	p->cb(p->arg, err ? err->msg : NULL);
+	free(p);
+}
+
+static void on_closed(void *arg, const struct bh_close_result *res, const bh_error *err)
+{
+	(void)res;
+	on_action(arg, err);
+}
+
+static void action(struct ui_source *s, const char *verb, const char *fp, ui_done_fn cb, void *arg)
+{
+	struct embedded *m = E(s);
+	bh_session *ss = by_fp(m, fp);
+	if (!ss) {
+		cb(arg, "no session has that fingerprint any more");
+		return;
+	}
+	if (!strcmp(verb, "kill")) {
+		bh_session_kill(ss);
+		cb(arg, NULL);
+		return;
+	}
+	struct pending_done *p = calloc(1, sizeof *p);
+	if (!p)
+		abort();
+	*p = (struct pending_done){.m = m, .cb = cb, .arg = arg};
+	m->pending++;
+	bh_error *err = NULL;
+	int r = !strcmp(verb, "pause")	   ? bh_session_pause(ss, on_action, p, &err)
+		: !strcmp(verb, "resume")    ? bh_session_resume(ss, on_action, p, &err)
+		: !strcmp(verb, "hibernate") ? bh_session_hibernate(ss, on_action, p, &err)
+		: !strcmp(verb, "close")     ? bh_session_close(ss, on_closed, p, &err)
+					     : -2;
+	if (r < 0) {
+		m->pending--;
+		free(p);
+		cb(arg, r == -2 ? "unknown action" : err ? err->msg : "failed");
+		bh_error_free(err);
+	}
+}
+
+struct pending_open {
+	struct embedded *m;
+	ui_opened_fn cb;
+	void *arg;
+};
+
+static void on_open(void *arg, bh_session *ss, const bh_error *err)
+{
+	struct pending_open *p = arg;
+	p->m->pending--;
+	if (err) {
+		p->cb(p->arg, NULL, err->msg);
+	} else {
+		struct embedded *m = p->m;
+		if (m->n_mine < MAX_MINE) {
+			snprintf(m->mine[m->n_mine].fp, sizeof m->mine[m->n_mine].fp, "%s",
+				 bh_session_fingerprint(ss));
+			m->mine[m->n_mine++].s = ss;
+		}
+		p->cb(p->arg, bh_session_fingerprint(ss), NULL);
+	}
+	free(p);
+}
+
+static void open_session(struct ui_source *s, const char *tier, const char *floor, const char *owner,
+			 ui_opened_fn cb, void *arg)
+{
+	struct embedded *m = E(s);
+	struct bh_session_opts o = {.tier = BH_TIER_UNKNOWN, .floor = BH_TIER_UNKNOWN,
+				    .principal = CONSOLE_PRINCIPAL, .owner = owner && *owner ? owner : NULL,
+				    .languages = 1u << BH_LANG_PYTHON};
+	if (tier && *tier && bh_tier_parse(tier, &o.tier) < 0) {
+		cb(arg, NULL, "unknown tier");
+		return;
+	}
+	if (floor && *floor && bh_tier_parse(floor, &o.floor) < 0) {
+		cb(arg, NULL, "unknown floor");
+		return;
+	}
+	struct pending_open *p = calloc(1, sizeof *p);
+	if (!p)
+		abort();
+	*p = (struct pending_open){.m = m, .cb = cb, .arg = arg};
+	m->pending++;
+	bh_session *ss = NULL;
+	bh_error *err = NULL;
+	if (bh_session_open(m->e, &o, on_open, p, &ss, &err) < 0) {
+		m->pending--;
+		free(p);
+		char msg[600];
+		snprintf(msg, sizeof msg, "Nothing ran (%s): %s", bh_refusal_name(err->refusal), err->msg);
+		cb(arg, NULL, msg);
+		bh_error_free(err);
+	}
+}
+
+struct pending_run {
+	struct embedded *m;
+	ui_answer_fn cb;
+	void *arg;
+};
+
+static void on_cell(void *arg, const struct bh_cell_result *r, const bh_error *err)
+{
+	struct pending_run *p = arg;
+	p->m->pending--;
+	if (!r || err) {
+		p->cb(p->arg, NULL, err ? err->msg : "no answer");
+	} else {
+		char *out = strndup((const char *)r->out, r->out_len);
+		char *errout = strndup((const char *)r->errout, r->errout_len);
+		struct ui_cell_answer a = {
+			.exit_code = r->exit_code, .timed_out = r->timed_out,
+			.interpreter_started = r->interpreter_started,
+			.interpreter_ended = r->interpreter_ended,
+			.stdout_truncated = r->stdout_truncated, .stderr_truncated = r->stderr_truncated,
+			.out = out, .err = errout, .wall_us = r->wall_us, .duration_us = r->duration_us,
+			.sequence = r->record ? r->record->sequence : 0,
+		};
+		if (r->record)
+			snprintf(a.record, sizeof a.record, "%s", r->record->record_sha256);
+		snprintf(a.ended, sizeof a.ended, "%s", r->ended ? r->ended : "");
+		p->cb(p->arg, &a, NULL);
+		free(out);
+		free(errout);
+	}
+	free(p);
+}
+
+static void run(struct ui_source *s, const char *fp, const char *language, const char *code,
+		ui_answer_fn cb, void *arg)
+{
+	struct embedded *m = E(s);
+	bh_session *ss = mine(m, fp);
+	if (!ss) {
+		cb(arg, NULL, "cells run only in sandboxes this console opened (another client's "
+			      "session is that client's)");
+		return;
+	}
+	struct bh_cell c = {.code = code, .code_len = strlen(code)};
+	if (bh_language_parse(language, &c.language) < 0) {
+		cb(arg, NULL, "unknown language");
+		return;
+	}
+	struct pending_run *p = calloc(1, sizeof *p);
+	if (!p)
+		abort();
+	*p = (struct pending_run){.m = m, .cb = cb, .arg = arg};
+	m->pending++;
+	bh_error *err = NULL;
+	if (bh_session_run(ss, &c, on_cell, p, &err) < 0) {
+		m->pending--;
+		free(p);
+		cb(arg, NULL, err->msg);
+		bh_error_free(err);
+	}
+}
+
+static void source_free(struct ui_source *s)
+{
+	struct embedded *m = E(s);
+	bh_engine_close(m->e);
+	free(m);
+}
+
+static const struct ui_source_ops embedded_ops = {
+	.kind = "embedded",
+	.has_engine = true,
+	.describe = describe,
+	.tier_summary = tier_summary,
+	.poll_fds = poll_fds,
+	.timeout_ms = timeout_ms,
+	.process = process,
+	.pending = pending,
+	.sessions = sessions,
+	.records = records,
+	.events = events,
+	.leaks = leaks,
+	.reap = reap,
+	.tiers = tiers,
+	.action = action,
+	.open = open_session,
+	.run = run,
+	.free = source_free,
+};
+
+struct ui_source *ui_source_embedded(const struct bh_config *cfg, char **why)
+{
+	struct embedded *m = calloc(1, sizeof *m);
+	if (!m)
+		abort();
+	m->base.ops = &embedded_ops;
+	bh_error *err = NULL;
+	if (bh_engine_open(cfg, &m->e, &err) < 0) {
+		if (why && asprintf(why, "%s", err->msg) < 0)
+			*why = NULL;
+		bh_error_free(err);
+		free(m);
+		return NULL;
+	}
+	snprintf(m->state_dir, sizeof m->state_dir, "%s", bh_engine_state_dir(m->e));
+	return &m->base;
+}

@@ -1,0 +1,251 @@
+/* A store opened read-only (`--db FILE`): forensics on a copy of a
+ * production store. No engine, no runtime call: the registry's rows stand
+ * for sessions, and every action is refused. */
+#include "source.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define READ_ONLY "a store opened with --db is read-only: there is no engine to act"
+
+struct store_src {
+	struct ui_source base;
+	bh_history *h;
+	char path[512];
+};
+
+static struct store_src *S(struct ui_source *s)
+{
+	return (struct store_src *)s;
+}
+
+static void describe(struct ui_source *s, char *buf, size_t n)
+{
+	snprintf(buf, n, "store %s (read-only, no engine)", S(s)->path);
+}
+
+static void tier_summary(struct ui_source *s, char *buf, size_t n)
+{
+	(void)s;
+	snprintf(buf, n, "none (no engine)");
+}
+
+static int poll_fds(struct ui_source *s, struct pollfd *fds, int max)
+{
+	(void)s, (void)fds, (void)max;
+	return 0;
+}
+
+static int timeout_ms(struct ui_source *s)
+{
+	(void)s;
+	return -1;
+}
+
+static void process(struct ui_source *s)
+{
+	(void)s;
+}
+
+static int pending(struct ui_source *s)
+{
+	(void)s;
+	return 0;
+}
+
+struct srows {
+	struct ui_session *r;
+	size_t n, cap;
+};
+
+static int add_session(void *arg, const struct bh_history_session *h)
+{
+	struct srows *x = arg;
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 64;
+		x->r = realloc(x->r, x->cap * sizeof *x->r);
+		if (!x->r)
+			abort();
+	}
+	struct ui_session *r = &x->r[x->n++];
+	memset(r, 0, sizeof *r);
+	snprintf(r->fp, sizeof r->fp, "%s", h->fingerprint);
+	snprintf(r->sandbox, sizeof r->sandbox, "%s", h->sandbox);
+	snprintf(r->state, sizeof r->state, "%s", h->state);
+	snprintf(r->tier, sizeof r->tier, "%s", h->tier);
+	snprintf(r->floor, sizeof r->floor, "%s", h->floor);
+	snprintf(r->principal, sizeof r->principal, "%s", h->principal);
+	snprintf(r->owner, sizeof r->owner, "%s", h->owner);
+	snprintf(r->run_key, sizeof r->run_key, "%s", h->run_key);
+	snprintf(r->last_record, sizeof r->last_record, "%s", h->last_record_sha256);
+	snprintf(r->end_reason, sizeof r->end_reason, "%s", h->end_reason);
+	r->calls = h->calls;
+	r->awake_ms = (uint64_t)h->awake_ms;
+	r->created_ms = h->created_ms;
+	r->last_call_ms = h->last_call_ms;
+	r->expires_ms = h->expires_ms;
+	return 0;
+}
+
+static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
+{
+	struct srows x = {0};
+	bh_error *err = NULL;
+	if (bh_history_sessions(S(s)->h, add_session, &x, &err) < 0)
+		cb(arg, NULL, 0, err->msg);
+	else
+		cb(arg, x.r, x.n, NULL);
+	bh_error_free(err);
+	free(x.r);
+}
+
+struct rrows {
+	struct ui_record *r;
+	size_t n, cap;
+};
+
+static int add_record(void *arg, const struct bh_record_row *row)
+{
+	struct rrows *x = arg;
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 64;
+		x->r = realloc(x->r, x->cap * sizeof *x->r);
+		if (!x->r)
+			abort();
+	}
+	ui_record_from(&x->r[x->n++], row->id, row->record, row->language, row->flags, row->exit_code,
+		       row->duration_us);
+	return 0;
+}
+
+static void records(struct ui_source *s, const char *session, int64_t after, size_t limit,
+		    ui_records_fn cb, void *arg)
+{
+	struct rrows x = {0};
+	bh_error *err = NULL;
+	if (bh_history_records(S(s)->h, session, after, limit, add_record, &x, &err) < 0)
+		cb(arg, NULL, 0, err->msg);
+	else
+		cb(arg, x.r, x.n, NULL);
+	bh_error_free(err);
+	free(x.r);
+}
+
+struct erows {
+	struct ui_event *r;
+	size_t n, cap;
+};
+
+static int add_event(void *arg, const struct bh_event *ev)
+{
+	struct erows *x = arg;
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 64;
+		x->r = realloc(x->r, x->cap * sizeof *x->r);
+		if (!x->r)
+			abort();
+	}
+	struct ui_event *o = &x->r[x->n++];
+	*o = (struct ui_event){.id = ev->id, .at_ms = ev->at_unix_ms};
+	snprintf(o->kind, sizeof o->kind, "%s", ev->kind ? ev->kind : "");
+	snprintf(o->session, sizeof o->session, "%s", ev->session ? ev->session : "");
+	snprintf(o->sandbox, sizeof o->sandbox, "%s", ev->sandbox ? ev->sandbox : "");
+	snprintf(o->detail, sizeof o->detail, "%s", ev->detail ? ev->detail : "");
+	return 0;
+}
+
+static void events(struct ui_source *s, int64_t after, size_t limit, ui_events_fn cb, void *arg)
+{
+	struct erows x = {0};
+	bh_error *err = NULL;
+	if (bh_history_events(S(s)->h, after, limit, add_event, &x, &err) < 0)
+		cb(arg, NULL, 0, err->msg);
+	else
+		cb(arg, x.r, x.n, NULL);
+	bh_error_free(err);
+	free(x.r);
+}
+
+static void leaks(struct ui_source *s, ui_leaks_fn cb, void *arg)
+{
+	(void)s;
+	cb(arg, NULL, 0, "leaks are found by an engine; this is a store opened read-only");
+}
+
+static void reap(struct ui_source *s, ui_leaks_fn cb, void *arg)
+{
+	(void)s;
+	cb(arg, NULL, 0, READ_ONLY);
+}
+
+static void tiers(struct ui_source *s, ui_tiers_fn cb, void *arg)
+{
+	(void)s;
+	cb(arg, NULL, 0, "tiers are proven by an engine; this is a store opened read-only");
+}
+
+static void action(struct ui_source *s, const char *verb, const char *fp, ui_done_fn cb, void *arg)
+{
+	(void)s, (void)verb, (void)fp;
+	cb(arg, READ_ONLY);
+}
+
+static void open_session(struct ui_source *s, const char *tier, const char *floor, const char *owner,
+			 ui_opened_fn cb, void *arg)
+{
+	(void)s, (void)tier, (void)floor, (void)owner;
+	cb(arg, NULL, READ_ONLY);
+}
+
+static void run(struct ui_source *s, const char *fp, const char *language, const char *code,
+		ui_answer_fn cb, void *arg)
+{
+	(void)s, (void)fp, (void)language, (void)code;
+	cb(arg, NULL, READ_ONLY);
+}
+
+static void source_free(struct ui_source *s)
+{
+	bh_history_close(S(s)->h);
+	free(s);
+}
+
+static const struct ui_source_ops store_ops = {
+	.kind = "store",
+	.has_engine = false,
+	.describe = describe,
+	.tier_summary = tier_summary,
+	.poll_fds = poll_fds,
+	.timeout_ms = timeout_ms,
+	.process = process,
+	.pending = pending,
+	.sessions = sessions,
+	.records = records,
+	.events = events,
+	.leaks = leaks,
+	.reap = reap,
+	.tiers = tiers,
+	.action = action,
+	.open = open_session,
+	.run = run,
+	.free = source_free,
+};
+
+struct ui_source *ui_source_store(const char *db_path, char **why)
+{
+	struct store_src *m = calloc(1, sizeof *m);
+	if (!m)
+		abort();
+	m->base.ops = &store_ops;
+	bh_error *err = NULL;
+	if (bh_history_open(db_path, &m->h, &err) < 0) {
+		if (why && asprintf(why, "%s", err->msg) < 0)
+			*why = NULL;
+		bh_error_free(err);
+		free(m);
+		return NULL;
+	}
+	snprintf(m->path, sizeof m->path, "%s", db_path);
+	return &m->base;
+}

@@ -1,0 +1,202 @@
+/* Leaks: what the reconcile finds alive that nothing should hold — orphans,
+ * ghosts, abandoned and overdue sandboxes, stale images, stray cgroups —
+ * with why and what holds each. enter shows a suspect's timeline (its
+ * events); ctrl-d reaps them all after a confirm; e writes a report. */
+#include "app.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const headers[] = {"KIND", "SANDBOX", "SESSION", "SEEN", "REASON", "HOLDER"};
+static const int widths[] = {12, 20, 12, 5, 0, 14};
+
+struct findings {
+	struct bh_leak *l;
+	size_t n;
+};
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void fill(struct view *v, const struct bh_leak *l, size_t n)
+{
+	struct findings *f = v->priv;
+	free(f->l);
+	f->l = calloc(n ? n : 1, sizeof *l);
+	if (!f->l)
+		abort();
+	if (n)
+		memcpy(f->l, l, n * sizeof *l);
+	f->n = n;
+	table_clear(&v->t);
+	int64_t now = wall_ms();
+	for (size_t i = 0; i < n; i++) {
+		struct trow *r = table_add(&v->t, *l[i].fingerprint ? l[i].fingerprint : l[i].sandbox, C_BAD);
+		char seen[16];
+		fmt_age(seen, sizeof seen, l[i].first_seen_ms, now);
+		table_cell(r, 0, "%s", bh_leak_kind_name(l[i].kind));
+		table_cell(r, 1, "%s", l[i].sandbox);
+		table_cell(r, 2, "%.12s", *l[i].fingerprint ? l[i].fingerprint : "-");
+		table_cell(r, 3, "%s", seen);
+		table_cell(r, 4, "%s", l[i].reason);
+		table_cell(r, 5, "%s", l[i].holder);
+	}
+	table_index(&v->t, v->filter, NULL);
+}
+
+static void loaded(void *arg, const struct bh_leak *l, size_t n, const char *err)
+{
+	struct view *v = arg;
+	if (!view_done_loading(v))
+		return;
+	if (err) {
+		snprintf(v->sub, sizeof v->sub, "(%s)", err);
+		return;
+	}
+	fill(v, l, n);
+}
+
+static void load(struct app *a, struct view *v)
+{
+	if (!v->priv) {
+		v->priv = calloc(1, sizeof(struct findings));
+		if (!v->priv)
+			abort();
+	}
+	v->loading++;
+	a->src->ops->leaks(a->src, loaded, v);
+}
+
+struct reaping {
+	struct app *a;
+	struct view *v;
+};
+
+static void reaped(void *arg, const struct bh_leak *l, size_t n, const char *err)
+{
+	struct reaping *r = arg;
+	app_busy(r->a, "");
+	if (err)
+		app_flash(r->a, C_BAD, "reap: %s", err);
+	else
+		app_flash(r->a, C_GOOD, "reaped %zu finding%s%s%s", n, n == 1 ? "" : "s", n ? ": " : "",
+			  n ? l[0].sandbox : "");
+	app_refresh(r->a);
+	free(r);
+}
+
+static void reap_confirmed(struct app *a, const char *text, void *arg)
+{
+	(void)text;
+	struct reaping *r = calloc(1, sizeof *r);
+	if (!r)
+		abort();
+	*r = (struct reaping){.a = a, .v = arg};
+	app_busy(a, "reaping");
+	a->src->ops->reap(a->src, reaped, r);
+}
+
+/* A Markdown report for people and a JSON one for tools, side by side. */
+static void export(struct app *a, struct view *v)
+{
+	struct findings *f = v->priv;
+	char md[128], js[128];
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	char stamp[32];
+	strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(md, sizeof md, "bulkhead-leaks-%s.md", stamp);
+	snprintf(js, sizeof js, "bulkhead-leaks-%s.json", stamp);
+	FILE *m = fopen(md, "w");
+	if (!m) {
+		app_flash(a, C_BAD, "export: cannot write %s", md);
+		return;
+	}
+	char where[256];
+	a->src->ops->describe(a->src, where, sizeof where);
+	fprintf(m, "# bulkhead leak report\n\n%s, %s UTC: %zu finding%s.\n\n", where, stamp, f->n,
+		f->n == 1 ? "" : "s");
+	fprintf(m, "| kind | sandbox | session | reason | holder |\n|---|---|---|---|---|\n");
+	cJSON *arr = cJSON_CreateArray();
+	for (size_t i = 0; i < f->n; i++) {
+		const struct bh_leak *l = &f->l[i];
+		fprintf(m, "| %s | %s | %s | %s | %s |\n", bh_leak_kind_name(l->kind), l->sandbox,
+			*l->fingerprint ? l->fingerprint : "-", l->reason, l->holder);
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "kind", bh_leak_kind_name(l->kind));
+		cJSON_AddStringToObject(o, "sandbox", l->sandbox);
+		cJSON_AddStringToObject(o, "session", l->fingerprint);
+		cJSON_AddStringToObject(o, "runtime", l->runtime);
+		cJSON_AddStringToObject(o, "reason", l->reason);
+		cJSON_AddStringToObject(o, "holder", l->holder);
+		cJSON_AddNumberToObject(o, "firstSeenUnixMs", (double)l->first_seen_ms);
+		cJSON_AddItemToArray(arr, o);
+	}
+	fclose(m);
+	char *text = cJSON_Print(arr);
+	cJSON_Delete(arr);
+	FILE *j = fopen(js, "w");
+	if (j) {
+		fprintf(j, "%s\n", text);
+		fclose(j);
+	}
+	free(text);
+	app_flash(a, C_GOOD, "wrote %s and %s", md, js);
+}
+
+static enum request request(struct app *a, struct view *v, enum request r)
+{
+	if (r == REQ_REAP) {
+		struct findings *f = v->priv;
+		if (!f || !f->n) {
+			app_flash(a, C_INFO, "nothing to reap");
+			return REQ_NONE;
+		}
+		char q[96];
+		snprintf(q, sizeof q, "reap %zu finding%s?", f->n, f->n == 1 ? "" : "s");
+		prompt_confirm(a, q, reap_confirmed, v);
+		return REQ_NONE;
+	}
+	if (r == REQ_EXPORT) {
+		export(a, v);
+		return REQ_NONE;
+	}
+	return r;
+}
+
+/* A suspect's timeline: its events. */
+static void enter(struct app *a, struct view *v, const struct trow *row)
+{
+	(void)v;
+	struct view *ev = app_push(a, &view_events, NULL);
+	snprintf(ev->filter, sizeof ev->filter, "%.12s", row->key);
+	snprintf(ev->sub, sizeof ev->sub, "(timeline of %.12s)", row->key);
+}
+
+static void done(struct view *v)
+{
+	struct findings *f = v->priv;
+	if (f)
+		free(f->l);
+	free(f);
+}
+
+const struct view_ops view_leaks = {
+	.name = "leaks",
+	.title = "Leaks",
+	.ncols = sizeof headers / sizeof headers[0],
+	.headers = headers,
+	.widths = widths,
+	.load = load,
+	.request = request,
+	.enter = enter,
+	.done = done,
+};

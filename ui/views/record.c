@@ -1,0 +1,188 @@
+/* One record: every field, its digest recomputed from them, and its link
+ * to the previous record of its session — green when both hold, red with
+ * the field that does not match when not. */
+#include "app.h"
+#include "record.h"
+
+#include <curses.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct detail {
+	bool have;
+	struct ui_record rec;
+	bool have_prev;   /* the session's previous record */
+	char prev_digest[65];
+	bool prev_checked;
+};
+
+static void to_bh(const struct ui_record *u, struct bh_record *r)
+{
+	*r = (struct bh_record){.version = u->version, .unanswered = u->unanswered,
+				.provider = u->provider, .isolation = u->isolation,
+				.environment = u->environment, .policy = u->policy,
+				.software_identity = u->software_identity,
+				.software_rule_id = u->software_rule_id,
+				.started_unix_ms = u->started_ms, .ended_unix_ms = u->ended_ms,
+				.sequence = u->sequence};
+	snprintf(r->request_sha256, sizeof r->request_sha256, "%s", u->request);
+	snprintf(r->result_sha256, sizeof r->result_sha256, "%s", u->result);
+	snprintf(r->session, sizeof r->session, "%s", u->session);
+	snprintf(r->previous_sha256, sizeof r->previous_sha256, "%s", u->previous);
+	snprintf(r->record_sha256, sizeof r->record_sha256, "%s", u->record);
+}
+
+static void session_loaded(void *arg, const struct ui_record *rows, size_t n, const char *err)
+{
+	struct view *v = arg;
+	if (!view_done_loading(v) || err)
+		return;
+	struct detail *d = v->priv;
+	d->prev_checked = true;
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].sequence + 1 == d->rec.sequence) {
+			d->have_prev = true;
+			snprintf(d->prev_digest, sizeof d->prev_digest, "%s", rows[i].record);
+		}
+}
+
+struct lookup {
+	struct app *a;
+	struct view *v;
+};
+
+static void loaded(void *arg, const struct ui_record *rows, size_t n, const char *err)
+{
+	struct lookup *l = arg;
+	struct view *v = l->v;
+	struct app *a = l->a;
+	free(l);
+	if (!view_done_loading(v) || err)
+		return;
+	struct detail *d = v->priv;
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].id == strtoll(v->arg, NULL, 10)) {
+			d->have = true;
+			d->rec = rows[i];
+		}
+	if (d->have && *d->rec.session && d->rec.sequence > 1) {
+		v->loading++;
+		a->src->ops->records(a->src, d->rec.session, 0, 1000, session_loaded, v);
+	} else {
+		d->prev_checked = true;
+	}
+}
+
+static void load(struct app *a, struct view *v)
+{
+	if (!v->priv) {
+		v->priv = calloc(1, sizeof(struct detail));
+		if (!v->priv)
+			abort();
+	}
+	snprintf(v->sub, sizeof v->sub, "(record %.100s)", v->arg);
+	struct lookup *l = calloc(1, sizeof *l);
+	if (!l)
+		abort();
+	*l = (struct lookup){.a = a, .v = v};
+	v->loading++;
+	long long id = strtoll(v->arg, NULL, 10);
+	a->src->ops->records(a->src, NULL, id > 0 ? id - 1 : 0, 1, loaded, l);
+}
+
+/* One line from column 2, clipped to the screen: a line that ran past the
+ * edge would wrap and the next line would overwrite its tail. */
+static void line_at(int y, int cols, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void line_at(int y, int cols, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (cols > 2)
+		mvaddnstr(y, 2, buf, cols - 2);
+}
+
+static void field(int *y, int cols, const char *name, const char *value)
+{
+	line_at((*y)++, cols, "%-18s %s", name, value && *value ? value : "-");
+}
+
+static void draw(struct app *a, struct view *v, int top, int bottom)
+{
+	struct detail *d = v->priv;
+	int y = top + 1;
+	if (!d || !d->have) {
+		mvprintw(y, 2, "%s", v->loading > 0 ? "loading..." : "no such record");
+		return;
+	}
+	const struct ui_record *r = &d->rec;
+	char buf[160];
+	snprintf(buf, sizeof buf, "%d", r->version);
+	field(&y, a->cols, "version", buf);
+	field(&y, a->cols, "session", r->session);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)r->sequence);
+	field(&y, a->cols, "sequence", buf);
+	field(&y, a->cols, "request_sha256", r->request);
+	field(&y, a->cols, "result_sha256", r->result);
+	if (r->version == 3)
+		field(&y, a->cols, "unanswered", r->unanswered);
+	field(&y, a->cols, "provider", r->provider);
+	field(&y, a->cols, "isolation", r->isolation);
+	field(&y, a->cols, "environment", r->environment);
+	snprintf(buf, sizeof buf, "%lld .. %lld (%lld ms)", (long long)r->started_ms, (long long)r->ended_ms,
+		 (long long)(r->ended_ms - r->started_ms));
+	field(&y, a->cols, "started..ended", buf);
+	field(&y, a->cols, "previous_sha256", r->previous);
+	field(&y, a->cols, "record_sha256", r->record);
+	snprintf(buf, sizeof buf, "%s, exit %d, %s", *r->language ? r->language : "-", r->exit_code,
+		 *r->flags ? r->flags : "no flags");
+	field(&y, a->cols, "call", buf);
+	y++;
+	/* Verification, on screen. */
+	struct bh_record b;
+	to_bh(r, &b);
+	char stored[65];
+	snprintf(stored, sizeof stored, "%s", b.record_sha256);
+	bh_record_seal(&b);
+	bool digest_ok = !strcmp(stored, b.record_sha256);
+	if (y < bottom) {
+		attron(theme_attr(digest_ok ? C_GOOD : C_BAD) | A_BOLD);
+		if (digest_ok)
+			line_at(y++, a->cols, "record_sha256 verifies: recomputed from the fields above");
+		else
+			line_at(y++, a->cols, "record_sha256 DOES NOT MATCH: recomputed %.12s..., stored %.12s...",
+				 b.record_sha256, stored);
+		attroff(theme_attr(digest_ok ? C_GOOD : C_BAD) | A_BOLD);
+	}
+	if (y < bottom && *r->session && r->sequence > 1 && d->prev_checked) {
+		bool link_ok = d->have_prev && !strcmp(d->prev_digest, r->previous);
+		attron(theme_attr(link_ok ? C_GOOD : C_BAD) | A_BOLD);
+		if (link_ok)
+			line_at(y++, a->cols, "chain holds: previous_sha256 is record #%llu's digest",
+				 (unsigned long long)(r->sequence - 1));
+		else if (!d->have_prev)
+			line_at(y++, a->cols, "chain BROKEN: no record #%llu in this session",
+				 (unsigned long long)(r->sequence - 1));
+		else
+			line_at(y++, a->cols, "chain BROKEN: previous_sha256 %.12s... is not #%llu's %.12s...",
+				 r->previous, (unsigned long long)(r->sequence - 1), d->prev_digest);
+		attroff(theme_attr(link_ok ? C_GOOD : C_BAD) | A_BOLD);
+	}
+}
+
+static void done(struct view *v)
+{
+	free(v->priv);
+}
+
+const struct view_ops view_record = {
+	.name = "record",
+	.title = "Record",
+	.load = load,
+	.draw = draw,
+	.done = done,
+};

@@ -1,0 +1,65 @@
+/* Records: the history from the store, newest last; drilled from a
+ * sandbox it shows that session's chain. enter opens one record, whose
+ * digest and chain link are re-verified on screen. */
+#include "app.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const headers[] = {"ID", "SESSION", "SEQ", "V", "LANGUAGE", "TIER", "EXIT", "FLAGS", "RECORD"};
+static const int widths[] = {5, 12, 4, 2, 10, 9, 4, 20, 0};
+
+static void loaded(void *arg, const struct ui_record *rows, size_t n, const char *err)
+{
+	struct view *v = arg;
+	if (!view_done_loading(v) || err)
+		return;
+	const struct trow *sel = table_selected(&v->t);
+	char keep[128];
+	snprintf(keep, sizeof keep, "%s", sel ? sel->key : "");
+	table_clear(&v->t);
+	for (size_t i = 0; i < n; i++) {
+		const struct ui_record *r = &rows[i];
+		char key[32];
+		snprintf(key, sizeof key, "%lld", (long long)r->id);
+		struct trow *t = table_add(&v->t, key, r->version == 3 ? C_BAD : r->exit_code ? C_WARN : C_NORMAL);
+		table_cell(t, 0, "%lld", (long long)r->id);
+		table_cell(t, 1, "%.12s", *r->session ? r->session : "-");
+		table_cell(t, 2, "%llu", (unsigned long long)r->sequence);
+		table_cell(t, 3, "%d", r->version);
+		table_cell(t, 4, "%s", *r->language ? r->language : "-");
+		table_cell(t, 5, "%s", r->isolation);
+		table_cell(t, 6, "%d", r->exit_code);
+		table_cell(t, 7, "%s", *r->flags ? r->flags : (*r->unanswered ? r->unanswered : "-"));
+		table_cell(t, 8, "%.16s", r->record);
+	}
+	table_index(&v->t, v->filter, keep);
+	if (!*keep && v->t.nshown)
+		v->t.sel = v->t.nshown - 1; /* the newest */
+}
+
+static void load(struct app *a, struct view *v)
+{
+	v->loading++;
+	if (*v->arg)
+		snprintf(v->sub, sizeof v->sub, "(session %.12s)", v->arg);
+	a->src->ops->records(a->src, *v->arg ? v->arg : NULL, 0, 1000, loaded, v);
+}
+
+static void enter(struct app *a, struct view *v, const struct trow *row)
+{
+	(void)v;
+	app_push(a, &view_record, row->key);
+}
+
+const struct view_ops view_records = {
+	.name = "records",
+	.alias = "rec",
+	.title = "Records",
+	.ncols = sizeof headers / sizeof headers[0],
+	.headers = headers,
+	.widths = widths,
+	.load = load,
+	.enter = enter,
+};

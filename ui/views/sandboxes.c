@@ -1,0 +1,210 @@
+/* Sandboxes: every session the source holds, coloured by state; opens new
+ * ones, runs cells in the console's own, and steers any of them. */
+#include "app.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const headers[] = {"SESSION", "STATE", "TIER", "FLOOR", "CALLS", "IDLE", "EXPIRES", "OWNER", "BY"};
+static const int widths[] = {12, 11, 9, 9, 5, 5, 7, 8, 0};
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void loaded(void *arg, const struct ui_session *rows, size_t n, const char *err)
+{
+	struct view *v = arg;
+	if (!view_done_loading(v))
+		return;
+	if (err)
+		return;
+	const struct trow *sel = table_selected(&v->t);
+	char keep[128];
+	snprintf(keep, sizeof keep, "%s", sel ? sel->key : "");
+	table_clear(&v->t);
+	int64_t now = wall_ms();
+	for (size_t i = 0; i < n; i++) {
+		const struct ui_session *s = &rows[i];
+		if (*v->arg && strcmp(s->run_key, v->arg))
+			continue; /* drilled from a run */
+		struct trow *r = table_add(&v->t, s->fp, theme_for_state(s->state));
+		table_cell(r, 0, "%.12s", s->fp);
+		table_cell(r, 1, "%s", !strcmp(s->state, "ended") && *s->end_reason ? s->end_reason : s->state);
+		table_cell(r, 2, "%s", s->tier);
+		table_cell(r, 3, "%s", *s->floor ? s->floor : "-");
+		table_cell(r, 4, "%llu", (unsigned long long)s->calls);
+		char idle[16], exp[16];
+		fmt_age(idle, sizeof idle, s->last_call_ms ? s->last_call_ms : s->created_ms, now);
+		if (s->expires_ms > now && strcmp(s->state, "ended"))
+			fmt_age(exp, sizeof exp, now, s->expires_ms);
+		else
+			snprintf(exp, sizeof exp, "-");
+		table_cell(r, 5, "%s", idle);
+		table_cell(r, 6, "%s", exp);
+		table_cell(r, 7, "%.8s", *s->owner ? s->owner : "-");
+		/* "mine": this console opened it and may run cells in it. */
+		table_cell(r, 8, "%s", s->mine ? "mine" : *s->principal ? s->principal : "-");
+	}
+	table_index(&v->t, v->filter, keep);
+}
+
+static void load(struct app *a, struct view *v)
+{
+	v->loading++;
+	if (*v->arg)
+		snprintf(v->sub, sizeof v->sub, "(run %.100s)", v->arg);
+	a->src->ops->sessions(a->src, loaded, v);
+}
+
+/* ---- actions ---- */
+
+struct act {
+	struct app *a;
+	char verb[16];
+	char fp[65];
+};
+
+static void acted(void *arg, const char *err)
+{
+	struct act *x = arg;
+	app_busy(x->a, "");
+	if (err)
+		app_flash(x->a, C_BAD, "%s %.12s: %s", x->verb, x->fp, err);
+	else
+		app_flash(x->a, C_GOOD, "%s %.12s: done", x->verb, x->fp);
+	app_refresh(x->a);
+	free(x);
+}
+
+static void act_now(struct app *a, const char *verb, const char *fp)
+{
+	struct act *x = calloc(1, sizeof *x);
+	if (!x)
+		abort();
+	x->a = a;
+	snprintf(x->verb, sizeof x->verb, "%s", verb);
+	snprintf(x->fp, sizeof x->fp, "%s", fp);
+	char what[64];
+	snprintf(what, sizeof what, "%s %.12s", verb, fp);
+	app_busy(a, what);
+	a->src->ops->action(a->src, verb, fp, acted, x);
+}
+
+static void confirmed(struct app *a, const char *text, void *arg)
+{
+	(void)text;
+	struct act *x = arg;
+	act_now(a, x->verb, x->fp);
+	free(x);
+}
+
+static void ask(struct app *a, const char *verb, const char *fp)
+{
+	struct act *x = calloc(1, sizeof *x);
+	if (!x)
+		abort();
+	snprintf(x->verb, sizeof x->verb, "%s", verb);
+	snprintf(x->fp, sizeof x->fp, "%s", fp);
+	char q[128];
+	snprintf(q, sizeof q, "%s sandbox %.12s?", verb, fp);
+	prompt_confirm(a, q, confirmed, x);
+}
+
+static void opened(void *arg, const char *fp, const char *err)
+{
+	struct app *a = arg;
+	app_busy(a, "");
+	if (err)
+		app_flash(a, C_BAD, "open: %s", err);
+	else
+		app_flash(a, C_GOOD, "opened %.12s (yours: x runs a cell in it)", fp);
+	app_refresh(a);
+}
+
+/* "tier floor owner", each optional: "", "container", "kernel kernel o1". */
+static void open_with(struct app *a, const char *text, void *arg)
+{
+	(void)arg;
+	char tier[16] = "", floor[16] = "", owner[80] = "";
+	sscanf(text, "%15s %15s %79s", tier, floor, owner);
+	if (!strcmp(tier, "-"))
+		tier[0] = '\0';
+	if (!strcmp(floor, "-"))
+		floor[0] = '\0';
+	app_busy(a, "opening a sandbox");
+	a->src->ops->open(a->src, tier, floor, owner, opened, a);
+}
+
+static enum request request(struct app *a, struct view *v, enum request r)
+{
+	const struct trow *sel = table_selected(&v->t);
+	switch (r) {
+	case REQ_OPEN:
+		prompt_text(a, "open sandbox [tier floor owner] (enter: defaults): ", "", open_with, NULL);
+		return REQ_NONE;
+	case REQ_RUN:
+	case REQ_PAUSE:
+	case REQ_RESUME:
+	case REQ_HIBERNATE:
+	case REQ_CLOSE:
+	case REQ_KILL:
+		break;
+	default:
+		return r;
+	}
+	if (!sel) {
+		app_flash(a, C_WARN, "no sandbox selected");
+		return REQ_NONE;
+	}
+	switch (r) {
+	case REQ_RUN:
+		if (!sel->cells[8] || strcmp(sel->cells[8], "mine")) {
+			app_flash(a, C_WARN, "cells run only in sandboxes this console opened (n opens one)");
+			break;
+		}
+		prompt_cell(a, sel->key, "python");
+		break;
+	case REQ_PAUSE:
+		act_now(a, "pause", sel->key);
+		break;
+	case REQ_RESUME:
+		act_now(a, "resume", sel->key);
+		break;
+	case REQ_HIBERNATE:
+		act_now(a, "hibernate", sel->key);
+		break;
+	case REQ_CLOSE:
+		ask(a, "close", sel->key);
+		break;
+	case REQ_KILL:
+		ask(a, "kill", sel->key);
+		break;
+	default:
+		break;
+	}
+	return REQ_NONE;
+}
+
+static void enter(struct app *a, struct view *v, const struct trow *row)
+{
+	(void)v;
+	app_push(a, &view_records, row->key);
+}
+
+const struct view_ops view_sandboxes = {
+	.name = "sandboxes",
+	.alias = "sb",
+	.title = "Sandboxes",
+	.ncols = sizeof headers / sizeof headers[0],
+	.headers = headers,
+	.widths = widths,
+	.load = load,
+	.request = request,
+	.enter = enter,
+};
