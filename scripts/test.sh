@@ -65,6 +65,8 @@ suite runtime 900 build/tests/test_runtime --jobs 1
 suite runtime-asan 1200 build-asan/tests/test_runtime --jobs 1
 suite daemon 600 build/tests/test_daemon --jobs 1
 suite daemon-asan 900 build-asan/tests/test_daemon --jobs 1
+suite client 600 build/tests/test_client --jobs 1
+suite client-asan 900 build-asan/tests/test_client --jobs 1
 suite load 600 build/tests/test_load --jobs 1
 
 echo "=== leftovers"
