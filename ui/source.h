@@ -117,6 +117,19 @@ struct ui_source *ui_source_store(const char *db_path, char **why);
 /* A daemon: a unix socket path or http://127.0.0.1:PORT, and a token. */
 struct ui_source *ui_source_attached(const char *target, const char *token, char **why);
 
+/* Growing arrays the engine-side sources fill from the engine's row
+ * callbacks (bh_engine_records / bh_history_records and the event forms). */
+struct ui_record_rows {
+	struct ui_record *r;
+	size_t n, cap;
+};
+struct ui_event_rows {
+	struct ui_event *r;
+	size_t n, cap;
+};
+int ui_collect_record(void *arg, const struct bh_record_row *row);
+int ui_collect_event(void *arg, const struct bh_event *ev);
+
 /* Copies a record into the console's form (shared by the sources). */
 void ui_record_from(struct ui_record *out, int64_t id, const struct bh_record *r, const char *language,
 		    const char *flags, int exit_code, int64_t duration_us);

@@ -3,6 +3,40 @@
 #include "record.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+
+static void *grow(void *p, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? 2 * *cap : 64;
+	p = realloc(p, *cap * size);
+	if (!p)
+		abort();
+	return p;
+}
+
+int ui_collect_record(void *arg, const struct bh_record_row *row)
+{
+	struct ui_record_rows *x = arg;
+	x->r = grow(x->r, x->n, &x->cap, sizeof *x->r);
+	ui_record_from(&x->r[x->n++], row->id, row->record, row->language, row->flags, row->exit_code,
+		       row->duration_us);
+	return 0;
+}
+
+int ui_collect_event(void *arg, const struct bh_event *ev)
+{
+	struct ui_event_rows *x = arg;
+	x->r = grow(x->r, x->n, &x->cap, sizeof *x->r);
+	struct ui_event *o = &x->r[x->n++];
+	*o = (struct ui_event){.id = ev->id, .at_ms = ev->at_unix_ms};
+	snprintf(o->kind, sizeof o->kind, "%s", ev->kind ? ev->kind : "");
+	snprintf(o->session, sizeof o->session, "%s", ev->session ? ev->session : "");
+	snprintf(o->sandbox, sizeof o->sandbox, "%s", ev->sandbox ? ev->sandbox : "");
+	snprintf(o->detail, sizeof o->detail, "%s", ev->detail ? ev->detail : "");
+	return 0;
+}
 
 void ui_record_from(struct ui_record *o, int64_t id, const struct bh_record *r, const char *language,
 		    const char *flags, int exit_code, int64_t duration_us)

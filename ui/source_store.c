@@ -100,31 +100,12 @@ static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
 	free(x.r);
 }
 
-struct rrows {
-	struct ui_record *r;
-	size_t n, cap;
-};
-
-static int add_record(void *arg, const struct bh_record_row *row)
-{
-	struct rrows *x = arg;
-	if (x->n == x->cap) {
-		x->cap = x->cap ? 2 * x->cap : 64;
-		x->r = realloc(x->r, x->cap * sizeof *x->r);
-		if (!x->r)
-			abort();
-	}
-	ui_record_from(&x->r[x->n++], row->id, row->record, row->language, row->flags, row->exit_code,
-		       row->duration_us);
-	return 0;
-}
-
 static void records(struct ui_source *s, const char *session, int64_t after, size_t limit,
 		    ui_records_fn cb, void *arg)
 {
-	struct rrows x = {0};
+	struct ui_record_rows x = {0};
 	bh_error *err = NULL;
-	if (bh_history_records(S(s)->h, session, after, limit, add_record, &x, &err) < 0)
+	if (bh_history_records(S(s)->h, session, after, limit, ui_collect_record, &x, &err) < 0)
 		cb(arg, NULL, 0, err->msg);
 	else
 		cb(arg, x.r, x.n, NULL);
@@ -132,34 +113,11 @@ static void records(struct ui_source *s, const char *session, int64_t after, siz
 	free(x.r);
 }
 
-struct erows {
-	struct ui_event *r;
-	size_t n, cap;
-};
-
-static int add_event(void *arg, const struct bh_event *ev)
-{
-	struct erows *x = arg;
-	if (x->n == x->cap) {
-		x->cap = x->cap ? 2 * x->cap : 64;
-		x->r = realloc(x->r, x->cap * sizeof *x->r);
-		if (!x->r)
-			abort();
-	}
-	struct ui_event *o = &x->r[x->n++];
-	*o = (struct ui_event){.id = ev->id, .at_ms = ev->at_unix_ms};
-	snprintf(o->kind, sizeof o->kind, "%s", ev->kind ? ev->kind : "");
-	snprintf(o->session, sizeof o->session, "%s", ev->session ? ev->session : "");
-	snprintf(o->sandbox, sizeof o->sandbox, "%s", ev->sandbox ? ev->sandbox : "");
-	snprintf(o->detail, sizeof o->detail, "%s", ev->detail ? ev->detail : "");
-	return 0;
-}
-
 static void events(struct ui_source *s, int64_t after, size_t limit, ui_events_fn cb, void *arg)
 {
-	struct erows x = {0};
+	struct ui_event_rows x = {0};
 	bh_error *err = NULL;
-	if (bh_history_events(S(s)->h, after, limit, add_event, &x, &err) < 0)
+	if (bh_history_events(S(s)->h, after, limit, ui_collect_event, &x, &err) < 0)
 		cb(arg, NULL, 0, err->msg);
 	else
 		cb(arg, x.r, x.n, NULL);

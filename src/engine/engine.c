@@ -535,31 +535,10 @@ void bh_engine_limits(bh_engine *e, uint32_t *memory_mb, uint32_t *pids)
 	*pids = e->pids_limit;
 }
 
-struct record_page {
-	bh_record_fn fn;
-	void *arg;
-};
-
-static int record_row(void *arg, const struct store_record_row *r)
-{
-	struct record_page *p = arg;
-	struct bh_record_row row = {
-		.id = r->id,
-		.record = &r->rec,
-		.language = r->language ? r->language : "",
-		.flags = r->flags ? r->flags : "",
-		.exit_code = r->exit_code,
-		.duration_us = r->duration_us,
-	};
-	return p->fn(p->arg, &row);
-}
-
 int bh_engine_records(bh_engine *e, const char *session, int64_t after_id, size_t limit,
 		      bh_record_fn fn, void *arg, bh_error **err)
 {
-	struct record_page p = {.fn = fn, .arg = arg};
-	return store_records_page(e->store, session ? session : "", after_id, limit ? limit : 1000,
-				  record_row, &p, err);
+	return store_record_rows(e->store, session, after_id, limit, fn, arg, err);
 }
 
 int bh_engine_events(bh_engine *e, int64_t after_id, size_t limit, bh_event_fn fn, void *arg,

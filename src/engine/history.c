@@ -31,31 +31,10 @@ void bh_history_close(bh_history *h)
 	free(h);
 }
 
-struct history_page {
-	bh_record_fn fn;
-	void *arg;
-};
-
-static int history_row(void *arg, const struct store_record_row *r)
-{
-	struct history_page *p = arg;
-	struct bh_record_row row = {
-		.id = r->id,
-		.record = &r->rec,
-		.language = r->language ? r->language : "",
-		.flags = r->flags ? r->flags : "",
-		.exit_code = r->exit_code,
-		.duration_us = r->duration_us,
-	};
-	return p->fn(p->arg, &row);
-}
-
 int bh_history_records(bh_history *h, const char *session, int64_t after_id, size_t limit,
 		       bh_record_fn fn, void *arg, bh_error **err)
 {
-	struct history_page p = {.fn = fn, .arg = arg};
-	return store_records_page(h->store, session ? session : "", after_id, limit ? limit : 1000,
-				  history_row, &p, err);
+	return store_record_rows(h->store, session, after_id, limit, fn, arg, err);
 }
 
 int bh_history_events(bh_history *h, int64_t after_id, size_t limit, bh_event_fn fn, void *arg,

@@ -394,6 +394,33 @@ int store_records_page(struct bh_store *s, const char *session, int64_t after_id
 	return each_record(st, fn, arg);
 }
 
+struct public_page {
+	bh_record_fn fn;
+	void *arg;
+};
+
+static int public_row(void *arg, const struct store_record_row *r)
+{
+	struct public_page *p = arg;
+	struct bh_record_row row = {
+		.id = r->id,
+		.record = &r->rec,
+		.language = r->language ? r->language : "",
+		.flags = r->flags ? r->flags : "",
+		.exit_code = r->exit_code,
+		.duration_us = r->duration_us,
+	};
+	return p->fn(p->arg, &row);
+}
+
+int store_record_rows(struct bh_store *s, const char *session, int64_t after_id, size_t limit,
+		      bh_record_fn fn, void *arg, bh_error **err)
+{
+	struct public_page p = {.fn = fn, .arg = arg};
+	return store_records_page(s, session ? session : "", after_id, limit ? limit : 1000, public_row,
+				  &p, err);
+}
+
 int store_events(struct bh_store *s, int64_t after_id, size_t limit, store_event_fn fn, void *arg,
 		 bh_error **err)
 {

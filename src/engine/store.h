@@ -64,6 +64,9 @@ int store_records(struct bh_store *s, const char *session, store_record_fn fn, v
 /* Records in commit order after after_id, at most limit; session "" for all. */
 int store_records_page(struct bh_store *s, const char *session, int64_t after_id, size_t limit,
 		       store_record_fn fn, void *arg, bh_error **err);
+/* The same as the public rows (bh_engine_records, bh_history_records). */
+int store_record_rows(struct bh_store *s, const char *session, int64_t after_id, size_t limit,
+		      bh_record_fn fn, void *arg, bh_error **err);
 typedef int (*store_event_fn)(void *arg, const struct bh_event *ev);
 int store_events(struct bh_store *s, int64_t after_id, size_t limit, store_event_fn fn, void *arg,
 		 bh_error **err);
