@@ -68,6 +68,8 @@ suite daemon-asan 900 build-asan/tests/test_daemon --jobs 1
 suite client 600 build/tests/test_client --jobs 1
 suite client-asan 900 build-asan/tests/test_client --jobs 1
 suite load 600 build/tests/test_load --jobs 1
+suite tui 300 build/tests/test_tui --jobs 1
+suite tui-asan 400 build-asan/tests/test_tui --jobs 1
 
 echo "=== leftovers"
 if ! bash scripts/leftovers.sh check "$BULKHEAD_TEST_ROOT" "$snap"; then

@@ -237,12 +237,33 @@ static void draw_hints(struct app *a)
 	attroff(theme_attr(C_DIM));
 }
 
+/* Paths under $HOME start with "~" on the header: a long state directory
+ * would push the rest of the line (the read-only mark) off an 80-column
+ * screen. */
+static void tilde(char *s)
+{
+	const char *home = getenv("HOME");
+	size_t hl = home ? strlen(home) : 0;
+	while (hl > 1 && home[hl - 1] == '/')
+		hl--;
+	if (hl < 2)
+		return;
+	for (char *p = s; (p = strstr(p, home)) != NULL;) {
+		if ((p == s || p[-1] == ' ') && p[hl] == '/') {
+			memmove(p + 1, p + hl, strlen(p + hl) + 1);
+			*p = '~';
+		}
+		p++;
+	}
+}
+
 static void draw(struct app *a)
 {
 	erase();
 	struct view *v = a->view;
 	char where[256];
 	a->src->ops->describe(a->src, where, sizeof where);
+	tilde(where);
 	/* Asked at every draw (it is cheap): a refresh-old "proving tiers..."
 	 * would stay up for two seconds after the proofs finished. */
 	a->src->ops->tier_summary(a->src, a->tiers, sizeof a->tiers);

@@ -16,6 +16,7 @@ struct attached {
 	bh_client *c;
 	char target[512];
 	char tiers[160];
+	char served[12]; /* the tier the daemon's calls get (Describe); "" until known */
 	int pending;
 	struct {
 		char fp[65];
@@ -316,6 +317,16 @@ static void parse_tiers(struct attached *m, cJSON *j, const char *err, void *cb,
 		snprintf(t->environment, sizeof t->environment, "%s", str(o, "environment"));
 		t->offered = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "offered"));
 		t->cached = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "cached"));
+		/* A daemon pinned to a tier (serve --tier) gives calls that tier
+		 * even when its engine proved a stronger one: the stronger one is
+		 * not offered to them. */
+		enum bh_tier served, this;
+		if (t->offered && *m->served && bh_tier_parse(m->served, &served) == 0 &&
+		    bh_tier_parse(t->tier, &this) == 0 && this > served) {
+			t->offered = false;
+			snprintf(t->reason, sizeof t->reason,
+				 "proven, but this daemon gives calls the %s tier (serve --tier)", m->served);
+		}
 		if (t->offered && used < sizeof m->tiers)
 			used += (size_t)snprintf(m->tiers + used, sizeof m->tiers - used, "%s%s",
 						 used ? " " : "", t->tier);
@@ -343,6 +354,16 @@ static void tiers(struct ui_source *s, ui_tiers_fn cb, void *arg)
 static void tiers_quiet(void *arg, const struct ui_tier *rows, size_t n, const char *err)
 {
 	(void)arg, (void)rows, (void)n, (void)err; /* parse_tiers kept the summary */
+}
+
+static void on_describe(void *arg, struct wire_describe_response *res, const struct bh_client_error *err)
+{
+	struct attached *m = arg;
+	m->pending--;
+	if (err || !res || !res->isolation)
+		return;
+	snprintf(m->served, sizeof m->served, "%s", res->isolation);
+	tiers(&m->base, tiers_quiet, NULL); /* the header's summary, with that known */
 }
 
 static void parse_done(struct attached *m, cJSON *j, const char *err, void *cb, void *arg)
@@ -542,7 +563,14 @@ struct ui_source *ui_source_attached(const char *target, const char *token, char
 		return NULL;
 	}
 	snprintf(m->target, sizeof m->target, "%s", target);
-	/* The header's tier summary comes from the daemon's evidence. */
+	/* The header's tier summary comes from the daemon's evidence, and the
+	 * tier its calls get from Describe. */
+	m->pending++;
+	if (bh_client_describe_async(m->c, on_describe, m, &err) < 0) {
+		m->pending--;
+		bh_client_error_free(err);
+		err = NULL;
+	}
 	tiers(&m->base, tiers_quiet, NULL);
 	return &m->base;
 }

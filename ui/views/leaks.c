@@ -179,6 +179,9 @@ static void enter(struct app *a, struct view *v, const struct trow *row)
 	struct view *ev = app_push(a, &view_events, NULL);
 	snprintf(ev->filter, sizeof ev->filter, "%.12s", row->key);
 	snprintf(ev->sub, sizeof ev->sub, "(timeline of %.12s)", row->key);
+	/* The embedded source answered inside app_push, before the filter. */
+	table_index(&ev->t, ev->filter, NULL);
+	ev->t.sel = ev->t.nshown ? ev->t.nshown - 1 : 0;
 }
 
 static void done(struct view *v)

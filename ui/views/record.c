@@ -154,7 +154,7 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 		if (digest_ok)
 			line_at(y++, a->cols, "record_sha256 verifies: recomputed from the fields above");
 		else
-			line_at(y++, a->cols, "record_sha256 DOES NOT MATCH: recomputed %.12s..., stored %.12s...",
+			line_at(y++, a->cols, "record_sha256 DOES NOT MATCH: recomputed %.10s..., stored %.10s...",
 				 b.record_sha256, stored);
 		attroff(theme_attr(digest_ok ? C_GOOD : C_BAD) | A_BOLD);
 	}

@@ -50,6 +50,10 @@ static void loaded(void *arg, const struct ui_session *rows, size_t n, const cha
 		table_cell(r, 7, "%.8s", *s->owner ? s->owner : "-");
 		/* "mine": this console opened it and may run cells in it. */
 		table_cell(r, 8, "%s", s->mine ? "mine" : *s->principal ? s->principal : "-");
+		/* Not drawn (past the headers), but `/` and `:sb ARG` find them:
+		 * the run a sandbox served and its runtime name. */
+		table_cell(r, 9, "%s", s->run_key);
+		table_cell(r, 10, "%s", s->sandbox);
 	}
 	table_index(&v->t, v->filter, keep);
 }

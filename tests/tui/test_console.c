@@ -1,0 +1,1248 @@
+/* Screen tests of the operator console, tig's way: each test writes a script
+ * of keys and :commands, runs the real `bulkhead console --script` headless
+ * at a fixed size (80x24 unless it says otherwise), TERM=xterm, TZ=UTC and
+ * NO_COLOR=1, and compares WHOLE saved screens with tests/tui/expected/ after
+ * normalising what legitimately varies: digests and fingerprints (masked
+ * with '#', same width), ages and durations (<dur>), wall-clock times, the
+ * sandbox's uids in the tier evidence (<ids>), and the test's directories
+ * (<STATE>, <FILES>, <DAEMON>).
+ *
+ * BH_TUI_UPDATE=1 writes the expected screens instead of comparing them;
+ * read every one by eye before committing it. A mismatch prints a diff and
+ * leaves the screen it got in $BULKHEAD_TEST_ROOT/tui-actual/.
+ *
+ * Sources: the embedded engine (the console owns it), a daemon it attaches
+ * to (a real `bulkhead serve`), and a copy of a store opened with --db. */
+#include "daemon_harness.h"
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pty.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SVC "plimsoll.v1.SandboxService/"
+#define RUN_TIMEOUT_S 180
+
+/* The one binding table, read the way the console reads it. */
+static const struct {
+	const char *label, *view, *help;
+} bindings[] = {
+#define REQ(id, key, label, view, help, flags) {label, view, help},
+#include "bindings.def"
+#undef REQ
+};
+
+static struct harness h;   /* its state directory is the console's */
+static struct daemon d;
+static bool have_daemon;
+static char files[4200];   /* STATE-files: scripts, screens, store copies */
+static char orphan_root[4200];
+static pid_t live_pid;     /* a console fed through a FIFO */
+static int live_fd = -1;
+static int screen_lines = 24, screen_cols = 80;
+
+static const char *test_root(void)
+{
+	const char *r = getenv("BULKHEAD_TEST_ROOT");
+	return r && *r ? r : "/tmp/bulkhead-tests";
+}
+
+/* Runs a shell command; its stdout and stderr (caller frees). */
+static char *sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *sh(const char *fmt, ...)
+{
+	char cmd[16384];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
+	char full[16500];
+	snprintf(full, sizeof full, "{ %s ; } 2>&1", cmd);
+	FILE *f = popen(full, "r");
+	cr_assert_not_null(f);
+	size_t cap = 4096, n = 0;
+	char *out = malloc(cap);
+	size_t got;
+	while ((got = fread(out + n, 1, cap - n - 1, f)) > 0) {
+		n += got;
+		if (cap - n < 2) {
+			cap *= 2;
+			out = realloc(out, cap);
+		}
+	}
+	out[n] = '\0';
+	pclose(f);
+	return out;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	rewind(f);
+	char *b = malloc((size_t)n + 1);
+	size_t got = fread(b, 1, (size_t)n, f);
+	b[got] = '\0';
+	fclose(f);
+	return b;
+}
+
+static void setup(void)
+{
+	/* The harness makes the state directory the standard way (and proves
+	 * the tiers, or reads the shared evidence); the console opens it. */
+	harness_open(&h, NULL);
+	harness_require_tier(&h, BH_TIER_CONTAINER);
+	harness_require_tier(&h, BH_TIER_KERNEL);
+	snprintf(files, sizeof files, "%s-files", h.state_dir);
+	cr_assert_eq(mkdir(files, 0700), 0, "%s: %s", files, strerror(errno));
+	screen_lines = 24;
+	screen_cols = 80;
+}
+
+static void close_engine(void)
+{
+	if (h.e)
+		bh_engine_close(h.e);
+	h.e = NULL;
+}
+
+static void teardown(void)
+{
+	if (live_fd >= 0)
+		close(live_fd);
+	live_fd = -1;
+	if (live_pid > 0) {
+		kill(live_pid, SIGKILL);
+		waitpid(live_pid, NULL, 0);
+		live_pid = 0;
+	}
+	if (have_daemon)
+		daemon_stop(&d);
+	have_daemon = false;
+	if (*orphan_root)
+		free(sh("crun --root '%s' delete -f bh-orphan >/dev/null", orphan_root));
+	orphan_root[0] = '\0';
+	close_engine();
+	/* Whatever a console that died mid-test left behind. */
+	if (h.state_dir)
+		free(sh("BULKHEAD_INTERP='%s' '%s' gc --state '%s' >/dev/null", BH_TEST_INTERP, BH_TEST_CLI,
+			h.state_dir));
+	harness_close(&h);
+	if (*files)
+		free(sh("rm -rf '%s'", files));
+	files[0] = '\0';
+}
+
+/* ---- running the console ---- */
+
+/* Writes a script: `:save-display NAME` saves FILES/NAME.txt. */
+static void write_script(const char *path, const char *script)
+{
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	for (const char *p = script; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n > 14 && !strncmp(p, ":save-display ", 14))
+			fprintf(f, ":save-display %s/%.*s.txt\n", files, (int)(n - 14), p + 14);
+		else
+			fprintf(f, "%.*s\n", (int)n, p);
+		p += n + (e ? 1 : 0);
+	}
+	fclose(f);
+}
+
+/* The command a console runs with: a clean, fixed environment; `env` adds
+ * or overrides variables ("PATH=... BULKHEAD_TOKEN=..."). */
+static void console_cmd(char *cmd, size_t n, const char *script, const char *args, const char *env,
+			bool display)
+{
+	/* HOME is the test root: the header shows ~/state-XXXXXX, as long
+	 * whatever the root (the state directory is shown resolved). */
+	char home[PATH_MAX];
+	if (!realpath(test_root(), home))
+		snprintf(home, sizeof home, "%s", test_root());
+	snprintf(cmd, n,
+		 "cd '%s' && exec env -i PATH=\"$PATH\" HOME='%s' TERM=xterm LINES=%d COLUMNS=%d TZ=UTC "
+		 "NO_COLOR=1 LC_ALL=C.UTF-8 BULKHEAD_INTERP='%s' BULKHEAD_EVIDENCE='%s/evidence' "
+		 "ASAN_OPTIONS=\"$ASAN_OPTIONS\" UBSAN_OPTIONS=\"$UBSAN_OPTIONS\" %s "
+		 "'%s' console --script '%s'%s %s",
+		 files, home, screen_lines, screen_cols, BH_TEST_INTERP, test_root(), env ? env : "",
+		 BH_TEST_CLI, script, display ? " --display" : "", args ? args : "");
+}
+
+static pid_t spawn(const char *cmd, const char *out_name)
+{
+	char out[4400];
+	snprintf(out, sizeof out, "%s/%s", files, out_name);
+	pid_t pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int null = open("/dev/null", O_RDONLY);
+		dup2(null, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		for (int sig = 1; sig < NSIG; sig++)
+			signal(sig, SIG_DFL);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Waits for a console; SIGKILL after the timeout. Its exit status. */
+static int reap_console(pid_t pid)
+{
+	int st = 0;
+	for (int i = 0; i < RUN_TIMEOUT_S * 20; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(50 * 1000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	cr_assert_fail("the console did not finish within %d s", RUN_TIMEOUT_S);
+	return -1;
+}
+
+/* The console's arguments: the test's state directory unless it attaches
+ * or opens a store (never the default, /var/lib/bulkhead). */
+static void console_args(char *out, size_t n, const char *args)
+{
+	if (args && (strstr(args, "--db") || strstr(args, "--attach")))
+		snprintf(out, n, "%s", args);
+	else
+		snprintf(out, n, "--state '%s' %s", h.state_dir, args ? args : "");
+}
+
+/* Runs one console over a script; it must exit 0 and say nothing. */
+static void console(const char *script, const char *args, const char *env)
+{
+	char path[4400], cmd[16384], all[8192];
+	snprintf(path, sizeof path, "%s/script.txt", files);
+	write_script(path, script);
+	console_args(all, sizeof all, args);
+	console_cmd(cmd, sizeof cmd, path, all, env, false);
+	int st = reap_console(spawn(cmd, "console.out"));
+	snprintf(path, sizeof path, "%s/console.out", files);
+	char *said = slurp(path);
+	cr_assert_eq(st, 0, "the console exited %d: %s", st, said ? said : "");
+	cr_assert(said && !*said, "the console wrote: %s", said ? said : "");
+	free(said);
+}
+
+/* A console fed line by line through a FIFO, for what happens meanwhile. */
+static void live_start(const char *args, const char *env)
+{
+	char fifo[4400], cmd[16384], all[8192];
+	snprintf(fifo, sizeof fifo, "%s/live.fifo", files);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	/* O_RDWR: never blocks, and the console sees no end until we close it. */
+	live_fd = open(fifo, O_RDWR | O_CLOEXEC);
+	cr_assert_geq(live_fd, 0);
+	console_args(all, sizeof all, args);
+	console_cmd(cmd, sizeof cmd, fifo, all, env, false);
+	live_pid = spawn(cmd, "live.out");
+}
+
+static void live_send(const char *lines)
+{
+	char tmp[4400];
+	snprintf(tmp, sizeof tmp, "%s/live.part", files);
+	write_script(tmp, lines);
+	char *text = slurp(tmp);
+	size_t n = strlen(text);
+	cr_assert_eq(write(live_fd, text, n), (ssize_t)n);
+	free(text);
+}
+
+/* Waits until the live console saved FILES/NAME.txt whole. */
+static void live_wait_screen(const char *name)
+{
+	char path[4400];
+	snprintf(path, sizeof path, "%s/%s.txt", files, name);
+	for (int i = 0; i < 60 * 20; i++) {
+		char *s = slurp(path);
+		int lines = 0;
+		for (char *p = s; p && *p; p++)
+			lines += *p == '\n';
+		free(s);
+		if (lines >= screen_lines)
+			return;
+		int st;
+		cr_assert_eq(waitpid(live_pid, &st, WNOHANG), 0, "the live console exited early");
+		usleep(50 * 1000);
+	}
+	cr_assert_fail("the live console never saved %s", name);
+}
+
+static void live_finish(void)
+{
+	live_send(":q");
+	close(live_fd);
+	live_fd = -1;
+	int st = reap_console(live_pid);
+	live_pid = 0;
+	char path[4400];
+	snprintf(path, sizeof path, "%s/live.out", files);
+	char *said = slurp(path);
+	cr_assert_eq(st, 0, "the console exited %d: %s", st, said ? said : "");
+	cr_assert(said && !*said, "the console wrote: %s", said ? said : "");
+	free(said);
+}
+
+/* ---- normalising and comparing screens ---- */
+
+static bool word_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* Replaces every match of re that stands alone (no letter, digit or _ on
+ * either side) with token; token NULL masks the match with '#' instead,
+ * keeping its width (digests and fingerprints are cut to fixed widths).
+ * After a token, the blanks that follow collapse to one: an age is "3s"
+ * or "10s", and the padding after it in a table column varies with it. */
+static void replace_all(char *line, size_t cap, const char *pattern, const char *token)
+{
+	regex_t re;
+	cr_assert_eq(regcomp(&re, pattern, REG_EXTENDED), 0);
+	char out[8192];
+	size_t o = 0;
+	const char *p = line;
+	regmatch_t m;
+	int flags = 0;
+	while (*p && regexec(&re, p, 1, &m, flags) == 0 && m.rm_eo > m.rm_so) {
+		const char *s = p + m.rm_so, *e = p + m.rm_eo;
+		if ((s > line && word_char(s[-1])) || word_char(*e)) {
+			size_t k = (size_t)(s - p) + 1;
+			o += (size_t)snprintf(out + o, sizeof out - o, "%.*s", (int)k, p);
+			p += k;
+			flags = REG_NOTBOL;
+			continue;
+		}
+		o += (size_t)snprintf(out + o, sizeof out - o, "%.*s", (int)(s - p), p);
+		if (!token) {
+			for (const char *c = s; c < e && o + 1 < sizeof out; c++)
+				out[o++] = '#';
+			out[o] = '\0';
+			p = e;
+		} else {
+			o += (size_t)snprintf(out + o, sizeof out - o, "%s", token);
+			size_t blanks = 0;
+			while (e[blanks] == ' ')
+				blanks++;
+			if (blanks && e[blanks])
+				o += (size_t)snprintf(out + o, sizeof out - o, " ");
+			p = e + blanks;
+		}
+		flags = REG_NOTBOL;
+	}
+	snprintf(out + o, sizeof out - o, "%s", p);
+	snprintf(line, cap, "%s", out);
+	regfree(&re);
+}
+
+static void replace_literal(char *line, size_t cap, const char *what, const char *token)
+{
+	if (!what || !*what)
+		return;
+	char out[8192];
+	size_t o = 0;
+	const char *p = line, *hit;
+	while ((hit = strstr(p, what))) {
+		o += (size_t)snprintf(out + o, sizeof out - o, "%.*s%s", (int)(hit - p), p, token);
+		p = hit + strlen(what);
+	}
+	snprintf(out + o, sizeof out - o, "%s", p);
+	snprintf(line, cap, "%s", out);
+}
+
+static char *normalise(const char *screen)
+{
+	size_t cap = strlen(screen) * 2 + 4096, used = 0;
+	char *out = malloc(cap);
+	out[0] = '\0';
+	for (const char *p = screen; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char line[8192];
+		snprintf(line, sizeof line, "%.*s", (int)n, p);
+		replace_literal(line, sizeof line, files, "<FILES>");
+		replace_literal(line, sizeof line, h.state_dir, "<STATE>");
+		char tilde[4200];
+		snprintf(tilde, sizeof tilde, "~/%s", strrchr(h.state_dir, '/') + 1);
+		replace_literal(line, sizeof line, tilde, "<STATE>");
+		if (have_daemon) {
+			replace_literal(line, sizeof line, d.dir, "<DAEMON>");
+			snprintf(tilde, sizeof tilde, "~/%s", strrchr(d.dir, '/') + 1);
+			replace_literal(line, sizeof line, tilde, "<DAEMON>");
+		}
+		/* A runtime's state root, in a leak's holder, cut by its column. */
+		replace_all(line, sizeof line, "--root /[^ ]*", "--root <path>");
+		replace_all(line, sizeof line, "[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}",
+			    "YYYY-MM-DD hh:mm:ss");
+		replace_all(line, sizeof line, "[0-9]{8}T[0-9]{6}Z", "YYYYMMDDThhmmssZ");
+		/* The sandbox's ids (evidence of its mounts) vary with the state
+		 * directory, and their length moves where the line is cut. */
+		replace_all(line, sizeof line, "(uid|gid)=[0-9].*$", "<ids>");
+		replace_all(line, sizeof line, "[0-9a-f]{6,}", NULL);
+		replace_all(line, sizeof line, "[0-9]+(\\.[0-9]+)? ms|[0-9]+(ms|s|m|h|d)", "<dur>");
+		if (used + strlen(line) + 2 > cap) {
+			cap = (used + strlen(line) + 2) * 2;
+			out = realloc(out, cap);
+		}
+		used += (size_t)sprintf(out + used, "%s\n", line);
+		p += n + (e ? 1 : 0);
+	}
+	return out;
+}
+
+/* The saved screen FILES/NAME.txt, raw. */
+static char *shot(const char *name)
+{
+	char path[4400];
+	snprintf(path, sizeof path, "%s/%s.txt", files, name);
+	char *s = slurp(path);
+	cr_assert_not_null(s, "the console saved no screen %s", name);
+	return s;
+}
+
+/* Compares FILES/NAME.txt, normalised, with tests/tui/expected/NAME.txt. */
+static void screen(const char *name)
+{
+	char *raw = shot(name);
+	char *got = normalise(raw);
+	free(raw);
+	char expected[4400];
+	snprintf(expected, sizeof expected, "%s/%s.txt", BH_TUI_EXPECTED, name);
+	if (getenv("BH_TUI_UPDATE") && *getenv("BH_TUI_UPDATE")) {
+		FILE *f = fopen(expected, "w");
+		cr_assert_not_null(f, "%s: %s", expected, strerror(errno));
+		fputs(got, f);
+		fclose(f);
+		free(got);
+		return;
+	}
+	char *want = slurp(expected);
+	cr_assert_not_null(want, "no expected screen %s (BH_TUI_UPDATE=1 writes it; review it)", expected);
+	if (strcmp(want, got)) {
+		char dir[4400], actual[4500];
+		snprintf(dir, sizeof dir, "%s/tui-actual", test_root());
+		mkdir(dir, 0700);
+		snprintf(actual, sizeof actual, "%s/%s.txt", dir, name);
+		FILE *f = fopen(actual, "w");
+		cr_assert_not_null(f);
+		fputs(got, f);
+		fclose(f);
+		char *diff = sh("diff -u '%s' '%s' | head -80", expected, actual);
+		cr_assert_fail("screen %s differs (got it in %s):\n%s", name, actual, diff);
+	}
+	free(want);
+	free(got);
+}
+
+/* Asserts what a raw screen holds, beyond the comparison. */
+static void screen_has(const char *name, const char *text)
+{
+	char *s = shot(name);
+	cr_assert_not_null(strstr(s, text), "screen %s lacks \"%s\":\n%s", name, text, s);
+	free(s);
+}
+
+static void screen_lacks(const char *name, const char *text)
+{
+	char *s = shot(name);
+	cr_assert_null(strstr(s, text), "screen %s shows \"%s\":\n%s", name, text, s);
+	free(s);
+}
+
+/* ---- fixtures ---- */
+
+struct opened {
+	bool done;
+	char err[512];
+};
+
+static void on_open(void *arg, bh_session *s, const bh_error *err)
+{
+	(void)s;
+	struct opened *w = arg;
+	w->done = true;
+	if (err)
+		snprintf(w->err, sizeof w->err, "%s", err->msg);
+}
+
+static bh_session *open_for_run(enum bh_tier tier, const char *run_key, const char *owner)
+{
+	struct bh_session_opts o = {.tier = tier, .floor = BH_TIER_UNKNOWN,
+				    .languages = 1u << BH_LANG_PYTHON, .principal = "agent",
+				    .run_key = run_key, .owner = owner};
+	struct opened w = {0};
+	bh_session *s = NULL;
+	bh_error *err = NULL;
+	cr_assert_eq(bh_session_open(h.e, &o, on_open, &w, &s, &err), 0, "open: %s", err ? err->msg : "?");
+	cr_assert_eq(bh_engine_wait(h.e, &w.done, 120000, &err), 0, "open: %s", err ? err->msg : "?");
+	cr_assert_str_empty(w.err, "the session did not open: %s", w.err);
+	return s;
+}
+
+static void cell_says(bh_session *s, const char *code, const char *want)
+{
+	struct cell_outcome *o = harness_cell(&h, s, BH_LANG_PYTHON, code, 0);
+	cr_assert(o->answered, "%s: %s", code, o->err_msg ? o->err_msg : "no answer");
+	cr_assert_str_eq(o->out, want, "%s", code);
+	cell_outcome_free(o);
+}
+
+/* A store with history, made by the embedded engine and copied while no
+ * engine runs: run conv-1 had two sandboxes (three cells, then one), run
+ * conv-2 one on the kernel tier. Leaves FILES/store.db. */
+static void make_store(void)
+{
+	bh_session *a = open_for_run(BH_TIER_CONTAINER, "conv-1", "team-a");
+	cell_says(a, "1+1", "2\n");
+	cell_says(a, "x = 3", "");
+	cell_says(a, "x * 2", "6\n");
+	char last[65], reason[32];
+	harness_close_session(&h, a, last, reason);
+	bh_session *b = open_for_run(BH_TIER_CONTAINER, "conv-1", "team-a");
+	cell_says(b, "print('fresh')", "fresh\n");
+	harness_close_session(&h, b, last, reason);
+	bh_session *c = open_for_run(BH_TIER_KERNEL, "conv-2", "team-b");
+	cell_says(c, "2 ** 10", "1024\n");
+	harness_close_session(&h, c, last, reason);
+	close_engine();
+	char *out = sh("set -e; test ! -s '%s/bulkhead.db-wal'; cp '%s/bulkhead.db' '%s/store.db'; "
+		       "mkdir '%s/nobin'; echo copied",
+		       h.state_dir, h.state_dir, files, files);
+	cr_assert_str_eq(out, "copied\n", "%s", out);
+	free(out);
+}
+
+/* --db on the copy, with a PATH that holds no runtime at all. */
+static void console_db(const char *script, const char *db)
+{
+	char args[512], env[4500];
+	snprintf(args, sizeof args, "--db %s", db);
+	snprintf(env, sizeof env, "PATH='%s/nobin'", files);
+	console(script, args, env);
+}
+
+/* ---- 1. the embedded engine: a sandbox's whole life from the console ---- */
+
+TestSuite(console, .init = setup, .fini = teardown, .timeout = 600);
+
+Test(console, a_sandbox_opened_from_the_console_runs_cells_pauses_and_closes_after_a_confirm)
+{
+	close_engine();
+	console("n\n"
+		":save-display life-open-prompt\n"
+		"<Enter>\n"
+		"x\n"
+		"1+1\n"
+		":save-display life-cell-prompt\n"
+		"<Enter>\n"
+		":save-display life-ran-1plus1\n"
+		"x\n"
+		"x = 3\n"
+		"<Enter>\n"
+		"x\n"
+		"x * 2\n"
+		"<Enter>\n"
+		":save-display life-ran-x-times-2\n"
+		"p\n"
+		":save-display life-paused\n"
+		"<C-d>\n"
+		":save-display life-close-confirm\n"
+		"y\n"
+		":save-display life-closed\n"
+		":rec\n"
+		":save-display life-records\n"
+		":events\n"
+		":save-display life-events\n"
+		":q\n",
+		"", NULL);
+	screen("life-open-prompt");
+	screen("life-cell-prompt");
+	screen("life-ran-1plus1");
+	screen_has("life-ran-1plus1", "2  [exit 0 interpreter_started]");
+	screen("life-ran-x-times-2");
+	screen_has("life-ran-x-times-2", "6  [exit 0]");
+	screen("life-paused");
+	screen_has("life-paused", " paused ");
+	screen("life-close-confirm");
+	screen_has("life-close-confirm", "close sandbox ");
+	screen("life-closed");
+	screen_has("life-closed", "sessions: 1 ended");
+	screen_has("life-closed", " closed ");
+	screen("life-records");
+	screen_has("life-records", "interpreter_started");
+	screen("life-events");
+	screen_has("life-events", "pausing -> paused");
+	screen_has("life-events", "ended      ");
+}
+
+Test(console, the_prompt_runs_multi_line_and_javascript_cells_and_sandboxes_hibernate_resume_and_die)
+{
+	close_engine();
+	console("n\n"
+		"<Enter>\n"
+		"x\n"
+		"y = 20<C-o>print(y + 1)\n"
+		":save-display acts-multi-line-prompt\n"
+		"<Enter>\n"
+		":save-display acts-multi-line-ran\n"
+		"x\n"
+		"<C-t>\n"
+		"console.log(6 * 7)\n"
+		":save-display acts-javascript-prompt\n"
+		"<Enter>\n"
+		":save-display acts-javascript-ran\n"
+		"h\n"
+		":save-display acts-hibernated\n"
+		"r\n"
+		":save-display acts-resumed\n"
+		"x\n"
+		"print(y)\n"
+		"<Enter>\n"
+		":save-display acts-state-survived\n"
+		"n\n"
+		"container - o1\n"
+		"<Enter>\n"
+		":save-display acts-second-opened\n"
+		"<C-k>\n"
+		":save-display acts-kill-confirm\n"
+		"y\n"
+		":save-display acts-killed\n"
+		":events\n"
+		":save-display acts-events\n"
+		":q\n",
+		"", NULL);
+	screen("acts-multi-line-prompt");
+	screen_has("acts-multi-line-prompt", "... print(y + 1)");
+	screen("acts-multi-line-ran");
+	screen_has("acts-multi-line-ran", "21  [exit 0 interpreter_started]");
+	screen("acts-javascript-prompt");
+	screen_has("acts-javascript-prompt", "[javascript]");
+	screen("acts-javascript-ran");
+	screen_has("acts-javascript-ran", "42  [exit 0");
+	screen("acts-hibernated");
+	screen("acts-resumed");
+	screen("acts-state-survived");
+	screen_has("acts-state-survived", "20  [exit 0]");
+	screen("acts-second-opened");
+	screen("acts-kill-confirm");
+	screen("acts-killed");
+	screen_has("acts-killed", " killed ");
+	screen("acts-events");
+}
+
+/* ---- 2. attached to a daemon ---- */
+
+/* A JSON string member of an answer, the simple way (ids and digests). */
+static void member(const char *json, const char *name, char *out, size_t n)
+{
+	char key[64];
+	snprintf(key, sizeof key, "\"%s\":\"", name);
+	const char *k = strstr(json, key);
+	cr_assert_not_null(k, "no %s in %s", name, json);
+	k += strlen(key);
+	size_t len = strcspn(k, "\"");
+	snprintf(out, n, "%.*s", (int)len, k);
+}
+
+/* Another client's session over HTTP: its id and fingerprint. */
+static void http_open(const char *token, char id[64], char fp[65])
+{
+	struct answer *a = daemon_call(&d, token, SVC "OpenSession", "{\"protocol\":3}");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	member(a->body, "sessionId", id, 64);
+	member(a->body, "session", fp, 65);
+	answer_free(a);
+}
+
+static void http_cell(const char *token, const char *id, const char *code)
+{
+	char body[512];
+	snprintf(body, sizeof body,
+		 "{\"protocol\":3,\"sessionId\":\"%s\",\"cell\":{\"language\":\"python\",\"code\":\"%s\"}}",
+		 id, code);
+	struct answer *a = daemon_call(&d, token, SVC "SessionRun", body);
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	answer_free(a);
+}
+
+Test(console, attached_it_shows_a_session_another_client_opened_within_one_refresh)
+{
+	close_engine();
+	daemon_start(&d, "--tier container");
+	have_daemon = true;
+	char env[512], args[4400];
+	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", d.both_token);
+	snprintf(args, sizeof args, "--attach '%s'", d.sock);
+	live_start(args, env);
+	live_send(":save-display attached-before");
+	live_wait_screen("attached-before");
+	/* Another client (the runner) opens a session and runs a cell. */
+	char id[64], fp[65];
+	http_open(d.run_token, id, fp);
+	http_cell(d.run_token, id, "1+1");
+	/* One refresh period, then a key that changes nothing: the loop was
+	 * blocked reading the script, so the periodic refresh runs first. */
+	usleep(2100 * 1000);
+	live_send("<Down>\n"
+		  ":save-display attached-other-client\n"
+		  "x\n"
+		  ":save-display attached-not-mine\n"
+		  "n\n"
+		  "<Enter>\n"
+		  ":save-display attached-opened\n"
+		  "/\n"
+		  "mine\n"
+		  "<Enter>\n"
+		  ":save-display attached-mine\n"
+		  "x\n"
+		  "1+1\n"
+		  "<Enter>\n"
+		  ":save-display attached-ran\n"
+		  "p\n"
+		  ":save-display attached-paused\n"
+		  "r\n"
+		  ":save-display attached-resumed\n"
+		  "<C-d>\n"
+		  "y\n"
+		  ":save-display attached-closed\n"
+		  "<Esc>\n"
+		  "n\n"
+		  "- vm\n"
+		  "<Enter>\n"
+		  ":save-display attached-open-refused\n"
+		  "/runner\n"
+		  "<Enter>\n"
+		  "h\n"
+		  ":save-display attached-hibernate-refused\n"
+		  "<C-k>\n"
+		  "y\n"
+		  ":save-display attached-killed-other\n"
+		  ":runs\n"
+		  ":save-display attached-runs\n"
+		  ":rec\n"
+		  ":save-display attached-records\n"
+		  "<Enter>\n"
+		  ":save-display attached-record\n"
+		  ":events\n"
+		  ":save-display attached-events\n"
+		  ":walls\n"
+		  ":save-display attached-walls\n"
+		  ":leaks\n"
+		  ":save-display attached-leaks\n");
+	live_finish();
+	screen("attached-before");
+	screen_has("attached-before", "(none)");
+	screen("attached-other-client");
+	char row[80];
+	snprintf(row, sizeof row, "%.12s ready", fp);
+	screen_has("attached-other-client", row);
+	screen_has("attached-other-client", "runner");
+	screen("attached-not-mine");
+	screen_has("attached-not-mine", "cells run only in sandboxes this console opened");
+	screen("attached-opened");
+	screen("attached-mine");
+	screen("attached-ran");
+	screen_has("attached-ran", "2  [exit 0 interpreter_started]");
+	screen("attached-paused");
+	screen("attached-resumed");
+	screen("attached-closed");
+	screen("attached-open-refused");
+	screen_has("attached-open-refused", "open: ");
+	screen("attached-hibernate-refused");
+	screen_has("attached-hibernate-refused", "hibernate ");
+	screen("attached-killed-other");
+	screen_has("attached-killed-other", " killed ");
+	screen("attached-runs");
+	screen("attached-records");
+	screen("attached-record");
+	screen_has("attached-record", "record_sha256 verifies");
+	screen("attached-events");
+	screen("attached-walls");
+	screen_has("attached-walls", "vm             Nothing ran (isolation)");
+	screen("attached-leaks");
+}
+
+Test(console, attached_and_readonly_it_shows_the_sessions_but_no_action_and_refuses_one)
+{
+	close_engine();
+	daemon_start(&d, "--tier container");
+	have_daemon = true;
+	char id[64], fp[65];
+	http_open(d.run_token, id, fp);
+	char env[512], args[4400];
+	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", d.both_token);
+	snprintf(args, sizeof args, "--attach '%s' --readonly", d.sock);
+	console(":save-display attached-readonly\n"
+		"p\n"
+		":save-display attached-readonly-refused\n"
+		"<C-d>\n"
+		":save-display attached-readonly-refused-close\n"
+		":q\n",
+		args, env);
+	screen("attached-readonly");
+	screen_has("attached-readonly", "[read-only]");
+	screen("attached-readonly-refused");
+	screen_has("attached-readonly-refused", "read-only console: actions are off (--readonly)");
+	screen("attached-readonly-refused-close");
+	screen_lacks("attached-readonly-refused-close", "close sandbox");
+	/* Nothing happened to the runner's session. */
+	struct answer *a = daemon_call(&d, d.op_token, "bulkhead.v1.OperatorService/ListSessions", "{}");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	cr_assert_not_null(strstr(a->body, "\"ready\""), "%s", a->body);
+	answer_free(a);
+}
+
+/* ---- 3. a store opened read-only, with no engine ---- */
+
+Test(console, a_store_copy_opened_with_db_shows_records_and_sessions_with_no_engine_or_runtime)
+{
+	make_store();
+	char *before = sh("sha256sum < '%s/store.db'", files);
+	console_db(":save-display db-sandboxes\n"
+		   "n\n"
+		   ":save-display db-refuses-to-act\n"
+		   ":rec\n"
+		   ":save-display db-records\n"
+		   "<Enter>\n"
+		   ":save-display db-record-detail\n"
+		   ":events\n"
+		   ":save-display db-events\n"
+		   ":leaks\n"
+		   ":save-display db-leaks\n"
+		   ":walls\n"
+		   ":save-display db-walls\n"
+		   ":q\n",
+		   "store.db");
+	screen("db-sandboxes");
+	screen_has("db-sandboxes", "store store.db (read-only, no engine)");
+	screen("db-refuses-to-act");
+	screen_has("db-refuses-to-act", "a store opened with --db has no engine: nothing can act");
+	screen("db-records");
+	screen("db-record-detail");
+	screen_has("db-record-detail", "record_sha256 verifies");
+	screen("db-events");
+	screen("db-leaks");
+	screen("db-walls");
+	char *after = sh("sha256sum < '%s/store.db'", files);
+	cr_assert_str_eq(before, after, "the console changed the store it opened read-only");
+	free(before);
+	free(after);
+}
+
+Test(console, runs_drill_to_their_sandboxes_records_and_one_record_and_tables_filter_and_sort)
+{
+	make_store();
+	/* Newest first: conv-2, then conv-1 with its two sandboxes. */
+	console_db(":runs\n"
+		   ":save-display drill-runs\n"
+		   "G\n"
+		   "<Enter>\n"
+		   ":save-display drill-run-sandboxes\n"
+		   "G\n"
+		   "<Enter>\n"
+		   ":save-display drill-sandbox-records\n"
+		   "<Enter>\n"
+		   ":save-display drill-record\n"
+		   "<Esc>\n"
+		   "<Esc>\n"
+		   "<Esc>\n"
+		   ":save-display drill-back-to-runs\n"
+		   ":rec\n"
+		   "/\n"
+		   "kernel\n"
+		   "<Enter>\n"
+		   ":save-display drill-records-filtered\n"
+		   "<Esc>\n"
+		   "s\n"
+		   "s\n"
+		   "s\n"
+		   "s\n"
+		   "s\n"
+		   "s\n"
+		   "s\n"
+		   "s\n"
+		   ":save-display drill-records-sorted-by-flags\n"
+		   ":sb conv-2\n"
+		   ":save-display drill-sandboxes-filtered-by-command\n"
+		   ":q\n",
+		   "store.db");
+	screen("drill-runs");
+	screen("drill-run-sandboxes");
+	screen_has("drill-run-sandboxes", "(run conv-1)");
+	screen("drill-sandbox-records");
+	screen("drill-record");
+	screen_has("drill-record", "chain holds");
+	screen("drill-back-to-runs");
+	screen("drill-records-filtered");
+	screen("drill-records-sorted-by-flags");
+	screen_has("drill-records-sorted-by-flags", "FLAGS^");
+	screen("drill-sandboxes-filtered-by-command");
+	screen_has("drill-sandboxes-filtered-by-command", "Sandboxes[1] </conv-2>");
+}
+
+/* ---- 5. a record's digest and chain, re-verified on screen ---- */
+
+static void make_tampered_store(void)
+{
+	make_store();
+	/* Record 2 (conv-1's first sandbox, a container) now claims the kernel
+	 * tier: isolation is digested, so the digest no longer matches. */
+	char *out = sh("cp '%s/store.db' '%s/tampered.db' && "
+		       "sqlite3 '%s/tampered.db' \"UPDATE records SET isolation = 'kernel' WHERE id = 2\" && echo ok",
+		       files, files, files);
+	cr_assert_str_eq(out, "ok\n", "%s", out);
+	free(out);
+}
+
+Test(console, a_tampered_record_does_not_match_and_the_untampered_next_one_verifies_with_its_chain)
+{
+	make_tampered_store();
+	console_db(":rec\n"
+		   ":save-display tamper-records\n"
+		   "g\n"
+		   "<Down>\n"
+		   "<Enter>\n"
+		   ":save-display tamper-detail-tampered\n"
+		   "<Esc>\n"
+		   "<Down>\n"
+		   "<Enter>\n"
+		   ":save-display tamper-detail-next\n"
+		   ":q\n",
+		   "tampered.db");
+	screen("tamper-records");
+	screen("tamper-detail-tampered");
+	screen_has("tamper-detail-tampered", "(record 2)");
+	screen_has("tamper-detail-tampered", "record_sha256 DOES NOT MATCH");
+	screen_lacks("tamper-detail-tampered", "verifies");
+	screen("tamper-detail-next");
+	screen_has("tamper-detail-next", "(record 3)");
+	screen_has("tamper-detail-next", "record_sha256 verifies");
+	screen_has("tamper-detail-next", "chain holds");
+}
+
+/* The console drawn on a real terminal (a pty), in colour: the SGR that
+ * colours a line, looked up backwards from where its text was written. */
+static int colour_before(const char *tty, size_t len, const char *text)
+{
+	const char *at = memmem(tty, len, text, strlen(text));
+	cr_assert_not_null(at, "the terminal never showed \"%s\"", text);
+	for (const char *p = at; p > tty; p--) {
+		if (p[-1] != '\x1b' || p[0] != '[')
+			continue;
+		const char *q = p + 1;
+		while (q < at && (isdigit((unsigned char)*q) || *q == ';'))
+			q++;
+		if (q >= at || *q != 'm')
+			continue;
+		/* The last foreground named in this SGR (30-37). */
+		int fg = -1;
+		for (const char *r = p + 1; r < q;) {
+			int v = atoi(r);
+			if (v >= 30 && v <= 37)
+				fg = v - 30;
+			if (v == 0 || v == 39)
+				fg = fg >= 0 ? fg : 9;
+			while (r < q && *r != ';')
+				r++;
+			r++;
+		}
+		if (fg >= 0)
+			return fg;
+	}
+	return -1;
+}
+
+Test(console, a_tampered_record_is_red_and_a_sound_one_green_in_colour)
+{
+	make_tampered_store();
+	char path[4400], cmd[16384], env[4500];
+	snprintf(path, sizeof path, "%s/script.txt", files);
+	write_script(path, ":rec\ng\n<Down>\n<Enter>\n<Esc>\n<Down>\n<Enter>\n:q\n");
+	snprintf(env, sizeof env, "PATH='%s/nobin' NO_COLOR=", files);
+	console_cmd(cmd, sizeof cmd, path, "--db tampered.db", env, true);
+	int master = -1;
+	struct winsize ws = {.ws_row = 24, .ws_col = 80};
+	pid_t pid = forkpty(&master, NULL, NULL, &ws);
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		for (int sig = 1; sig < NSIG; sig++)
+			signal(sig, SIG_DFL);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	live_pid = pid;
+	size_t cap = 1 << 20, len = 0;
+	char *tty = malloc(cap);
+	for (int i = 0; i < RUN_TIMEOUT_S * 10; i++) {
+		struct pollfd pfd = {.fd = master, .events = POLLIN};
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		ssize_t n = read(master, tty + len, cap - len - 1);
+		if (n <= 0)
+			break; /* EIO: the console is gone */
+		len += (size_t)n;
+		cr_assert_lt(len, cap - 1, "the console wrote too much");
+	}
+	close(master);
+	int st = reap_console(pid);
+	live_pid = 0;
+	tty[len] = '\0';
+	cr_assert_eq(st, 0, "the console exited %d", st);
+	cr_assert_eq(colour_before(tty, len, "record_sha256 DOES NOT MATCH"), 1 /* red */,
+		     "the mismatch is not drawn red");
+	cr_assert_eq(colour_before(tty, len, "record_sha256 verifies"), 2 /* green */,
+		     "the verified digest is not drawn green");
+	cr_assert_eq(colour_before(tty, len, "chain holds"), 2, "the chain is not drawn green");
+	free(tty);
+}
+
+/* ---- 4. leaks: a planted orphan, found and reaped ---- */
+
+Test(console, the_leaks_view_lists_a_planted_orphan_and_reaps_it_after_the_confirm)
+{
+	/* A bundle like a real sandbox's, for a container nothing registered.
+	 * An engine opening deletes what it finds under its runtime root, so
+	 * the orphan is planted while the console runs. */
+	bh_session *s = open_for_run(BH_TIER_CONTAINER, NULL, NULL);
+	struct bh_session_info info;
+	bh_session_get_info(s, &info);
+	char name[64], cgparent[128];
+	snprintf(name, sizeof name, "%s", info.sandbox);
+	snprintf(cgparent, sizeof cgparent, "%s", bh_engine_cgroup_parent(h.e));
+	char root[4200];
+	snprintf(root, sizeof root, "%s", bh_engine_runtime_root(h.e, BH_TIER_CONTAINER));
+	char *r = sh("sed -e 's|\"args\":\\[\"[^\"]*\"\\]|\"args\":[\"/bin/sleep\",\"300\"]|' "
+		     "-e 's|%s/%s|%s/bh-orphan|' '%s/bundles/%s/config.json' > '%s/orphan.json' && echo copied",
+		     cgparent, name, cgparent, h.state_dir, name, files);
+	cr_assert_str_eq(r, "copied\n", "%s", r);
+	free(r);
+	char last[65], reason[32];
+	harness_close_session(&h, s, last, reason);
+	close_engine();
+
+	live_start("", NULL);
+	live_send(":leaks\n"
+		  ":save-display leaks-none-yet\n");
+	live_wait_screen("leaks-none-yet");
+	snprintf(orphan_root, sizeof orphan_root, "%s", root);
+	r = sh("set -e; d='%s/bundles/bh-orphan'; mkdir -p \"$d\"; cp '%s/orphan.json' \"$d/config.json\"; "
+	       "crun --root '%s' run -d --bundle \"$d\" bh-orphan </dev/null >/dev/null 2>'%s/crun.err' "
+	       "&& echo started || cat '%s/crun.err'",
+	       h.state_dir, files, orphan_root, files, files);
+	cr_assert_str_eq(r, "started\n", "could not plant the orphan: %s", r);
+	free(r);
+	live_send("<C-r>\n"
+		  ":save-display leaks-orphan\n"
+		  "<Enter>\n"
+		  ":save-display leaks-timeline\n"
+		  "<Esc>\n"
+		  "<Esc>\n"
+		  "e\n"
+		  ":save-display leaks-exported\n"
+		  "<C-d>\n"
+		  ":save-display leaks-reap-confirm\n"
+		  "y\n"
+		  ":save-display leaks-reaped\n"
+		  ":leaks\n"
+		  ":save-display leaks-empty\n"
+		  ":events\n"
+		  ":save-display leaks-events\n");
+	live_finish();
+	screen("leaks-none-yet");
+	screen("leaks-orphan");
+	screen_has("leaks-orphan", "orphan       bh-orphan");
+	screen("leaks-timeline");
+	screen("leaks-exported");
+	screen("leaks-reap-confirm");
+	screen_has("leaks-reap-confirm", "reap 1 finding? [y/N]");
+	screen("leaks-reaped");
+	screen("leaks-empty");
+	screen_has("leaks-empty", "Leaks[0]");
+	screen("leaks-events");
+	char *report = sh("cat '%s'/bulkhead-leaks-*.md", files);
+	cr_assert_not_null(strstr(report, "| orphan | bh-orphan |"), "%s", report);
+	free(report);
+	char *left = sh("crun --root '%s' list -q", orphan_root);
+	cr_assert_str_empty(left, "still running: %s", left);
+	free(left);
+}
+
+/* ---- 6. help, read-only, walls ---- */
+
+/* Every binding of ui/bindings.def is a row of the help: its label, where
+ * it works and (as far as the width lets) what it does. */
+Test(console, help_lists_every_binding_of_the_one_table)
+{
+	close_engine();
+	console("?\n"
+		":save-display help-top\n"
+		"G\n"
+		":save-display help-bottom\n"
+		"<Esc>\n"
+		":nope\n"
+		":save-display help-unknown-command\n"
+		":help\n"
+		":save-display help-all\n"
+		":q\n",
+		"", NULL);
+	screen("help-top");
+	screen("help-bottom");
+	screen("help-unknown-command");
+	screen_has("help-unknown-command", "no command :nope");
+	screen("help-all");
+	char *top = shot("help-top"), *bottom = shot("help-bottom");
+	size_t n = sizeof bindings / sizeof bindings[0];
+	for (size_t i = 0; i < n; i++) {
+		char row[256];
+		snprintf(row, sizeof row, "%-8s %-10s %.*s", bindings[i].label,
+			 *bindings[i].view ? bindings[i].view : "anywhere", screen_cols - 21, bindings[i].help);
+		bool found = false;
+		for (const char *s = top; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
+			found = !strncmp(s, row, strlen(row));
+		for (const char *s = bottom; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
+			found = !strncmp(s, row, strlen(row));
+		cr_assert(found, "the help has no row \"%s\"", row);
+	}
+	free(top);
+	free(bottom);
+}
+
+Test(console, readonly_hides_every_action_hint_and_refuses_an_action_key)
+{
+	close_engine();
+	console(":save-display readonly-sandboxes\n"
+		"n\n"
+		":save-display readonly-refused\n"
+		"?\n"
+		":save-display readonly-help\n"
+		":leaks\n"
+		"<C-d>\n"
+		":save-display readonly-leaks\n"
+		":q\n",
+		"--readonly", NULL);
+	screen("readonly-sandboxes");
+	screen_has("readonly-sandboxes", "\n<?> help  <:> views\n");
+	for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++)
+		if (!strcmp(bindings[i].view, "sandboxes")) {
+			char hint[64];
+			snprintf(hint, sizeof hint, "<%s>", bindings[i].label);
+			screen_lacks("readonly-sandboxes", hint);
+		}
+	screen("readonly-refused");
+	screen_has("readonly-refused", "read-only console: actions are off (--readonly)");
+	screen_lacks("readonly-refused", "open sandbox");
+	screen("readonly-help");
+	screen_has("readonly-help", "(off: read-only)");
+	screen("readonly-leaks");
+	screen_has("readonly-leaks", "read-only console: actions are off (--readonly)");
+}
+
+Test(console, the_walls_view_refuses_floor_vm_and_shows_the_evidence_that_proved_the_tiers)
+{
+	close_engine();
+	console(":walls\n"
+		":save-display walls\n"
+		":q\n",
+		"", NULL);
+	screen("walls");
+	screen_has("walls", "vm             Nothing ran (isolation): the floor is above the tier");
+	screen_has("walls", "kernel         runs on the kernel tier (runsc)");
+}
+
+/* ---- the size: 80x24 above, and 100x30 here ---- */
+
+Test(console, the_screens_fit_100x30_as_they_fit_80x24)
+{
+	close_engine();
+	screen_lines = 30;
+	screen_cols = 100;
+	console("n\n"
+		"<Enter>\n"
+		"x\n"
+		"1+1\n"
+		"<Enter>\n"
+		":save-display wide-sandboxes\n"
+		"<Enter>\n"
+		":save-display wide-records\n"
+		"<Enter>\n"
+		":save-display wide-record\n"
+		":walls\n"
+		":save-display wide-walls\n"
+		"?\n"
+		":save-display wide-help\n"
+		":q\n",
+		"", NULL);
+	screen("wide-sandboxes");
+	screen("wide-records");
+	screen("wide-record");
+	screen("wide-walls");
+	screen("wide-help");
+	/* Every line of every screen is within the width and none wrapped. */
+	const char *const names[] = {"wide-sandboxes", "wide-records", "wide-record", "wide-walls", "wide-help"};
+	for (size_t i = 0; i < 5; i++) {
+		char *s = shot(names[i]);
+		int lines = 0;
+		for (char *p = s; *p; p++)
+			lines += *p == '\n';
+		cr_assert_eq(lines, 30, "%s has %d lines", names[i], lines);
+		free(s);
+	}
+}
+
+/* ---- replay: the scenarios present, until the Scenarios issue ---- */
+
+Test(console, the_replay_view_lists_the_scenarios_present_and_plays_none_yet)
+{
+	close_engine();
+	char *r = sh("set -e; mkdir -p '%s/data/scenarios'; cd '%s/data/scenarios'; "
+		     "echo '{\"title\":\"t\",\"teaches\":\"a refused call stops at the daemon\"}' > refused.json; "
+		     "echo '{\"title\":\"a fresh sandbox per run\"}' > fresh.json; "
+		     "echo 'not json' > broken.json; echo made",
+		     files, files);
+	cr_assert_str_eq(r, "made\n", "%s", r);
+	free(r);
+	console(":replay\n"
+		"s\n"
+		":save-display replay\n"
+		"G\n"
+		"<Enter>\n"
+		":save-display replay-enter\n"
+		":q\n",
+		"", NULL);
+	screen("replay");
+	screen("replay-enter");
+}
