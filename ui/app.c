@@ -209,31 +209,28 @@ static void draw_table(struct app *a, struct view *v, int top, int bottom)
 	}
 }
 
+/* One line of hints, `key:word`, from the binding table: the key's label
+ * (ctrl-x as ^x) and the first word of its help. Help and views first, so
+ * they survive a narrow terminal; the view's actions after. */
 static void draw_hints(struct app *a)
 {
-	char hints[512] = "";
-	size_t used = 0;
+	char hints[512];
+	size_t used = (size_t)snprintf(hints, sizeof hints, "?:help ::views");
 	for (size_t i = 0; i < ui_n_bindings && used < sizeof hints; i++) {
 		const struct binding *b = &ui_bindings[i];
 		if (!*b->view || strcmp(b->view, a->view->ops->name))
 			continue;
 		if ((b->flags & ACTS) && !app_can_act(a, true))
 			continue;
-		const char *word = b->help;
-		char shortword[24];
-		snprintf(shortword, sizeof shortword, "%s", word);
-		char *sp = strchr(shortword, ' ');
-		if (sp && !strncmp(shortword, "open", 4))
-			*sp = '\0';
-		used += (size_t)snprintf(hints + used, sizeof hints - used, "<%s> %s  ", b->label,
-					 b->req == REQ_OPEN ? "open" : b->req == REQ_RUN ? "run" : b->req == REQ_PAUSE ? "pause"
-					 : b->req == REQ_RESUME ? "resume" : b->req == REQ_HIBERNATE ? "hibernate"
-					 : b->req == REQ_CLOSE ? "close" : b->req == REQ_KILL ? "kill"
-					 : b->req == REQ_REAP ? "reap" : b->req == REQ_EXPORT ? "export" : shortword);
+		char word[24];
+		snprintf(word, sizeof word, "%s", b->help);
+		word[strcspn(word, " ")] = '\0';
+		bool ctrl = !strncmp(b->label, "ctrl-", 5);
+		used += (size_t)snprintf(hints + used, sizeof hints - used, " %s%s:%s", ctrl ? "^" : "",
+					 ctrl ? b->label + 5 : b->label, word);
 	}
 	attron(theme_attr(C_DIM));
-	/* Help first, so it survives a narrow terminal. */
-	mvprintw(2, 0, "<?> help  <:> views  %.*s", a->cols > 21 ? a->cols - 21 : 0, hints);
+	mvprintw(2, 0, "%.*s", a->cols, hints);
 	attroff(theme_attr(C_DIM));
 }
 

@@ -39,10 +39,12 @@
 #define RUN_TIMEOUT_S 180
 
 /* The one binding table, read the way the console reads it. */
+#define ACTS 1u
 static const struct {
 	const char *label, *view, *help;
+	unsigned flags;
 } bindings[] = {
-#define REQ(id, key, label, view, help, flags) {label, view, help},
+#define REQ(id, key, label, view, help, flags) {label, view, help, flags},
 #include "bindings.def"
 #undef REQ
 };
@@ -580,6 +582,8 @@ Test(console, a_sandbox_opened_from_the_console_runs_cells_pauses_and_closes_aft
 		":save-display life-close-confirm\n"
 		"y\n"
 		":save-display life-closed\n"
+		"a\n"
+		":save-display life-closed-all\n"
 		":rec\n"
 		":save-display life-records\n"
 		":events\n"
@@ -598,7 +602,9 @@ Test(console, a_sandbox_opened_from_the_console_runs_cells_pauses_and_closes_aft
 	screen_has("life-close-confirm", "close sandbox ");
 	screen("life-closed");
 	screen_has("life-closed", "sessions: 1 ended");
-	screen_has("life-closed", " closed ");
+	screen_has("life-closed", "Sandboxes[0]"); /* it left the live list */
+	screen("life-closed-all");
+	screen_has("life-closed-all", " closed ");   /* `a` shows the ended ones too */
 	screen("life-records");
 	screen_has("life-records", "interpreter_started");
 	screen("life-events");
@@ -657,7 +663,7 @@ Test(console, the_prompt_runs_multi_line_and_javascript_cells_and_sandboxes_hibe
 	screen("acts-second-opened");
 	screen("acts-kill-confirm");
 	screen("acts-killed");
-	screen_has("acts-killed", " killed ");
+	screen_has("acts-killed", "sessions: 1 ready, 1 ended");
 	screen("acts-events");
 }
 
@@ -782,7 +788,7 @@ Test(console, attached_it_shows_a_session_another_client_opened_within_one_refre
 	screen("attached-hibernate-refused");
 	screen_has("attached-hibernate-refused", "hibernate ");
 	screen("attached-killed-other");
-	screen_has("attached-killed-other", " killed ");
+	screen_has("attached-killed-other", "sessions: 2 ended");
 	screen("attached-runs");
 	screen("attached-records");
 	screen("attached-record");
@@ -1155,11 +1161,12 @@ Test(console, readonly_hides_every_action_hint_and_refuses_an_action_key)
 		":q\n",
 		"--readonly", NULL);
 	screen("readonly-sandboxes");
-	screen_has("readonly-sandboxes", "\n<?> help  <:> views\n");
+	screen_has("readonly-sandboxes", "\n?:help ::views a:all\n");
 	for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++)
-		if (!strcmp(bindings[i].view, "sandboxes")) {
+		if (!strcmp(bindings[i].view, "sandboxes") && (bindings[i].flags & 1)) {
 			char hint[64];
-			snprintf(hint, sizeof hint, "<%s>", bindings[i].label);
+			bool ctrl = !strncmp(bindings[i].label, "ctrl-", 5);
+			snprintf(hint, sizeof hint, " %s%s:", ctrl ? "^" : "", ctrl ? bindings[i].label + 5 : bindings[i].label);
 			screen_lacks("readonly-sandboxes", hint);
 		}
 	screen("readonly-refused");

@@ -17,6 +17,13 @@ static int64_t wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Ended sessions stay with the engine ten minutes (a late close still
+ * learns why): listed only on `a`, in a run's drill-down, and on a store
+ * opened read-only, where the history is the point. */
+struct sb_view {
+	bool all;
+};
+
 static void loaded(void *arg, const struct ui_session *rows, size_t n, const char *err)
 {
 	struct view *v = arg;
@@ -33,6 +40,8 @@ static void loaded(void *arg, const struct ui_session *rows, size_t n, const cha
 		const struct ui_session *s = &rows[i];
 		if (*v->arg && strcmp(s->run_key, v->arg))
 			continue; /* drilled from a run */
+		if (!((struct sb_view *)v->priv)->all && !*v->arg && !strcmp(s->state, "ended"))
+			continue;
 		struct trow *r = table_add(&v->t, s->fp, theme_for_state(s->state));
 		table_cell(r, 0, "%.12s", s->fp);
 		table_cell(r, 1, "%s", !strcmp(s->state, "ended") && *s->end_reason ? s->end_reason : s->state);
@@ -54,15 +63,25 @@ static void loaded(void *arg, const struct ui_session *rows, size_t n, const cha
 		 * the run a sandbox served and its runtime name. */
 		table_cell(r, 9, "%s", s->run_key);
 		table_cell(r, 10, "%s", s->sandbox);
+		table_cell(r, 11, "%s", s->owner); /* the whole owner, for / */
 	}
 	table_index(&v->t, v->filter, keep);
 }
 
 static void load(struct app *a, struct view *v)
 {
+	if (!v->priv) {
+		struct sb_view *p = calloc(1, sizeof *p);
+		if (!p)
+			abort();
+		p->all = !a->src->ops->has_engine;
+		v->priv = p;
+	}
 	v->loading++;
 	if (*v->arg)
 		snprintf(v->sub, sizeof v->sub, "(run %.100s)", v->arg);
+	else
+		snprintf(v->sub, sizeof v->sub, "%s", ((struct sb_view *)v->priv)->all ? "(ended too)" : "");
 	a->src->ops->sessions(a->src, loaded, v);
 }
 
@@ -152,6 +171,10 @@ static enum request request(struct app *a, struct view *v, enum request r)
 	case REQ_OPEN:
 		prompt_text(a, "open sandbox [tier floor owner] (enter: defaults): ", "", open_with, NULL);
 		return REQ_NONE;
+	case REQ_ALL:
+		((struct sb_view *)v->priv)->all = !((struct sb_view *)v->priv)->all;
+		load(a, v);
+		return REQ_NONE;
 	case REQ_RUN:
 	case REQ_PAUSE:
 	case REQ_RESUME:
@@ -201,7 +224,13 @@ static void enter(struct app *a, struct view *v, const struct trow *row)
 	app_push(a, &view_records, row->key);
 }
 
+static void done(struct view *v)
+{
+	free(v->priv);
+}
+
 const struct view_ops view_sandboxes = {
+	.done = done,
 	.name = "sandboxes",
 	.alias = "sb",
 	.title = "Sandboxes",

@@ -67,7 +67,7 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	mvprintw(y++, 2, "floor (j/k)    what a call asking for it gets here");
 	for (size_t f = 0; f < v->t.nshown && y < bottom; f++) {
 		enum bh_tier floor = (enum bh_tier)f;
-		bool ok = best != BH_TIER_UNKNOWN && bh_tier_meets(best, floor);
+		bool ok = floor != BH_TIER_NONE && best != BH_TIER_UNKNOWN && bh_tier_meets(best, floor);
 		int attr = theme_attr(ok ? C_GOOD : C_BAD) | (f == v->t.sel ? A_REVERSE : 0);
 		attron(attr);
 		if (floor == BH_TIER_NONE)
