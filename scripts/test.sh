@@ -71,6 +71,14 @@ suite load 600 build/tests/test_load --jobs 1
 suite tui 300 build/tests/test_tui --jobs 1
 suite tui-asan 400 build-asan/tests/test_tui --jobs 1
 
+# The benchmark's quick variant: figures for the log, never a verdict on
+# timings (it fails only when it cannot run, e.g. a tier is not offered).
+echo "=== bench --quick (figures only)"
+if ! timeout --kill-after=10 300 build/bench/bulkhead-bench --quick --root "$BULKHEAD_TEST_ROOT/bench"; then
+	suites_failed+=(bench)
+	failed=$((failed + 1))
+fi
+
 echo "=== leftovers"
 if ! bash scripts/leftovers.sh check "$BULKHEAD_TEST_ROOT" "$snap"; then
 	suites_failed+=(leftovers)

@@ -1,6 +1,7 @@
 /* Output streams kept up to a cap: memory stays bounded by output_cap
  * however much a program writes, and every byte is still counted. */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -69,13 +70,19 @@ bool capture_read(struct capture *c)
 	for (int i = 0; i < READS_PER_WAKE && c->fd >= 0; i++) {
 		bool keep = capture_room(c);
 		size_t room = keep ? c->alloc - c->len : sizeof(scratch);
-		ssize_t n = read(c->fd, keep ? c->buf + c->len : scratch,
-				 room < IO_CHUNK ? room : IO_CHUNK);
+		size_t want = room < IO_CHUNK ? room : IO_CHUNK;
+		ssize_t n = read(c->fd, keep ? c->buf + c->len : scratch, want);
 
 		if (n > 0) {
 			if (keep)
 				c->len += (size_t)n;
 			c->total += (uint64_t)n;
+			/* A pipe hands over everything it holds, up to want: a
+			 * short read emptied it, just as EAGAIN would have said
+			 * one system call later. EOF shows up at the next
+			 * wake-up (POLLHUP). */
+			if ((size_t)n < want)
+				return false;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -102,6 +109,22 @@ void capture_note(struct capture *c, const char *text)
 		text += k;
 		n -= k;
 	}
+}
+
+void discard_pending_all(const int *fds, size_t n, size_t max)
+{
+	struct pollfd p[4];
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && k < 4; i++)
+		if (fds[i] >= 0)
+			p[k++] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+	/* Usually nothing is stale: one poll instead of a read per pipe. */
+	if (k == 0 || poll(p, (nfds_t)k, 0) <= 0)
+		return;
+	for (size_t i = 0; i < k; i++)
+		if (p[i].revents & (POLLIN | POLLHUP | POLLERR))
+			discard_pending(p[i].fd, max);
 }
 
 void discard_pending(int fd, size_t max)

@@ -29,6 +29,7 @@
  * output is captured under the cap like EXEC's, the reply line is bounded,
  * and a misbehaving interpreter can only spoil its own cell. */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,12 @@
 #define STALE_MAX (4u * 1024u * 1024u)
 /* Final drain after the sweep, in rounds of capture_read(). */
 #define FINAL_DRAIN_ROUNDS 64
+/* While a cell runs, its stdout and stderr are watched only after this
+ * long: a quick cell's output waits in the pipes (64 KiB each) and is taken
+ * in one go after the reply, instead of every write waking the init (a
+ * wake-up and two reads per print, each tens of microseconds under
+ * gVisor). A cell that fills a pipe sooner waits at most this long. */
+#define OUTPUT_WATCH_DELAY_MS 5
 
 struct cell_req {
 	uint64_t call_id;
@@ -177,15 +184,16 @@ static int begin_run(struct init *st)
 		return ret < 0 ? ret : 0;
 	}
 	ip = &st->interp[c->lang];
-	if (ip->fresh) {
+	{
 		/* What a fresh server printed at startup (a crash, say)
-		 * belongs to its first cell. */
-		c->fresh = true;
-	} else {
-		discard_pending(ip->out_fd, STALE_MAX);
-		discard_pending(ip->err_fd, STALE_MAX);
+		 * belongs to its first cell; otherwise anything left in its
+		 * pipes since the last cell is stale. */
+		int stale[3] = { ip->rep_fd, ip->fresh ? -1 : ip->out_fd,
+				 ip->fresh ? -1 : ip->err_fd };
+
+		c->fresh = ip->fresh;
+		discard_pending_all(stale, 3, STALE_MAX);
 	}
-	discard_pending(ip->rep_fd, STALE_MAX);
 	ip->line_len = 0;
 	ip->fresh = false;
 	capture_init(&c->out, ip->out_fd, c->output_cap, true);
@@ -228,8 +236,12 @@ int handle_cell(struct init *st, uint8_t **payload, size_t len)
 	if (ret != 0)
 		return ret < 0 ? ret : 0;
 	/* Started before the files are written, so a missing interpreter is
-	 * refused with nothing left behind in /work. */
-	reap(st);
+	 * refused with nothing left behind in /work. With a signalfd, an
+	 * interpreter that died before this request was reaped when its
+	 * SIGCHLD woke the loop (before requests are read); a death since
+	 * then is caught like one during the cell. Without it, look now. */
+	if (st->sig_fd < 0)
+		reap(st);
 	forget_dead(st, rq.lang);
 	ret = ensure_interp(st, rq.call_id, rq.lang);
 	if (ret != 0)
@@ -386,6 +398,11 @@ void cell_pollfds(struct init *st, struct pollset *ps)
 			ps_add(ps, ip->req_fd, POLLOUT, T_CELL_REQ, NULL);
 		if (!c->hup_at)
 			ps_add(ps, ip->rep_fd, POLLIN, T_CELL_REP, NULL);
+		/* A server that died or broke its reply pipe is no quick cell:
+		 * its pipes are watched at once. */
+		if (!c->hup_at && !ip->exited &&
+		    now_ns() < c->t_start + OUTPUT_WATCH_DELAY_MS * 1000000ull)
+			break;
 		/* fall through */
 	case CELL_SWEEP:
 		ps_add(ps, c->out.fd, POLLIN, T_CELL_OUT, NULL);
@@ -464,6 +481,27 @@ static void exit_code_of(const struct cell *c, const struct interp *ip,
 	}
 }
 
+static void final_drain(struct cell *c)
+{
+	struct capture *caps[2] = { &c->out, &c->err };
+	struct pollfd p[2];
+	int n = 0, idx[2];
+
+	for (int i = 0; i < 2; i++)
+		if (caps[i]->fd >= 0) {
+			p[n] = (struct pollfd){ .fd = caps[i]->fd, .events = POLLIN };
+			idx[n++] = i;
+		}
+	if (n == 0 || poll(p, (nfds_t)n, 0) <= 0)
+		return;
+	for (int j = 0; j < n; j++) {
+		if (!(p[j].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		for (int i = 0; i < FINAL_DRAIN_ROUNDS && capture_read(caps[idx[j]]); i++)
+			;
+	}
+}
+
 static int finish(struct init *st)
 {
 	struct cell *c = &st->cell;
@@ -477,11 +515,9 @@ static int finish(struct init *st)
 	};
 	int ret;
 
-	/* Bytes written before the reply are in the pipe already. */
-	for (int i = 0; i < FINAL_DRAIN_ROUNDS && capture_read(&c->out); i++)
-		;
-	for (int i = 0; i < FINAL_DRAIN_ROUNDS && capture_read(&c->err); i++)
-		;
+	/* Bytes written before the reply are in the pipes already; one
+	 * poll finds which of them hold any. */
+	final_drain(c);
 	exit_code_of(c, ip, &d);
 	if (c->fresh)
 		d.flags |= BH_CHAN_INTERP_STARTED;
@@ -572,6 +608,9 @@ int cell_timeout(const struct init *st)
 	case CELL_RUN:
 		if (c->deadline)
 			t = ms_until(now, c->deadline);
+		if (now < c->t_start + OUTPUT_WATCH_DELAY_MS * 1000000ull)
+			t = min_timeout(t, ms_until(now, c->t_start +
+							    OUTPUT_WATCH_DELAY_MS * 1000000ull));
 		if (c->hup_at)
 			t = min_timeout(t, ms_until(now, c->hup_at + HUP_GRACE_MS * 1000000ull));
 		/* Not reaped yet but already dead: reap() runs on SIGCHLD. */

@@ -87,19 +87,19 @@ static int begin_payload(struct bh_reader *r)
 static int step_header(struct bh_reader *r, int fd)
 {
 	while (r->hdr_have < BH_CHAN_HEADER) {
-		/* Stop after the length so it is checked before the type byte
-		 * of a zero-length frame is consumed as if it were there. */
-		size_t want = r->hdr_have < 4 ? 4 - r->hdr_have
-					      : BH_CHAN_HEADER - r->hdr_have;
+		/* Length and type in one read. A zero-length frame has no type
+		 * byte, so that read may take the first byte of the next frame:
+		 * harmless, since the length is checked before anything else
+		 * and a bad one ends the channel (-EPROTO). */
 		size_t got = 0;
-		int ret = read_some(fd, r->hdr + r->hdr_have, want, &got);
+		int ret = read_some(fd, r->hdr + r->hdr_have, BH_CHAN_HEADER - r->hdr_have, &got);
 
 		if (ret == -ENODATA)
 			return r->hdr_have == 0 ? BH_READ_EOF : -EPROTO;
 		if (ret <= 0)
 			return ret;
 		r->hdr_have += got;
-		if (r->hdr_have == 4) {
+		if (r->hdr_have >= 4 && !r->payload) {
 			ret = begin_payload(r);
 			if (ret < 0)
 				return ret;

@@ -74,6 +74,9 @@ void capture_free(struct capture *c);
 bool capture_truncated(const struct capture *c);
 /* Reads and throws away up to max bytes already in a pipe. */
 void discard_pending(int fd, size_t max);
+/* The same for up to four pipes (fd -1: none), finding the non-empty ones
+ * with one poll(). */
+void discard_pending_all(const int *fds, size_t n, size_t max);
 
 /* ---- the EXEC job (exec.c) ---- */
 struct job {

@@ -1,0 +1,18 @@
+# bulkhead-bench: the DESIGN §11 figures, measured (never asserted). It runs
+# real sandboxes, so it is a program, not a test; `build/bench/bulkhead-bench
+# --quick` runs in under two minutes.
+find_package(CURL REQUIRED)
+add_executable(bulkhead-bench
+  bench/bench.c
+  bench/stats.c
+  bench/sysmem.c
+  bench/worker.c
+  bench/worker_daemon.c
+  bench/worker_engine.c)
+target_link_libraries(bulkhead-bench PRIVATE bulkhead CURL::libcurl PkgConfig::CJSON m)
+target_compile_definitions(bulkhead-bench PRIVATE
+  BENCH_INIT="$<TARGET_FILE:bulkhead-init>"
+  BENCH_INTERP="${CMAKE_SOURCE_DIR}/data/interp"
+  BENCH_CLI="$<TARGET_FILE:bulkhead-cli>")
+set_target_properties(bulkhead-bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+add_dependencies(bulkhead-bench bulkhead-init bulkhead-cli)
