@@ -450,7 +450,7 @@ static int start_tier(int t)
 			c.kind = WK_DAEMON;
 			c.tier = tier_of(t);
 			snprintf(c.name, sizeof c.name, "%s/daemon", tier_label(t));
-			snprintf(c.socket, sizeof c.socket, "%s", daemons[t].sock);
+			snprintf(c.socket, sizeof c.socket, "%.4000s", daemons[t].sock);
 		} else if (k == W_COMPARE) {
 			engine_cfg(&c, t, "compare", false, false, true);
 			c.init_path = opt.compare_init ? opt.compare_init : opt.init;

@@ -568,7 +568,7 @@ static int op_throughput(struct ew *w, int max_k, int window_ms, int rounds, str
 		if (wait_for(w, &tp->slot[i].c.done, OPEN_TIMEOUT_MS) < 0)
 			goto out;
 		if (!tp->slot[i].c.ok) {
-			snprintf(w->err, sizeof w->err, "throughput: session %d: %s %s", i,
+			snprintf(w->err, sizeof w->err, "throughput: session %d: %.400s %.400s", i,
 				 tp->slot[i].c.err, ow[i].err);
 			goto out;
 		}
