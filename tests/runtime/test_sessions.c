@@ -61,6 +61,23 @@ SESSION_TEST(javascript_redeclares_top_level_let_and_awaits)
 	cell_outcome_free(a), cell_outcome_free(b), cell_outcome_free(c);
 }
 
+/* Top-level await in Python: every await of a session runs on one event
+ * loop — the one a cell got from asyncio.get_event_loop() before it ever
+ * awaited — and a cell's asyncio.run() does not take it away. */
+SESSION_TEST(python_awaits_at_top_level_on_one_loop_across_cells)
+{
+	bh_session *s = harness_session(&h, tier, 1u << PY);
+	cell_outcome_free(ok(s, PY, "import asyncio\nloop = asyncio.get_event_loop()", 0));
+	struct cell_outcome *a = ok(s, PY, "(await asyncio.sleep(0, asyncio.get_running_loop())) is loop", 0);
+	cr_assert_str_eq(a->out, "True\n", "%s", a->errout);
+	cell_outcome_free(ok(s, PY, "asyncio.run(asyncio.sleep(0))", 0));
+	struct cell_outcome *b = ok(s, PY, "(await asyncio.sleep(0.01, asyncio.get_running_loop())) is loop", 0);
+	cr_assert_str_eq(b->out, "True\n", "%s", b->errout);
+	struct cell_outcome *c = ok(s, PY, "async def f():\n    return 6 * 7\nawait f()", 0);
+	cr_assert_str_eq(c->out, "42\n", "%s", c->errout);
+	cell_outcome_free(a), cell_outcome_free(b), cell_outcome_free(c);
+}
+
 SESSION_TEST(a_raising_cell_exits_1_and_keeps_earlier_state)
 {
 	bh_session *s = harness_session(&h, tier, 1u << PY);

@@ -26,9 +26,7 @@ standard library; the server never adds it back.
 """
 
 import ast
-import asyncio
 import builtins
-import inspect
 import json
 import linecache
 import os
@@ -41,6 +39,7 @@ REP_FD = 4
 MAX_REQUEST = 1 << 30  # the init sends at most ~100 MiB of escaped code
 
 _SERVER_FILE = __file__
+_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE, without importing inspect
 _SERVER_PID = os.getpid()
 # Cells share these modules and may patch them (eventlet patches os.read,
 # a cell may assign json.loads): the server keeps the originals.
@@ -119,14 +118,34 @@ class Kernel:
         self.ns = self.main.__dict__
         self.ns["__builtins__"] = builtins
         sys.modules["__main__"] = self.main
-        self.loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(self.loop)
+        # asyncio (and inspect) pull in some 70 modules and 5 MiB that most
+        # sessions never use: the loop is made on the first cell that awaits.
+        self.loop = None
         self.count = 0
+
+    def _event_loop(self):
+        import asyncio
+        import warnings
+
+        if self.loop is None or self.loop.is_closed():
+            # A loop the cells already made (asyncio.get_event_loop()
+            # before any await) is the one every await must run on.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                try:
+                    loop = asyncio.get_event_loop_policy().get_event_loop()
+                except RuntimeError:
+                    loop = None
+            if loop is None or loop.is_closed():
+                loop = asyncio.new_event_loop()
+            self.loop = loop
+        asyncio.set_event_loop(self.loop)
+        return self.loop
 
     def _run(self, code):
         value = eval(code, self.ns)
-        if code.co_flags & inspect.CO_COROUTINE:
-            value = self.loop.run_until_complete(value)
+        if code.co_flags & _CO_COROUTINE:
+            value = self._event_loop().run_until_complete(value)
         return value
 
     def run_cell(self, source):
@@ -137,7 +156,8 @@ class Kernel:
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
         # An earlier cell may have run asyncio.run(), which unsets it.
-        asyncio.set_event_loop(self.loop)
+        if self.loop is not None and "asyncio" in sys.modules:
+            sys.modules["asyncio"].set_event_loop(self.loop)
         try:
             tree = ast.parse(source, filename=filename, mode="exec")
             last = None
