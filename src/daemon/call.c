@@ -81,6 +81,21 @@ void call_refuse(struct call *c, enum wire_code code, enum wire_refusal reason, 
 	call_answer_error(c, &err);
 }
 
+void call_answer_bh(struct call *c, const bh_error *err, const struct bh_record *unanswered)
+{
+	struct wire_error e;
+	wire_error_from_bh(err, unanswered, &e);
+	call_answer_error(c, &e);
+	wire_error_free(&e);
+}
+
+void call_not_started(struct call *c, bh_error *err)
+{
+	c->engine_pending = false;
+	call_answer_bh(c, err, NULL);
+	bh_error_free(err);
+}
+
 void call_pending(struct call *c, void *ctx, void (*ctx_free)(void *))
 {
 	c->ctx = ctx;

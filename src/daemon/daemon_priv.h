@@ -98,6 +98,12 @@ void call_refuse_early(struct call *c, unsigned status, enum wire_code code, con
 		       const char *msg);
 void call_refuse(struct call *c, enum wire_code code, enum wire_refusal reason, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* An engine error as the answer (with the version-3 record of a call that
+ * may have run, or NULL). */
+void call_answer_bh(struct call *c, const bh_error *err, const struct bh_record *unanswered);
+/* The engine refused to start what call_pending announced: answer its
+ * error now (and free it). */
+void call_not_started(struct call *c, bh_error *err);
 /* From an engine callback: the answer is ready; wake the connection. */
 void call_wake(struct call *c);
 /* A handler that will answer later keeps ctx until then. */

@@ -123,10 +123,7 @@ static void on_action(void *arg, const bh_error *err)
 	struct call *c = arg;
 	if (!c->gone) {
 		if (err) {
-			struct wire_error e;
-			wire_error_from_bh(err, NULL, &e);
-			call_answer_error(c, &e);
-			wire_error_free(&e);
+			call_answer_bh(c, err, NULL);
 		} else {
 			call_answer_json(c, strdup("{}"));
 		}
@@ -145,12 +142,7 @@ static void action(struct call *c, cJSON *msg,
 	call_pending(c, NULL, NULL);
 	bh_error *err = NULL;
 	if (fn(s, on_action, c, &err) < 0) {
-		c->engine_pending = false;
-		struct wire_error e;
-		wire_error_from_bh(err, NULL, &e);
-		call_answer_error(c, &e);
-		wire_error_free(&e);
-		bh_error_free(err);
+		call_not_started(c, err);
 	}
 }
 
@@ -163,10 +155,7 @@ static void on_closed(void *arg, const struct bh_close_result *res, const bh_err
 	struct call *c = arg;
 	if (!c->gone) {
 		if (err) {
-			struct wire_error e;
-			wire_error_from_bh(err, NULL, &e);
-			call_answer_error(c, &e);
-			wire_error_free(&e);
+			call_answer_bh(c, err, NULL);
 		} else {
 			cJSON *o = cJSON_CreateObject();
 			add_str(o, "session", res->fingerprint);
@@ -188,12 +177,7 @@ static void close_session(struct call *c, cJSON *msg)
 	call_pending(c, NULL, NULL);
 	bh_error *err = NULL;
 	if (bh_session_close(s, on_closed, c, &err) < 0) {
-		c->engine_pending = false;
-		struct wire_error e;
-		wire_error_from_bh(err, NULL, &e);
-		call_answer_error(c, &e);
-		wire_error_free(&e);
-		bh_error_free(err);
+		call_not_started(c, err);
 	}
 }
 
@@ -464,21 +448,13 @@ static const char *path_of(struct call *c, cJSON *msg)
 	return p->valuestring;
 }
 
-static void answer_action_error(struct call *c, const bh_error *err)
-{
-	struct wire_error e;
-	wire_error_from_bh(err, NULL, &e);
-	call_answer_error(c, &e);
-	wire_error_free(&e);
-}
-
 static void on_list(void *arg, const struct bh_file_entry *entries, size_t n, bool more,
 		    const bh_error *err)
 {
 	struct call *c = arg;
 	if (!c->gone) {
 		if (err) {
-			answer_action_error(c, err);
+			call_answer_bh(c, err, NULL);
 		} else {
 			cJSON *o = cJSON_CreateObject();
 			cJSON *arr = cJSON_AddArrayToObject(o, "entries");
@@ -509,9 +485,7 @@ static void list_files(struct call *c, cJSON *msg)
 	call_pending(c, NULL, NULL);
 	bh_error *err = NULL;
 	if (bh_session_list_files(s, path, on_list, c, &err) < 0) {
-		c->engine_pending = false;
-		answer_action_error(c, err);
-		bh_error_free(err);
+		call_not_started(c, err);
 	}
 }
 
@@ -521,7 +495,7 @@ static void on_read(void *arg, const uint8_t *data, size_t len, uint64_t size, b
 	struct call *c = arg;
 	if (!c->gone) {
 		if (err) {
-			answer_action_error(c, err);
+			call_answer_bh(c, err, NULL);
 		} else {
 			cJSON *o = cJSON_CreateObject();
 			char *b64 = wire_base64_encode(data, len, true);
@@ -549,9 +523,7 @@ static void read_file(struct call *c, cJSON *msg)
 	call_pending(c, NULL, NULL);
 	bh_error *err = NULL;
 	if (bh_session_read_file(s, path, cap, on_read, c, &err) < 0) {
-		c->engine_pending = false;
-		answer_action_error(c, err);
-		bh_error_free(err);
+		call_not_started(c, err);
 	}
 }
 

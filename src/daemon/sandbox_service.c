@@ -36,14 +36,6 @@ static void refuse_status(struct call *c, const struct wire_status *st)
 	wire_error_free(&e);
 }
 
-static void answer_bh_error(struct call *c, const bh_error *err, const struct bh_record *v3)
-{
-	struct wire_error e;
-	wire_error_from_bh(err, v3, &e);
-	call_answer_error(c, &e);
-	wire_error_free(&e);
-}
-
 /* An unknown id, and another principal's, answer exactly this. */
 static void answer_not_found(struct call *c)
 {
@@ -123,7 +115,7 @@ static void on_run(void *arg, const struct bh_snippet_result *res, const bh_erro
 	struct call *c = r->c;
 	if (!c->gone) {
 		if (!res) {
-			answer_bh_error(c, err, NULL);
+			call_answer_bh(c, err, NULL);
 		} else {
 			struct wire_run_response a = {
 				.sandbox = provider_of(res->tier),
@@ -174,9 +166,7 @@ static void run(struct call *c)
 	call_pending(c, r, run_ctx_free);
 	bh_error *err = NULL;
 	if (bh_run_javascript(c->srv->e, &sn, on_run, r, &err) < 0) {
-		c->engine_pending = false;
-		answer_bh_error(c, err, NULL);
-		bh_error_free(err);
+		call_not_started(c, err);
 	}
 }
 
@@ -203,7 +193,7 @@ static void on_open(void *arg, bh_session *s, const bh_error *err)
 		if (!err && s)
 			bh_session_kill(s);
 	} else if (err) {
-		answer_bh_error(c, err, NULL);
+		call_answer_bh(c, err, NULL);
 	} else {
 		struct bh_session_info info;
 		bh_session_get_info(s, &info);
@@ -249,9 +239,7 @@ static void open_session(struct call *c)
 	bh_session *s = NULL;
 	bh_error *err = NULL;
 	if (bh_session_open(c->srv->e, &opts, on_open, o, &s, &err) < 0) {
-		c->engine_pending = false;
-		answer_bh_error(c, err, NULL);
-		bh_error_free(err);
+		call_not_started(c, err);
 	}
 }
 
@@ -280,7 +268,7 @@ static void on_cell(void *arg, const struct bh_cell_result *res, const bh_error 
 		metrics_cell_latency(&srv->metrics, res->wall_us);
 	if (!c->gone) {
 		if (err) {
-			answer_bh_error(c, err, res ? res->record : NULL);
+			call_answer_bh(c, err, res ? res->record : NULL);
 		} else {
 			struct wire_session_run_response a = {
 				.has_run = true,
@@ -356,9 +344,7 @@ static void session_run(struct call *c)
 	call_pending(c, x, cell_ctx_free);
 	bh_error *err = NULL;
 	if (bh_session_run(s, &cell, on_cell, x, &err) < 0) {
-		c->engine_pending = false;
-		answer_bh_error(c, err, NULL);
-		bh_error_free(err);
+		call_not_started(c, err);
 	}
 }
 
@@ -374,7 +360,7 @@ static void on_close(void *arg, const struct bh_close_result *res, const bh_erro
 	struct call *c = x->c;
 	if (!c->gone) {
 		if (err) {
-			answer_bh_error(c, err, NULL);
+			call_answer_bh(c, err, NULL);
 		} else {
 			struct wire_close_session_response a = {
 				.session = res->fingerprint,
@@ -410,9 +396,7 @@ static void close_session(struct call *c)
 	call_pending(c, x, free);
 	bh_error *err = NULL;
 	if (bh_session_close(s, on_close, x, &err) < 0) {
-		c->engine_pending = false;
-		answer_bh_error(c, err, NULL);
-		bh_error_free(err);
+		call_not_started(c, err);
 	}
 }
 
