@@ -18,6 +18,8 @@ snap=$(mktemp)
 bash scripts/leftovers.sh snapshot "$BULKHEAD_TEST_ROOT" "$snap"
 
 passed=0 failed=0 suites_failed=()
+# What failed, repeated at the end: CI keeps only the tail of a long log.
+failures=$(mktemp)
 # suite NAME BUDGET_SECONDS COMMAND...: runtime suites run one test at a time.
 suite() {
 	local name=$1 budget=$2
@@ -40,6 +42,10 @@ suite() {
 		[ "$rc" = 124 ] && echo "=== $name: over its ${budget}s budget"
 		suites_failed+=("$name")
 		[ -z "$line" ] && failed=$((failed + 1))
+		{
+			echo "--- $name"
+			grep -a -E '^\[(----|FAIL)\]|ERROR: (Address|Undefined)Sanitizer|runtime error:' "$log" | head -60
+		} >>"$failures"
 	fi
 	# A test that crashed could not close its engine: collect what it left,
 	# as the next engine on that directory would (the leftovers check below
@@ -88,6 +94,11 @@ rm -f "$snap"
 rm -rf "$BULKHEAD_TEST_ROOT"
 
 echo
+if [ -s "$failures" ]; then
+	echo "what failed (repeated from above):"
+	cat "$failures"
+fi
+rm -f "$failures"
 ((${#suites_failed[@]})) && echo "failed suites: ${suites_failed[*]}"
 echo "tests: $passed passed, $failed failed"
 [ "$failed" = 0 ] && [ ${#suites_failed[@]} = 0 ]

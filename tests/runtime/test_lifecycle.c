@@ -233,6 +233,9 @@ Test(leaks, an_orphan_and_a_ghost_are_found_and_reaped, .fini = teardown)
 	close(p[0]);
 	*strchr(name, '\n') = '\0';
 	waitpid(pid, NULL, 0);
+	/* Its warden stops the dead engine's sandboxes (and would stop the
+	 * orphan below too, were it planted before the warden is done). */
+	harness_wait_for_warden(state);
 	/* Its container is deleted out of band: the row is now a ghost. */
 	sh("crun --root '%s' delete -f %s 2>&1", root, name);
 	/* And a container nobody registered runs under our root. */

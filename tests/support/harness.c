@@ -10,6 +10,8 @@
 #include <dirent.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include <sys/file.h>
+#include <fcntl.h>
 
 static const char *test_root(void)
 {
@@ -105,10 +107,46 @@ static void rm_tree(const char *path)
 		fprintf(stderr, "could not remove %s\n", path);
 }
 
+/* A test that failed between killing an engine and opening the next one
+ * leaves no engine to close: one opened here reaps what the dead one left
+ * (its registered sandboxes at open, anything else by gc), so a failure
+ * does not leak containers, cgroups or processes onto the host. */
+static void sweep_without_engine(struct harness *h)
+{
+	char lock[4200];
+	snprintf(lock, sizeof lock, "%s/lock", h->state_dir);
+	if (access(lock, F_OK) != 0)
+		return;
+	char evidence[4096];
+	snprintf(evidence, sizeof evidence, "%s/evidence", test_root());
+	struct bh_config cfg = {
+		.evidence_dir = evidence,
+		.state_dir = h->state_dir,
+		.init_path = BH_TEST_INIT,
+		.interp_dir = BH_TEST_INTERP,
+		.log = remember,
+		.log_arg = h,
+	};
+	bh_engine *e = NULL;
+	bh_error *err = NULL;
+	if (bh_engine_open(&cfg, &e, &err) < 0) {
+		fprintf(stderr, "teardown: cannot open an engine on %s to reap: %s\n", h->state_dir,
+			err ? err->msg : "?");
+		bh_error_free(err);
+		return;
+	}
+	struct bh_leak *reaped = NULL;
+	bh_engine_gc(e, &reaped);
+	free(reaped);
+	bh_engine_close(e);
+}
+
 void harness_close(struct harness *h)
 {
 	if (h->e)
 		bh_engine_close(h->e);
+	else if (h->state_dir)
+		sweep_without_engine(h);
 	h->e = NULL;
 	if (h->state_dir)
 		rm_tree(h->state_dir);
@@ -431,4 +469,29 @@ int harness_cli(struct harness *h, char *out, size_t outlen, const char *args)
 	out[n] = '\0';
 	int st = pclose(f);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+void harness_wait_for_warden(const char *state_dir)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/lock", state_dir);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	cr_assert_geq(fd, 0, "no lock file in %s", state_dir);
+	/* The warden writes its name once it holds the lock; only then does a
+	 * free lock mean it is done (before, it means it has not started). */
+	bool named = false, freed = false;
+	for (int i = 0; i < 250 && !freed; i++) {
+		char holder[16] = "";
+		ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
+		named = named || (n >= 6 && !strncmp(holder, "warden", 6));
+		if (named && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			flock(fd, LOCK_UN);
+			freed = true;
+		} else {
+			usleep(20 * 1000);
+		}
+	}
+	close(fd);
+	cr_assert(freed, "the dead engine's warden on %s %s within 5 s", state_dir,
+		  named ? "did not finish" : "never took the lock");
 }

@@ -37,6 +37,11 @@ void harness_open_policy(struct harness *h, const struct bh_policy *policy);
 void harness_open_at(struct harness *h, const char *state_dir, const char *crash_at);
 /* Closes the engine (deleting its sandboxes) and removes the directory. */
 void harness_close(struct harness *h);
+/* After an engine on state_dir was killed: waits (stated slack 5 s) until
+ * its warden has taken the directory's lock, stopped the dead engine's
+ * sandboxes and let go, so a test that then touches the runtime does not
+ * race it. */
+void harness_wait_for_warden(const char *state_dir);
 
 /* Runs argv (or python/node code) in a fresh sandbox of `tier`, blocking. */
 struct run_result *harness_exec(struct harness *h, enum bh_tier tier, enum bh_tier floor,
