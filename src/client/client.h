@@ -126,6 +126,10 @@ int bh_client_call_async(bh_client *c, const char *path, const char *json, bh_cl
  * mark), the Plimsoll-Not-Dispatched header, redirects, transport failures. */
 struct bh_client_error *bh_client_error_of(const struct bh_client_http *answer);
 
+/* How many calls of a procedure ("OpenSession", "SessionRun", "CloseSession",
+ * ...) this client has started, answered or not. */
+uint64_t bh_client_procedure_count(const bh_client *c, const char *procedure);
+
 /* ---- plimsoll.v1.SandboxService ---------------------------------------- */
 
 typedef void (*bh_client_describe_cb)(void *arg, struct wire_describe_response *res,

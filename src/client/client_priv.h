@@ -46,6 +46,11 @@ struct bh_client {
 	uint64_t timer_set_at_ms;
 	struct xfer *xfers;        /* in flight */
 	size_t queued;             /* session calls waiting their turn */
+	struct procedure_count {   /* calls started, by procedure (teaching, tests) */
+		char name[40];
+		uint64_t n;
+	} counts[24];
+	size_t n_counts;
 };
 
 /* Starts one exchange; its callback runs from bh_client_process*. Returns

@@ -4,6 +4,7 @@ find_package(CURL REQUIRED)
 add_library(bulkhead-client STATIC
   src/client/check.c
   src/client/errors.c
+  src/client/manager.c
   src/client/operator.c
   src/client/sandbox.c
   src/client/session.c
@@ -11,4 +12,4 @@ add_library(bulkhead-client STATIC
   src/client/transport.c
   src/client/wait.c)
 target_include_directories(bulkhead-client PUBLIC src/client)
-target_link_libraries(bulkhead-client PUBLIC bulkhead-wire CURL::libcurl)
+target_link_libraries(bulkhead-client PUBLIC bulkhead-wire CURL::libcurl PkgConfig::CRYPTO)

@@ -333,9 +333,34 @@ static void add_header(struct xfer *x, const char *h)
 	x->headers = l;
 }
 
+static void count_procedure(bh_client *c, const char *path)
+{
+	const char *name = strrchr(path, '/');
+	name = name ? name + 1 : path;
+	size_t i = 0;
+	while (i < c->n_counts && strcmp(c->counts[i].name, name))
+		i++;
+	if (i == c->n_counts) {
+		if (c->n_counts == sizeof c->counts / sizeof c->counts[0])
+			return;
+		snprintf(c->counts[i].name, sizeof c->counts[i].name, "%s", name);
+		c->n_counts++;
+	}
+	c->counts[i].n++;
+}
+
+uint64_t bh_client_procedure_count(const bh_client *c, const char *procedure)
+{
+	for (size_t i = 0; i < c->n_counts; i++)
+		if (!strcmp(c->counts[i].name, procedure))
+			return c->counts[i].n;
+	return 0;
+}
+
 struct xfer *xfer_start(bh_client *c, const char *path, const char *json, bh_client_http_cb cb,
 			void *arg, struct bh_client_error **err)
 {
+	count_procedure(c, path);
 	struct xfer *x = client_xzalloc(sizeof *x);
 	x->c = c;
 	x->cb = cb;
