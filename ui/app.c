@@ -69,7 +69,10 @@ bool app_can_act(struct app *a, bool quiet)
 	}
 	if (!a->src->ops->has_engine) {
 		if (!quiet)
-			app_flash(a, C_WARN, "a store opened with --db has no engine: nothing can act");
+			app_flash(a, C_WARN, "%s",
+				  strcmp(a->src->ops->kind, "none")
+					  ? "a store opened with --db has no engine: nothing can act"
+					  : "a replay has no engine: nothing can act (run `bulkhead` for one)");
 		return false;
 	}
 	return true;
@@ -128,7 +131,8 @@ static void header_counts_cb(void *arg, const struct ui_session *rows, size_t n,
 {
 	struct app *a = arg;
 	if (err) {
-		snprintf(a->counts, sizeof a->counts, "sessions: ?");
+		/* With no source at all there are none, and that is no error. */
+		snprintf(a->counts, sizeof a->counts, "%s", strcmp(a->src->ops->kind, "none") ? "sessions: ?" : "none");
 		return;
 	}
 	static const char *const states[] = {"ready", "busy", "paused", "hibernated", "ended"};
@@ -204,7 +208,12 @@ static void draw_table(struct app *a, struct view *v, int top, int bottom)
 	}
 	if (!t->nshown) {
 		attron(theme_attr(C_DIM));
-		mvprintw(top + 2, 2, "%s", v->loading > 0 ? "loading..." : *v->filter ? "(nothing matches the filter)" : "(none)");
+		bool no_source = !strcmp(a->src->ops->kind, "none") && !o->sourceless;
+		mvprintw(top + 2, 2, "%s",
+			 v->loading > 0 ? "loading..."
+			 : no_source	? "(no source: a replay opens no engine, daemon or store; run `bulkhead` for one)"
+			 : *v->filter	? "(nothing matches the filter)"
+					: "(none)");
 		attroff(theme_attr(C_DIM));
 	}
 }
@@ -386,6 +395,25 @@ static void set_filter(struct app *a, const char *text, void *arg)
 
 /* ---- keys ---- */
 
+/* A binding's label names its other keys after a '/': "j/down",
+ * "l/right/space". These are the names understood there. */
+static bool label_names_key(const char *label, int key)
+{
+	static const struct {
+		const char *name;
+		int key;
+	} names[] = {{"down", KEY_DOWN}, {"up", KEY_UP}, {"right", KEY_RIGHT}, {"left", KEY_LEFT}, {"space", ' '}};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (names[i].key != key)
+			continue;
+		size_t n = strlen(names[i].name);
+		for (const char *p = strchr(label, '/'); p; p = strchr(p + 1, '/'))
+			if (!strncmp(p + 1, names[i].name, n) && (p[1 + n] == '/' || !p[1 + n]))
+				return true;
+	}
+	return false;
+}
+
 static enum request request_of(struct app *a, int key)
 {
 	if (key == KEY_DOWN)
@@ -399,7 +427,7 @@ static enum request request_of(struct app *a, int key)
 		for (size_t i = 0; i < ui_n_bindings; i++) {
 			const struct binding *b = &ui_bindings[i];
 			bool mine = pass == 0 ? !strcmp(b->view, a->view->ops->name) : !*b->view;
-			if (mine && b->key == key)
+			if (mine && (b->key == key || label_names_key(b->label, key)))
 				return b->req;
 		}
 	return REQ_NONE;
@@ -512,7 +540,8 @@ static bool script_next_line(struct script *s)
 				const char *name;
 				int key;
 			} names[] = {{"<Enter>", '\n'}, {"<Esc>", 27},	{"<Down>", KEY_DOWN}, {"<Up>", KEY_UP},
-				     {"<Space>", ' '}, {"<Tab>", '\t'}, {"<Backspace>", 127}, {"<Lt>", '<'}};
+				     {"<Space>", ' '}, {"<Tab>", '\t'}, {"<Backspace>", 127}, {"<Lt>", '<'},
+				     {"<Right>", KEY_RIGHT}, {"<Left>", KEY_LEFT}};
 			bool named = false;
 			for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 				if (!strncmp(p, names[i].name, strlen(names[i].name))) {
@@ -601,6 +630,9 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 		if (!strcmp(o->start_view, all_views[i]->name))
 			first = all_views[i];
 	app_push(a, first, NULL);
+	/* `bulkhead replay NAME`: the player over the list, so esc picks another. */
+	if (first == &view_replay && o->start_scenario)
+		app_push(a, &view_player, o->start_scenario);
 	app_refresh(a);
 	bool script_done = false;
 	while (!a->quit) {
@@ -624,6 +656,8 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 		src->ops->process(src);
 		if (app_now_ms() >= a->next_refresh)
 			app_refresh(a);
+		if (a->view->ops->tick)
+			a->view->ops->tick(a, a->view, app_now_ms());
 		if (o->script) {
 			if (!script_done && settled(a)) {
 				if (!script_step(a, &script))

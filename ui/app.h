@@ -76,13 +76,17 @@ struct view_ops {
 	/* A view that is not a table draws its own body. */
 	void (*draw)(struct app *a, struct view *v, int top, int bottom);
 	void (*done)(struct view *v);
+	/* Called on every turn of the loop (at least every 200 ms), for a view
+	 * that moves by itself (the replay player's play). */
+	void (*tick)(struct app *a, struct view *v, uint64_t now_ms);
+	bool sourceless; /* draws without the source (replay, help) */
 };
 
 struct view {
 	const struct view_ops *ops;
 	struct table t;
 	char filter[128];
-	char arg[160];   /* what it was opened for: a session, a run key, a record id */
+	char arg[4096];  /* what it was opened for: a session, a run key, a record id, a scenario file */
 	char sub[160];   /* shown after the title: "(session 3f2a…)" */
 	void *priv;
 	int loading;     /* requests in flight for this view */
@@ -92,7 +96,7 @@ struct view {
 
 /* Views (views/ *.c). */
 extern const struct view_ops view_sandboxes, view_runs, view_records, view_record, view_events,
-	view_walls, view_leaks, view_replay, view_help;
+	view_walls, view_leaks, view_replay, view_player, view_help;
 
 struct app {
 	struct ui_source *src;

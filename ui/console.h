@@ -12,6 +12,7 @@ struct ui_options {
 	const char *script;     /* keys and :commands from this file (headless tests) */
 	bool no_display;        /* draw into memory only (with a script) */
 	const char *start_view; /* "sandboxes" unless set */
+	const char *start_scenario; /* with start_view "replay": this file opens in the player */
 };
 
 /* Runs until the user quits (or the script ends). Takes the source. */

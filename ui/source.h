@@ -116,6 +116,8 @@ struct ui_source *ui_source_embedded(const struct bh_config *cfg, char **why);
 struct ui_source *ui_source_store(const char *db_path, char **why);
 /* A daemon: a unix socket path or http://127.0.0.1:PORT, and a token. */
 struct ui_source *ui_source_attached(const char *target, const char *token, char **why);
+/* No source (`bulkhead replay`): every request answers that there is none. */
+struct ui_source *ui_source_none(void);
 
 /* Growing arrays the engine-side sources fill from the engine's row
  * callbacks (bh_engine_records / bh_history_records and the event forms). */

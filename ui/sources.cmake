@@ -1,18 +1,25 @@
 # The operator console (ncurses). Depends on the engine's public API (through
 # its sources only) and, for attach mode, on the client.
 pkg_check_modules(NCURSES REQUIRED IMPORTED_TARGET ncursesw)
+# The scenario loader alone (libc and cJSON, no curses, no engine), so a fuzz
+# target can link it by itself.
+add_library(bulkhead-scenario STATIC ui/scenario.c)
+target_include_directories(bulkhead-scenario PUBLIC ui)
+target_link_libraries(bulkhead-scenario PUBLIC PkgConfig::CJSON m)
 add_library(bulkhead-ui STATIC
   ui/app.c
   ui/prompt.c
   ui/source_attached.c
   ui/source_common.c
   ui/source_embedded.c
+  ui/source_none.c
   ui/source_store.c
   ui/table.c
   ui/theme.c
   ui/views/events.c
   ui/views/help.c
   ui/views/leaks.c
+  ui/views/player.c
   ui/views/record.c
   ui/views/records.c
   ui/views/replay.c
@@ -20,4 +27,4 @@ add_library(bulkhead-ui STATIC
   ui/views/sandboxes.c
   ui/views/walls.c)
 target_include_directories(bulkhead-ui PUBLIC ui)
-target_link_libraries(bulkhead-ui PUBLIC bulkhead bulkhead-client PkgConfig::NCURSES)
+target_link_libraries(bulkhead-ui PUBLIC bulkhead bulkhead-client bulkhead-scenario PkgConfig::NCURSES)

@@ -77,5 +77,6 @@ int cmd_backup(int argc, char **argv);
 int cmd_token(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_console(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 
 #endif

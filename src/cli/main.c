@@ -10,6 +10,7 @@ static const struct command {
 	const char *help;
 } commands[] = {
 	{"console", cmd_console, "the operator console (also: bulkhead with no command)"},
+	{"replay", cmd_replay, "replay a recorded scenario in the console (executes nothing)"},
 	{"doctor", cmd_doctor, "prove every isolation tier now and print the evidence"},
 	{"run", cmd_run, "run code once in a fresh sandbox"},
 	{"shell", cmd_shell, "a line REPL into a new warm session"},

@@ -6,7 +6,8 @@
 #include <string.h>
 
 static const char *const headers[] = {"KEY", "WHERE", "WHAT"};
-static const int widths[] = {8, 10, 0};
+/* KEY fits the longest label, "l/right/space". */
+static const int widths[] = {13, 10, 0};
 
 static void load(struct app *a, struct view *v)
 {
@@ -36,4 +37,5 @@ const struct view_ops view_help = {
 	.headers = headers,
 	.widths = widths,
 	.load = load,
+	.sourceless = true,
 };

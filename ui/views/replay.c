@@ -1,72 +1,62 @@
-/* Replay: until the Scenarios issue lands its player, this lists the
- * recorded scenarios present in data/scenarios (or $BULKHEAD_SCENARIOS)
- * with what each teaches. It executes nothing. */
+/* Replay: the recorded scenarios (data/scenarios, or $BULKHEAD_SCENARIOS)
+ * with what each teaches, its tier and its steps; enter opens one in the
+ * player (player.c). A file that does not load is listed in red with the
+ * loader's words for what is wrong. Nothing here executes anything. */
 #include "app.h"
+#include "scenario.h"
 
-#include <cjson/cJSON.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const headers[] = {"SCENARIO", "TEACHES"};
-static const int widths[] = {28, 0};
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	rewind(f);
-	char *b = n >= 0 && n < (1 << 22) ? malloc((size_t)n + 1) : NULL;
-	if (b && fread(b, 1, (size_t)n, f) == (size_t)n)
-		b[n] = '\0';
-	else {
-		free(b);
-		b = NULL;
-	}
-	fclose(f);
-	return b;
-}
+static const char *const headers[] = {"SCENARIO", "TIER", "STEPS", "TITLE", "TEACHES"};
+static const int widths[] = {17, 9, 5, 22, 0};
 
 static void load(struct app *a, struct view *v)
 {
 	(void)a;
-	const char *dir = getenv("BULKHEAD_SCENARIOS");
-	if (!dir || !*dir)
-		dir = "data/scenarios";
-	snprintf(v->sub, sizeof v->sub, "(%s)", dir);
+	char dir[4096], err[512] = "";
+	scenario_dir(dir, sizeof dir);
+	snprintf(v->sub, sizeof v->sub, "(%.150s)", dir);
+	const struct trow *sel = table_selected(&v->t);
+	char keep[128];
+	snprintf(keep, sizeof keep, "%s", sel ? sel->key : "");
 	table_clear(&v->t);
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		size_t n = strlen(e->d_name);
-		if (n < 6 || strcmp(e->d_name + n - 5, ".json"))
-			continue;
-		char path[1024];
-		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		char *text = slurp(path);
-		cJSON *j = text ? cJSON_Parse(text) : NULL;
-		const char *teaches = cJSON_GetStringValue(cJSON_GetObjectItem(j, "teaches"));
-		if (!teaches)
-			teaches = cJSON_GetStringValue(cJSON_GetObjectItem(j, "title"));
-		struct trow *r = table_add(&v->t, e->d_name, j ? C_NORMAL : C_BAD);
-		table_cell(r, 0, "%.*s", (int)(n - 5), e->d_name);
-		table_cell(r, 1, "%s", j ? (teaches ? teaches : "") : "(not a scenario: unreadable JSON)");
-		cJSON_Delete(j);
-		free(text);
+	struct scenario_entry *list = NULL;
+	size_t n = 0;
+	if (scenario_list(dir, &list, &n, err, sizeof err) < 0)
+		app_flash(a, C_BAD, "replay: %s", err);
+	for (size_t i = 0; i < n; i++) {
+		const struct scenario_entry *e = &list[i];
+		struct trow *r = table_add(&v->t, e->name, e->s ? C_NORMAL : C_BAD);
+		table_cell(r, 0, "%s", e->name);
+		if (e->s) {
+			table_cell(r, 1, "%s", e->s->tier);
+			table_cell(r, 2, "%zu", e->s->n_steps);
+			table_cell(r, 3, "%s", e->s->title);
+			table_cell(r, 4, "%s", e->s->teaches);
+		} else {
+			table_cell(r, 1, "-");
+			table_cell(r, 2, "-");
+			table_cell(r, 3, "(does not load)");
+			table_cell(r, 4, "%s", e->err);
+		}
 	}
-	if (d)
-		closedir(d);
-	table_index(&v->t, v->filter, NULL);
+	scenario_list_free(list, n);
+	table_index(&v->t, v->filter, keep);
 }
 
 static void enter(struct app *a, struct view *v, const struct trow *row)
 {
 	(void)v;
-	app_flash(a, C_INFO, "%s: the hop-by-hop player comes with the Scenarios issue", row->key);
+	if (row->color == C_BAD) {
+		app_flash(a, C_BAD, "%s: %s", row->cells[0], row->cells[4] ? row->cells[4] : "does not load");
+		return;
+	}
+	char dir[4096], path[4400];
+	scenario_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/%s.json", dir, row->key);
+	app_push(a, &view_player, path);
 }
 
 const struct view_ops view_replay = {
@@ -77,4 +67,5 @@ const struct view_ops view_replay = {
 	.widths = widths,
 	.load = load,
 	.enter = enter,
+	.sourceless = true,
 };

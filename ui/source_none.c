@@ -1,0 +1,131 @@
+/* No source at all: what `bulkhead replay` runs the console on. A replay
+ * executes nothing, so it opens no engine, attaches to no daemon and reads
+ * no store (not even a state directory); every other view answers that
+ * there is nothing behind it. */
+#include "source.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define NO_SOURCE "no source: `bulkhead replay` opens no engine, daemon or store (run `bulkhead` for one)"
+
+static void describe(struct ui_source *s, char *buf, size_t n)
+{
+	(void)s;
+	snprintf(buf, n, "replay (no engine, no daemon, no store: nothing runs)");
+}
+
+static void tier_summary(struct ui_source *s, char *buf, size_t n)
+{
+	(void)s;
+	snprintf(buf, n, "none (no source)");
+}
+
+static int poll_fds(struct ui_source *s, struct pollfd *fds, int max)
+{
+	(void)s, (void)fds, (void)max;
+	return 0;
+}
+
+static int timeout_ms(struct ui_source *s)
+{
+	(void)s;
+	return -1;
+}
+
+static void process(struct ui_source *s)
+{
+	(void)s;
+}
+
+static int pending(struct ui_source *s)
+{
+	(void)s;
+	return 0;
+}
+
+static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
+{
+	(void)s;
+	cb(arg, NULL, 0, NO_SOURCE);
+}
+
+static void records(struct ui_source *s, const char *session, int64_t after, size_t limit,
+		    ui_records_fn cb, void *arg)
+{
+	(void)s, (void)session, (void)after, (void)limit;
+	cb(arg, NULL, 0, NO_SOURCE);
+}
+
+static void events(struct ui_source *s, int64_t after, size_t limit, ui_events_fn cb, void *arg)
+{
+	(void)s, (void)after, (void)limit;
+	cb(arg, NULL, 0, NO_SOURCE);
+}
+
+static void leaks(struct ui_source *s, ui_leaks_fn cb, void *arg)
+{
+	(void)s;
+	cb(arg, NULL, 0, NO_SOURCE);
+}
+
+static void tiers(struct ui_source *s, ui_tiers_fn cb, void *arg)
+{
+	(void)s;
+	cb(arg, NULL, 0, NO_SOURCE);
+}
+
+static void action(struct ui_source *s, const char *verb, const char *fp, ui_done_fn cb, void *arg)
+{
+	(void)s, (void)verb, (void)fp;
+	cb(arg, NO_SOURCE);
+}
+
+static void open_session(struct ui_source *s, const char *tier, const char *floor, const char *owner,
+			 ui_opened_fn cb, void *arg)
+{
+	(void)s, (void)tier, (void)floor, (void)owner;
+	cb(arg, NULL, NO_SOURCE);
+}
+
+static void run(struct ui_source *s, const char *fp, const char *language, const char *code,
+		ui_answer_fn cb, void *arg)
+{
+	(void)s, (void)fp, (void)language, (void)code;
+	cb(arg, NULL, NO_SOURCE);
+}
+
+static void source_free(struct ui_source *s)
+{
+	free(s);
+}
+
+static const struct ui_source_ops none_ops = {
+	.kind = "none",
+	.has_engine = false,
+	.describe = describe,
+	.tier_summary = tier_summary,
+	.poll_fds = poll_fds,
+	.timeout_ms = timeout_ms,
+	.process = process,
+	.pending = pending,
+	.sessions = sessions,
+	.records = records,
+	.events = events,
+	.leaks = leaks,
+	.reap = leaks,
+	.tiers = tiers,
+	.action = action,
+	.open = open_session,
+	.run = run,
+	.free = source_free,
+};
+
+struct ui_source *ui_source_none(void)
+{
+	struct ui_source *s = calloc(1, sizeof *s);
+	if (!s)
+		abort();
+	s->ops = &none_ops;
+	return s;
+}
