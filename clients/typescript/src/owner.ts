@@ -6,15 +6,15 @@
  * same token send the same digest for the same user, so the daemon's
  * per-owner cap counts them together; different tokens never meet.
  *
- * key   = SHA-256("bulkhead.owner.v1" NUL token)
+ * key   = SHA-256("bulkhead owner digest v1\n" || token)   (as the C manager, src/client/manager.c)
  * owner = lowercase hex HMAC-SHA256(key, UTF-8 user id)   (64 characters)
  */
 import { createHash, createHmac } from "node:crypto";
 
-export const OWNER_KEY_DOMAIN = "bulkhead.owner.v1";
+export const OWNER_KEY_DOMAIN = "bulkhead owner digest v1\n";
 
 export function ownerKey(token: string): Buffer {
-  return createHash("sha256").update(OWNER_KEY_DOMAIN).update("\0").update(token, "utf8").digest();
+  return createHash("sha256").update(OWNER_KEY_DOMAIN).update(token, "utf8").digest();
 }
 
 export function ownerDigestWith(key: Buffer, owner: string): string {

@@ -61,7 +61,7 @@ export interface CodeSandboxesOptions {
   maxOutputChars?: number;
   onCloseError?: (keyHint: string, err: unknown) => void;
   /** Called after each call settles (for tracing); `retried` is set when the call was rerun in a new sandbox. */
-  onCall?: (event: { key: string; retried: boolean; output?: ExecuteCodeOutput; error?: unknown }) => void;
+  onCall?: (event: { key: string; input: ExecuteCodeInput; retried: boolean; output?: ExecuteCodeOutput; error?: unknown }) => void;
 }
 
 interface Entry {
@@ -269,7 +269,7 @@ export class CodeSandboxes {
       for (;;) {
         try {
           const out = await this.once(k, language, input.code, files, o.signal);
-          this.o.onCall?.({ key: k.id, retried, output: out });
+          this.o.onCall?.({ key: k.id, input, retried, output: out });
           return out;
         } catch (err) {
           if (!retried && err instanceof BulkheadError && err.notDispatched && err.sessionEnded) {
@@ -280,7 +280,7 @@ export class CodeSandboxes {
         }
       }
     } catch (err) {
-      this.o.onCall?.({ key: k.id, retried, error: err });
+      this.o.onCall?.({ key: k.id, input, retried, error: err });
       throw err;
     }
   }

@@ -98,4 +98,6 @@ test("the owner digest is keyed from the token", () => {
   assert.notEqual(a, ownerDigest("token-2", "alice"));
   assert.notEqual(a, ownerDigest("token-1", "bob"));
   assert.notEqual(a, createHash("sha256").update("alice").digest("hex"));
+  // the C manager's definition (src/client/manager.c bh_owner_digest), computed with Python's hmac
+  assert.equal(a, "54e1b0679df3ad254022ff1e231d3b170391bf5253704fba5b635e20b128fc92");
 });
