@@ -1,5 +1,6 @@
 /* bulkhead: the command. Each subcommand is a function in its own file. */
 #include "cli.h"
+#include "record.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,7 @@ static const struct command {
 	{"leaks", cmd_leaks, "list sandboxes, rows, images and cgroups nothing should hold"},
 	{"gc", cmd_gc, "reap what leaks finds (--dry-run: only say what)"},
 	{"serve", cmd_serve, "serve the engine over HTTP (plimsoll.v1 and the operator API)"},
+	{"record", cmd_record, "record a scripted conversation as a scenario the console replays"},
 	{"token", cmd_token, "create, list or revoke the daemon's client tokens"},
 };
 

@@ -376,27 +376,28 @@ static char *as_text(const uint8_t *p, size_t n, size_t max, bool *cut)
 	return out;
 }
 
-static void fill_output(bh_manager *m, struct entry *e, struct call *c,
-			const struct wire_session_run_response *res, struct bh_exec_output *out)
+void bh_exec_output_from(const struct wire_session_run_response *res, enum bh_language language,
+			 bool fresh_sandbox, size_t max_chars, struct bh_exec_output *out)
 {
 	const struct bh_result_fields *r = &res->run.result;
 	bool cut = false;
+	if (!max_chars)
+		max_chars = DEFAULT_OUTPUT_CHARS;
 	memset(out, 0, sizeof *out);
-	out->language = c->language;
+	out->language = language;
 	out->exit_code = r->exit_code;
 	out->timed_out = r->timed_out;
-	out->stdout_text = as_text(r->out, r->out_len, m->o.max_output_chars, &cut);
-	out->stderr_text = as_text(r->err, r->err_len, m->o.max_output_chars, &cut);
+	out->stdout_text = as_text(r->out, r->out_len, max_chars, &cut);
+	out->stderr_text = as_text(r->err, r->err_len, max_chars, &cut);
 	out->truncated = cut || r->stdout_truncated || r->stderr_truncated;
 	bool ended = res->ended != WIRE_END_OPEN;
 	out->state_kept = !r->interpreter_ended && !ended;
 	out->files_persist = !ended;
 	out->fresh_interpreter = r->interpreter_started;
-	out->fresh_sandbox = !e->answered_once;
+	out->fresh_sandbox = fresh_sandbox;
 	snprintf(out->isolation, sizeof out->isolation, "%s", res->run.isolation);
 	snprintf(out->record_sha256, sizeof out->record_sha256, "%s",
 		 res->run.record.record_sha256);
-	out->retried = c->retried;
 }
 
 static void call_done(struct entry *e)
@@ -450,7 +451,8 @@ static void on_cell(void *arg, struct wire_session_run_response *res,
 		return;
 	}
 	struct bh_exec_output out;
-	fill_output(m, e, c, res, &out);
+	bh_exec_output_from(res, c->language, !e->answered_once, m->o.max_output_chars, &out);
+	out.retried = c->retried;
 	e->answered_once = true;
 	if (res->ended != WIRE_END_OPEN)
 		dispose_entry(e);

@@ -61,6 +61,12 @@ void bh_exec_output_free(struct bh_exec_output *o);
  * ExecuteCodeOutput); the caller frees it. */
 char *bh_exec_output_json(const struct bh_exec_output *o);
 
+/* The tool's answer for one checked SessionRun answer (the manager's own
+ * rules: state kept unless the interpreter or the session ended, at most
+ * max_chars characters per stream, 0: 16,000). */
+void bh_exec_output_from(const struct wire_session_run_response *res, enum bh_language language,
+			 bool fresh_sandbox, size_t max_chars, struct bh_exec_output *out);
+
 struct bh_exec_input {
 	enum bh_language language;
 	const char *code;

@@ -1,0 +1,924 @@
+/* bulkhead record SCRIPT.json [-o OUT.json]: plays the agent of a scripted
+ * conversation with chat-run hook semantics (turn start warms, an idle
+ * window suspends and disposes, completion disposes), drives the
+ * conversation manager against a real daemon of its own, and writes what
+ * happened, step by step, as a scenario (docs/scenarios.md). Nothing in a
+ * scenario is invented: every answer is the tool's answer as returned. */
+#include "manager.h"
+#include "record.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_WORKERS 4
+
+static const char usage[] =
+	"usage: bulkhead record SCRIPT.json [-o OUT.json]\n"
+	"Plays the scripted conversation against a daemon of its own and writes the scenario\n"
+	"(default: data/scenarios/NAME.json beside the script's directory).\n";
+
+/* One agent worker process: its own client and conversation manager. */
+struct worker {
+	char name[16];
+	bh_client *c;
+	bh_manager *m;
+};
+
+struct recording {
+	const char *script_path;
+	cJSON *script;
+	struct rec_daemon d;
+	struct worker workers[MAX_WORKERS];
+	size_t n_workers;
+	bh_client *op;             /* the operator's client (not counted) */
+	uint64_t base_calls[3];    /* counts of clients that are gone */
+	const char *floor;
+	struct bh_manager_options mo;
+	struct timespec t0;
+	cJSON *steps;
+	int turn;
+	bool failed;
+};
+
+static const char *const counted[] = {"OpenSession", "SessionRun", "CloseSession"};
+
+static long elapsed_ms(const struct recording *r)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - r->t0.tv_sec) * 1000 + (now.tv_nsec - r->t0.tv_nsec) / 1000000;
+}
+
+static const char *str_of(const cJSON *o, const char *key, const char *dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsString(v) ? v->valuestring : dflt;
+}
+
+static double num_of(const cJSON *o, const char *key, double dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+/* ---- workers ---- */
+
+static void worker_drop(struct recording *r, struct worker *w, bool dispose)
+{
+	if (!w->c)
+		return;
+	if (dispose && w->m) {
+		bh_manager_dispose_all(w->m);
+		for (int i = 0; i < 300 && bh_client_pending(w->c); i++)
+			bh_manager_wait(w->m, NULL, 100);
+	}
+	for (size_t i = 0; i < 3; i++)
+		r->base_calls[i] += bh_client_procedure_count(w->c, counted[i]);
+	bh_manager_free(w->m);
+	bh_client_free(w->c);
+	w->m = NULL;
+	w->c = NULL;
+}
+
+static struct worker *worker(struct recording *r, const char *name)
+{
+	struct worker *w = NULL;
+	for (size_t i = 0; i < r->n_workers; i++)
+		if (!strcmp(r->workers[i].name, name))
+			w = &r->workers[i];
+	if (!w) {
+		if (r->n_workers == MAX_WORKERS)
+			return NULL;
+		w = &r->workers[r->n_workers++];
+		snprintf(w->name, sizeof w->name, "%s", name);
+	}
+	if (!w->c) {
+		struct bh_client_options co = {.target = r->d.sock};
+		struct bh_client_error *err = NULL;
+		struct bh_manager_options mo = r->mo;
+		if (bh_client_new(&co, &w->c, &err) < 0 ||
+		    (mo.client = w->c, bh_manager_new(&mo, &w->m, &err) < 0)) {
+			cli_client_error(err);
+			bh_client_error_free(err);
+			return NULL;
+		}
+	}
+	return w;
+}
+
+static uint64_t calls_so_far(struct recording *r, size_t which)
+{
+	uint64_t n = r->base_calls[which];
+	for (size_t i = 0; i < r->n_workers; i++)
+		if (r->workers[i].c)
+			n += bh_client_procedure_count(r->workers[i].c, counted[which]);
+	return n;
+}
+
+/* Lets every worker's loop run (answers, closes, idle timers) for ms. */
+static void run_loops(struct recording *r, long ms)
+{
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		for (size_t i = 0; i < r->n_workers; i++)
+			if (r->workers[i].m)
+				bh_manager_wait(r->workers[i].m, NULL, 10);
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long done = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+		if (done >= ms)
+			return;
+		struct timespec nap = {0, 10 * 1000000L};
+		nanosleep(&nap, NULL);
+	}
+}
+
+/* Until nothing is in flight for this worker (closes sent after a dispose). */
+static void settle(struct worker *w)
+{
+	for (int i = 0; i < 600 && w->c && bh_client_pending(w->c); i++)
+		bh_manager_wait(w->m, NULL, 100);
+}
+
+/* ---- steps ---- */
+
+static cJSON *hops(const char *const *names, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(names[i]));
+	return a;
+}
+
+static const char *const all_hops[] = {"model", "agent", "execute_code", "manager", "daemon",
+				       "sandbox"};
+
+static cJSON *step_new(struct recording *r, const cJSON *src, const char *kind)
+{
+	cJSON *s = cJSON_CreateObject();
+	cJSON_AddStringToObject(s, "kind", kind);
+	const cJSON *turn = cJSON_GetObjectItemCaseSensitive(src, "turn");
+	if (cJSON_IsNumber(turn))
+		r->turn = turn->valueint;
+	cJSON_AddNumberToObject(s, "turn", r->turn);
+	const char *msg = str_of(src, "user_message", NULL);
+	if (msg)
+		cJSON_AddStringToObject(s, "user_message", msg);
+	cJSON_AddStringToObject(s, "narration", str_of(src, "narration", ""));
+	return s;
+}
+
+static void step_finish(struct recording *r, cJSON *s, cJSON *lit, const char *stopped_at)
+{
+	cJSON_AddItemToObject(s, "hops", lit);
+	if (stopped_at)
+		cJSON_AddStringToObject(s, "stopped_at", stopped_at);
+	else
+		cJSON_AddNullToObject(s, "stopped_at");
+	cJSON *calls = cJSON_CreateObject();
+	for (size_t i = 0; i < 3; i++)
+		cJSON_AddNumberToObject(calls, counted[i], (double)calls_so_far(r, i));
+	cJSON_AddItemToObject(s, "daemon_calls", calls);
+	cJSON_AddNumberToObject(s, "t_ms", (double)elapsed_ms(r));
+	cJSON_AddItemToArray(r->steps, s);
+}
+
+static int parse_files(const cJSON *call, struct bh_file **out, size_t *n)
+{
+	const cJSON *files = cJSON_GetObjectItemCaseSensitive(call, "files");
+	*out = NULL;
+	*n = 0;
+	if (!files)
+		return 0;
+	if (!cJSON_IsArray(files))
+		return -1;
+	size_t count = (size_t)cJSON_GetArraySize(files);
+	*out = calloc(count ? count : 1, sizeof **out);
+	const cJSON *f;
+	cJSON_ArrayForEach(f, files) {
+		const char *path = str_of(f, "path", NULL), *content = str_of(f, "content", NULL);
+		if (!path || !content)
+			return -1;
+		(*out)[*n].path = path;
+		(*out)[*n].content = (const uint8_t *)content;
+		(*out)[*n].len = strlen(content);
+		(*n)++;
+	}
+	return 0;
+}
+
+struct outcome {
+	bool done;
+	struct bh_exec_output out;
+	struct bh_client_error *err;
+};
+
+static void on_answer(void *arg, struct bh_exec_output *out, const struct bh_client_error *err)
+{
+	struct outcome *o = arg;
+	o->done = true;
+	if (err)
+		o->err = bh_client_error_dup(err);
+	else {
+		o->out = *out;
+		memset(out, 0, sizeof *out);
+	}
+}
+
+static void add_answer(cJSON *s, const struct bh_exec_output *out)
+{
+	char *json = bh_exec_output_json(out);
+	cJSON_AddItemToObject(s, "answer", cJSON_Parse(json));
+	free(json);
+	cJSON_AddBoolToObject(s, "retried", out->retried);
+}
+
+/* The hops a refused call lit, up to the one that refused it. */
+static cJSON *hops_until(const char *stopped_at)
+{
+	size_t n = 0;
+	while (n < 6 && strcmp(all_hops[n], stopped_at))
+		n++;
+	return hops(all_hops, n < 6 ? n + 1 : 6);
+}
+
+static int do_call(struct recording *r, const cJSON *src, const cJSON *call)
+{
+	const char *lang_name = str_of(call, "language", "python"), *code = str_of(call, "code", NULL);
+	enum bh_language lang;
+	if (!code || bh_language_parse(lang_name, &lang) < 0) {
+		cli_error("%s: a call needs code and a language (python or javascript)", r->script_path);
+		return -1;
+	}
+	struct bh_file *files = NULL;
+	size_t n_files = 0;
+	if (parse_files(call, &files, &n_files) < 0) {
+		free(files);
+		cli_error("%s: a call's files are [{\"path\", \"content\"}]", r->script_path);
+		return -1;
+	}
+	struct worker *w = worker(r, str_of(src, "worker", "A"));
+	if (!w) {
+		free(files);
+		return -1;
+	}
+	const char *key = str_of(src, "run", "run-1"), *owner = str_of(src, "owner", NULL);
+	cJSON *s = step_new(r, src, "call");
+	cJSON *in = cJSON_CreateObject();
+	cJSON_AddStringToObject(in, "language", lang_name);
+	cJSON_AddStringToObject(in, "code", code);
+	if (n_files)
+		cJSON_AddItemToObject(in, "files",
+				      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(call, "files"), 1));
+	cJSON_AddItemToObject(s, "call", in);
+	uint64_t before = calls_so_far(r, 0) + calls_so_far(r, 1);
+	struct outcome o = {0};
+	struct bh_exec_input ei = {.language = lang, .code = code, .files = files, .n_files = n_files};
+	struct bh_client_error *err = NULL;
+	if (bh_manager_run_async(w->m, key, owner, &ei, on_answer, &o, &err) < 0) {
+		o.done = true;
+		o.err = err;
+	}
+	free(files);
+	while (!o.done)
+		bh_manager_wait(w->m, &o.done, 1000);
+	if (!o.err) {
+		cJSON_AddStringToObject(s, "outcome", "answered");
+		add_answer(s, &o.out);
+		cJSON_AddNullToObject(s, "error");
+		bh_exec_output_free(&o.out);
+		step_finish(r, s, hops(all_hops, 6), NULL);
+		return 0;
+	}
+	bool refused = o.err->not_dispatched;
+	/* Refused before a request left the worker: the manager stopped it. */
+	const char *stopped = refused ? (calls_so_far(r, 0) + calls_so_far(r, 1) == before ? "manager"
+											 : "daemon")
+				      : NULL;
+	cJSON_AddStringToObject(s, "outcome", refused ? "refused" : "may_have_run");
+	cJSON_AddNullToObject(s, "answer");
+	cJSON_AddStringToObject(s, "error", o.err->message);
+	bh_client_error_free(o.err);
+	step_finish(r, s, refused ? hops_until(stopped) : hops(all_hops, 6), stopped);
+	return 0;
+}
+
+static int do_hook(struct recording *r, const cJSON *src, const char *hook)
+{
+	struct worker *w = worker(r, str_of(src, "worker", "A"));
+	if (!w)
+		return -1;
+	const char *key = str_of(src, "run", "run-1"), *owner = str_of(src, "owner", NULL);
+	cJSON *s = step_new(r, src, "hook");
+	cJSON_AddStringToObject(s, "hook", hook);
+	struct bh_manager_entry e[16];
+	size_t before = bh_manager_entries(w->m, e, 16);
+	bool had = false;
+	for (size_t i = 0; i < before && i < 16; i++)
+		had = had || !strcmp(e[i].key, key);
+	static const char *const agent_side[] = {"agent", "manager"};
+	static const char *const through[] = {"agent", "manager", "daemon", "sandbox"};
+	if (!strcmp(hook, "turn_start")) {
+		bh_manager_warm(w->m, key, owner);
+		bool opened = bh_manager_entries(w->m, e, 16) > before;
+		/* The turn does not wait; the recorder does, so steps stay in order. */
+		settle(w);
+		step_finish(r, s, opened ? hops(through, 4) : hops(agent_side, 2), NULL);
+	} else if (!strcmp(hook, "suspend") || !strcmp(hook, "complete")) {
+		bh_manager_dispose(w->m, key);
+		settle(w);
+		step_finish(r, s, had ? hops(through, 4) : hops(agent_side, 2), NULL);
+	} else {
+		cJSON_Delete(s);
+		cli_error("%s: unknown hook \"%s\" (turn_start, suspend or complete)", r->script_path,
+			  hook);
+		return -1;
+	}
+	return 0;
+}
+
+/* The fingerprint of key's sandbox in any worker ("" when none holds it). */
+static const char *fingerprint_of(struct recording *r, const char *key)
+{
+	static char fp[65];
+	fp[0] = '\0';
+	for (size_t i = 0; i < r->n_workers; i++) {
+		if (!r->workers[i].m)
+			continue;
+		struct bh_manager_entry e[16];
+		size_t n = bh_manager_entries(r->workers[i].m, e, 16);
+		for (size_t j = 0; j < n && j < 16; j++)
+			if (!strcmp(e[j].key, key))
+				snprintf(fp, sizeof fp, "%s", e[j].fingerprint);
+	}
+	return fp;
+}
+
+/* Runs this binary with args; its stdout and stderr, or NULL. */
+static char *run_self(const char *const *args)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		return NULL;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		close(p[0]);
+		close(p[1]);
+		execv("/proc/self/exe", (char **)args);
+		_exit(127);
+	}
+	close(p[1]);
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	ssize_t n;
+	while ((n = read(p[0], buf + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (cap - len < 2)
+			buf = realloc(buf, cap *= 2);
+	}
+	close(p[0]);
+	buf[len] = '\0';
+	waitpid(pid, NULL, 0);
+	return buf;
+}
+
+static int ensure_op(struct recording *r)
+{
+	if (r->op)
+		return 0;
+	struct bh_client_options co = {.target = r->d.sock};
+	struct bh_client_error *err = NULL;
+	if (bh_client_new(&co, &r->op, &err) < 0) {
+		cli_client_error(err);
+		bh_client_error_free(err);
+		return -1;
+	}
+	return 0;
+}
+
+static int do_operator(struct recording *r, const cJSON *src, const char *action)
+{
+	cJSON *s = step_new(r, src, "operator");
+	cJSON_AddStringToObject(s, "action", action);
+	const char *key = str_of(src, "run", "run-1");
+	static const char *const to_sandbox[] = {"daemon", "sandbox"};
+	char text[8192] = "";
+	struct bh_client_error *err = NULL;
+	int rc = 0;
+	if (!strcmp(action, "pause") || !strcmp(action, "resume") || !strcmp(action, "hibernate") ||
+	    !strcmp(action, "inspect")) {
+		const char *fp = fingerprint_of(r, key);
+		if (!*fp || ensure_op(r) < 0) {
+			cJSON_Delete(s);
+			cli_error("%s: operator %s: no sandbox holds run %s", r->script_path, action, key);
+			return -1;
+		}
+		if (!strcmp(action, "pause"))
+			rc = bh_client_pause(r->op, fp, &err);
+		else if (!strcmp(action, "resume"))
+			rc = bh_client_resume(r->op, fp, &err);
+		else if (!strcmp(action, "hibernate"))
+			rc = bh_client_hibernate(r->op, fp, &err);
+		if (rc == 0) {
+			struct bh_client_session_info info;
+			if (bh_client_get_session(r->op, fp, &info, &err) == 0) {
+				snprintf(text, sizeof text, "session %.12s: %s, %llu calls, %s tier", fp,
+					 info.state, (unsigned long long)info.calls, info.isolation);
+				bh_client_session_info_free(&info);
+			} else {
+				rc = -1;
+			}
+		}
+		if (rc < 0)
+			snprintf(text, sizeof text, "%s", err ? err->message : "failed");
+		bh_client_error_free(err);
+		cJSON_AddStringToObject(s, "output", text);
+		step_finish(r, s, hops(to_sandbox, 2), NULL);
+		return 0;
+	}
+	if (!strcmp(action, "kill_daemon")) {
+		snprintf(text, sizeof text, "kill -9 %d (bulkhead serve)", (int)r->d.pid);
+		rec_daemon_kill(&r->d);
+		/* The dead worker's clients go with it: nothing disposes. */
+		for (size_t i = 0; i < r->n_workers; i++)
+			worker_drop(r, &r->workers[i], false);
+		bh_client_free(r->op);
+		r->op = NULL;
+		cJSON_AddStringToObject(s, "output", text);
+		step_finish(r, s, hops(to_sandbox, 0), NULL);
+		return 0;
+	}
+	if (!strcmp(action, "leaks") || !strcmp(action, "gc")) {
+		const char *args[] = {"bulkhead", action, "--state", r->d.state, NULL};
+		char *out = run_self(args);
+		cJSON_AddStringToObject(s, "output", out ? out : "");
+		free(out);
+		step_finish(r, s, hops(to_sandbox, 2), NULL);
+		return 0;
+	}
+	if (!strcmp(action, "restart_daemon")) {
+		if (rec_daemon_start(&r->d) < 0) {
+			cJSON_Delete(s);
+			return -1;
+		}
+		snprintf(text, sizeof text, "bulkhead serve started again (pid %d)", (int)r->d.pid);
+		cJSON_AddStringToObject(s, "output", text);
+		step_finish(r, s, hops(to_sandbox, 1), NULL);
+		return 0;
+	}
+	cJSON_Delete(s);
+	cli_error("%s: unknown operator action \"%s\"", r->script_path, action);
+	return -1;
+}
+
+/* ---- three calls at once on one session: the daemon's turn rule ---- */
+
+struct raw {
+	bool done;
+	long status;
+	char *body;
+	enum wire_code code;
+	bool not_dispatched;
+};
+
+static void on_raw(void *arg, const struct bh_client_http *a)
+{
+	struct raw *x = arg;
+	x->done = true;
+	x->status = a->status;
+	x->body = strdup(a->body ? a->body : "");
+	struct bh_client_error *e = bh_client_error_of(a);
+	if (e) {
+		x->code = e->code;
+		x->not_dispatched = e->not_dispatched;
+		free(x->body);
+		x->body = strdup(e->message);
+		bh_client_error_free(e);
+	}
+}
+
+static bool raw_wait(bh_client *c, struct raw *x, size_t n)
+{
+	for (;;) {
+		bool all = true;
+		for (size_t i = 0; i < n; i++)
+			all = all && x[i].done;
+		if (all)
+			return true;
+		if (!bh_client_pending(c))
+			return false; /* nothing in flight could finish them */
+		bool never = false;
+		bh_client_wait(c, &never, 200);
+	}
+}
+
+static int do_concurrent(struct recording *r, const cJSON *src, const cJSON *codes)
+{
+	struct worker *w = worker(r, str_of(src, "worker", "A"));
+	if (!w || !cJSON_IsArray(codes) || cJSON_GetArraySize(codes) < 2 ||
+	    cJSON_GetArraySize(codes) > 4) {
+		cli_error("%s: concurrent takes 2 to 4 Python snippets", r->script_path);
+		return -1;
+	}
+	struct bh_client_error *err = NULL;
+	cJSON *open = cJSON_CreateObject();
+	cJSON_AddNumberToObject(open, "protocol", WIRE_PROTOCOL);
+	cJSON_AddStringToObject(open, "minimumIsolation", r->floor);
+	char *body = cJSON_PrintUnformatted(open);
+	cJSON_Delete(open);
+	struct raw opened = {0};
+	int rc = bh_client_call_async(w->c, "plimsoll.v1.SandboxService/OpenSession", body, on_raw,
+				      &opened, &err);
+	free(body);
+	if (rc < 0 || !raw_wait(w->c, &opened, 1) || opened.status != 200) {
+		cli_error("%s: concurrent: OpenSession failed: %s", r->script_path,
+			  err ? err->message : opened.body ? opened.body : "?");
+		bh_client_error_free(err);
+		free(opened.body);
+		return -1;
+	}
+	cJSON *ans = cJSON_Parse(opened.body);
+	free(opened.body);
+	char id[80];
+	snprintf(id, sizeof id, "%s", str_of(ans, "sessionId", ""));
+	cJSON_Delete(ans);
+
+	size_t n = (size_t)cJSON_GetArraySize(codes);
+	struct raw x[4] = {0};
+	const cJSON *code;
+	size_t i = 0;
+	cJSON_ArrayForEach(code, codes) {
+		cJSON *req = cJSON_CreateObject();
+		cJSON_AddNumberToObject(req, "protocol", WIRE_PROTOCOL);
+		cJSON_AddStringToObject(req, "sessionId", id);
+		cJSON *cell = cJSON_AddObjectToObject(req, "cell");
+		cJSON_AddStringToObject(cell, "language", "python");
+		cJSON_AddStringToObject(cell, "code", cJSON_IsString(code) ? code->valuestring : "");
+		body = cJSON_PrintUnformatted(req);
+		cJSON_Delete(req);
+		if (bh_client_call_async(w->c, "plimsoll.v1.SandboxService/SessionRun", body, on_raw,
+					 &x[i], &err) < 0) {
+			x[i].done = true;
+			x[i].body = strdup(err ? err->message : "not sent");
+			bh_client_error_free(err);
+			err = NULL;
+		}
+		free(body);
+		i++;
+		/* In this order at the daemon: the first is running when the
+		 * second arrives, the second waiting when the third does. */
+		if (i < n) {
+			bool never = false;
+			bh_client_wait(w->c, &never, 400);
+		}
+	}
+	raw_wait(w->c, x, n);
+	i = 0;
+	bool first = true;
+	const cJSON *narrations = cJSON_GetObjectItemCaseSensitive(src, "narrations");
+	cJSON_ArrayForEach(code, codes) {
+		cJSON *s = step_new(r, src, "call");
+		const cJSON *own = cJSON_GetArrayItem(narrations, (int)i);
+		if (cJSON_IsString(own))
+			cJSON_ReplaceItemInObject(s, "narration", cJSON_CreateString(own->valuestring));
+		cJSON *in = cJSON_CreateObject();
+		cJSON_AddStringToObject(in, "language", "python");
+		cJSON_AddStringToObject(in, "code", cJSON_IsString(code) ? code->valuestring : "");
+		cJSON_AddItemToObject(s, "call", in);
+		if (x[i].status == 200) {
+			struct wire_session_run_response res;
+			struct wire_status st;
+			if (wire_decode_session_run_response(x[i].body, strlen(x[i].body), &res, &st) == 0) {
+				struct bh_exec_output out;
+				bh_exec_output_from(&res, BH_LANG_PYTHON, first, 0, &out);
+				first = false;
+				cJSON_AddStringToObject(s, "outcome", "answered");
+				add_answer(s, &out);
+				cJSON_AddNullToObject(s, "error");
+				bh_exec_output_free(&out);
+				wire_session_run_response_free(&res);
+			} else {
+				cJSON_AddStringToObject(s, "outcome", "may_have_run");
+				cJSON_AddNullToObject(s, "answer");
+				cJSON_AddStringToObject(s, "error", st.msg);
+			}
+			step_finish(r, s, hops(all_hops, 6), NULL);
+		} else {
+			cJSON_AddStringToObject(s, "outcome", x[i].not_dispatched ? "refused" : "may_have_run");
+			cJSON_AddNullToObject(s, "answer");
+			cJSON_AddStringToObject(s, "error", x[i].body ? x[i].body : "");
+			step_finish(r, s, x[i].not_dispatched ? hops_until("daemon") : hops(all_hops, 6),
+				    x[i].not_dispatched ? "daemon" : NULL);
+		}
+		free(x[i].body);
+		i++;
+	}
+	cJSON *close = cJSON_CreateObject();
+	cJSON_AddNumberToObject(close, "protocol", WIRE_PROTOCOL);
+	cJSON_AddStringToObject(close, "sessionId", id);
+	body = cJSON_PrintUnformatted(close);
+	cJSON_Delete(close);
+	struct raw closed = {0};
+	if (bh_client_call_async(w->c, "plimsoll.v1.SandboxService/CloseSession", body, on_raw,
+				 &closed, &err) == 0)
+		raw_wait(w->c, &closed, 1);
+	bh_client_error_free(err);
+	free(closed.body);
+	free(body);
+	explicit_bzero(id, sizeof id);
+	return 0;
+}
+
+static int play(struct recording *r)
+{
+	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(r->script, "steps");
+	if (!cJSON_IsArray(steps) || !cJSON_GetArraySize(steps)) {
+		cli_error("%s: \"steps\" must be a non-empty array", r->script_path);
+		return -1;
+	}
+	const cJSON *st;
+	int index = 0;
+	cJSON_ArrayForEach(st, steps) {
+		index++;
+		const cJSON *call = cJSON_GetObjectItemCaseSensitive(st, "call");
+		const char *hook = str_of(st, "hook", NULL), *op = str_of(st, "operator", NULL);
+		const cJSON *conc = cJSON_GetObjectItemCaseSensitive(st, "concurrent");
+		double wait = num_of(st, "wait_ms", -1);
+		int rc;
+		if (call)
+			rc = do_call(r, st, call);
+		else if (hook)
+			rc = do_hook(r, st, hook);
+		else if (op)
+			rc = do_operator(r, st, op);
+		else if (conc)
+			rc = do_concurrent(r, st, conc);
+		else if (wait >= 0) {
+			cJSON *s = step_new(r, st, "wait");
+			cJSON_AddNumberToObject(s, "ms", wait);
+			run_loops(r, (long)wait);
+			step_finish(r, s, cJSON_CreateArray(), NULL);
+			rc = 0;
+		} else {
+			cli_error("%s: step %d is none of call, hook, operator, concurrent, wait_ms",
+				  r->script_path, index);
+			rc = -1;
+		}
+		if (rc < 0) {
+			cli_error("%s: recording stopped at step %d", r->script_path, index);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- the scenario file ---- */
+
+static char *version_of(const char *cmd)
+{
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return strdup("");
+	char line[256] = "";
+	if (!fgets(line, sizeof line, p))
+		line[0] = '\0';
+	pclose(p);
+	line[strcspn(line, "\n")] = '\0';
+	return strdup(line);
+}
+
+static cJSON *source_block(struct recording *r)
+{
+	cJSON *src = cJSON_CreateObject();
+	cJSON_AddStringToObject(src, "recorder", "bulkhead record");
+	char when[32];
+	time_t now = time(NULL);
+	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	cJSON_AddStringToObject(src, "recorded_at", when);
+	cJSON_AddStringToObject(src, "script", r->script_path);
+	char *crun = version_of("crun --version 2>/dev/null | head -1");
+	char *runsc = version_of("runsc --version 2>/dev/null | head -1");
+	char daemon[512];
+	snprintf(daemon, sizeof daemon, "bulkhead serve %s on a unix socket, tier %s (%s)",
+		 BULKHEAD_VERSION, r->d.isolation, !strcmp(r->d.isolation, "kernel") ? runsc : crun);
+	cJSON_AddStringToObject(src, "daemon", daemon);
+	const cJSON *fx = cJSON_GetObjectItemCaseSensitive(r->script, "fixtures");
+	cJSON_AddItemToObject(src, "fixtures", fx ? cJSON_Duplicate(fx, 1) : cJSON_CreateArray());
+	cJSON *v = cJSON_AddObjectToObject(src, "versions");
+	cJSON_AddStringToObject(v, "bulkhead", BULKHEAD_VERSION);
+	cJSON_AddStringToObject(v, "crun", crun);
+	cJSON_AddStringToObject(v, "runsc", runsc);
+	free(crun);
+	free(runsc);
+	cJSON_AddStringToObject(src, "how",
+				"bulkhead record played the agent's hooks and the scripted model's "
+				"executeCode calls through the C conversation manager (src/client) "
+				"against a real bulkhead serve it started for the recording; every "
+				"answer is the tool's answer as returned.");
+	return src;
+}
+
+static int write_scenario(struct recording *r, const char *out_path)
+{
+	cJSON *sc = cJSON_CreateObject();
+	cJSON_AddStringToObject(sc, "format", "bulkhead-scenario/1");
+	static const char *const copied[] = {"name", "title", "teaches"};
+	for (size_t i = 0; i < 3; i++)
+		cJSON_AddStringToObject(sc, copied[i], str_of(r->script, copied[i], ""));
+	cJSON_AddStringToObject(sc, "tier", r->d.isolation);
+	cJSON_AddStringToObject(sc, "floor", r->floor);
+	cJSON_AddNumberToObject(sc, "idle_window_ms", num_of(r->script, "idle_window_ms", 0));
+	cJSON_AddItemToObject(sc, "source", source_block(r));
+	cJSON_AddItemToObject(sc, "steps", r->steps);
+	r->steps = NULL;
+	char *text = cJSON_Print(sc);
+	cJSON_Delete(sc);
+	char tmp[8420];
+	snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
+	FILE *f = fopen(tmp, "w");
+	if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0 || fclose(f) != 0 ||
+	    rename(tmp, out_path) < 0) {
+		cli_error("cannot write %s: %s", out_path, strerror(errno));
+		free(text);
+		return -1;
+	}
+	free(text);
+	return 0;
+}
+
+static cJSON *load_script(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		cli_error("cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	char *buf = NULL;
+	size_t cap = 0, len = 0, n;
+	do {
+		if (cap - len < 4096)
+			buf = realloc(buf, cap = cap ? cap * 2 : 8192);
+		n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+	} while (n > 0);
+	fclose(f);
+	buf[len] = '\0';
+	cJSON *j = cJSON_Parse(buf);
+	if (!j)
+		cli_error("%s: not JSON (near byte %td)", path,
+			  cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - buf : (ptrdiff_t)0);
+	free(buf);
+	return j;
+}
+
+/* Every step is checked before a daemon starts: a typo costs no sandbox. */
+static int validate(const struct recording *r)
+{
+	static const char *const hooks[] = {"turn_start", "suspend", "complete"};
+	static const char *const ops[] = {"pause", "resume", "hibernate", "inspect", "kill_daemon",
+					  "leaks", "gc", "restart_daemon"};
+	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(r->script, "steps");
+	if (!cJSON_IsArray(steps) || !cJSON_GetArraySize(steps)) {
+		cli_error("%s: \"steps\" must be a non-empty array", r->script_path);
+		return -1;
+	}
+	const cJSON *st;
+	int index = 0;
+	cJSON_ArrayForEach(st, steps) {
+		index++;
+		const char *hook = str_of(st, "hook", NULL), *op = str_of(st, "operator", NULL);
+		bool known = false;
+		for (size_t i = 0; hook && i < sizeof hooks / sizeof hooks[0]; i++)
+			known = known || !strcmp(hook, hooks[i]);
+		for (size_t i = 0; op && i < sizeof ops / sizeof ops[0]; i++)
+			known = known || !strcmp(op, ops[i]);
+		if (cJSON_GetObjectItemCaseSensitive(st, "call") ||
+		    cJSON_GetObjectItemCaseSensitive(st, "concurrent") ||
+		    cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, "wait_ms")))
+			known = !hook && !op;
+		if (!known) {
+			cli_error("%s: step %d: %s", r->script_path, index,
+				  hook ? "unknown hook (turn_start, suspend, complete)"
+				  : op ? "unknown operator action (pause, resume, hibernate, inspect, "
+					 "kill_daemon, leaks, gc, restart_daemon)"
+				       : "none of call, hook, operator, concurrent, wait_ms");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int setup(struct recording *r)
+{
+	const char *name = str_of(r->script, "name", NULL);
+	if (!name || !*name || strchr(name, '/')) {
+		cli_error("%s: \"name\" must be a file name", r->script_path);
+		return -1;
+	}
+	r->floor = str_of(r->script, "floor", "container");
+	enum bh_tier floor, tier;
+	const char *tier_name = str_of(r->script, "tier", "container");
+	if (bh_tier_parse(r->floor, &floor) < 0 || bh_tier_parse(tier_name, &tier) < 0) {
+		cli_error("%s: \"tier\" and \"floor\" are container, kernel or vm", r->script_path);
+		return -1;
+	}
+	snprintf(r->d.tier, sizeof r->d.tier, "%s", tier_name);
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(r->script, "daemon_args");
+	const cJSON *a;
+	cJSON_ArrayForEach(a, args) {
+		if (cJSON_IsString(a) && r->d.n_args < sizeof r->d.args / sizeof r->d.args[0])
+			r->d.args[r->d.n_args++] = a->valuestring;
+	}
+	bh_manager_defaults(&r->mo);
+	r->mo.floor = floor;
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(r->script, "manager");
+	r->mo.max_per_owner = (uint32_t)num_of(m, "max_per_owner", r->mo.max_per_owner);
+	r->mo.idle_close_ms = (uint32_t)num_of(m, "idle_close_ms", 0);
+	r->mo.max_sessions = (uint32_t)num_of(m, "max_sessions", 0);
+	r->steps = cJSON_CreateArray();
+	return validate(r);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	const char *script = NULL, *out = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			out = argv[++i];
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (argv[i][0] != '-' && !script)
+			script = argv[i];
+		else {
+			fputs(usage, stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (!script) {
+		fputs(usage, stderr);
+		return CLI_EXIT_USAGE;
+	}
+	struct recording r = {.script_path = script};
+	r.script = load_script(script);
+	if (!r.script || setup(&r) < 0) {
+		cJSON_Delete(r.steps);
+		cJSON_Delete(r.script);
+		return CLI_EXIT_USAGE;
+	}
+	char out_buf[8400];
+	if (!out) {
+		/* data/scenarios/scripts/X.json -> data/scenarios/NAME.json */
+		char dir[4096];
+		snprintf(dir, sizeof dir, "%s", script);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			snprintf(dir, sizeof dir, ".");
+		snprintf(out_buf, sizeof out_buf, "%s/../%s.json", dir, str_of(r.script, "name", "x"));
+		out = out_buf;
+	}
+	snprintf(r.d.dir, sizeof r.d.dir, "/tmp/bulkhead-record.XXXXXX");
+	if (!mkdtemp(r.d.dir)) {
+		cli_error("mkdtemp: %s", strerror(errno));
+		cJSON_Delete(r.script);
+		return CLI_EXIT_BULKHEAD;
+	}
+	chmod(r.d.dir, 0711); /* sandboxes run as other uids */
+	int rc = CLI_EXIT_BULKHEAD;
+	fprintf(stderr, "recording %s against a %s-tier daemon...\n", script, r.d.tier);
+	if (rec_daemon_start(&r.d) == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &r.t0);
+		int played = play(&r);
+		for (size_t i = 0; i < r.n_workers; i++)
+			worker_drop(&r, &r.workers[i], true);
+		bh_client_free(r.op);
+		int n_steps = cJSON_GetArraySize(r.steps);
+		if (played == 0 && write_scenario(&r, out) == 0) {
+			fprintf(stderr, "wrote %s (%d steps)\n", out, n_steps);
+			rc = 0;
+		}
+	}
+	rec_daemon_stop(&r.d);
+	/* Whatever a killed daemon left: the next engine on the directory reaps. */
+	const char *gc[] = {"bulkhead", "gc", "--state", r.d.state, NULL};
+	free(run_self(gc));
+	char cmd[4200 + 16];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", r.d.dir);
+	if (system(cmd) != 0)
+		cli_error("could not remove %s", r.d.dir);
+	cJSON_Delete(r.steps);
+	cJSON_Delete(r.script);
+	return rc;
+}

@@ -1,0 +1,78 @@
+/* Shipped scenarios are recordings, not hand-written files: re-recording
+ * two of them with `bulkhead record` against a real daemon gives the same
+ * scenario, step for step, except for times and digests (which are new on
+ * every run). */
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f, "cannot read %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	rewind(f);
+	char *b = malloc((size_t)n + 1);
+	cr_assert_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+	b[n] = '\0';
+	fclose(f);
+	return b;
+}
+
+/* Drops what differs between two honest recordings: times and digests. */
+static void drop_volatile(cJSON *j)
+{
+	static const char *const keys[] = {"t_ms", "recorded_at", "recordSha256"};
+	if (cJSON_IsObject(j))
+		for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+			cJSON_DeleteItemFromObjectCaseSensitive(j, keys[i]);
+	cJSON *c;
+	cJSON_ArrayForEach(c, j)
+		drop_volatile(c);
+}
+
+static void rerecord_matches(const char *name)
+{
+	const char *root = getenv("BULKHEAD_TEST_ROOT");
+	char out[4096], cmd[16384], shipped[4096];
+	snprintf(out, sizeof out, "%s/rerecord-%s-%d.json", root ? root : "/tmp", name, (int)getpid());
+	snprintf(shipped, sizeof shipped, "%s/data/scenarios/%s.json", BH_SOURCE_DIR, name);
+	/* The script path is recorded as given: give it as the shipped one was. */
+	snprintf(cmd, sizeof cmd, "cd '%s' && '%s' record data/scenarios/scripts/%s.json -o '%s' 2>&1",
+		 BH_SOURCE_DIR, BH_TEST_CLI, name, out);
+	FILE *p = popen(cmd, "r");
+	char log[8192] = "";
+	size_t n = fread(log, 1, sizeof log - 1, p);
+	log[n] = '\0';
+	cr_assert_eq(pclose(p), 0, "bulkhead record %s failed:\n%s", name, log);
+	char *a_text = slurp(shipped), *b_text = slurp(out);
+	unlink(out);
+	cJSON *a = cJSON_Parse(a_text), *b = cJSON_Parse(b_text);
+	cr_assert_not_null(a, "%s does not parse", shipped);
+	cr_assert_not_null(b, "the new recording does not parse");
+	drop_volatile(a);
+	drop_volatile(b);
+	char *as = cJSON_Print(a), *bs = cJSON_Print(b);
+	cr_assert(cJSON_Compare(a, b, true), "re-recording %s differs:\n--- shipped\n%s\n--- new\n%s",
+		  name, as, bs);
+	free(as);
+	free(bs);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	free(a_text);
+	free(b_text);
+}
+
+Test(scenarios, re_recording_next_turn_gives_the_shipped_scenario)
+{
+	rerecord_matches("next_turn");
+}
+
+Test(scenarios, re_recording_owner_cap_gives_the_shipped_scenario)
+{
+	rerecord_matches("owner_cap");
+}
