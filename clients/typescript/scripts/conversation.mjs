@@ -66,7 +66,7 @@ export async function playConversation(o) {
   let onSuspend = () => {};
   const stamp = () => Date.now() - t0;
   const firstOfTurn = () => {
-    const s = { turn, user_message: userMessage };
+    const s = userMessage !== null ? { turn, user_message: userMessage } : { turn };
     userMessage = null;
     return s;
   };
@@ -84,7 +84,7 @@ export async function playConversation(o) {
         narration: e.opening
           ? `Turn ${turn} starts: onTurnStart stores the run id in chat.local and warms the run's sandbox without waiting (OpenSession in flight).`
           : `Turn ${turn} starts: the run already holds its sandbox, so warm does nothing.`,
-        hops: e.opening ? ["agent", "manager", "daemon"] : ["agent", "manager"],
+        hops: e.opening ? ["agent", "manager", "daemon", "sandbox"] : ["agent", "manager"],
         stopped_at: null,
       });
     } else if (e.hook === "suspend") {
