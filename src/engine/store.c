@@ -7,9 +7,21 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* Statements are prepared once per store and kept: preparing is a third
+ * of a record's commit otherwise. Keyed by the SQL text; one in use (a
+ * callback of an iteration may come back in) is prepared afresh. */
+#define STMT_CACHE 32
+struct cached_stmt {
+	char *sql;
+	sqlite3_stmt *st;
+	bool busy;
+};
+
 struct bh_store {
 	sqlite3 *db;
 	bool readonly;
+	struct cached_stmt cache[STMT_CACHE];
+	size_t n_cache;
 };
 
 /* Migrations are numbered; each runs once, in order, inside a transaction,
@@ -138,6 +150,10 @@ void store_close(struct bh_store *s)
 {
 	if (!s)
 		return;
+	for (size_t i = 0; i < s->n_cache; i++) {
+		sqlite3_finalize(s->cache[i].st);
+		free(s->cache[i].sql);
+	}
 	if (s->db && !s->readonly)
 		sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 	sqlite3_close_v2(s->db);
@@ -146,12 +162,49 @@ void store_close(struct bh_store *s)
 
 static sqlite3_stmt *prepare(struct bh_store *s, const char *sql, bh_error **err)
 {
+	struct cached_stmt *slot = NULL;
+	for (size_t i = 0; i < s->n_cache; i++) {
+		if (strcmp(s->cache[i].sql, sql))
+			continue;
+		if (!s->cache[i].busy) {
+			s->cache[i].busy = true;
+			return s->cache[i].st;
+		}
+		break; /* in use: a one-off below */
+	}
+	if (s->n_cache < STMT_CACHE) {
+		bool known = false;
+		for (size_t i = 0; i < s->n_cache; i++)
+			known = known || !strcmp(s->cache[i].sql, sql);
+		if (!known)
+			slot = &s->cache[s->n_cache];
+	}
 	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v3(s->db, sql, -1, slot ? SQLITE_PREPARE_PERSISTENT : 0, &st, NULL) !=
+	    SQLITE_OK) {
 		db_fail(err, s->db, "prepare");
 		return NULL;
 	}
+	if (slot) {
+		*slot = (struct cached_stmt){.sql = xstrdup(sql), .st = st, .busy = true};
+		s->n_cache++;
+	}
 	return st;
+}
+
+/* Hands a statement back: a kept one is reset for its next use (which
+ * also ends the read a SELECT holds), a one-off is finalized. */
+static void release(struct bh_store *s, sqlite3_stmt *st)
+{
+	for (size_t i = 0; i < s->n_cache; i++) {
+		if (s->cache[i].st == st) {
+			sqlite3_reset(st);
+			sqlite3_clear_bindings(st);
+			s->cache[i].busy = false;
+			return;
+		}
+	}
+	release(s, st);
 }
 
 static void bind_text(sqlite3_stmt *st, int i, const char *v)
@@ -168,9 +221,23 @@ static void copy_col(sqlite3_stmt *st, int i, char *dst, size_t n)
 static int step_done(struct bh_store *s, sqlite3_stmt *st, const char *what, bh_error **err)
 {
 	int rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	release(s, st);
 	if (rc != SQLITE_DONE)
 		return db_fail(err, s->db, what);
+	return 0;
+}
+
+/* One statement without results, through the kept statements (BEGIN and
+ * COMMIT run on every record). */
+static int exec1(struct bh_store *s, const char *sql, bh_error **err)
+{
+	sqlite3_stmt *st = prepare(s, sql, err);
+	if (!st)
+		return -1;
+	int rc = sqlite3_step(st);
+	release(s, st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return db_fail(err, s->db, sql);
 	return 0;
 }
 
@@ -231,7 +298,7 @@ int store_session_end(struct bh_store *s, const char *fingerprint, const char *r
 int store_record_commit(struct bh_store *s, const struct bh_record *rec,
 			const struct store_record_extra *x, bool keep_content, bh_error **err)
 {
-	if (exec(s, "BEGIN IMMEDIATE", err) < 0)
+	if (exec1(s, "BEGIN IMMEDIATE", err) < 0)
 		return -1;
 	sqlite3_stmt *st = prepare(
 		s,
@@ -291,11 +358,11 @@ int store_record_commit(struct bh_store *s, const struct bh_record *rec,
 		if (step_done(s, st, "update the session's chain", err) < 0)
 			goto rollback;
 	}
-	if (exec(s, "COMMIT", err) < 0)
+	if (exec1(s, "COMMIT", err) < 0)
 		goto rollback;
 	return 0;
 rollback:
-	exec(s, "ROLLBACK", NULL);
+	exec1(s, "ROLLBACK", NULL);
 	return -1;
 }
 
@@ -326,12 +393,12 @@ int store_live_sessions(struct bh_store *s, store_live_fn fn, void *arg, bh_erro
 		fn(arg, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
 		   (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
 		   sqlite3_column_int64(st, 4));
-	sqlite3_finalize(st);
+	release(s, st);
 	return 0;
 }
 
 
-static int each_record(sqlite3_stmt *st, store_record_fn fn, void *arg)
+static int each_record(struct bh_store *s, sqlite3_stmt *st, store_record_fn fn, void *arg)
 {
 	int ret = 0;
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -360,7 +427,7 @@ static int each_record(sqlite3_stmt *st, store_record_fn fn, void *arg)
 		if (ret)
 			break;
 	}
-	sqlite3_finalize(st);
+	release(s, st);
 	return ret < 0 ? -1 : 0;
 }
 
@@ -378,7 +445,7 @@ int store_records(struct bh_store *s, const char *session, store_record_fn fn, v
 	if (!st)
 		return -1;
 	bind_text(st, 1, session);
-	return each_record(st, fn, arg);
+	return each_record(s, st, fn, arg);
 }
 
 int store_records_page(struct bh_store *s, const char *session, int64_t after_id, size_t limit,
@@ -391,7 +458,7 @@ int store_records_page(struct bh_store *s, const char *session, int64_t after_id
 	bind_text(st, 1, session);
 	sqlite3_bind_int64(st, 2, after_id);
 	sqlite3_bind_int64(st, 3, (int64_t)limit);
-	return each_record(st, fn, arg);
+	return each_record(s, st, fn, arg);
 }
 
 struct public_page {
@@ -446,7 +513,7 @@ int store_events(struct bh_store *s, int64_t after_id, size_t limit, store_event
 		if (ret)
 			break;
 	}
-	sqlite3_finalize(st);
+	release(s, st);
 	return ret < 0 ? -1 : 0;
 }
 
@@ -465,7 +532,7 @@ bool store_live_row(struct bh_store *s, const char *sandbox, char fp[65], int64_
 		*created_ms = sqlite3_column_int64(st, 1);
 		*engine_pid = sqlite3_column_int64(st, 2);
 	}
-	sqlite3_finalize(st);
+	release(s, st);
 	return live;
 }
 
@@ -476,7 +543,7 @@ bool store_knows_sandbox(struct bh_store *s, const char *sandbox)
 		return false;
 	bind_text(st, 1, sandbox);
 	bool known = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
+	release(s, st);
 	return known;
 }
 
@@ -513,7 +580,7 @@ int store_session_rows(struct bh_store *s, bh_history_session_fn fn, void *arg, 
 		if (ret)
 			break;
 	}
-	sqlite3_finalize(st);
+	release(s, st);
 	return ret < 0 ? -1 : 0;
 }
 
@@ -606,7 +673,7 @@ int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *
 		};
 		fn(arg, &r);
 	}
-	sqlite3_finalize(st);
+	release(s, st);
 	return 0;
 }
 
@@ -619,27 +686,27 @@ long long store_prune(struct bh_store *s, int64_t cutoff_ms, bh_error **err)
 		"DELETE FROM sessions WHERE state = 'ended' AND ended_ms < ?1",
 		"DELETE FROM events WHERE at_ms < ?1",
 	};
-	if (exec(s, "BEGIN IMMEDIATE", err) < 0)
+	if (exec1(s, "BEGIN IMMEDIATE", err) < 0)
 		return -1;
 	long long records = 0;
 	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
 		sqlite3_stmt *st = prepare(s, steps[i], err);
 		if (!st) {
-			exec(s, "ROLLBACK", NULL);
+			exec1(s, "ROLLBACK", NULL);
 			return -1;
 		}
 		sqlite3_bind_int64(st, 1, cutoff_ms);
 		int rc = sqlite3_step(st);
 		if (i < 2)
 			records += sqlite3_changes(s->db);
-		sqlite3_finalize(st);
+		release(s, st);
 		if (rc != SQLITE_DONE) {
 			db_fail(err, s->db, "prune the history");
-			exec(s, "ROLLBACK", NULL);
+			exec1(s, "ROLLBACK", NULL);
 			return -1;
 		}
 	}
-	if (exec(s, "COMMIT", err) < 0)
+	if (exec1(s, "COMMIT", err) < 0)
 		return -1;
 	return records;
 }
