@@ -25,6 +25,8 @@ for p in "${packages[@]}"; do
 done
 # JavaScript cells need node; any node on /usr works (Debian's or NodeSource's).
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
+# The TypeScript add-on's tests (clients/typescript) need npm (npm ci from its lock file).
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 
 if ((${#missing[@]})); then
 	if [ "$(id -u)" != 0 ]; then

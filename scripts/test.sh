@@ -69,6 +69,7 @@ suite unit 120 build/tests/test_unit --jobs 2
 suite unit-asan 180 build-asan/tests/test_unit --jobs 2
 suite runtime 900 build/tests/test_runtime --jobs 1
 suite runtime-asan 1200 build-asan/tests/test_runtime --jobs 1
+suite hostile 600 build/tests/test_hostile --jobs 1
 suite daemon 600 build/tests/test_daemon --jobs 1
 suite daemon-asan 900 build-asan/tests/test_daemon --jobs 1
 suite client 600 build/tests/test_client --jobs 1
@@ -76,6 +77,28 @@ suite client-asan 900 build-asan/tests/test_client --jobs 1
 suite load 600 build/tests/test_load --jobs 1
 suite tui 300 build/tests/test_tui --jobs 1
 suite tui-asan 400 build-asan/tests/test_tui --jobs 1
+suite replay 300 build/tests/test_replay --jobs 2
+suite replay-asan 400 build-asan/tests/test_replay --jobs 2
+
+# The TypeScript add-on (clients/typescript): npm ci from the lock file, tsc,
+# then node's test runner against real daemons it starts with build/bulkhead.
+# Its output is TAP, not criterion's, so it is counted here.
+echo "=== typescript (budget 600s)"
+ts_start=$SECONDS
+ts_log=$(mktemp)
+if (cd clients/typescript && timeout --kill-after=10 300 npm ci --no-audit --no-fund >/dev/null &&
+	npm run --silent build && BULKHEAD_TEST_ROOT="$BULKHEAD_TEST_ROOT" timeout --kill-after=10 300 npm test) 2>&1 | tee "$ts_log"; then
+	passed=$((passed + $(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$ts_log" | tail -1)))
+else
+	suites_failed+=(typescript)
+	failed=$((failed + $(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$ts_log" | tail -1 | grep . || echo 1)))
+	{
+		echo "--- typescript"
+		grep -a -E '^not ok|^# (pass|fail)' "$ts_log" | head -60
+	} >>"$failures"
+fi
+rm -f "$ts_log"
+echo "=== typescript: $((SECONDS - ts_start))s"
 
 # The benchmark's quick variant: figures for the log, never a verdict on
 # timings (it fails only when it cannot run, e.g. a tier is not offered).

@@ -98,7 +98,8 @@ struct bh_config {
 	bool store_sync_full;   /* SQLite synchronous=FULL (power-loss durability); default NORMAL */
 	bool store_digests_only; /* keep no code or output prefix in the store */
 	/* Test hook: SIGKILL the process at a named point ("open", "cell",
-	 * "commit"), to prove what survives a crash there. */
+	 * "commit", "pause", "hibernate", "hibernated", "close"; "point:N" for
+	 * its Nth time), to prove what survives a crash there. */
 	const char *crash_at;
 	struct bh_policy {
 		uint32_t idle_ms;            /* no call for this long: pause. 0: 5 min */
@@ -124,6 +125,10 @@ struct bh_config {
 	/* Test hook: build every sandbox without this wall ("seccomp", "userns",
 	 * "netns", "readonly-root", "caps"), to prove the smoke test notices. */
 	const char *drop_wall;
+	/* Test hook: like drop_wall, but only for sandboxes opened after a tier
+	 * was proven (its evidence stands): the drift only the posture check on
+	 * every sandbox start can catch. */
+	const char *drop_wall_after_proof;
 	uint32_t memory_limit_mb; /* per sandbox; 0 = 512 */
 	uint32_t pids_limit;      /* crun sandboxes; 0 = 256 (runsc gets a generous one) */
 };

@@ -54,6 +54,21 @@ static void add_tmpfs(cJSON *mounts, const char *dest, const char *mode, uint32_
 	add_mount(mounts, dest, "tmpfs", "tmpfs", opts);
 }
 
+/* Nothing of the host or the daemon: only what interpreters need (the
+ * posture check holds every sandbox's init to these names). */
+const char *const bh_sandbox_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin",
+				      "HOME=/work",
+				      "LANG=C.UTF-8",
+				      "TMPDIR=/tmp",
+				      "PYTHONDONTWRITEBYTECODE=1",
+				      "PYTHONUNBUFFERED=1",
+				      "MPLBACKEND=Agg",
+				      "MPLCONFIGDIR=/tmp/.matplotlib",
+				      /* Debian's matplotlib looks in /etc, which the
+				       * sandbox does not share. */
+				      "MATPLOTLIBRC=/usr/share/matplotlib/mpl-data/matplotlibrc",
+				      NULL};
+
 static cJSON *process_json(const struct bundle_spec *s)
 {
 	cJSON *p = cJSON_CreateObject();
@@ -67,20 +82,7 @@ static cJSON *process_json(const struct bundle_spec *s)
 	static const char *const args[] = {BH_INIT_SANDBOX_PATH, NULL};
 	cJSON_AddItemToObject(p, "args", strings(args));
 	cJSON_AddStringToObject(p, "cwd", "/work");
-	/* Nothing of the host or the daemon: only what interpreters need. */
-	static const char *const env[] = {"PATH=/usr/local/bin:/usr/bin:/bin",
-					  "HOME=/work",
-					  "LANG=C.UTF-8",
-					  "TMPDIR=/tmp",
-					  "PYTHONDONTWRITEBYTECODE=1",
-					  "PYTHONUNBUFFERED=1",
-					  "MPLBACKEND=Agg",
-					  "MPLCONFIGDIR=/tmp/.matplotlib",
-					  /* Debian's matplotlib looks in /etc, which the
-					   * sandbox does not share. */
-					  "MATPLOTLIBRC=/usr/share/matplotlib/mpl-data/matplotlibrc",
-					  NULL};
-	cJSON_AddItemToObject(p, "env", strings(env));
+	cJSON_AddItemToObject(p, "env", strings(bh_sandbox_env));
 	cJSON *caps = cJSON_AddObjectToObject(p, "capabilities");
 	static const char *const all_caps[] = {"CAP_SYS_ADMIN", "CAP_NET_ADMIN", "CAP_SYS_PTRACE",
 					       "CAP_NET_RAW", "CAP_CHOWN", "CAP_DAC_OVERRIDE",

@@ -235,6 +235,16 @@ static void sweep_leftovers(bh_engine *e)
 		rm_rf(p);
 	}
 	mkdir_p(e->bundles_dir, 0700);
+	/* Images likewise: one whose checkpoint a dead engine never finished
+	 * (its row never said hibernated) will never be restored. */
+	cleanup_free char *images = xasprintf("%s/images", e->state_dir);
+	cleanup_dir DIR *di = opendir(images);
+	while (di && (de = readdir(di))) {
+		if (de->d_name[0] == '.' || sessions_keeps_bundle(e, de->d_name))
+			continue;
+		cleanup_free char *p = xasprintf("%s/%s", images, de->d_name);
+		rm_rf(p);
+	}
 	/* Killed processes leave their cgroups a moment later. */
 	for (int i = 0; i < 50; i++) {
 		children_reap(e);
@@ -316,6 +326,8 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 		goto fail;
 	}
 	e->drop_wall = cfg->drop_wall ? xstrdup(cfg->drop_wall) : NULL;
+	e->drop_wall_after_proof =
+		cfg->drop_wall_after_proof ? xstrdup(cfg->drop_wall_after_proof) : NULL;
 	e->memory_limit_mb = cfg->memory_limit_mb ? cfg->memory_limit_mb : 512;
 	e->pids_limit = cfg->pids_limit;
 	e->keep_content = !cfg->store_digests_only;
@@ -797,6 +809,7 @@ void bh_engine_close(bh_engine *e)
 	free(e->rootfs);
 	free(e->bundles_dir);
 	free(e->drop_wall);
+	free(e->drop_wall_after_proof);
 	free(e->evidence_dir);
 	free(e->store_path);
 	free(e->crash_at);

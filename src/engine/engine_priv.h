@@ -28,6 +28,14 @@ struct runtime_ops {
 	/* runsc 20221219 answers EPERM for every SCMP_ACT_ERRNO rule whatever
 	 * its errnoRet; glibc falls back from clone3 only on ENOSYS. */
 	bool seccomp_errno_ret;
+	/* The posture its sandbox process must show on the host (posture.c):
+	 * the capabilities it may hold in its own user namespace, and which
+	 * namespaces must differ from the engine's ("pid" too for crun; the
+	 * Sentry implements PIDs itself and shares the host's). */
+	uint64_t posture_caps;
+	const char *const *posture_ns;
+	uint32_t posture_max_fds;
+	bool posture_env_empty;    /* runsc's Sentry runs with an empty environment */
 };
 extern const struct runtime_ops runtime_crun, runtime_runsc;
 
@@ -67,7 +75,8 @@ struct bundle_spec {
 char *bundle_json(const struct bundle_spec *spec, bh_error **err);
 /* Writes DIR/config.json; returns 0 or fills err. */
 int bundle_write(const char *dir, const struct bundle_spec *spec, bh_error **err);
-extern const char bh_seccomp_profile_json[]; /* data/seccomp/profile.json, embedded */
+extern const char bh_seccomp_profile_json[];
+extern const char *const bh_sandbox_env[]; /* the sandbox's whole environment */ /* data/seccomp/profile.json, embedded */
 int rootfs_prepare(const char *rootfs, bh_error **err);
 
 /* ---- sandboxes (sandbox.c) ---- */
@@ -212,6 +221,15 @@ char *sandbox_cgroup_leaf(const struct sandbox *sb); /* "<name>" */
 /* Whether the engine still holds this sandbox (it is freed once deleted). */
 bool sandbox_alive(bh_engine *e, const struct sandbox *sb);
 
+/* ---- posture (posture.c): every started sandbox, seen from the host ---- */
+/* Reads the host's /proc of the sandbox's init (runsc: its sandbox process,
+ * the Sentry): seccomp filter mode on every thread, no_new_privs, the
+ * capabilities its runtime allows, namespaces other than the engine's,
+ * descriptors of allowed kinds only and bounded, an environment of the
+ * sandbox's own names; under crun also the init's children (no
+ * capabilities). 0, or -1 with err naming the first failed check. */
+int posture_check(bh_engine *e, const struct sandbox *sb, bh_error **err);
+
 /* ---- evidence (evidence.c) ---- */
 struct tier_slot {
 	struct bh_tier_report report;
@@ -271,6 +289,7 @@ struct bh_engine {
 	bool inspect_only;
 	char *evidence_dir;
 	char *drop_wall;
+	char *drop_wall_after_proof; /* test hook, see bh_config */
 	uint32_t memory_limit_mb, pids_limit;
 	struct bh_store *store;
 	char *store_path;

@@ -10,6 +10,7 @@
 
 static const char *const crun_bins[] = {"/usr/bin/crun", "/usr/local/bin/crun", NULL};
 static const char *const crun_flags[] = {NULL};
+static const char *const crun_ns[] = {"user", "mnt", "net", "ipc", "uts", "pid", "cgroup", NULL};
 const struct runtime_ops runtime_crun = {
 	.name = "crun",
 	.tier = BH_TIER_CONTAINER,
@@ -20,6 +21,12 @@ const struct runtime_ops runtime_crun = {
 	.nproc = 512,
 	.userns = true,
 	.seccomp_errno_ret = true,
+	/* The init keeps setuid, setgid, setpcap and kill inside its own user
+	 * namespace to start programs as uid 1000 with none (bundle.c). */
+	.posture_caps = (1ull << 5) | (1ull << 6) | (1ull << 7) | (1ull << 8),
+	.posture_ns = crun_ns,
+	.posture_max_fds = 32,
+	.posture_env_empty = false,
 };
 
 static const char *const runsc_bins[] = {"/usr/bin/runsc", "/usr/sbin/runsc", "/usr/local/bin/runsc",
@@ -29,6 +36,7 @@ static const char *const runsc_bins[] = {"/usr/bin/runsc", "/usr/sbin/runsc", "/
  * platform: kvm hangs on these PVM hosts (host-facts §3). */
 static const char *const runsc_flags[] = {"--network=none", "--oci-seccomp", "--platform=ptrace",
 					  NULL};
+static const char *const runsc_ns[] = {"user", "mnt", "net", "ipc", "uts", NULL};
 const struct runtime_ops runtime_runsc = {
 	.name = "runsc",
 	.tier = BH_TIER_KERNEL,
@@ -39,6 +47,12 @@ const struct runtime_ops runtime_runsc = {
 	.nproc = 256,
 	.userns = true,
 	.seccomp_errno_ret = false,
+	/* The Sentry runs as nobody in a user namespace of its own, keeping
+	 * CAP_SYS_CHROOT and CAP_SYS_ADMIN there (runsc 20221219). */
+	.posture_caps = (1ull << 18) | (1ull << 21),
+	.posture_ns = runsc_ns,
+	.posture_max_fds = 512,
+	.posture_env_empty = true,
 };
 
 char **runtime_argv(const struct runtime *rt, const char *const *args)

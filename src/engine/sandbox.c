@@ -430,6 +430,14 @@ static void maybe_ready(bh_engine *e, struct sandbox *sb, bool started, bool rea
 		return;
 	loop_timer_cancel(e->loop, sb->open_deadline);
 	sb->open_deadline = NULL;
+	/* Seen from the host before anything uses it; a sandbox that fails is
+	 * deleted and its open refused. */
+	bh_error *perr = NULL;
+	if (posture_check(e, sb, &perr) < 0) {
+		bh_log(e, BH_LOG_WARN, "%s", perr->msg);
+		fail_open(e, sb, perr);
+		return;
+	}
 	sandbox_set_state(e, sb, SB_READY);
 	bh_log(e, BH_LOG_DEBUG, "sandbox %s ready in %.1f ms", sb->name,
 	       (now_mono_us() - sb->opened_us) / 1000.0);
@@ -751,6 +759,9 @@ int sandbox_open(bh_engine *e, enum bh_tier tier, const char *name, sandbox_open
 	spec.name = sb->name;
 	spec.cgroup_path = cgpath;
 	spec.host_uid_base = uid_base(e, slot);
+	/* Test hook: a sandbox built without a wall after its tier was proven. */
+	if (e->drop_wall_after_proof && !e->tiers[tier].proving)
+		spec.drop_wall = e->drop_wall_after_proof;
 	struct channel_pipes p = {{-1, -1}, {-1, -1}, {-1, -1}};
 	if (bundle_write(sb->bundle_dir, &spec, err) < 0)
 		goto fail;
