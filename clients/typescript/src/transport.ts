@@ -102,7 +102,18 @@ export class Transport {
 
   private async viaFetch(path: string, body: Buffer, requestId: string, signal?: AbortSignal): Promise<Exchange> {
     const timeout = AbortSignal.timeout(this.timeoutMs);
-    const sig = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    let sig = timeout;
+    if (signal) {
+      // AbortSignal.any is Node >= 20.3; Debian 12's node is 18
+      const both = new AbortController();
+      const stop = (s: AbortSignal) => both.abort(s.reason);
+      if (signal.aborted) stop(signal);
+      else {
+        signal.addEventListener("abort", () => stop(signal), { once: true });
+        timeout.addEventListener("abort", () => stop(timeout), { once: true });
+      }
+      sig = both.signal;
+    }
     let res: Response;
     try {
       res = await this.fetchFn(`${this.base}/${path}`, {
