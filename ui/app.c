@@ -6,7 +6,8 @@
  * Headless (tests): keys and :commands come from a script, one line each
  * (`<Enter>`, `<Esc>`, `<C-d>`, `<Down>` or plain text; a line starting
  * with ':' is a command and gets its enter; `:save-display FILE` runs
- * directly, so it can capture a prompt or a confirm). A key is fed only once the
+ * directly, so it can capture a prompt or a confirm; `:sleep MS` lets time pass,
+ * for what moves by itself, like the replay's play). A key is fed only once the
  * source answered everything asked before it, so a screen never depends on
  * timing; `:save-display FILE` writes the screen as text. */
 #include "app.h"
@@ -514,6 +515,7 @@ struct script {
 	 * even over an open prompt or confirm, whose screen it then shows. */
 	char save[8192];
 	bool has_save;
+	uint64_t wait_until; /* `:sleep MS`: no key before then */
 };
 
 static bool script_next_line(struct script *s)
@@ -524,6 +526,10 @@ static bool script_next_line(struct script *s)
 		if (!*line || line[0] == '#')
 			continue;
 		s->n = s->next = 0;
+		if (!strncmp(line, ":sleep ", 7)) {
+			s->wait_until = app_now_ms() + strtoull(line + 7, NULL, 10);
+			return true;
+		}
 		if (!strncmp(line, ":save-display ", 14)) {
 			snprintf(s->save, sizeof s->save, "%s", line + 1);
 			s->has_save = true;
@@ -566,9 +572,14 @@ static bool script_next_line(struct script *s)
 /* Feeds the next key (or runs a :save-display); false at the end. */
 static bool script_step(struct app *a, struct script *s)
 {
-	while (s->next >= s->n && !s->has_save)
+	if (app_now_ms() < s->wait_until)
+		return true;
+	while (s->next >= s->n && !s->has_save) {
 		if (!script_next_line(s))
 			return false;
+		if (app_now_ms() < s->wait_until)
+			return true; /* a :sleep: the next line waits */
+	}
 	if (s->has_save) {
 		s->has_save = false;
 		run_command(a, s->save, NULL);
@@ -651,7 +662,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 		if (timeout > 200)
 			timeout = 200; /* the spinner and the flash's expiry */
 		if (o->script && !script_done && settled(a))
-			timeout = 0;
+			timeout = script.wait_until > app_now_ms() ? 10 : 0;
 		poll(fds, (nfds_t)n, timeout);
 		src->ops->process(src);
 		if (app_now_ms() >= a->next_refresh)

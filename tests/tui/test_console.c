@@ -1134,8 +1134,8 @@ Test(console, help_lists_every_binding_of_the_one_table)
 	size_t n = sizeof bindings / sizeof bindings[0];
 	for (size_t i = 0; i < n; i++) {
 		char row[256];
-		snprintf(row, sizeof row, "%-8s %-10s %.*s", bindings[i].label,
-			 *bindings[i].view ? bindings[i].view : "anywhere", screen_cols - 21, bindings[i].help);
+		snprintf(row, sizeof row, "%-13s %-10s %.*s", bindings[i].label,
+			 *bindings[i].view ? bindings[i].view : "anywhere", screen_cols - 26, bindings[i].help);
 		bool found = false;
 		for (const char *s = top; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
 			found = !strncmp(s, row, strlen(row));
@@ -1230,26 +1230,38 @@ Test(console, the_screens_fit_100x30_as_they_fit_80x24)
 	}
 }
 
-/* ---- replay: the scenarios present, until the Scenarios issue ---- */
+/* ---- replay: the scenarios in $BULKHEAD_SCENARIOS, from the embedded console ---- */
 
-Test(console, the_replay_view_lists_the_scenarios_present_and_plays_none_yet)
+/* The list names what is wrong with each file that does not load, and a
+ * sound one opens in the player over the embedded engine as over no source
+ * (test_replay.c tests the player itself, with no runtime at all). */
+Test(console, the_replay_view_lists_the_scenarios_names_what_does_not_load_and_plays_one)
 {
 	close_engine();
 	char *r = sh("set -e; mkdir -p '%s/data/scenarios'; cd '%s/data/scenarios'; "
 		     "echo '{\"title\":\"t\",\"teaches\":\"a refused call stops at the daemon\"}' > refused.json; "
 		     "echo '{\"title\":\"a fresh sandbox per run\"}' > fresh.json; "
-		     "echo 'not json' > broken.json; echo made",
-		     files, files);
+		     "echo 'not json' > broken.json; "
+		     "cp '%s/../../tests/tui/fixtures/scenarios/orders_tour.json' .; echo made",
+		     files, files, BH_TEST_INTERP);
 	cr_assert_str_eq(r, "made\n", "%s", r);
 	free(r);
+	char env[4500];
+	snprintf(env, sizeof env, "BULKHEAD_SCENARIOS='%s/data/scenarios'", files);
 	console(":replay\n"
-		"s\n"
 		":save-display replay\n"
-		"G\n"
 		"<Enter>\n"
 		":save-display replay-enter\n"
+		"j\n"
+		"j\n"
+		"<Enter>\n"
+		"l\n"
+		":save-display replay-player\n"
 		":q\n",
-		"", NULL);
+		"", env);
 	screen("replay");
 	screen("replay-enter");
+	screen_has("replay-enter", "broken: not JSON (a syntax error at line 1, column 1)");
+	screen("replay-player");
+	screen_has("replay-player", "Replay (orders_tour: step 2/8)");
 }

@@ -1,0 +1,576 @@
+/* The replay, tested without any runtime: `bulkhead replay` executes
+ * nothing, so these run the real binary headless (tig's method, as
+ * test_console.c does) with a PATH holding no program at all, a fresh empty
+ * HOME and a state directory that must never be made.
+ *
+ * - replay: screens of the pick list and the player (80x24, whole screens
+ *   compared with tests/tui/expected/, BH_TUI_UPDATE=1 rewrites them) over a
+ *   hand-written fixture (tests/tui/fixtures/scenarios), the keys, play,
+ *   errors before any screen; then the shipped recordings in data/scenarios:
+ *   the acceptance screens (floor refused at the daemon, freshSandbox after
+ *   suspend, the owner cap's retry) and every scenario replayed to its end.
+ * - scenario: the loader alone — its error messages, and no crash on any
+ *   prefix or mutation of a real file. */
+#include "scenario.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define FIXTURES BH_SOURCE_DIR "/tests/tui/fixtures/scenarios"
+#define SHIPPED BH_SOURCE_DIR "/data/scenarios"
+
+/* What the issue ships (DESIGN §10): each must be there and load. */
+static const char *const shipped[] = {"one_turn",     "next_turn",    "suspend",	   "guest_error",
+				      "javascript",   "floor_refused", "owner_cap",	   "pause_resume",
+				      "hibernate_restore", "leak_gc",	   "concurrent_calls"};
+
+static char root[PATH_MAX]; /* this test's directory */
+static char work[PATH_MAX + 16], home[PATH_MAX + 16], bin[PATH_MAX + 16];
+
+static void setup(void)
+{
+	const char *r = getenv("BULKHEAD_TEST_ROOT");
+	snprintf(root, sizeof root, "%s/replay-XXXXXX", r && *r ? r : "/tmp");
+	cr_assert_not_null(mkdtemp(root), "mkdtemp %s: %s", root, strerror(errno));
+	snprintf(work, sizeof work, "%s/work", root);
+	snprintf(home, sizeof home, "%s/home", root);
+	snprintf(bin, sizeof bin, "%s/bin", root);
+	cr_assert_eq(mkdir(work, 0700), 0);
+	cr_assert_eq(mkdir(home, 0700), 0);
+	cr_assert_eq(mkdir(bin, 0700), 0); /* PATH: empty, so no crun, no runsc, nothing */
+}
+
+static void teardown(void)
+{
+	char cmd[PATH_MAX + 32];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+	if (*root && system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", root);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	rewind(f);
+	char *b = malloc((size_t)n + 1);
+	size_t got = fread(b, 1, (size_t)n, f);
+	b[got] = '\0';
+	fclose(f);
+	return b;
+}
+
+/* Writes a script (`:save-display NAME` saves WORK/NAME.txt) and runs
+ * `bulkhead replay ARGS --script` in the fixed environment; its exit status,
+ * and what it said on stdout and stderr in *said (caller frees). */
+static int replay(const char *scenarios, const char *args, const char *script, char **said)
+{
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/script.txt", work);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	for (const char *p = script; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n > 14 && !strncmp(p, ":save-display ", 14))
+			fprintf(f, ":save-display %s/%.*s.txt\n", work, (int)(n - 14), p + 14);
+		else
+			fprintf(f, "%.*s\n", (int)n, p);
+		p += n + (e ? 1 : 0);
+	}
+	fclose(f);
+	char cmd[40000];
+	snprintf(cmd, sizeof cmd,
+		 "cd '%s' && exec timeout 60 /usr/bin/env -i PATH='%s' HOME='%s' BULKHEAD_STATE='%s/state' "
+		 "TERM=xterm LINES=24 COLUMNS=80 TZ=UTC NO_COLOR=1 LC_ALL=C.UTF-8 %s%s%s "
+		 "ASAN_OPTIONS=\"$ASAN_OPTIONS\" UBSAN_OPTIONS=\"$UBSAN_OPTIONS\" "
+		 "'%s' replay %s --script '%s' 2>&1",
+		 work, bin, home, home, scenarios ? "BULKHEAD_SCENARIOS='" : "", scenarios ? scenarios : "",
+		 scenarios ? "'" : "", BH_TEST_CLI, args, path);
+	FILE *p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	size_t cap = 4096, n = 0, got;
+	char *out = malloc(cap);
+	while ((got = fread(out + n, 1, cap - n - 1, p)) > 0)
+		if ((n += got) + 1 >= cap)
+			out = realloc(out, cap *= 2);
+	out[n] = '\0';
+	int st = pclose(p);
+	*said = out;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A replay that must succeed quietly. */
+static void replay_ok(const char *scenarios, const char *args, const char *script)
+{
+	char *said = NULL;
+	int st = replay(scenarios, args, script, &said);
+	cr_assert_eq(st, 0, "bulkhead replay %s exited %d: %s", args, st, said);
+	cr_assert_str_empty(said, "bulkhead replay %s said: %s", args, said);
+	free(said);
+}
+
+static char *shot(const char *name)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/%s.txt", work, name);
+	char *s = slurp(path);
+	cr_assert_not_null(s, "no screen %s was saved", name);
+	return s;
+}
+
+/* The directories vary with the checkout. */
+static char *normalise(const char *screen)
+{
+	char *out = malloc(strlen(screen) * 2 + 64), *o = out;
+	for (const char *p = screen; *p;) {
+		if (!strncmp(p, FIXTURES, strlen(FIXTURES))) {
+			o += sprintf(o, "<FIXTURES>");
+			p += strlen(FIXTURES);
+		} else if (!strncmp(p, SHIPPED, strlen(SHIPPED))) {
+			o += sprintf(o, "<SCENARIOS>");
+			p += strlen(SHIPPED);
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* WORK/NAME.txt against tests/tui/expected/NAME.txt, whole. */
+static void screen(const char *name)
+{
+	char *raw = shot(name), *got = normalise(raw);
+	free(raw);
+	char expected[PATH_MAX + 64];
+	snprintf(expected, sizeof expected, "%s/%s.txt", BH_TUI_EXPECTED, name);
+	if (getenv("BH_TUI_UPDATE") && *getenv("BH_TUI_UPDATE")) {
+		FILE *f = fopen(expected, "w");
+		cr_assert_not_null(f, "%s: %s", expected, strerror(errno));
+		fputs(got, f);
+		fclose(f);
+		free(got);
+		return;
+	}
+	char *want = slurp(expected);
+	cr_assert_not_null(want, "no expected screen %s (BH_TUI_UPDATE=1 writes it; review it)", expected);
+	cr_assert_str_eq(got, want, "screen %s differs; got:\n%s", name, got);
+	free(want);
+	free(got);
+}
+
+static void screen_has(const char *name, const char *text)
+{
+	char *s = shot(name);
+	cr_assert_not_null(strstr(s, text), "screen %s lacks \"%s\":\n%s", name, text, s);
+	free(s);
+}
+
+/* The line of a screen that holds text, and the column where it is. */
+static const char *line_with(const char *s, const char *text, int *col)
+{
+	const char *hit = strstr(s, text);
+	if (!hit)
+		return NULL;
+	const char *bol = hit;
+	while (bol > s && bol[-1] != '\n')
+		bol--;
+	*col = (int)(hit - bol);
+	return bol;
+}
+
+/* A script of n "l" keys. */
+static void steps(char *buf, size_t n, size_t count)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < count && used + 3 < n; i++)
+		used += (size_t)snprintf(buf + used, n - used, "l\n");
+}
+
+TestSuite(replay, .init = setup, .fini = teardown, .timeout = 120);
+
+/* ---- the fixture: the list, the player, its keys ---- */
+
+Test(replay, the_pick_list_shows_each_scenario_and_names_what_is_wrong_with_a_broken_one)
+{
+	replay_ok(FIXTURES, "",
+		  ":save-display replay-list\n"
+		  "G\n"
+		  "<Enter>\n"
+		  ":save-display replay-list-broken\n"
+		  "g\n"
+		  "<Enter>\n"
+		  ":save-display replay-list-opened\n"
+		  "<Esc>\n"
+		  ":save-display replay-list-back\n");
+	screen("replay-list");
+	screen("replay-list-broken");
+	screen_has("replay-list-broken", "typo: step 3: unknown hop \"demon\"");
+	screen_has("replay-list-opened", "Replay (orders_tour: step 1/8)");
+	screen_has("replay-list-back", "Replay[2]");
+}
+
+Test(replay, the_player_lights_each_steps_hops_and_stops_a_refused_call_at_its_hop)
+{
+	replay_ok(FIXTURES, "orders_tour",
+		  ":save-display player-first\n"
+		  "l\n"
+		  ":save-display player-call\n"
+		  "<Right>\n"
+		  "<Space>\n"
+		  ":save-display player-wait\n"
+		  "l\n"
+		  "l\n"
+		  ":save-display player-fresh-sandbox\n"
+		  "l\n"
+		  ":save-display player-refused\n"
+		  "h\n"
+		  "<Left>\n"
+		  ":save-display player-back\n"
+		  "G\n"
+		  ":save-display player-last\n"
+		  "l\n"
+		  ":save-display player-past-the-end\n"
+		  "g\n"
+		  ":save-display player-again\n");
+	screen("player-first");
+	screen("player-call");
+	screen("player-fresh-sandbox");
+	screen("player-refused");
+	/* A hook lights agent, manager, daemon and sandbox, in that order. */
+	screen_has("player-first", "HOOK turn_start");
+	screen_has("player-call", "freshSandbox true");
+	screen_has("player-call", "recordSha256 f20f971669a4\n");
+	screen_has("player-call", "daemon procedures so far: OpenSession 1, SessionRun 1 (+1), CloseSession 0");
+	screen_has("player-wait", "WAIT 3500 ms");
+	screen_has("player-refused", "REFUSED: nothing ran");
+	screen_has("player-back", "step 5/8");
+	screen_has("player-last", "step 8/8");
+	screen_has("player-past-the-end", "the last step (8/8)");
+	screen_has("player-again", "step 1/8");
+	/* STOPPED HERE stands under the daemon, the hop that refused. */
+	char *s = shot("player-refused");
+	int dcol, scol;
+	const char *names = line_with(s, "daemon -->", &dcol);
+	const char *marks = line_with(s, "STOPPED HERE", &scol);
+	cr_assert(names && marks, "%s", s);
+	cr_assert(scol <= dcol && scol + 12 >= dcol + 6, "STOPPED HERE at %d, daemon at %d:\n%s", scol, dcol, s);
+	free(s);
+}
+
+Test(replay, play_advances_a_step_every_one_and_a_half_seconds_and_pauses)
+{
+	replay_ok(FIXTURES, "orders_tour",
+		  "p\n"
+		  ":save-display play-started\n"
+		  ":sleep 1800\n"
+		  ":save-display play-advanced\n"
+		  "p\n"
+		  ":sleep 1800\n"
+		  ":save-display play-paused\n");
+	screen_has("play-started", "Replay (orders_tour: step 1/8, playing)");
+	screen_has("play-advanced", "Replay (orders_tour: step 2/8, playing)");
+	screen_has("play-paused", "Replay (orders_tour: step 2/8)");
+}
+
+Test(replay, the_help_lists_the_players_keys_first_and_other_views_say_there_is_no_source)
+{
+	replay_ok(FIXTURES, "orders_tour",
+		  "?\n"
+		  ":save-display player-help\n"
+		  ":sb\n"
+		  ":save-display replay-no-source\n"
+		  "n\n"
+		  ":save-display replay-no-source-act\n");
+	screen("player-help");
+	screen("replay-no-source");
+	screen_has("replay-no-source-act", "a replay has no engine: nothing can act");
+}
+
+Test(replay, a_bad_name_or_file_is_named_before_any_screen_with_status_2)
+{
+	char *said = NULL;
+	int st = replay(FIXTURES, "nope", "", &said);
+	cr_assert_eq(st, 2, "%s", said);
+	cr_assert_not_null(strstr(said, "no scenario \"nope\": no " FIXTURES "/nope.json"), "%s", said);
+	cr_assert_not_null(strstr(said, "(the scenarios: orders_tour, typo)"), "%s", said);
+	cr_assert_null(strchr(said, '\033'), "a screen was drawn: %s", said);
+	free(said);
+	st = replay(FIXTURES, "typo", "", &said);
+	cr_assert_eq(st, 2, "%s", said);
+	cr_assert_not_null(strstr(said, FIXTURES "/typo.json: step 3: unknown hop \"demon\""), "%s", said);
+	free(said);
+	st = replay(NULL, "/nonexistent/x.json", "", &said);
+	cr_assert_eq(st, 2, "%s", said);
+	cr_assert_not_null(strstr(said, "no scenario file /nonexistent/x.json"), "%s", said);
+	free(said);
+}
+
+/* ---- the shipped recordings ---- */
+
+/* The 1-based index of the first step that pred accepts, after skip. */
+static size_t find_step(const struct scenario *s, bool (*pred)(const struct scenario_step *), size_t after)
+{
+	for (size_t i = after; i < s->n_steps; i++)
+		if (pred(&s->steps[i]))
+			return i + 1;
+	return 0;
+}
+
+static struct scenario *load_shipped(const char *name)
+{
+	char path[PATH_MAX], err[1024];
+	snprintf(path, sizeof path, "%s/%s.json", SHIPPED, name);
+	struct scenario *s = NULL;
+	cr_assert_eq(scenario_load(path, &s, err, sizeof err), 0, "%s", err);
+	return s;
+}
+
+/* Replays NAME to step n (1-based) and saves the screen as SHOT. */
+static void replay_to(const char *name, size_t n, const char *shot_name)
+{
+	char script[8192], tail[128];
+	steps(script, sizeof script - 128, n - 1);
+	snprintf(tail, sizeof tail, ":save-display %s\n", shot_name);
+	strcat(script, tail);
+	replay_ok(NULL, name, script);
+}
+
+static bool refused(const struct scenario_step *st)
+{
+	return st->kind == SCENARIO_CALL && st->outcome == SCENARIO_REFUSED;
+}
+
+static bool suspend_hook(const struct scenario_step *st)
+{
+	return st->kind == SCENARIO_HOOK && !strcmp(st->hook, "suspend");
+}
+
+static bool answered(const struct scenario_step *st)
+{
+	return st->kind == SCENARIO_CALL && st->outcome == SCENARIO_ANSWERED;
+}
+
+static bool retried(const struct scenario_step *st)
+{
+	return st->kind == SCENARIO_CALL && st->retried;
+}
+
+Test(replay, floor_refused_stops_the_call_at_the_daemon_hop_with_isolation)
+{
+	struct scenario *s = load_shipped("floor_refused");
+	size_t at = find_step(s, refused, 0);
+	cr_assert(at, "floor_refused has no refused call");
+	cr_assert_eq(s->steps[at - 1].stopped_at, SCENARIO_HOP_DAEMON);
+	scenario_free(s);
+	replay_to("floor_refused", at, "floor-refused");
+	char *sc = shot("floor-refused");
+	int dcol, scol;
+	cr_assert(line_with(sc, "daemon -->", &dcol) && line_with(sc, "STOPPED HERE", &scol), "%s", sc);
+	cr_assert(scol <= dcol && scol + 12 >= dcol + 6, "STOPPED HERE is not under the daemon:\n%s", sc);
+	cr_assert_not_null(strstr(sc, "REFUSED: nothing ran"), "%s", sc);
+	cr_assert_not_null(strstr(sc, "Nothing ran (isolation)"), "%s", sc);
+	free(sc);
+}
+
+Test(replay, suspend_the_turn_after_the_idle_window_shows_a_fresh_sandbox)
+{
+	struct scenario *s = load_shipped("suspend");
+	size_t hook = find_step(s, suspend_hook, 0);
+	cr_assert(hook, "suspend has no suspend hook");
+	size_t at = find_step(s, answered, hook);
+	cr_assert(at, "suspend has no answered call after its suspend hook");
+	cr_assert_gt(s->steps[at - 1].turn, s->steps[hook - 1].turn);
+	scenario_free(s);
+	replay_to("suspend", at, "suspend-fresh");
+	screen_has("suspend-fresh", "freshSandbox true");
+	screen_has("suspend-fresh", "ANSWER");
+}
+
+Test(replay, owner_cap_the_replaced_sandboxs_next_call_shows_the_retry_in_a_new_sandbox)
+{
+	struct scenario *s = load_shipped("owner_cap");
+	size_t at = find_step(s, retried, 0);
+	cr_assert(at, "owner_cap has no retried call");
+	scenario_free(s);
+	replay_to("owner_cap", at, "owner-cap-retried");
+	screen_has("owner-cap-retried", "ANSWER (retried once in a new sandbox)");
+	screen_has("owner-cap-retried", "freshSandbox true");
+}
+
+static size_t entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	cr_assert_not_null(d, "%s: %s", dir, strerror(errno));
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* Acceptance 2: a replay makes no runtime call and opens no sandbox — every
+ * shipped scenario, every step, with nothing on PATH (crun and runsc cannot
+ * be found, nor anything else) and no state directory (HOME and
+ * BULKHEAD_STATE point into an empty directory that stays empty). */
+Test(replay, every_shipped_scenario_loads_and_replays_to_its_end_with_no_runtime_and_no_state, .timeout = 600)
+{
+	cr_assert_eq(entries(bin), 0, "PATH is not empty");
+	struct scenario_entry *list = NULL;
+	size_t n = 0;
+	char err[512];
+	cr_assert_eq(scenario_list(SHIPPED, &list, &n, err, sizeof err), 0, "%s", err);
+	for (size_t k = 0; k < sizeof shipped / sizeof shipped[0]; k++) {
+		bool found = false;
+		for (size_t i = 0; i < n; i++)
+			found |= !strcmp(list[i].name, shipped[k]);
+		cr_assert(found, "data/scenarios has no %s.json", shipped[k]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_not_null(list[i].s, "%s does not load: %s", list[i].name, list[i].err);
+		char script[65536], want[64], name[160];
+		steps(script, sizeof script - 256, list[i].s->n_steps - 1);
+		snprintf(name, sizeof name, "end-%s", list[i].name);
+		size_t used = strlen(script);
+		snprintf(script + used, sizeof script - used, ":save-display %s\n", name);
+		replay_ok(NULL, list[i].name, script);
+		snprintf(want, sizeof want, "step %zu/%zu", list[i].s->n_steps, list[i].s->n_steps);
+		screen_has(name, want);
+	}
+	scenario_list_free(list, n);
+	cr_assert_eq(entries(home), 0, "a replay left something in HOME (a state directory?)");
+}
+
+/* ---- the loader alone ---- */
+
+TestSuite(scenario, .timeout = 120);
+
+#define HEAD                                                                                       \
+	"{\"format\":\"bulkhead-scenario/1\",\"name\":\"t\",\"title\":\"T\",\"teaches\":\"x\",\"tier\":\"container\"," \
+	"\"source\":{\"recorder\":\"r\",\"recorded_at\":\"2026-11-29T18:00:00Z\"},\"steps\":["
+#define CALL_OK                                                                                   \
+	"{\"kind\":\"call\",\"turn\":1,\"narration\":\"n\",\"hops\":[\"model\",\"daemon\"],\"stopped_at\":null," \
+	"\"daemon_calls\":{\"SessionRun\":1},\"call\":{\"language\":\"python\",\"code\":\"1\"},"   \
+	"\"outcome\":\"answered\",\"answer\":{\"exitCode\":0,\"stdout\":\"1\\n\"},\"error\":null}"
+#define WAIT "{\"kind\":\"wait\",\"turn\":1,\"narration\":\"n\",\"hops\":[],\"daemon_calls\":{},\"ms\":5}"
+
+static void refused_with(const char *json, const char *want)
+{
+	struct scenario *s = (struct scenario *)1;
+	char err[512];
+	cr_assert_eq(scenario_parse(json, strlen(json), &s, err, sizeof err), -1, "accepted: %s", json);
+	cr_assert_null(s);
+	cr_assert_str_eq(err, want, "for %s: got \"%s\"", json, err);
+}
+
+Test(scenario, a_sound_file_parses_into_its_steps)
+{
+	const char *j = HEAD CALL_OK "," WAIT "]}";
+	struct scenario *s = NULL;
+	char err[512];
+	cr_assert_eq(scenario_parse(j, strlen(j), &s, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(s->n_steps, 2);
+	cr_assert_eq(s->steps[0].n_hops, 2);
+	cr_assert_eq(s->steps[0].hops[1], SCENARIO_HOP_DAEMON);
+	cr_assert_str_eq(scenario_answer_get(&s->steps[0], "stdout"), "\"1\\n\"");
+	cr_assert_eq(s->steps[1].ms, 5);
+	scenario_free(s);
+}
+
+Test(scenario, each_problem_is_named_with_its_step_and_key)
+{
+	refused_with("[1]", "not a bulkhead-scenario/1 file (the top level is not an object)");
+	refused_with("{\"format\":\"other/2\"}", "not a bulkhead-scenario/1 file (its format is \"other/2\")");
+	refused_with("{}", "not a bulkhead-scenario/1 file (no \"format\")");
+	refused_with("{\"format\":", "not JSON (a syntax error at line 1, column 10)");
+	char follows[128];
+	snprintf(follows, sizeof follows, "not JSON (something follows the value at line 1, column %zu)",
+		 strlen(HEAD WAIT "]} ") + 1);
+	refused_with(HEAD WAIT "]} {}", follows);
+	refused_with(HEAD "]}", "no steps");
+	refused_with(HEAD WAIT "," WAIT ",{\"kind\":\"hook\",\"hook\":\"turn_start\",\"turn\":1,\"narration\":\"n\","
+				       "\"hops\":[\"agent\",\"demon\"],\"daemon_calls\":{}}]}",
+		     "step 3: unknown hop \"demon\"");
+	refused_with(HEAD "{\"kind\":\"nap\"}]}", "step 1: unknown kind \"nap\"");
+	refused_with(HEAD "{\"kind\":\"call\",\"turn\":1,\"narration\":\"n\",\"hops\":[\"daemon\"],"
+			  "\"stopped_at\":\"daemon\",\"daemon_calls\":{},\"call\":{\"language\":\"python\",\"code\":\"1\"},"
+			  "\"outcome\":\"refused\",\"answer\":{\"exitCode\":0},\"error\":\"Nothing ran (isolation): x\"}]}",
+		     "step 1: outcome \"refused\" with an \"answer\" (nothing was answered)");
+	refused_with(HEAD "{\"kind\":\"call\",\"turn\":1,\"narration\":\"n\",\"hops\":[\"model\"],"
+			  "\"stopped_at\":\"daemon\",\"daemon_calls\":{},\"call\":{\"language\":\"python\",\"code\":\"1\"},"
+			  "\"outcome\":\"refused\",\"error\":\"Nothing ran (isolation): x\"}]}",
+		     "step 1: \"stopped_at\" \"daemon\" is not one of the step's hops");
+	refused_with(HEAD CALL_OK ",{\"kind\":\"wait\",\"turn\":1,\"narration\":\"n\",\"hops\":[],"
+				  "\"daemon_calls\":{\"SessionRun\":0},\"ms\":1}]}",
+		     "step 2: \"daemon_calls.SessionRun\" went down from 1 to 0 (they are cumulative)");
+	refused_with(HEAD "{\"kind\":\"call\",\"turn\":1,\"narration\":\"n\",\"hops\":[],\"daemon_calls\":{},"
+			  "\"call\":{\"language\":\"python\",\"code\":\"1\"},\"outcome\":\"answered\","
+			  "\"answer\":{\"exitCode\":0,\"recordSha256\":\"abc\"}}]}",
+		     "step 1: \"answer.recordSha256\" is not a SHA-256 in lowercase hex");
+	refused_with(HEAD "{\"kind\":\"wait\",\"turn\":-1}]}", "step 1: \"turn\" is -1, below 0");
+	refused_with(HEAD "{\"kind\":\"wait\",\"turn\":1,\"narration\":\"n\",\"hops\":[],\"daemon_calls\":{}}]}",
+		     "step 1: missing \"ms\"");
+}
+
+Test(scenario, a_file_must_be_named_after_its_scenario)
+{
+	char dir[] = "/tmp/bh-scenario-XXXXXX", path[64], err[512];
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/other.json", dir);
+	FILE *f = fopen(path, "w");
+	fputs(HEAD WAIT "]}", f);
+	fclose(f);
+	struct scenario *s = NULL;
+	cr_assert_eq(scenario_load(path, &s, err, sizeof err), -1);
+	char want[256];
+	snprintf(want, sizeof want, "%s: \"name\" is \"t\", not the file's name without .json", path);
+	cr_assert_str_eq(err, want);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* What the fuzz target will do at length, briefly: every prefix of a real
+ * file, and random byte changes to it, parse or are refused with a reason
+ * (under ASan this also proves no overrun and no leak). */
+Test(scenario, no_prefix_or_mutation_of_a_real_file_crashes_it)
+{
+	char *text = slurp(FIXTURES "/orders_tour.json");
+	cr_assert_not_null(text);
+	size_t n = strlen(text);
+	char err[512];
+	for (size_t len = 0; len < n; len++) {
+		struct scenario *s = NULL;
+		int r = scenario_parse(text, len, &s, err, sizeof err);
+		/* Only the file without its final newline is whole. */
+		cr_assert(r == -1 ? *err != '\0' : len + 1 == n, "a prefix of %zu bytes parsed", len);
+		scenario_free(s);
+	}
+	srand(7);
+	char *copy = malloc(n + 1);
+	for (int i = 0; i < 3000; i++) {
+		memcpy(copy, text, n + 1);
+		for (int k = 0; k < 1 + i % 4; k++)
+			copy[(size_t)rand() % n] = (char)(rand() % 256);
+		struct scenario *s = NULL;
+		int r = scenario_parse(copy, n, &s, err, sizeof err);
+		cr_assert(r == 0 || *err, "a refusal without a reason");
+		scenario_free(s);
+	}
+	free(copy);
+	free(text);
+}
