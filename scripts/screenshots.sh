@@ -6,6 +6,7 @@
 # opens two sandboxes, runs Python and JavaScript cells, pauses one, plants
 # one orphan container for the leaks view and reaps it from there — and
 # renders each screen (tmux capture-pane -e) with scripts/render_ansi.py.
+# The replay player's shot needs data/scenarios/one_turn.json.
 # Every step waits for what it expects on screen, with a timeout.
 #
 # At the end, and on any failure, it quits the console (its engine closes
@@ -362,6 +363,25 @@ command_ events "Events\[[0-9]+\]"
 shot events
 command_ replay "Replay\[[0-9]+\]"
 shot replay
+# The player on the first call of one_turn (when it is shipped): the lit
+# hops, the call and the answer as recorded.
+if screen | grep -qE '^one_turn '; then
+	keys /
+	type_text one_turn
+	keys Enter
+	wait_for "Replay\[1\] </one_turn>"
+	keys Enter
+	wait_for "Replay \(one_turn: step 1/"
+	until screen | grep -qE '^CALL '; do
+		screen | grep -qE 'step ([0-9]+)/\1 ' && fail "one_turn has no call"
+		keys l
+		sleep 0.1
+	done
+	shot player
+	keys Escape
+	wait_for "Replay\[1\]"
+	keys Escape
+fi
 command_ sb "Sandboxes\[2\]"
 keys '?'
 wait_for "Help\[[0-9]+\]"
