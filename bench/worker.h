@@ -27,6 +27,7 @@ struct worker_cfg {
 	bool sync_full;           /* engine: SQLite synchronous=FULL */
 	bool digests_only;        /* engine: the store keeps digests only */
 	bool warm_session;        /* open one session with both interpreters at start */
+	uint32_t pool_size;       /* engine: a warm pool of this many (its tier only) */
 	char state_dir[4096];     /* engine */
 	char evidence_dir[4096];  /* engine */
 	char socket[4096];        /* daemon */
@@ -42,6 +43,7 @@ enum worker_op {
 	OP_HIBERNATE,  /* v: answer wall, woke_us, hibernate, image bytes */
 	OP_MEMORY,     /* a: N sandboxes. v: see worker_engine.c */
 	OP_THROUGHPUT, /* a: sessions, b: window ms, c: rounds. v: see worker_engine.c */
+	OP_POOL,       /* open from the warm pool -> first cell. v: open->answer, from_pool */
 	OP_QUIT,
 };
 

@@ -48,6 +48,11 @@ static void print_text(bh_engine *e)
 	printf("  history: records of sessions ended more than %u days ago, and older events, are "
 	       "pruned\n",
 	       p->history_days);
+	if (p->pool_size)
+		printf("  warm pool: %u never-used sandboxes per pooled tier, replaced after %u s unused\n",
+		       p->pool_size, p->pool_max_age_ms / 1000);
+	else
+		printf("  warm pool: off (bulkhead serve --pool N keeps N sandboxes ready)\n");
 	if (best != BH_TIER_UNKNOWN)
 		interpreters(e, NULL);
 }

@@ -11,6 +11,7 @@ static const char usage[] =
 	"                      [--open] [--audit FILE] [--tier container|kernel] [--idle DUR] [--hibernate-after DUR]\n"
 	"                      [--lifetime DUR] [--retention DUR] [--per-owner N] [--max-sessions N]\n"
 	"                      [--shutdown close|hibernate] [--drain DUR] [--rate N]\n"
+	"                      [--pool N] [--pool-age DUR]\n"
 	"DUR is a number with ms, s, m or h (\"500ms\", \"5m\").\n";
 
 /* "500ms", "2s", "5m", "1h" -> milliseconds; -1 when it is none of those. */
@@ -86,6 +87,10 @@ int cmd_serve(int argc, char **argv)
 			p->max_per_owner = (uint32_t)atoi(v);
 		else if (!strcmp(a, "--max-sessions") && atoi(v) > 0)
 			p->max_sessions = (uint32_t)atoi(v);
+		else if (!strcmp(a, "--pool") && atoi(v) >= 0 && atoi(v) <= 16)
+			p->pool_size = (uint32_t)atoi(v);
+		else if (ms > 0 && ms <= 0xffffffffLL && !strcmp(a, "--pool-age"))
+			p->pool_max_age_ms = (uint32_t)ms;
 		else if (!strcmp(a, "--rate") && atoi(v) > 0)
 			cfg.rate_per_minute = (unsigned)atoi(v);
 		else if (ms > 0 && ms <= 0xffffffffLL && !strcmp(a, "--idle"))
@@ -104,6 +109,9 @@ int cmd_serve(int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		}
 	}
+	/* The pool serves the tier this daemon opens sessions on. */
+	if (cfg.engine.policy.pool_size && cfg.tier > BH_TIER_NONE)
+		cfg.engine.policy.pool_tiers = 1u << cfg.tier;
 	struct bh_policy policy = cfg.engine.policy;
 	if (cli_engine_config(&common, &cfg.engine) < 0)
 		return CLI_EXIT_BULKHEAD;

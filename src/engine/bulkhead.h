@@ -121,6 +121,13 @@ struct bh_config {
 						session ends disk_exceeded. 0: 256 MiB */
 		uint32_t images_budget_mb;   /* all hibernation images together; past it the
 						oldest are deleted (retention_expired). 0: 10 GiB */
+		uint32_t pool_size;          /* never-used sandboxes kept open, interpreters
+						started, per pooled tier; each is handed to one
+						session. 0: no pool */
+		uint32_t pool_tiers;         /* 1 << tier: the tiers pooled. 0: the strongest
+						offered */
+		uint32_t pool_max_age_ms;    /* a pooled sandbox unused this long is replaced.
+						0: 10 min */
 	} policy;
 	/* Test hook: build every sandbox without this wall ("seccomp", "userns",
 	 * "netns", "readonly-root", "caps"), to prove the smoke test notices. */
@@ -391,10 +398,13 @@ struct bh_session_info {
 	int64_t created_unix_ms, last_call_unix_ms, expires_unix_ms;
 	uint64_t awake_ms;       /* lifetime used */
 	const char *end_reason;  /* NULL while live */
+	bool from_pool;          /* its sandbox came ready from the warm pool */
 };
 void bh_session_get_info(const bh_session *s, struct bh_session_info *out);
 /* Every session the engine holds (live, and ended ones kept as tombstones). */
 size_t bh_engine_sessions(bh_engine *e, bh_session ***out);
+/* Pooled sandboxes of a tier ready to be handed to the next session. */
+size_t bh_engine_pool_ready(bh_engine *e, enum bh_tier tier);
 
 /* ---- leaks: what is alive that nothing should hold ---------------------------- */
 

@@ -345,6 +345,7 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	pol->history_days = pol->history_days ? pol->history_days : 30;
 	pol->disk_budget_mb = pol->disk_budget_mb ? pol->disk_budget_mb : 256;
 	pol->images_budget_mb = pol->images_budget_mb ? pol->images_budget_mb : 10240;
+	pol->pool_max_age_ms = pol->pool_max_age_ms ? pol->pool_max_age_ms : 10u * 60u * 1000u;
 	char key[65];
 	sha256_hex(real, strlen(real), key);
 	memcpy(e->state_key, key, 12);
@@ -680,6 +681,7 @@ void engine_tier_proven(bh_engine *e, enum bh_tier tier)
 void engine_proofs_done(bh_engine *e)
 {
 	sessions_tier_proven(e);
+	pool_fill(e);
 	struct pending_exec *list = e->pending;
 	e->pending = NULL;
 	/* In arrival order. */
@@ -770,6 +772,7 @@ void bh_engine_close(bh_engine *e)
 				loop_run_once(e->loop, e);
 			}
 		}
+		pool_close_all(e);
 		sessions_close_all(e);
 		for (struct sandbox *sb = e->sandboxes, *next; sb; sb = next) {
 			next = sb->next;
@@ -792,6 +795,7 @@ void bh_engine_close(bh_engine *e)
 	if (e->lock_fd >= 0 && !e->inspect_only)
 		cgroups_cleanup(&e->cg);
 	sessions_free(e);
+	pool_free(e);
 	store_close(e->store);
 	evidence_free(e);
 	for (int t = 0; t < BH_TIER_COUNT; t++) {

@@ -303,10 +303,20 @@ struct bh_engine {
 	uint64_t last_commit_us;
 	pid_t warden_pid;  /* 0: none (inspect-only engines have none) */
 	int warden_pidfd;
+	struct pool_slot *pool;    /* the warm pool (pool.c) */
+	struct bh_timer *pool_retry;
 };
 
 /* The provider name records and answers carry for a tier (snippet.c). */
 const char *engine_provider(enum bh_tier tier);
+
+/* ---- the warm pool (pool.c) ---- */
+/* Opens sandboxes until each pooled tier has pool_size (no-op until proven). */
+void pool_fill(bh_engine *e);
+/* A ready never-used sandbox of the tier, now the caller's, or NULL. */
+struct sandbox *pool_take(bh_engine *e, enum bh_tier tier);
+void pool_close_all(bh_engine *e);
+void pool_free(bh_engine *e);
 
 /* ---- the warden (warden.c): kills our sandboxes if we die ---- */
 void warden_start(bh_engine *e);

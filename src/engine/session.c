@@ -97,6 +97,9 @@ struct bh_session {
 	uint64_t image_bytes;  /* and how much disk it takes */
 	bh_action_cb act_cb; /* an operator's pause/resume/hibernate in flight */
 	void *act_arg;
+	bool from_pool;      /* its sandbox came from the warm pool */
+	struct sandbox *handoff;        /* a pooled sandbox on its way (handoff_t) */
+	struct bh_timer *handoff_t;
 	struct bh_session *next;
 };
 
@@ -231,6 +234,10 @@ static void answer_close(bh_session *s, struct op *op)
 
 static void session_free(bh_session *s)
 {
+	if (s->handoff_t)
+		loop_timer_cancel(s->e->loop, s->handoff_t);
+	if (s->handoff && sandbox_alive(s->e, s->handoff))
+		sandbox_close(s->e, s->handoff);
 	free(s->principal);
 	free(s->owner);
 	free(s->run_key);
@@ -753,6 +760,27 @@ static const char *validate_owner(const char *owner)
 	return bad ? "the owner must be 1 to 64 of A-Z a-z 0-9 . _ : -" : NULL;
 }
 
+/* A pooled sandbox is handed over from the loop, not from inside
+ * bh_session_open: its caller has not seen the session yet. */
+static void on_handoff(bh_engine *e, void *arg)
+{
+	bh_session *s = arg;
+	struct sandbox *sb = s->handoff;
+	s->handoff_t = NULL;
+	s->handoff = NULL;
+	if (!sandbox_alive(e, sb) || sb->state != SB_READY) {
+		bh_error *err = NULL;
+		bh_fail(&err, BH_E_SYSTEM, 0, "the pooled sandbox %s died before it was handed over",
+			sb->name);
+		if (sandbox_alive(e, sb))
+			sandbox_close(e, sb);
+		on_sandbox_open(e, s, NULL, err);
+		bh_error_free(err);
+		return;
+	}
+	on_sandbox_open(e, s, sb, NULL);
+}
+
 /* Tier, floor and offer; then the intent row, then the runtime. */
 static int start_open(bh_session *s, bh_error **err)
 {
@@ -768,7 +796,10 @@ static int start_open(bh_session *s, bh_error **err)
 		return bh_refuse(err, BH_REFUSAL_UNSUPPORTED, "the %s tier is not offered here: %s",
 				 bh_tier_name(tier), e->tiers[tier].report.reason);
 	s->tier = tier;
-	if (sandbox_new_name(s->sandbox_name) < 0)
+	struct sandbox *pooled = pool_take(e, tier);
+	if (pooled)
+		snprintf(s->sandbox_name, sizeof s->sandbox_name, "%s", pooled->name);
+	else if (sandbox_new_name(s->sandbox_name) < 0)
 		return bh_fail(err, BH_E_SYSTEM, errno, "getrandom");
 	int64_t now = (int64_t)now_real_ms();
 	struct store_session_row row = {
@@ -787,10 +818,19 @@ static int start_open(bh_session *s, bh_error **err)
 		.expires_ms = now + (int64_t)s->lifetime_ms,
 	};
 	/* The intent row comes first: a crash after this line is recoverable. */
-	if (store_session_intent(e->store, &row, err) < 0)
+	if (store_session_intent(e->store, &row, err) < 0) {
+		if (pooled)
+			sandbox_close(e, pooled);
 		return -1;
+	}
 	s->state = SS_OPENING;
-	store_event(e->store, "state", s->fp, s->sandbox_name, "opening");
+	store_event(e->store, "state", s->fp, s->sandbox_name, pooled ? "opening from the pool" : "opening");
+	if (pooled) {
+		s->from_pool = true;
+		s->handoff = pooled;
+		s->handoff_t = loop_timer(e->loop, 0, on_handoff, s);
+		return 0;
+	}
 	if (sandbox_open(e, tier, s->sandbox_name, on_sandbox_open, s, err) < 0) {
 		store_session_end(e->store, s->fp, "boundary_failed", (*err)->msg, NULL);
 		return -1;
@@ -1210,6 +1250,7 @@ void bh_session_get_info(const bh_session *s, struct bh_session_info *o)
 		.expires_unix_ms = (int64_t)now_real_ms() + ((int64_t)s->lifetime_ms - (int64_t)(used / 1000u)),
 		.awake_ms = used / 1000u,
 		.end_reason = s->state == SS_ENDED ? s->end_reason : NULL,
+		.from_pool = s->from_pool,
 	};
 }
 

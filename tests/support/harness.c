@@ -91,7 +91,13 @@ static void open_engine(struct harness *h, const char *drop_wall, const char *cr
 	cr_assert_eq(r, 0, "engine open: %s", err ? err->msg : "?");
 	/* Proven, and the proofs' throwaway sandboxes deleted: tests compare
 	 * the host before and after their own calls. */
-	while (!bh_engine_proven(h->e) || bh_engine_live_sandboxes(h->e) > 0) {
+	/* With a warm pool, until the pool is full and nothing else is open. */
+	while (!bh_engine_proven(h->e) ||
+	       bh_engine_live_sandboxes(h->e) > bh_engine_pool_ready(h->e, BH_TIER_CONTAINER) +
+							bh_engine_pool_ready(h->e, BH_TIER_KERNEL) ||
+	       (h->policy.pool_size &&
+		bh_engine_pool_ready(h->e, BH_TIER_CONTAINER) + bh_engine_pool_ready(h->e, BH_TIER_KERNEL) <
+			h->policy.pool_size)) {
 		bool never = false;
 		bh_error *e2 = NULL;
 		bh_engine_wait(h->e, &never, 50, &e2);
