@@ -287,6 +287,8 @@ static void end_session(bh_session *s, const char *reason, const char *detail)
 		struct sandbox *sb = s->sb;
 		s->sb = NULL;
 		sandbox_close(e, sb);
+		/* The row says ended; the kill and delete are in flight. */
+		engine_maybe_crash(e, "close");
 	}
 	struct op *q = s->queue;
 	s->queue = NULL;
@@ -1000,6 +1002,7 @@ static void on_hibernated(bh_engine *e, void *arg, struct sandbox *sb, const bh_
 	set_state(s, SS_HIBERNATED);
 	store_session_hibernated(e->store, s->fp, (int64_t)(s->awake_used_us / 1000u),
 				 (int64_t)s->lifetime_ms, NULL);
+	engine_maybe_crash(e, "hibernated"); /* the row says so: the next engine restores it */
 	s->retention_t = loop_timer(e->loop, e->policy.retention_ms, on_retention, s);
 	s->hibernated_ms = (int64_t)now_real_ms();
 	s->image_bytes = disk_usage(s->sb->image_dir);
@@ -1018,6 +1021,9 @@ static int hibernate(bh_session *s, bh_error **err)
 		set_state(s, s->sb->state == SB_PAUSED ? SS_PAUSED : SS_READY);
 		return -1;
 	}
+	/* Dying with the checkpoint in flight: the next engine reaps the
+	 * session (its row never said hibernated) and its half-written image. */
+	engine_maybe_crash(s->e, "hibernate");
 	return 0;
 }
 
@@ -1068,6 +1074,7 @@ static int pause_now(bh_session *s, bh_error **err)
 		set_state(s, SS_READY);
 		return -1;
 	}
+	engine_maybe_crash(s->e, "pause"); /* the freeze is in flight */
 	return 0;
 }
 

@@ -149,8 +149,25 @@ int bh_warden_main(int argc, char **argv)
 		close(pidfd);
 
 	int lock = open(lock_path, O_RDWR | O_CLOEXEC);
-	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0)
-		return 0; /* a new engine holds the directory and reaps for itself */
+	if (lock < 0)
+		return 0;
+	/* The lock may still be held for a moment by a child the engine forked
+	 * just before it died (between fork and exec it shares the engine's
+	 * descriptors; its PDEATHSIG is on the way). While the file still names
+	 * the dead engine, that is who holds it: retry (the fault loop caught a
+	 * warden giving up here after a kill inside open). A new engine writes
+	 * its own pid once it holds the lock, and then reaps for itself. */
+	long give_up = now_ms() + 3000;
+	while (flock(lock, LOCK_EX | LOCK_NB) < 0) {
+		char holder[32] = "";
+		ssize_t hn = pread(lock, holder, sizeof holder - 1, 0);
+		holder[hn > 0 ? hn : 0] = '\0';
+		if (strtol(holder, NULL, 10) != engine || now_ms() > give_up) {
+			close(lock);
+			return 0;
+		}
+		usleep(10 * 1000);
+	}
 	char me[32];
 	int n = snprintf(me, sizeof me, "warden %d\n", (int)getpid());
 	if (ftruncate(lock, 0) < 0 || pwrite(lock, me, (size_t)n, 0) < 0) {
