@@ -3,8 +3,7 @@
  * idle close or a cap) and its last callback has run; a disposed entry is
  * forgotten at once, so the key's next call opens a new sandbox while the
  * old one is still closing. */
-#include "manager.h"
-#include "client_priv.h"
+#include "manager_priv.h"
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -18,44 +17,6 @@
 #define DEFAULT_OUTPUT_CHARS 16000
 #define DEFAULT_IDLE_CLOSE_MS (10u * 60 * 1000)
 #define DEFAULT_PER_OWNER 3
-
-struct call;
-
-struct entry {
-	bh_manager *m;
-	char *key, *owner;         /* owner NULL when the caller named none */
-	char owner_digest[65];
-	bh_client_session *s;
-	bool opening, disposed, closing, answered_once;
-	unsigned busy;
-	uint64_t used;             /* the LRU clock at the last call's start or end */
-	uint64_t idle_since_ms;
-	struct call *waiting, *waiting_tail; /* calls that arrived while it opened */
-	struct entry *next;
-};
-
-struct call {
-	bh_manager *m;
-	struct entry *e;
-	char *key, *owner;
-	enum bh_language language;
-	char *code;
-	struct bh_file *files;
-	size_t n_files;
-	bool retried;
-	bh_manager_run_cb cb;
-	void *arg;
-	struct call *next;
-};
-
-struct bh_manager {
-	struct bh_manager_options o;
-	char *token;
-	struct entry *live;        /* keyed entries */
-	struct entry *leaving;     /* disposed, waiting for their last callback */
-	uint64_t clock;
-	unsigned closes;
-};
 
 static uint64_t now_ms(void)
 {
@@ -97,12 +58,13 @@ void bh_owner_digest(const char *token, const char *owner, char out[65])
 int bh_manager_new(const struct bh_manager_options *o, bh_manager **out,
 		   struct bh_client_error **err)
 {
-	if (!o || !o->client)
+	if (!o || (!o->client == !o->engine))
 		return client_fail(err, client_error(WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
-						     "the manager needs a client"));
+						     "the manager needs a client or an engine (one)"));
 	bh_manager *m = client_xzalloc(sizeof *m);
 	m->o = *o;
 	m->o.token = NULL;
+	m->be = o->client ? &mgr_client_backend : &mgr_engine_backend;
 	m->token = o->token ? client_xstrdup(o->token) : NULL;
 	if (m->o.floor == BH_TIER_UNKNOWN)
 		m->o.floor = BH_TIER_KERNEL;
@@ -158,8 +120,8 @@ static void unlink_from(struct entry **list, struct entry *e)
 
 static void entry_free(struct entry *e)
 {
-	if (e->s)
-		bh_client_session_free(e->s);
+	if (e->h)
+		e->m->be->release(e->m, e);
 	free(e->key);
 	free(e->owner);
 	free(e);
@@ -168,36 +130,35 @@ static void entry_free(struct entry *e)
 /* A disposed entry goes once nothing of it is in flight. */
 static void maybe_release(struct entry *e)
 {
-	if (!e->disposed || e->opening || e->closing || e->busy)
+	if (!e->disposed || e->opening || e->closing || e->busy || e->pinned)
 		return;
 	unlink_from(&e->m->leaving, e);
 	entry_free(e);
 }
 
-static void on_closed(void *arg, struct wire_close_session_response *res,
-		      const struct bh_client_error *err)
+void mgr_closed(struct entry *e)
 {
-	(void)res;
-	(void)err; /* an ended session's close reports its end; nothing to do either way */
-	struct entry *e = arg;
+	/* An ended session's close reports its end; nothing to do either way. */
 	e->closing = false;
 	maybe_release(e);
 }
 
 static void start_close(struct entry *e)
 {
-	if (!e->s || e->closing)
+	if (!e->h || e->closing)
 		return;
 	struct bh_client_error *err = NULL;
 	e->closing = true;
-	if (bh_client_session_close_async(e->s, on_closed, e, &err) < 0) {
+	e->pinned++;
+	if (e->m->be->close(e->m, e, &err) < 0) {
 		e->closing = false;
 		bh_client_error_free(err);
 	}
+	e->pinned--;
 }
 
-/* Forgets the key now; the session closes after its calls in flight (the
- * session sends its calls in order, the close last). */
+/* Forgets the key now; the session closes after its calls in flight (a
+ * session runs its calls in order, the close last). */
 static void dispose_entry(struct entry *e)
 {
 	bh_manager *m = e->m;
@@ -214,7 +175,7 @@ static void dispose_entry(struct entry *e)
 					  "the sandbox for this run was disposed before it opened"));
 	}
 	e->waiting_tail = NULL;
-	if (e->s) {
+	if (e->h) {
 		m->closes++;
 		start_close(e);
 	}
@@ -236,7 +197,7 @@ static struct entry *idle_victim(bh_manager *m, const char *owner)
 {
 	struct entry *best = NULL;
 	for (struct entry *e = m->live; e; e = e->next) {
-		if (e->opening || e->busy || e->waiting || !e->s)
+		if (e->opening || e->busy || e->waiting || !e->h)
 			continue;
 		if (owner && (!e->owner || strcmp(e->owner, owner)))
 			continue;
@@ -277,11 +238,10 @@ static int make_room(bh_manager *m, const char *owner, bool may_close,
 
 static void dispatch(struct entry *e, struct call *c);
 
-static void on_open(void *arg, bh_client_session *s, const struct bh_client_error *err)
+void mgr_opened(struct entry *e, void *h, const struct bh_client_error *err)
 {
-	struct entry *e = arg;
 	e->opening = false;
-	e->s = s;
+	e->h = h;
 	e->idle_since_ms = now_ms();
 	if (err) {
 		/* Nothing is held: forget the key, and tell every waiting call. */
@@ -307,13 +267,17 @@ static void on_open(void *arg, bh_client_session *s, const struct bh_client_erro
 		maybe_release(e);
 		return;
 	}
-	while (e->waiting) {
+	e->pinned++;
+	while (e->waiting && !e->disposed) {
 		struct call *c = e->waiting;
 		e->waiting = c->next;
 		c->next = NULL;
+		if (!e->waiting)
+			e->waiting_tail = NULL;
 		dispatch(e, c);
 	}
-	e->waiting_tail = NULL;
+	e->pinned--;
+	maybe_release(e);
 }
 
 static struct entry *entry_open(bh_manager *m, const char *key, const char *owner,
@@ -329,13 +293,10 @@ static struct entry *entry_open(bh_manager *m, const char *key, const char *owne
 	e->used = ++m->clock;
 	e->next = m->live;
 	m->live = e;
-	struct bh_client_open_opts oo = {
-		.floor = m->o.floor,
-		.languages = m->o.languages,
-		.lifetime_ms = m->o.lifetime_ms,
-		.owner = owner ? e->owner_digest : NULL,
-	};
-	if (bh_client_open_async(m->o.client, &oo, on_open, e, err) < 0) {
+	e->pinned++;
+	int r = m->be->open(m, e, err);
+	e->pinned--;
+	if (r < 0) {
 		unlink_from(&m->live, e);
 		entry_free(e);
 		return NULL;
@@ -345,9 +306,7 @@ static struct entry *entry_open(bh_manager *m, const char *key, const char *owne
 
 /* ---- answers ---- */
 
-/* Bytes as text the model can read: invalid UTF-8 becomes U+FFFD, and at
- * most max characters are kept, never cutting a character in two. */
-static char *as_text(const uint8_t *p, size_t n, size_t max, bool *cut)
+char *mgr_text(const uint8_t *p, size_t n, size_t max, bool *cut)
 {
 	char *out = client_xzalloc(n * 3 + 1);
 	size_t o = 0, chars = 0, i = 0;
@@ -387,8 +346,8 @@ void bh_exec_output_from(const struct wire_session_run_response *res, enum bh_la
 	out->language = language;
 	out->exit_code = r->exit_code;
 	out->timed_out = r->timed_out;
-	out->stdout_text = as_text(r->out, r->out_len, max_chars, &cut);
-	out->stderr_text = as_text(r->err, r->err_len, max_chars, &cut);
+	out->stdout_text = mgr_text(r->out, r->out_len, max_chars, &cut);
+	out->stderr_text = mgr_text(r->err, r->err_len, max_chars, &cut);
 	out->truncated = cut || r->stdout_truncated || r->stderr_truncated;
 	bool ended = res->ended != WIRE_END_OPEN;
 	out->state_kept = !r->interpreter_ended && !ended;
@@ -408,56 +367,57 @@ static void call_done(struct entry *e)
 		e->idle_since_ms = now_ms();
 }
 
-static void on_cell(void *arg, struct wire_session_run_response *res,
-		    const struct bh_client_error *err)
+void mgr_failed(struct call *c, const struct bh_client_error *err)
 {
-	struct call *c = arg;
 	struct entry *e = c->e;
 	bh_manager *m = c->m;
 	call_done(e);
-	if (err) {
-		bool retry = err->session_ended && err->not_dispatched && !c->retried && !e->disposed;
-		struct bh_client_session_view v;
-		bh_client_session_get(e->s, &v);
-		/* An ended session, or one whose chain this client can no longer
-		 * check, serves no further call: the next one opens a new sandbox. */
-		if (err->session_ended || v.stopped)
-			dispose_entry(e);
-		if (retry) {
-			/* Refused as ended and nothing ran: once, in a new sandbox. */
-			c->retried = true;
-			c->e = NULL;
-			struct bh_client_error *oerr = NULL;
-			struct entry *fresh = find(m, c->key);
-			if (!fresh && make_room(m, c->owner, true, &oerr) == 0)
-				fresh = entry_open(m, c->key, c->owner, &oerr);
-			if (!fresh) {
-				fail_call(c, oerr);
-			} else if (fresh->opening) {
-				if (fresh->waiting_tail)
-					fresh->waiting_tail->next = c;
-				else
-					fresh->waiting = c;
-				fresh->waiting_tail = c;
-			} else {
-				dispatch(fresh, c);
-			}
-			maybe_release(e);
-			return;
+	bool retry = err->session_ended && err->not_dispatched && !c->retried && !e->disposed;
+	/* An ended session, or one whose chain can no longer be checked,
+	 * serves no further call: the next one opens a new sandbox. */
+	if (err->session_ended || m->be->stopped(m, e))
+		dispose_entry(e);
+	if (retry) {
+		/* Refused as ended and nothing ran: once, in a new sandbox. */
+		c->retried = true;
+		c->e = NULL;
+		struct bh_client_error *oerr = NULL;
+		struct entry *fresh = find(m, c->key);
+		if (!fresh && make_room(m, c->owner, true, &oerr) == 0)
+			fresh = entry_open(m, c->key, c->owner, &oerr);
+		if (!fresh) {
+			fail_call(c, oerr);
+		} else if (fresh->opening) {
+			if (fresh->waiting_tail)
+				fresh->waiting_tail->next = c;
+			else
+				fresh->waiting = c;
+			fresh->waiting_tail = c;
+		} else {
+			dispatch(fresh, c);
 		}
-		c->cb(c->arg, NULL, err);
-		call_free(c);
 		maybe_release(e);
 		return;
 	}
-	struct bh_exec_output out;
-	bh_exec_output_from(res, c->language, !e->answered_once, m->o.max_output_chars, &out);
-	out.retried = c->retried;
+	c->cb(c->arg, NULL, err);
+	call_free(c);
+	maybe_release(e);
+}
+
+void mgr_answered(struct call *c, struct bh_exec_output *out, bool ended)
+{
+	struct entry *e = c->e;
+	call_done(e);
+	out->fresh_sandbox = !e->answered_once;
+	out->retried = c->retried;
 	e->answered_once = true;
-	if (res->ended != WIRE_END_OPEN)
+	if (ended) {
+		out->state_kept = false;
+		out->files_persist = false;
 		dispose_entry(e);
-	c->cb(c->arg, &out, NULL);
-	bh_exec_output_free(&out);
+	}
+	c->cb(c->arg, out, NULL);
+	bh_exec_output_free(out);
 	call_free(c);
 	maybe_release(e);
 }
@@ -467,20 +427,13 @@ static void dispatch(struct entry *e, struct call *c)
 	c->e = e;
 	e->busy++;
 	e->used = ++e->m->clock;
-	struct bh_client_cell cell = {
-		.language = c->language,
-		.code = c->code,
-		.files = c->files,
-		.n_files = c->n_files,
-		.timeout_ms = e->m->o.timeout_ms,
-	};
 	struct bh_client_error *err = NULL;
-	if (bh_client_session_run_async(e->s, &cell, on_cell, c, &err) < 0) {
-		call_done(e);
-		if (err && err->session_ended)
-			dispose_entry(e);
-		fail_call(c, err);
-		maybe_release(e);
+	e->pinned++;
+	int r = e->m->be->run(e->m, c, &err);
+	e->pinned--;
+	if (r < 0) {
+		mgr_failed(c, err); /* as if answered so: the same retry rule */
+		bh_client_error_free(err);
 	}
 }
 
@@ -608,7 +561,7 @@ int bh_manager_timeout_ms(bh_manager *m)
 	uint64_t now = now_ms();
 	int64_t best = -1;
 	for (struct entry *e = m->live; e; e = e->next) {
-		if (!e->s || e->opening || e->busy || e->waiting)
+		if (!e->h || e->opening || e->busy || e->waiting)
 			continue;
 		uint64_t due = e->idle_since_ms + m->o.idle_close_ms;
 		int64_t left = due > now ? (int64_t)(due - now) : 0;
@@ -626,7 +579,7 @@ void bh_manager_process_timeout(bh_manager *m)
 	struct entry *e = m->live;
 	while (e) {
 		struct entry *next = e->next;
-		if (e->s && !e->opening && !e->busy && !e->waiting &&
+		if (e->h && !e->opening && !e->busy && !e->waiting &&
 		    e->idle_since_ms + m->o.idle_close_ms <= now)
 			dispose_entry(e);
 		e = next;
@@ -651,13 +604,8 @@ int bh_manager_wait(bh_manager *m, const bool *done, int timeout_ms)
 			int left = (int)(until - now);
 			t = t < 0 || t > left ? left : t;
 		}
-		if (bh_client_pending(m->o.client)) {
-			bh_client_wait(m->o.client, done, t);
-		} else if (t < 0) {
+		if (!m->be->wait(m, done, t) && t < 0)
 			return -1; /* nothing in flight and no timer: *done can never be set */
-		} else {
-			poll(NULL, 0, t);
-		}
 	}
 }
 
@@ -667,16 +615,13 @@ size_t bh_manager_entries(bh_manager *m, struct bh_manager_entry *out, size_t ma
 	for (struct entry *e = m->live; e; e = e->next, n++) {
 		if (n >= max)
 			continue;
-		struct bh_client_session_view v = {.fingerprint = ""};
-		if (e->s)
-			bh_client_session_get(e->s, &v);
 		out[n] = (struct bh_manager_entry){
 			.key = e->key,
 			.owner = e->owner,
 			.opening = e->opening,
-			.ready = e->s != NULL,
+			.ready = e->h != NULL,
 			.busy = e->busy,
-			.fingerprint = e->s ? v.fingerprint : "",
+			.fingerprint = e->h ? m->be->fingerprint(m, e) : "",
 		};
 	}
 	return n;

@@ -14,9 +14,9 @@
  * another sandbox. The daemon enforces the same cap across processes with
  * the owner sent as a keyed digest (the owner's name never leaves here).
  *
- * Runs on the client's loop: the host drives bh_client as usual and calls
- * bh_manager_process_timeout() when bh_manager_timeout_ms() says so (idle
- * closes), or uses bh_manager_wait(), which does both. */
+ * Runs on the client's (or the engine's) loop: the host drives it as usual
+ * and calls bh_manager_process_timeout() when bh_manager_timeout_ms() says
+ * so (idle closes), or uses bh_manager_wait(), which does both. */
 #ifndef BH_MANAGER_H
 #define BH_MANAGER_H
 
@@ -25,7 +25,11 @@
 typedef struct bh_manager bh_manager;
 
 struct bh_manager_options {
-	bh_client *client;          /* borrowed; outlives the manager */
+	/* Where the sandboxes are: a daemon through a client, or an engine in
+	 * this process (exactly one; borrowed, they outlive the manager). */
+	bh_client *client;
+	bh_engine *engine;
+	const char *principal;      /* engine: who the sessions belong to ("" when NULL) */
 	const char *token;          /* the client's token: keys the owner digest (NULL: none) */
 	enum bh_tier floor;         /* BH_TIER_UNKNOWN: kernel, the safe default */
 	uint32_t languages;         /* interpreters to start at open; 0: python and javascript */

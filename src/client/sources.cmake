@@ -5,6 +5,8 @@ add_library(bulkhead-client STATIC
   src/client/check.c
   src/client/errors.c
   src/client/manager.c
+  src/client/manager_client.c
+  src/client/manager_engine.c
   src/client/operator.c
   src/client/sandbox.c
   src/client/session.c
