@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Re-records every shipped scenario from its script, against real daemons
-# (the kernel-tier ones need runsc). One command; fails on the first script
-# that does not record. The Trigger.dev scenarios (trigger_*.json) are
-# recorded by the TypeScript add-on: `cd clients/typescript && npm run record`.
+# Re-records every shipped scenario, against real daemons (the kernel-tier
+# ones need runsc): the C recorder's scripts (data/scenarios/scripts/), then
+# the Trigger.dev ones through the TypeScript add-on and Trigger.dev's
+# mockChatAgent harness (data/scenarios/trigger_*.json). One command; fails
+# on the first scenario that does not record.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${BULKHEAD_BIN:-build/bulkhead}
@@ -11,3 +12,6 @@ for script in data/scenarios/scripts/*.json; do
 	name=$(basename "$script" .json)
 	"$bin" record "$script" -o "data/scenarios/$name.json"
 done
+bin_abs=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+(cd clients/typescript && npm ci --no-audit --no-fund >/dev/null && npm run build >/dev/null &&
+	BULKHEAD_BIN="$bin_abs" npm run record)
