@@ -639,13 +639,10 @@ static int do_concurrent(struct recording *r, const cJSON *src, const cJSON *cod
 	return 0;
 }
 
+/* The steps were validated before the daemon started (validate()). */
 static int play(struct recording *r)
 {
 	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(r->script, "steps");
-	if (!cJSON_IsArray(steps) || !cJSON_GetArraySize(steps)) {
-		cli_error("%s: \"steps\" must be a non-empty array", r->script_path);
-		return -1;
-	}
 	const cJSON *st;
 	int index = 0;
 	cJSON_ArrayForEach(st, steps) {

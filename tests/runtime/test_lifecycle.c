@@ -43,21 +43,6 @@ static struct cell_outcome *ok(bh_session *s, const char *code)
 	return o;
 }
 
-static char *sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof cmd, fmt, ap);
-	va_end(ap);
-	static char out[8192];
-	FILE *f = popen(cmd, "r");
-	size_t n = fread(out, 1, sizeof out - 1, f);
-	out[n] = '\0';
-	pclose(f);
-	return out;
-}
 
 static void pause_and_resume(enum bh_tier tier)
 {
@@ -71,7 +56,7 @@ static void pause_and_resume(enum bh_tier tier)
 	bh_session_get_info(s, &info);
 	/* Its processes are frozen: the runtime says so. */
 	const char *rt = tier == BH_TIER_KERNEL ? "runsc" : "crun";
-	char *st = sh("%s --root '%s' state %s", rt, bh_engine_runtime_root(h.e, tier), info.sandbox);
+	char *st = harness_sh("%s --root '%s' state %s", rt, bh_engine_runtime_root(h.e, tier), info.sandbox);
 	cr_assert_not_null(strstr(st, "paused"), "%s", st);
 	struct cell_outcome *o = ok(s, "x");
 	cr_assert_str_eq(o->out, "5\n");
@@ -79,7 +64,7 @@ static void pause_and_resume(enum bh_tier tier)
 	cr_assert_not(o->r.interpreter_ended);
 	cr_assert_gt(o->r.woke_us, 0, "the resume time is part of the answer");
 	cell_outcome_free(o);
-	st = sh("sqlite3 '%s' \"SELECT count(*) FROM events WHERE kind = 'resumed'\"",
+	st = harness_sh("sqlite3 '%s' \"SELECT count(*) FROM events WHERE kind = 'resumed'\"",
 		bh_engine_store_path(h.e));
 	cr_assert_str_eq(st, "1\n", "the resume is an event");
 }
@@ -108,9 +93,9 @@ Test(lifecycle, a_paused_kernel_sandbox_hibernates_to_disk_and_restores, .fini =
 	cr_assert_null(strstr(list, info.sandbox), "its container still exists: %s", list);
 	free(list);
 	/* "[b]h-…" matches the name but not this shell's own command line. */
-	char *procs = sh("grep -l -s -E -- '[b]%s' /proc/[0-9]*/cmdline || true", info.sandbox + 1);
+	char *procs = harness_sh("grep -l -s -E -- '[b]%s' /proc/[0-9]*/cmdline || true", info.sandbox + 1);
 	cr_assert_str_empty(procs, "processes remain: %s", procs);
-	char *img = sh("du -sk '%s/images/%s' | cut -f1", bh_engine_state_dir(h.e), info.sandbox);
+	char *img = harness_sh("du -sk '%s/images/%s' | cut -f1", bh_engine_state_dir(h.e), info.sandbox);
 	cr_assert_gt(atoi(img), 0, "no image on disk");
 	struct cell_outcome *o = ok(s, "print(x + 1, open('/work/f.txt').read())");
 	cr_assert_str_eq(o->out, "42 on disk\n");
@@ -237,9 +222,9 @@ Test(leaks, an_orphan_and_a_ghost_are_found_and_reaped, .fini = teardown)
 	 * orphan below too, were it planted before the warden is done). */
 	harness_wait_for_warden(state);
 	/* Its container is deleted out of band: the row is now a ghost. */
-	sh("crun --root '%s' delete -f %s 2>&1", root, name);
+	harness_sh("crun --root '%s' delete -f %s 2>&1", root, name);
 	/* And a container nobody registered runs under our root. */
-	char *r = sh("set -e; d='%s/bundles/bh-orphan'; mkdir -p \"$d\"; "
+	char *r = harness_sh("set -e; d='%s/bundles/bh-orphan'; mkdir -p \"$d\"; "
 		     "sed -e 's|\"args\":\\[\"[^\"]*\"\\]|\"args\":[\"/bin/sleep\",\"300\"]|' "
 		     "-e 's|%s/%s|%s/bh-orphan|' '%s/bundles/%s/config.json' > \"$d/config.json\"; "
 		     "crun --root '%s' run -d --bundle \"$d\" bh-orphan </dev/null >/dev/null 2>&1 && echo started",
@@ -259,7 +244,7 @@ Test(leaks, an_orphan_and_a_ghost_are_found_and_reaped, .fini = teardown)
 	cr_assert_not_null(strstr(out, "reaped"), "%s", out);
 	rc = harness_cli(&view, out, sizeof out, "leaks");
 	cr_assert_eq(rc, 0, "%s", out);
-	r = sh("crun --root '%s' list -q", root);
+	r = harness_sh("crun --root '%s' list -q", root);
 	cr_assert_str_empty(r, "still running: %s", r);
 	harness_open_at(&h, state, NULL); /* so teardown closes and removes it */
 }
@@ -340,9 +325,9 @@ Test(lifecycle, after_a_crash_hibernated_sessions_survive_and_the_rest_are_reape
 	char *containers = harness_runtime_list(&h);
 	cr_assert_str_empty(containers, "containers left: %s", containers);
 	free(containers);
-	char *procs = sh("grep -l -s -E -- '[%c]%s/' /proc/[0-9]*/cmdline || true", state[0], state + 1);
+	char *procs = harness_sh("grep -l -s -E -- '[%c]%s/' /proc/[0-9]*/cmdline || true", state[0], state + 1);
 	cr_assert_str_empty(procs, "processes remain: %s", procs);
-	char *rows = sh("sqlite3 '%s' \"SELECT state || ':' || coalesce(end_reason, '') FROM sessions ORDER BY 1\"",
+	char *rows = harness_sh("sqlite3 '%s' \"SELECT state || ':' || coalesce(end_reason, '') FROM sessions ORDER BY 1\"",
 			bh_engine_store_path(h.e));
 	cr_assert_str_eq(rows, "ended:reaped\nended:reaped\nhibernated:\n", "%s", rows);
 	bh_session *s = bh_engine_find_session(h.e, id, "test");
@@ -390,7 +375,7 @@ Test(lifecycle, past_the_images_budget_the_oldest_image_is_deleted_first, .fini 
 	snprintf(sandbox_a, sizeof sandbox_a, "%s", info.sandbox);
 	bh_engine_close(h.e); /* a goes to disk */
 	h.e = NULL;
-	char *kib = sh("du -sk '%s/images/%s' | cut -f1", state, sandbox_a);
+	char *kib = harness_sh("du -sk '%s/images/%s' | cut -f1", state, sandbox_a);
 	long image_mib = atol(kib) / 1024 + 1;
 	cr_assert_gt(image_mib, 1, "no image was written for the first session");
 

@@ -118,15 +118,6 @@ Test(pool, a_pooled_sandbox_unused_past_its_age_is_replaced, .fini = teardown)
 	free(now);
 }
 
-static char *sh(const char *cmd)
-{
-	static char out[8192];
-	FILE *f = popen(cmd, "r");
-	size_t n = fread(out, 1, sizeof out - 1, f);
-	out[n] = '\0';
-	pclose(f);
-	return out;
-}
 
 Test(pool, closing_the_engine_deletes_its_pooled_sandboxes, .fini = teardown)
 {
@@ -141,8 +132,8 @@ Test(pool, closing_the_engine_deletes_its_pooled_sandboxes, .fini = teardown)
 		 bh_engine_cgroup_parent(h.e));
 	bh_engine_close(h.e);
 	h.e = NULL;
-	cr_assert_str_empty(sh(cmd), "containers left after close: %s", sh(cmd));
-	cr_assert_str_empty(sh(cgcmd), "cgroups left after close: %s", sh(cgcmd));
+	cr_assert_str_empty(harness_sh("%s", cmd), "containers left after close: %s", harness_sh("%s", cmd));
+	cr_assert_str_empty(harness_sh("%s", cgcmd), "cgroups left after close: %s", harness_sh("%s", cgcmd));
 	h.policy.pool_size = 0;
 	harness_open_at(&h, h.state_dir, NULL); /* so teardown removes the directory */
 }

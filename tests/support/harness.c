@@ -3,6 +3,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -500,4 +501,20 @@ void harness_wait_for_warden(const char *state_dir)
 	close(fd);
 	cr_assert(freed, "the dead engine's warden on %s %s within 5 s", state_dir,
 		  named ? "did not finish" : "never took the lock");
+}
+
+char *harness_sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
+	static char out[8192];
+	FILE *f = popen(cmd, "r");
+	size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
+	out[n] = '\0';
+	if (f)
+		pclose(f);
+	return out;
 }
