@@ -75,6 +75,8 @@ suite daemon-asan 900 build-asan/tests/test_daemon --jobs 1
 suite client 600 build/tests/test_client --jobs 1
 suite client-asan 900 build-asan/tests/test_client --jobs 1
 suite load 600 build/tests/test_load --jobs 1
+# kill -9 loop (>= 20 kills at named points and random times); ~1 min.
+suite faults 420 build/tests/test_faults --jobs 1
 suite tui 300 build/tests/test_tui --jobs 1
 suite tui-asan 400 build-asan/tests/test_tui --jobs 1
 suite replay 300 build/tests/test_replay --jobs 2
@@ -99,6 +101,14 @@ else
 fi
 rm -f "$ts_log"
 echo "=== typescript: $((SECONDS - ts_start))s"
+
+# libFuzzer targets (clang, build-fuzz/), 30 s each over tests/fuzz/corpus.
+echo "=== fuzz"
+if ! timeout --kill-after=10 400 bash scripts/fuzz.sh; then
+	suites_failed+=(fuzz)
+	failed=$((failed + 1))
+	echo "--- fuzz: a target crashed, leaked or did not build (see above)" >>"$failures"
+fi
 
 # The benchmark's quick variant: figures for the log, never a verdict on
 # timings (it fails only when it cannot run, e.g. a tier is not offered).

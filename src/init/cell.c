@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cell_parse.h"
 #include "answer.h"
 #include "files.h"
 #include "init_priv.h"
@@ -58,45 +59,8 @@
  * gVisor). A cell that fills a pipe sooner waits at most this long. */
 #define OUTPUT_WATCH_DELAY_MS 5
 
-struct cell_req {
-	uint64_t call_id;
-	uint32_t timeout_ms;
-	uint32_t output_cap;
-	uint8_t lang;
-	const uint8_t *code;
-	uint32_t code_len;
-	struct bh_cursor files;
-	uint32_t nfiles;
-};
-
 static struct files_req files_rq;
 static char files_tag[17];
-
-static int parse_cell(const uint8_t *p, size_t n, struct cell_req *rq)
-{
-	struct bh_cursor c = bh_cursor_make(p, n);
-	const uint8_t *s;
-	uint32_t len;
-
-	if (bh_get_u64(&c, &rq->call_id) < 0 || bh_get_u32(&c, &rq->timeout_ms) < 0 ||
-	    bh_get_u32(&c, &rq->output_cap) < 0 || c.left < 1)
-		return -EPROTO;
-	rq->lang = c.p[0];
-	c.p++;
-	c.left--;
-	if (bh_get_str(&c, &rq->code, &rq->code_len) < 0 ||
-	    bh_get_u32(&c, &rq->nfiles) < 0)
-		return -EPROTO;
-	/* Each file costs at least its two length words. */
-	if (rq->nfiles > c.left / 8u)
-		return -EPROTO;
-	rq->files = c;
-	for (uint32_t i = 0; i < rq->nfiles; i++)
-		if (bh_get_str(&c, &s, &len) < 0 || bh_get_str(&c, &s, &len) < 0)
-			return -EPROTO;
-	rq->files.left -= c.left;
-	return c.left == 0 ? 0 : -EPROTO;
-}
 
 static void cell_release(struct init *st)
 {
@@ -218,7 +182,7 @@ int handle_cell(struct init *st, uint8_t **payload, size_t len)
 	struct cell_req rq;
 	int ret;
 
-	if (parse_cell(*payload, len, &rq) < 0)
+	if (bh_parse_cell(*payload, len, &rq) < 0)
 		return -EPROTO;
 	if (init_busy(st))
 		return queue_fail(st, rq.call_id, EBUSY, "a%s is already running (call %llu)",

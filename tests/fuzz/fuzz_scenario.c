@@ -1,0 +1,16 @@
+/* The scenario loader (ui/scenario.c, docs/scenarios.md): a scenario file
+ * is data an operator may have been handed; parsing it must accept or
+ * refuse with a message, never crash or leak. */
+#include "scenario.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct scenario *s = NULL;
+	char err[512];
+	if (scenario_parse((const char *)data, size, &s, err, sizeof err) == 0)
+		scenario_free(s);
+	return 0;
+}
