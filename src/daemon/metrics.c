@@ -63,6 +63,12 @@ char *metrics_render(const struct metrics *m, bh_engine *e)
 	}
 	for (size_t j = 0; j < sizeof states / sizeof states[0]; j++)
 		fprintf(f, "bulkhead_sessions{state=\"%s\"} %zu\n", states[j], counts[j]);
+	fprintf(f, "# HELP bulkhead_pool_ready Never-used sandboxes ready in the warm pool, by tier.\n"
+		   "# TYPE bulkhead_pool_ready gauge\n");
+	static const enum bh_tier pooled[] = {BH_TIER_CONTAINER, BH_TIER_KERNEL};
+	for (size_t j = 0; j < sizeof pooled / sizeof pooled[0]; j++)
+		fprintf(f, "bulkhead_pool_ready{tier=\"%s\"} %zu\n", bh_tier_name(pooled[j]),
+			e ? bh_engine_pool_ready(e, pooled[j]) : 0);
 	fprintf(f, "# HELP bulkhead_calls_total Calls answered, by procedure and Connect code.\n"
 		   "# TYPE bulkhead_calls_total counter\n");
 	for (size_t p = 0; p <= N_PROCEDURES; p++)
