@@ -392,7 +392,8 @@ static void answer_lines(struct lines *L, const struct scenario_step *st, int w,
 		}
 		if (*line)
 			wrap(L, line, w, false);
-		snprintf(line, sizeof line, "%s", item);
+		/* An item wider than a line is cut here; wrap() folds the rest. */
+		snprintf(line, sizeof line, "%.*s", (int)sizeof line - 1, item);
 	}
 	if (*line)
 		wrap(L, line, w, false);
