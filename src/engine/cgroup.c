@@ -150,16 +150,19 @@ void cgroups_thaw_all(const struct bh_cgroups *cg)
 	free(leaves);
 }
 
-void cgroups_cleanup(const struct bh_cgroups *cg)
+/* One pass; true when the parent is gone from every hierarchy. */
+static bool cleanup_pass(const struct bh_cgroups *cg)
 {
+	struct stat st;
 	if (cg->pure_v2) {
 		cleanup_free char *p = xasprintf(CG_ROOT "%s", cg->parent);
 		rmdir_tree_bottom_up(p, false);
-		return;
+		return stat(p, &st) < 0;
 	}
 	cleanup_dir DIR *d = opendir(CG_ROOT);
 	if (!d)
-		return;
+		return true;
+	bool gone = true;
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		/* "unified" too: with the hybrid mount hidden it is a plain
@@ -168,7 +171,19 @@ void cgroups_cleanup(const struct bh_cgroups *cg)
 			continue;
 		cleanup_free char *p = xasprintf(CG_ROOT "/%s%s", de->d_name, cg->parent);
 		rmdir_tree_bottom_up(p, plain_dir(cg, de->d_name));
+		gone = gone && stat(p, &st) < 0;
 	}
+	return gone;
+}
+
+void cgroups_cleanup(const struct bh_cgroups *cg)
+{
+	/* A cgroup whose last task the kernel is still tearing down (a killed
+	 * sandbox's zombie, runsc's processes after `delete` returned) refuses
+	 * rmdir with EBUSY for a moment: try again, briefly, rather than leave
+	 * an empty parent behind. */
+	for (int i = 0; i < 50 && !cleanup_pass(cg); i++)
+		usleep(20 * 1000);
 }
 
 size_t cgroups_list(const struct bh_cgroups *cg, char ***names)

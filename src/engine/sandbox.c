@@ -431,9 +431,12 @@ static void maybe_ready(bh_engine *e, struct sandbox *sb, bool started, bool rea
 	loop_timer_cancel(e->loop, sb->open_deadline);
 	sb->open_deadline = NULL;
 	/* Seen from the host before anything uses it; a sandbox that fails is
-	 * deleted and its open refused. */
+	 * deleted and its open refused. Not the tier's proof sandbox: its smoke
+	 * test checks the same walls from inside and out and names each one
+	 * it finds missing in the evidence, which says more than a refusal;
+	 * nothing else opens on a tier while it is being proven. */
 	bh_error *perr = NULL;
-	if (posture_check(e, sb, &perr) < 0) {
+	if (!e->tiers[sb->tier].proving && posture_check(e, sb, &perr) < 0) {
 		bh_log(e, BH_LOG_WARN, "%s", perr->msg);
 		fail_open(e, sb, perr);
 		return;
