@@ -128,6 +128,9 @@ struct bh_config {
 						offered */
 		uint32_t pool_max_age_ms;    /* a pooled sandbox unused this long is replaced.
 						0: 10 min */
+		uint32_t state_min_free_mb;  /* a new session is refused (environment) while the
+						state directory's filesystem has less free.
+						0: 16 MiB */
 	} policy;
 	/* Test hook: build every sandbox without this wall ("seccomp", "userns",
 	 * "netns", "readonly-root", "caps"), to prove the smoke test notices. */

@@ -346,6 +346,7 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	pol->disk_budget_mb = pol->disk_budget_mb ? pol->disk_budget_mb : 256;
 	pol->images_budget_mb = pol->images_budget_mb ? pol->images_budget_mb : 10240;
 	pol->pool_max_age_ms = pol->pool_max_age_ms ? pol->pool_max_age_ms : 10u * 60u * 1000u;
+	pol->state_min_free_mb = pol->state_min_free_mb ? pol->state_min_free_mb : 16;
 	char key[65];
 	sha256_hex(real, strlen(real), key);
 	memcpy(e->state_key, key, 12);

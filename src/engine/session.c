@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #define DEFAULT_LIFETIME_MS (30u * 60u * 1000u)
 #define MAX_LIFETIME_MS (12u * 60u * 60u * 1000u)
@@ -100,6 +101,8 @@ struct bh_session {
 	bool from_pool;      /* its sandbox came from the warm pool */
 	struct sandbox *handoff;        /* a pooled sandbox on its way (handoff_t) */
 	struct bh_timer *handoff_t;
+	bool end_unstored;              /* its end is not in the store yet (end_retry_t) */
+	struct bh_timer *end_retry_t;
 	struct bh_session *next;
 };
 
@@ -232,10 +235,17 @@ static void answer_close(bh_session *s, struct op *op)
 	op->close_cb(op->arg, &r, NULL);
 }
 
+static void store_end(bh_session *s);
+
 static void session_free(bh_session *s)
 {
 	if (s->handoff_t)
 		loop_timer_cancel(s->e->loop, s->handoff_t);
+	if (s->end_retry_t)
+		loop_timer_cancel(s->e->loop, s->end_retry_t);
+	s->end_retry_t = NULL;
+	if (s->end_unstored && s->e->store)
+		store_end(s); /* a last try (engine close): else the next engine's sweep ends it */
 	if (s->handoff && sandbox_alive(s->e, s->handoff))
 		sandbox_close(s->e, s->handoff);
 	free(s->principal);
@@ -258,6 +268,40 @@ static void on_tombstone(bh_engine *e, void *arg)
 	session_free(s);
 }
 
+#define END_RETRY_MS 1000u
+
+static void on_end_retry(bh_engine *e, void *arg)
+{
+	(void)e;
+	bh_session *s = arg;
+	s->end_retry_t = NULL;
+	store_end(s);
+}
+
+/* A session's end the store could not take (its disk full: the close is
+ * still answered and the sandbox still goes) is retried every second until
+ * it is stored; a row left saying ready would be a ghost to the leak finder
+ * and a lost session to the next engine, though nothing of it is alive. */
+static void store_end(bh_session *s)
+{
+	bh_engine *e = s->e;
+	bh_error *err = NULL;
+	if (store_session_end(e->store, s->fp, s->end_reason, s->end_detail, &err) == 0) {
+		if (s->end_unstored)
+			bh_log(e, BH_LOG_INFO, "session %.12s: its end is stored now", s->fp);
+		s->end_unstored = false;
+		store_event(e->store, "ended", s->fp, s->sandbox_name, s->end_reason);
+		return;
+	}
+	if (!s->end_unstored)
+		bh_log(e, BH_LOG_WARN, "session %.12s: its end could not be stored (retrying): %s",
+		       s->fp, err->msg);
+	bh_error_free(err);
+	s->end_unstored = true;
+	if (!e->closing && !s->end_retry_t)
+		s->end_retry_t = loop_timer(e->loop, END_RETRY_MS, on_end_retry, s);
+}
+
 /* The one place a session ends: the store learns why, waiting operations
  * are refused (a close is answered), and the sandbox goes. */
 static void end_session(bh_session *s, const char *reason, const char *detail)
@@ -277,10 +321,8 @@ static void end_session(bh_session *s, const char *reason, const char *detail)
 	s->end_reason = reason;
 	snprintf(s->end_detail, sizeof s->end_detail, "%s", detail ? detail : "");
 	set_state(s, SS_ENDED);
-	if (e->store && s->sandbox_name[0]) {
-		store_session_end(e->store, s->fp, reason, s->end_detail, NULL);
-		store_event(e->store, "ended", s->fp, s->sandbox_name, reason);
-	}
+	if (e->store && s->sandbox_name[0])
+		store_end(s);
 	bh_log(e, BH_LOG_INFO, "session %.12s ended: %s%s%s", s->fp, reason, detail ? ": " : "",
 	       detail ? detail : "");
 	if (s->sb) {
@@ -783,6 +825,30 @@ static void on_handoff(bh_engine *e, void *arg)
 	on_sandbox_open(e, s, sb, NULL);
 }
 
+/* A full state disk would fail the intent row, the bundle or a record half
+ * way through; refuse a new session before anything is written while the
+ * state directory's filesystem has less than the minimum free. Calls, reads
+ * and closes of open sessions are not refused (they write little, and a
+ * record that cannot be stored is never acknowledged), and nothing is
+ * latched: the first open after space returns is admitted. */
+static int refuse_if_disk_low(bh_engine *e, bh_error **err)
+{
+	struct statvfs v;
+	if (statvfs(e->state_dir, &v) < 0)
+		return 0; /* the store's own writes will say what is wrong */
+	uint64_t free_b = (uint64_t)v.f_bavail * v.f_frsize;
+	uint64_t min_b = (uint64_t)e->policy.state_min_free_mb << 20;
+	if (free_b >= min_b)
+		return 0;
+	bh_refuse(err, BH_REFUSAL_ENVIRONMENT,
+		  "no space for a new session: the state directory's disk (%s) has %llu KiB free, "
+		  "below the %u MiB minimum; open sessions go on",
+		  e->state_dir, (unsigned long long)(free_b >> 10), e->policy.state_min_free_mb);
+	if (err)
+		(*err)->sys_errno = ENOSPC;
+	return -1;
+}
+
 /* Tier, floor and offer; then the intent row, then the runtime. */
 static int start_open(bh_session *s, bh_error **err)
 {
@@ -798,6 +864,8 @@ static int start_open(bh_session *s, bh_error **err)
 		return bh_refuse(err, BH_REFUSAL_UNSUPPORTED, "the %s tier is not offered here: %s",
 				 bh_tier_name(tier), e->tiers[tier].report.reason);
 	s->tier = tier;
+	if (refuse_if_disk_low(e, err) < 0)
+		return -1;
 	struct sandbox *pooled = pool_take(e, tier);
 	if (pooled)
 		snprintf(s->sandbox_name, sizeof s->sandbox_name, "%s", pooled->name);
@@ -820,12 +888,33 @@ static int start_open(bh_session *s, bh_error **err)
 		.expires_ms = now + (int64_t)s->lifetime_ms,
 	};
 	/* The intent row comes first: a crash after this line is recoverable. */
-	if (store_session_intent(e->store, &row, err) < 0) {
+	bh_error *store_err = NULL;
+	if (store_session_intent(e->store, &row, &store_err) < 0) {
 		if (pooled)
 			sandbox_close(e, pooled);
+		/* The disk filled below the minimum's margin (SQLITE_FULL): nothing
+		 * was created, so it is a refusal naming the disk, not a failure. */
+		if (store_err->sys_errno == ENOSPC) {
+			bh_refuse(err, BH_REFUSAL_ENVIRONMENT,
+				  "no space for a new session: the state directory's disk is full (%s)",
+				  store_err->msg);
+			if (err)
+				(*err)->sys_errno = ENOSPC;
+			bh_error_free(store_err);
+		} else if (err) {
+			bh_error_free(*err);
+			*err = store_err;
+		} else {
+			bh_error_free(store_err);
+		}
 		return -1;
 	}
 	s->state = SS_OPENING;
+	/* The store takes writes again: ends it could not take go in now, not
+	 * at their next retry. */
+	for (bh_session *o = e->sessions; o; o = o->next)
+		if (o->end_unstored)
+			store_end(o);
 	store_event(e->store, "state", s->fp, s->sandbox_name, pooled ? "opening from the pool" : "opening");
 	if (pooled) {
 		s->from_pool = true;

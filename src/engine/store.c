@@ -706,7 +706,11 @@ long long store_prune(struct bh_store *s, int64_t cutoff_ms, bh_error **err)
 			return -1;
 		}
 	}
-	if (exec1(s, "COMMIT", err) < 0)
+	/* A COMMIT that failed (SQLITE_FULL) may leave the transaction open,
+	 * and every later BEGIN would fail with it. */
+	if (exec1(s, "COMMIT", err) < 0) {
+		exec1(s, "ROLLBACK", NULL);
 		return -1;
+	}
 	return records;
 }
