@@ -11,7 +11,7 @@ static const char usage[] =
 	"                      [--open] [--audit FILE] [--tier container|kernel] [--idle DUR] [--hibernate-after DUR]\n"
 	"                      [--lifetime DUR] [--retention DUR] [--per-owner N] [--max-sessions N]\n"
 	"                      [--shutdown close|hibernate] [--drain DUR] [--rate N]\n"
-	"                      [--pool N] [--pool-age DUR]\n"
+	"                      [--pool N] [--pool-age DUR] [--memory-budget MiB] [--sandbox-memory MiB]\n"
 	"DUR is a number with ms, s, m or h (\"500ms\", \"5m\").\n";
 
 /* "500ms", "2s", "5m", "1h" -> milliseconds; -1 when it is none of those. */
@@ -48,6 +48,7 @@ int cmd_serve(int argc, char **argv)
 {
 	struct cli_common common = {0};
 	struct bh_daemon_config cfg = {.on_ready = on_ready};
+	uint32_t sandbox_memory = 0;
 	for (int i = 1; i < argc; i++) {
 		int r = cli_common_opt(&common, argc, argv, &i);
 		if (r < 0)
@@ -87,6 +88,14 @@ int cmd_serve(int argc, char **argv)
 			p->max_per_owner = (uint32_t)atoi(v);
 		else if (!strcmp(a, "--max-sessions") && atoi(v) > 0)
 			p->max_sessions = (uint32_t)atoi(v);
+		/* Admission: sessions are refused (capacity) once another sandbox's
+		 * memory limit would take the sum past the budget (default 16384 MiB,
+		 * 32 sandboxes of the default 512 MiB). */
+		else if (!strcmp(a, "--memory-budget") && atoi(v) > 0)
+			p->memory_budget_mb = (uint32_t)atoi(v);
+		/* Each sandbox's memory.max (default 512 MiB). */
+		else if (!strcmp(a, "--sandbox-memory") && atoi(v) >= 64 && atoi(v) <= 65536)
+			sandbox_memory = (uint32_t)atoi(v);
 		else if (!strcmp(a, "--pool") && atoi(v) >= 0 && atoi(v) <= 16)
 			p->pool_size = (uint32_t)atoi(v);
 		else if (ms > 0 && ms <= 0xffffffffLL && !strcmp(a, "--pool-age"))
@@ -116,6 +125,7 @@ int cmd_serve(int argc, char **argv)
 	if (cli_engine_config(&common, &cfg.engine) < 0)
 		return CLI_EXIT_BULKHEAD;
 	cfg.engine.policy = policy;
+	cfg.engine.memory_limit_mb = sandbox_memory;
 	char *why = NULL;
 	if (bh_daemon_serve(&cfg, &why) < 0) {
 		cli_error("serve: %s", why);
