@@ -74,8 +74,10 @@ suite daemon 600 build/tests/test_daemon --jobs 1
 suite daemon-asan 900 build-asan/tests/test_daemon --jobs 1
 suite client 600 build/tests/test_client --jobs 1
 suite client-asan 900 build-asan/tests/test_client --jobs 1
+# 32 sessions x 100 cells, churn, and 64 sessions x 50 cells beside 60 s of churn; ~1.5 min.
 suite load 600 build/tests/test_load --jobs 1
-# kill -9 loop (>= 20 kills at named points and random times); ~1 min.
+# kill -9 loop (>= 20 kills at named points and random times), the state
+# disk full, sandboxes killed or stopped out of band, a runtime missing; ~1.5 min.
 suite faults 420 build/tests/test_faults --jobs 1
 suite tui 300 build/tests/test_tui --jobs 1
 suite tui-asan 400 build-asan/tests/test_tui --jobs 1

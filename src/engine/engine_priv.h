@@ -157,6 +157,11 @@ struct sandbox {
 	sandbox_open_fn open_fn;
 	void *open_arg;
 	struct bh_timer *open_deadline;
+	/* its owner, told when it is lost with no request in flight (killed or
+	 * exited while idle): the owner must drop its pointer (the sandbox is
+	 * closing and will be freed) */
+	void (*lost_fn)(bh_engine *e, void *arg, struct sandbox *sb, const char *why);
+	void *lost_arg;
 	/* the request in flight: one at a time */
 	sandbox_reply_fn op_fn;
 	void *op_arg;

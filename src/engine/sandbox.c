@@ -383,7 +383,15 @@ static void sandbox_lost(bh_engine *e, struct sandbox *sb, const char *why)
 	}
 	bh_log(e, BH_LOG_WARN, "sandbox %s ended: %s", sb->name, why);
 	sandbox_set_state(e, sb, SB_FAILED);
+	/* Lost while idle: its owner would otherwise keep a sandbox that is
+	 * being freed and hand it the next call. */
+	void (*lost)(bh_engine *, void *, struct sandbox *, const char *) = sb->lost_fn;
+	void *arg = sb->lost_arg;
+	sb->lost_fn = NULL;
+	sb->lost_arg = NULL;
 	sandbox_close(e, sb);
+	if (lost)
+		lost(e, arg, sb, why);
 }
 
 /* ---- the channel ---- */

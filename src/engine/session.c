@@ -328,6 +328,7 @@ static void end_session(bh_session *s, const char *reason, const char *detail)
 	if (s->sb) {
 		struct sandbox *sb = s->sb;
 		s->sb = NULL;
+		sb->lost_fn = NULL;
 		sandbox_close(e, sb);
 		/* The row says ended; the kill and delete are in flight. */
 		engine_maybe_crash(e, "close");
@@ -762,6 +763,25 @@ static void dispatch(bh_session *s)
 
 /* ---- opening ---- */
 
+/* The sandbox went while no call was in flight (killed out of band, its
+ * init exited): the session ends now, not at its next call. */
+static void on_sandbox_lost(bh_engine *e, void *arg, struct sandbox *sb, const char *why)
+{
+	(void)e;
+	bh_session *s = arg;
+	if (s->sb != sb)
+		return;
+	s->sb = NULL; /* it is already closing */
+	end_session(s, "main_process_ended", why);
+}
+
+static void own_sandbox(bh_session *s, struct sandbox *sb)
+{
+	s->sb = sb;
+	sb->lost_fn = on_sandbox_lost;
+	sb->lost_arg = s;
+}
+
 static void on_sandbox_open(bh_engine *e, void *arg, struct sandbox *sb, const bh_error *err)
 {
 	bh_session *s = arg;
@@ -773,7 +793,7 @@ static void on_sandbox_open(bh_engine *e, void *arg, struct sandbox *sb, const b
 		sandbox_close(e, sb);
 		return;
 	}
-	s->sb = sb;
+	own_sandbox(s, sb);
 	set_state(s, SS_READY);
 	s->awake_since_us = now_mono_us();
 	arm_life(s);
@@ -1738,7 +1758,7 @@ static void readopt(void *arg, const struct store_hibernated_row *r)
 	}
 	bh_session *s = xzalloc(sizeof *s);
 	s->e = e;
-	s->sb = sb;
+	own_sandbox(s, sb);
 	snprintf(s->fp, sizeof s->fp, "%s", r->fingerprint);
 	snprintf(s->sandbox_name, sizeof s->sandbox_name, "%s", r->sandbox);
 	s->tier = tier;
