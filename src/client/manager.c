@@ -372,6 +372,7 @@ void mgr_failed(struct call *c, const struct bh_client_error *err)
 	struct entry *e = c->e;
 	bh_manager *m = c->m;
 	call_done(e);
+	e->pinned++; /* disposing it below must not free it under us */
 	bool retry = err->session_ended && err->not_dispatched && !c->retried && !e->disposed;
 	/* An ended session, or one whose chain can no longer be checked,
 	 * serves no further call: the next one opens a new sandbox. */
@@ -396,11 +397,13 @@ void mgr_failed(struct call *c, const struct bh_client_error *err)
 		} else {
 			dispatch(fresh, c);
 		}
+		e->pinned--;
 		maybe_release(e);
 		return;
 	}
 	c->cb(c->arg, NULL, err);
 	call_free(c);
+	e->pinned--;
 	maybe_release(e);
 }
 
@@ -408,6 +411,7 @@ void mgr_answered(struct call *c, struct bh_exec_output *out, bool ended)
 {
 	struct entry *e = c->e;
 	call_done(e);
+	e->pinned++;
 	out->fresh_sandbox = !e->answered_once;
 	out->retried = c->retried;
 	e->answered_once = true;
@@ -419,6 +423,7 @@ void mgr_answered(struct call *c, struct bh_exec_output *out, bool ended)
 	c->cb(c->arg, out, NULL);
 	bh_exec_output_free(out);
 	call_free(c);
+	e->pinned--;
 	maybe_release(e);
 }
 
