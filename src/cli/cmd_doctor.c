@@ -48,6 +48,9 @@ static void print_text(bh_engine *e)
 	printf("  history: records of sessions ended more than %u days ago, and older events, are "
 	       "pruned\n",
 	       p->history_days);
+	printf("  disk: a new session is refused while the state directory has less than %u MiB "
+	       "free (open sessions go on)\n",
+	       p->state_min_free_mb);
 	if (p->pool_size)
 		printf("  warm pool: %u never-used sandboxes per pooled tier, replaced after %u s unused\n",
 		       p->pool_size, p->pool_max_age_ms / 1000);
