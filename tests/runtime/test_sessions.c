@@ -61,6 +61,29 @@ SESSION_TEST(javascript_redeclares_top_level_let_and_awaits)
 	cell_outcome_free(a), cell_outcome_free(b), cell_outcome_free(c);
 }
 
+/* The JavaScript server loads undici (Headers, Request, Response, FormData)
+ * only when a cell first reads one of them: they must still be there, and
+ * assignable, as plain globals. A throwing cell is a result (exit 1) whose
+ * stack ends at the cell, not in the server. */
+SESSION_TEST(javascript_web_globals_load_on_first_use_and_errors_are_results)
+{
+	bh_session *s = harness_session(&h, tier, 1u << JS);
+	struct cell_outcome *a = ok(s, JS, "new Headers({a: '1'}).get('a')", 0);
+	cr_assert_str_eq(a->out, "'1'\n", "%s", a->errout);
+	struct cell_outcome *b = ok(s, JS, "[typeof Request, typeof FormData, typeof fetch].join()", 0);
+	cr_assert_str_eq(b->out, "'function,function,function'\n", "%s", b->errout);
+	struct cell_outcome *c = ok(s, JS, "Response = 5; Response", 0);
+	cr_assert_str_eq(c->out, "5\n", "%s", c->errout);
+	struct cell_outcome *e = ok(s, JS, "let y = 1\nthrow new Error('boom')", 1);
+	cr_assert_not_null(strstr(e->errout, "Error: boom"), "%s", e->errout);
+	cr_assert_not_null(strstr(e->errout, "<cell-4>:2"), "%s", e->errout);
+	cr_assert_null(strstr(e->errout, "cell.js"), "%s", e->errout);
+	struct cell_outcome *d = ok(s, JS, "y", 0);
+	cr_assert_str_eq(d->out, "1\n", "%s", d->errout);
+	cell_outcome_free(a), cell_outcome_free(b), cell_outcome_free(c);
+	cell_outcome_free(e), cell_outcome_free(d);
+}
+
 /* Top-level await in Python: every await of a session runs on one event
  * loop — the one a cell got from asyncio.get_event_loop() before it ever
  * awaited — and a cell's asyncio.run() does not take it away. */

@@ -273,13 +273,15 @@ function applyEdits(code, edits) {
 // The whole cell becomes one line-preserving script:
 //   var <declared names>; (async function (<g>) { <cell> }).call(globalThis, globalThis)
 // with the final expression statement turned into `return (<expr>)`.
+const PARSE_OPTIONS = {
+  ecmaVersion: 'latest',
+  sourceType: 'script',
+  allowAwaitOutsideFunction: true,
+  allowHashBang: true,
+};
+
 function rewrite(code) {
-  const ast = acorn.parse(code, {
-    ecmaVersion: 'latest',
-    sourceType: 'script',
-    allowAwaitOutsideFunction: true,
-    allowHashBang: true,
-  });
+  const ast = acorn.parse(code, PARSE_OPTIONS);
   const names = new Set();
   const functions = [];
   const edits = [];
@@ -362,44 +364,62 @@ function rewriteWithoutParser(code) {
 
 /* ---- the context ------------------------------------------------------ */
 
-const context = vm.createContext(
-  {
-    console: cellConsole,
-    process,
-    require: createRequire('/work/'),
-    Buffer,
-    URL,
-    URLSearchParams,
-    TextEncoder,
-    TextDecoder,
-    AbortController,
-    AbortSignal,
-    EventTarget,
-    Event,
-    Blob: globalThis.Blob,
-    atob,
-    btoa,
-    structuredClone,
-    queueMicrotask,
-    setTimeout,
-    setInterval,
-    setImmediate,
-    clearTimeout,
-    clearInterval,
-    clearImmediate,
-    performance: globalThis.performance,
-    crypto: globalThis.crypto,
-    fetch: globalThis.fetch,
-    Headers: globalThis.Headers,
-    Request: globalThis.Request,
-    Response: globalThis.Response,
-    FormData: globalThis.FormData,
-    MessageChannel: globalThis.MessageChannel,
-    __dirname: '/work',
-    __filename: '/work/[cell]',
-  },
-  { name: 'cell' },
-);
+// Headers, Request, Response and FormData are Node's undici: the first
+// read of any of them loads it, some 40 ms of CPU and 10 MiB on the host
+// (more under gVisor) that every sandbox paid at start although few cells
+// fetch. They are accessors on the context's global until a cell reads or
+// assigns one; then they become the plain data property they were.
+function lazyGlobal(target, name) {
+  const settle = (value) =>
+    Object.defineProperty(target, name, { value, writable: true, enumerable: true, configurable: true });
+  Object.defineProperty(target, name, {
+    configurable: true,
+    enumerable: true,
+    get() {
+      const value = globalThis[name];
+      settle(value);
+      return value;
+    },
+    set(value) {
+      settle(value);
+    },
+  });
+}
+
+const sandboxGlobal = {
+  console: cellConsole,
+  process,
+  require: createRequire('/work/'),
+  Buffer,
+  URL,
+  URLSearchParams,
+  TextEncoder,
+  TextDecoder,
+  AbortController,
+  AbortSignal,
+  EventTarget,
+  Event,
+  Blob: globalThis.Blob,
+  atob,
+  btoa,
+  structuredClone,
+  queueMicrotask,
+  setTimeout,
+  setInterval,
+  setImmediate,
+  clearTimeout,
+  clearInterval,
+  clearImmediate,
+  performance: globalThis.performance,
+  crypto: globalThis.crypto,
+  // fetch itself is a small function that loads undici when called.
+  fetch: globalThis.fetch,
+  MessageChannel: globalThis.MessageChannel,
+  __dirname: '/work',
+  __filename: '/work/[cell]',
+};
+for (const name of ['Headers', 'Request', 'Response', 'FormData']) lazyGlobal(sandboxGlobal, name);
+const context = vm.createContext(sandboxGlobal, { name: 'cell' });
 vm.runInContext('globalThis.global = globalThis;', context);
 
 // Frames below the outermost cell frame are the server's own (and the
@@ -416,10 +436,16 @@ function cleanStack(stack, cell) {
   let kept = lastCell >= 0 ? lines.slice(0, lastCell + 1) : lines.filter((l) => !/^\s+at (.*\()?node:/.test(l));
   if (cell && kept.length) {
     const m = /<cell-(\d+)>:(\d+):\d+\)?$/.exec(kept[kept.length - 1]);
-    if (m && Number(m[1]) === cell.number && Number(m[2]) > cell.lines) kept.pop();
+    if (m && Number(m[1]) === cell.number && Number(m[2]) > lineCount(cell.code)) kept.pop();
   }
   kept = kept.filter((l) => !(l.includes(SERVER_FILE) || /\bnode:vm:|node:internal\/vm|Script\.runInContext/.test(l)));
   return kept.join('\n');
+}
+
+function lineCount(code) {
+  let n = 1;
+  for (let at = code.indexOf('\n'); at >= 0; at = code.indexOf('\n', at + 1)) n++;
+  return n;
 }
 
 function describe(e) {
@@ -460,7 +486,9 @@ function nextMacrotask() {
 
 async function runCell(code) {
   const filename = `<cell-${++cellCount}>`;
-  current = { failures: [], number: cellCount, lines: code.split('\n').length };
+  // The line count is needed only for an error's stack: counted then, not
+  // by splitting every cell into an array of lines up front.
+  current = { failures: [], number: cellCount, code };
   let ok = true;
   try {
     let prepared;
@@ -552,8 +580,14 @@ input.on('data', (chunk) => {
   let start = 0;
   let nl;
   while ((nl = chunk.indexOf(10, start)) >= 0) {
-    pending.push(chunk.subarray(start, nl));
-    queue.push(Buffer.concat(pending).toString('utf8'));
+    // A line within one chunk (the usual case) is decoded in place, not
+    // copied into a concatenation first.
+    if (pending.length) {
+      pending.push(chunk.subarray(start, nl));
+      queue.push(Buffer.concat(pending).toString('utf8'));
+    } else {
+      queue.push(chunk.toString('utf8', start, nl));
+    }
     pending = [];
     pendingLength = 0;
     start = nl + 1;
