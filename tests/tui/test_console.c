@@ -394,6 +394,10 @@ static char *normalise(const char *screen)
 		char line[8192];
 		snprintf(line, sizeof line, "%.*s", (int)n, p);
 		replace_literal(line, sizeof line, files, "<FILES>");
+		/* A title holding the checkout's path is centred by its length,
+		 * which varies with where the tree was cloned: left-justify it. */
+		if (strstr(line, "<FILES>"))
+			memmove(line, line + strspn(line, " "), strlen(line + strspn(line, " ")) + 1);
 		replace_literal(line, sizeof line, h.state_dir, "<STATE>");
 		char tilde[4200];
 		snprintf(tilde, sizeof tilde, "~/%s", strrchr(h.state_dir, '/') + 1);
