@@ -20,6 +20,18 @@ bash scripts/leftovers.sh snapshot "$BULKHEAD_TEST_ROOT" "$snap"
 passed=0 failed=0 suites_failed=()
 # What failed, repeated at the end: CI keeps only the tail of a long log.
 failures=$(mktemp)
+# True when every leak LeakSanitizer reported in LOG was allocated from
+# libcriterion alone (no frame past the allocator's outside it).
+only_criterion_leaks() {
+	awk '
+		/^(Direct|Indirect) leak of/ { inleak = 1; n++; next }
+		inleak && /^ *#0 / { next }
+		inleak && /^ *#[0-9]+ / { if ($0 !~ /libcriterion\.so/) ours = 1; next }
+		inleak && !/^ *#/ { inleak = 0 }
+		END { exit (n > 0 && !ours) ? 0 : 1 }
+	' "$1"
+}
+
 # suite NAME BUDGET_SECONDS COMMAND...: runtime suites run one test at a time.
 suite() {
 	local name=$1 budget=$2
@@ -30,6 +42,14 @@ suite() {
 	local start=$SECONDS
 	timeout --kill-after=10 "$budget" "$@" 2>&1 | tee "$log"
 	local rc=${PIPESTATUS[0]}
+	# Criterion's runner leaks an allocation of its own now and then (its
+	# stack is libcriterion's alone): that is not ours to fail on. Any leak
+	# with a frame of our code still fails the suite.
+	if [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -aq 'Synthesis: Tested:.*Failing: 0 | Crashing: 0' "$log" &&
+		only_criterion_leaks "$log"; then
+		echo "=== $name: LeakSanitizer reported only libcriterion's own allocations: not ours"
+		rc=0
+	fi
 	local line
 	line=$(grep -a 'Synthesis: Tested:' "$log" | tail -1)
 	local p f c
