@@ -129,6 +129,13 @@ struct ui_event_rows {
 	struct ui_event *r;
 	size_t n, cap;
 };
+/* The loop hooks of a source with nothing to wait on (a store, no source):
+ * no descriptors, no timer, nothing pending. */
+int ui_source_no_fds(struct ui_source *s, struct pollfd *fds, int max);
+int ui_source_no_timeout(struct ui_source *s);
+void ui_source_no_process(struct ui_source *s);
+int ui_source_no_pending(struct ui_source *s);
+
 int ui_collect_record(void *arg, const struct bh_record_row *row);
 int ui_collect_event(void *arg, const struct bh_event *ev);
 

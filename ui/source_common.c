@@ -61,3 +61,26 @@ void ui_record_from(struct ui_record *o, int64_t id, const struct bh_record *r, 
 	COPY(flags, flags);
 #undef COPY
 }
+
+int ui_source_no_fds(struct ui_source *s, struct pollfd *fds, int max)
+{
+	(void)s, (void)fds, (void)max;
+	return 0;
+}
+
+int ui_source_no_timeout(struct ui_source *s)
+{
+	(void)s;
+	return -1;
+}
+
+void ui_source_no_process(struct ui_source *s)
+{
+	(void)s;
+}
+
+int ui_source_no_pending(struct ui_source *s)
+{
+	(void)s;
+	return 0;
+}

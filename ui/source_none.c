@@ -21,29 +21,6 @@ static void tier_summary(struct ui_source *s, char *buf, size_t n)
 	snprintf(buf, n, "none (no source)");
 }
 
-static int poll_fds(struct ui_source *s, struct pollfd *fds, int max)
-{
-	(void)s, (void)fds, (void)max;
-	return 0;
-}
-
-static int timeout_ms(struct ui_source *s)
-{
-	(void)s;
-	return -1;
-}
-
-static void process(struct ui_source *s)
-{
-	(void)s;
-}
-
-static int pending(struct ui_source *s)
-{
-	(void)s;
-	return 0;
-}
-
 static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
 {
 	(void)s;
@@ -105,10 +82,10 @@ static const struct ui_source_ops none_ops = {
 	.has_engine = false,
 	.describe = describe,
 	.tier_summary = tier_summary,
-	.poll_fds = poll_fds,
-	.timeout_ms = timeout_ms,
-	.process = process,
-	.pending = pending,
+	.poll_fds = ui_source_no_fds,
+	.timeout_ms = ui_source_no_timeout,
+	.process = ui_source_no_process,
+	.pending = ui_source_no_pending,
 	.sessions = sessions,
 	.records = records,
 	.events = events,

@@ -31,29 +31,6 @@ static void tier_summary(struct ui_source *s, char *buf, size_t n)
 	snprintf(buf, n, "none (no engine)");
 }
 
-static int poll_fds(struct ui_source *s, struct pollfd *fds, int max)
-{
-	(void)s, (void)fds, (void)max;
-	return 0;
-}
-
-static int timeout_ms(struct ui_source *s)
-{
-	(void)s;
-	return -1;
-}
-
-static void process(struct ui_source *s)
-{
-	(void)s;
-}
-
-static int pending(struct ui_source *s)
-{
-	(void)s;
-	return 0;
-}
-
 struct srows {
 	struct ui_session *r;
 	size_t n, cap;
@@ -174,10 +151,10 @@ static const struct ui_source_ops store_ops = {
 	.has_engine = false,
 	.describe = describe,
 	.tier_summary = tier_summary,
-	.poll_fds = poll_fds,
-	.timeout_ms = timeout_ms,
-	.process = process,
-	.pending = pending,
+	.poll_fds = ui_source_no_fds,
+	.timeout_ms = ui_source_no_timeout,
+	.process = ui_source_no_process,
+	.pending = ui_source_no_pending,
 	.sessions = sessions,
 	.records = records,
 	.events = events,
