@@ -288,33 +288,56 @@ static int op_cell(struct ew *w, enum bh_language lang, struct worker_reply *rep
 	return 0;
 }
 
-/* Open, and at once a python cell (it waits for the sandbox); then close. */
-static int op_cold(struct ew *w, uint32_t languages, struct worker_reply *rep)
+/* Open, and at once a python cell (it waits for the sandbox): the session
+ * is left open for the caller. 0 with the times filled, or -1 with w->err. */
+struct first_cell {
+	bh_session *s;
+	double t0, t_ready, t_answer;
+	uint64_t duration_us;  /* the cell inside the sandbox */
+	bool from_pool;
+};
+
+static int open_first_cell(struct ew *w, uint32_t languages, struct first_cell *f)
 {
-	size_t live = bh_engine_live_sandboxes(w->e);
 	struct open_wait o;
 	struct cell_wait c;
-	bh_session *s = NULL;
-	double t0 = now_us();
-	if (open_session(w, languages, &o, &s) < 0)
+	*f = (struct first_cell){.t0 = now_us()};
+	if (open_session(w, languages, &o, &f->s) < 0)
 		return -1;
-	if (start_cell(w, s, BH_LANG_PYTHON, "1 + 1", &c) < 0) {
-		bh_session_kill(s);
+	if (start_cell(w, f->s, BH_LANG_PYTHON, "1 + 1", &c) < 0) {
+		bh_session_kill(f->s);
 		return -1;
 	}
 	int r = wait_for(w, &c.done, CALL_TIMEOUT_MS);
 	if (r == 0 && !c.ok)
 		snprintf(w->err, sizeof w->err, "first cell: %.400s%s%.400s", c.err, o.err[0] ? "; open: " : "",
 			 o.err);
-	double t_answer = c.t_answer;
-	double t1 = now_us();
-	int rc = close_session(w, s);
-	double t2 = now_us();
-	int sc = settle(w, live);
-	if (r < 0 || !c.ok || rc < 0 || sc < 0)
+	struct bh_session_info info;
+	bh_session_get_info(f->s, &info);
+	f->t_ready = o.t_ready;
+	f->t_answer = c.t_answer;
+	f->duration_us = c.duration_us;
+	f->from_pool = info.from_pool;
+	if (r < 0 || !c.ok) {
+		close_session(w, f->s);
 		return -1;
-	rep->v[0] = t_answer - t0;
-	rep->v[1] = o.t_ready - t0;
+	}
+	return 0;
+}
+
+static int op_cold(struct ew *w, uint32_t languages, struct worker_reply *rep)
+{
+	size_t live = bh_engine_live_sandboxes(w->e);
+	struct first_cell f;
+	if (open_first_cell(w, languages, &f) < 0)
+		return -1;
+	double t1 = now_us();
+	int rc = close_session(w, f.s);
+	double t2 = now_us();
+	if (rc < 0 || settle(w, live) < 0)
+		return -1;
+	rep->v[0] = f.t_answer - f.t0;
+	rep->v[1] = f.t_ready - f.t0;
 	rep->v[2] = t2 - t1;
 	rep->v[3] = now_us() - t1;
 	return 0;
@@ -334,30 +357,13 @@ static int op_pool(struct ew *w, struct worker_reply *rep)
 		idle_for(w, 20);
 	}
 	idle_for(w, 1000); /* the interpreters it started are up */
-	struct open_wait o;
-	struct cell_wait c;
-	bh_session *s = NULL;
-	double t0 = now_us();
-	if (open_session(w, 1u << BH_LANG_PYTHON, &o, &s) < 0)
+	struct first_cell f;
+	if (open_first_cell(w, 1u << BH_LANG_PYTHON, &f) < 0 || close_session(w, f.s) < 0)
 		return -1;
-	if (start_cell(w, s, BH_LANG_PYTHON, "1 + 1", &c) < 0) {
-		bh_session_kill(s);
-		return -1;
-	}
-	int r = wait_for(w, &c.done, CALL_TIMEOUT_MS);
-	double t_answer = c.t_answer;
-	struct bh_session_info info;
-	bh_session_get_info(s, &info);
-	bool pooled = info.from_pool;
-	if (r == 0 && !c.ok)
-		snprintf(w->err, sizeof w->err, "first cell: %.400s", c.err);
-	int rc = close_session(w, s);
-	if (r < 0 || !c.ok || rc < 0)
-		return -1;
-	rep->v[0] = t_answer - t0;
-	rep->v[1] = pooled;
-	rep->v[2] = o.t_ready - t0;
-	rep->v[3] = (double)c.duration_us;
+	rep->v[0] = f.t_answer - f.t0;
+	rep->v[1] = f.from_pool;
+	rep->v[2] = f.t_ready - f.t0;
+	rep->v[3] = (double)f.duration_us;
 	return 0;
 }
 
