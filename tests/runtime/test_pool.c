@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static struct harness h;
 static void teardown(void) { harness_close(&h); }
@@ -80,28 +79,6 @@ Test(pool, a_session_gets_a_pooled_sandbox_that_no_other_session_ever_gets, .fin
 	cr_assert_null(strstr(after, ia.sandbox), "the closed session's container is back: %s",
 		       after);
 	free(after);
-}
-
-Test(pool, an_open_from_the_pool_answers_its_first_cell_without_a_runtime_create,
-     .fini = teardown)
-{
-	open_pool(1, 0);
-	run_for(1000); /* the interpreters the pool started are up */
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	bh_session *s = harness_session(&h, BH_TIER_CONTAINER, 1u << BH_LANG_PYTHON);
-	struct cell_outcome *o = harness_cell(&h, s, BH_LANG_PYTHON, "print(1)", 0);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	cr_assert(o->answered);
-	cell_outcome_free(o);
-	struct bh_session_info i;
-	info_of(s, &i);
-	cr_assert(i.from_pool);
-	/* Not a timing target (bench/ measures it): a cold open of the
-	 * container tier takes ~70 ms here, so 1 s only says nothing was
-	 * created on the way. */
-	long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
-	cr_assert_lt(ms, 1000, "open -> first cell took %ld ms", ms);
 }
 
 Test(pool, a_pooled_sandbox_unused_past_its_age_is_replaced, .fini = teardown)
