@@ -2,6 +2,8 @@
  * two of them with `bulkhead record` against a real daemon gives the same
  * scenario, step for step, except for times and digests (which are new on
  * every run). */
+#include "harness.h"
+
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -11,15 +13,8 @@
 
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	cr_assert_not_null(f, "cannot read %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	rewind(f);
-	char *b = malloc((size_t)n + 1);
-	cr_assert_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-	b[n] = '\0';
-	fclose(f);
+	char *b = harness_slurp(path);
+	cr_assert_not_null(b, "cannot read %s", path);
 	return b;
 }
 

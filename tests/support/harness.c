@@ -518,3 +518,18 @@ char *harness_sh(const char *fmt, ...)
 		pclose(f);
 	return out;
 }
+
+char *harness_slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	rewind(f);
+	char *b = malloc(n > 0 ? (size_t)n + 1 : 1);
+	size_t got = n > 0 ? fread(b, 1, (size_t)n, f) : 0;
+	b[got] = '\0';
+	fclose(f);
+	return b;
+}

@@ -55,6 +55,8 @@ void run_result_free(struct run_result *r);
 
 /* Host-side views, for "nothing was created" and leak checks. */
 char *harness_runtime_list(struct harness *h); /* sorted names, both runtimes */
+/* A whole file, NUL-terminated (the caller frees it), or NULL when it cannot be read. */
+char *harness_slurp(const char *path);
 /* A shell command's stdout (capped at 8 KiB), in a buffer the next call reuses. */
 char *harness_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *harness_cgroup_list(struct harness *h);  /* leaves below the engine's parent */

@@ -92,20 +92,6 @@ static char *sh(const char *fmt, ...)
 	return out;
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	rewind(f);
-	char *b = malloc((size_t)n + 1);
-	size_t got = fread(b, 1, (size_t)n, f);
-	b[got] = '\0';
-	fclose(f);
-	return b;
-}
 
 static void setup(void)
 {
@@ -250,7 +236,7 @@ static void console(const char *script, const char *args, const char *env)
 	console_cmd(cmd, sizeof cmd, path, all, env, false);
 	int st = reap_console(spawn(cmd, "console.out"));
 	snprintf(path, sizeof path, "%s/console.out", files);
-	char *said = slurp(path);
+	char *said = harness_slurp(path);
 	cr_assert_eq(st, 0, "the console exited %d: %s", st, said ? said : "");
 	cr_assert(said && !*said, "the console wrote: %s", said ? said : "");
 	free(said);
@@ -275,7 +261,7 @@ static void live_send(const char *lines)
 	char tmp[4400];
 	snprintf(tmp, sizeof tmp, "%s/live.part", files);
 	write_script(tmp, lines);
-	char *text = slurp(tmp);
+	char *text = harness_slurp(tmp);
 	size_t n = strlen(text);
 	cr_assert_eq(write(live_fd, text, n), (ssize_t)n);
 	free(text);
@@ -287,7 +273,7 @@ static void live_wait_screen(const char *name)
 	char path[4400];
 	snprintf(path, sizeof path, "%s/%s.txt", files, name);
 	for (int i = 0; i < 60 * 20; i++) {
-		char *s = slurp(path);
+		char *s = harness_slurp(path);
 		int lines = 0;
 		for (char *p = s; p && *p; p++)
 			lines += *p == '\n';
@@ -310,7 +296,7 @@ static void live_finish(void)
 	live_pid = 0;
 	char path[4400];
 	snprintf(path, sizeof path, "%s/live.out", files);
-	char *said = slurp(path);
+	char *said = harness_slurp(path);
 	cr_assert_eq(st, 0, "the console exited %d: %s", st, said ? said : "");
 	cr_assert(said && !*said, "the console wrote: %s", said ? said : "");
 	free(said);
@@ -432,7 +418,7 @@ static char *shot(const char *name)
 {
 	char path[4400];
 	snprintf(path, sizeof path, "%s/%s.txt", files, name);
-	char *s = slurp(path);
+	char *s = harness_slurp(path);
 	cr_assert_not_null(s, "the console saved no screen %s", name);
 	return s;
 }
@@ -453,7 +439,7 @@ static void screen(const char *name)
 		free(got);
 		return;
 	}
-	char *want = slurp(expected);
+	char *want = harness_slurp(expected);
 	cr_assert_not_null(want, "no expected screen %s (BH_TUI_UPDATE=1 writes it; review it)", expected);
 	if (strcmp(want, got)) {
 		char dir[4400], actual[4500];
