@@ -175,10 +175,7 @@ static void dispose_entry(struct entry *e)
 					  "the sandbox for this run was disposed before it opened"));
 	}
 	e->waiting_tail = NULL;
-	if (e->h) {
-		m->closes++;
-		start_close(e);
-	}
+	start_close(e); /* nothing to close while it opens: mgr_opened closes it */
 	maybe_release(e);
 }
 
@@ -262,7 +259,6 @@ void mgr_opened(struct entry *e, void *h, const struct bh_client_error *err)
 	}
 	if (e->disposed) {
 		/* Disposed while it opened: nobody will use it. */
-		e->m->closes++;
 		start_close(e);
 		maybe_release(e);
 		return;
@@ -630,11 +626,6 @@ size_t bh_manager_entries(bh_manager *m, struct bh_manager_entry *out, size_t ma
 		};
 	}
 	return n;
-}
-
-unsigned bh_manager_closes(const bh_manager *m)
-{
-	return m->closes;
 }
 
 void bh_manager_free(bh_manager *m)

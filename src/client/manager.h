@@ -119,8 +119,6 @@ struct bh_manager_entry {
 	const char *fingerprint;    /* "" while opening */
 };
 size_t bh_manager_entries(bh_manager *m, struct bh_manager_entry *out, size_t max);
-/* Closes the manager made (dispose, idle, cap), counted for teaching. */
-unsigned bh_manager_closes(const bh_manager *m);
 
 /* The owner as OpenSession sends it: hex HMAC-SHA256 of the owner under
  * SHA-256("bulkhead owner digest v1\n" || token), so the name never leaves

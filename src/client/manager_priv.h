@@ -61,7 +61,6 @@ struct bh_manager {
 	struct entry *live;        /* keyed entries */
 	struct entry *leaving;     /* disposed, waiting for their last callback */
 	uint64_t clock;
-	unsigned closes;
 };
 
 /* The backend's answers. h is the new session (err NULL), or err. */

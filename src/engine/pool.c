@@ -18,7 +18,6 @@
 #define REFILL_DELAY_MS 250u
 
 struct pool_slot {
-	bh_engine *e;
 	struct sandbox *sb;        /* NULL once taken or failed */
 	enum bh_tier tier;
 	bool ready;
@@ -117,7 +116,6 @@ void pool_fill(bh_engine *e)
 			continue;
 		while (count(e, (enum bh_tier)t, false) < e->policy.pool_size) {
 			struct pool_slot *slot = xzalloc(sizeof *slot);
-			slot->e = e;
 			slot->tier = (enum bh_tier)t;
 			slot->next = e->pool;
 			e->pool = slot;
