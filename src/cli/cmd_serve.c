@@ -99,7 +99,8 @@ int cmd_serve(int argc, char **argv)
 		/* Each sandbox's memory.max (default 512 MiB). */
 		else if (!strcmp(a, "--sandbox-memory") && atoi(v) >= 64 && atoi(v) <= 65536)
 			sandbox_memory = (uint32_t)atoi(v);
-		else if (!strcmp(a, "--pool") && atoi(v) >= 0 && atoi(v) <= 16)
+		else if (!strcmp(a, "--pool") && v[strspn(v, "0123456789")] == '\0' && *v &&
+			 atoi(v) <= 16) /* 0 is valid: no digits is not */
 			p->pool_size = (uint32_t)atoi(v);
 		else if (ms > 0 && ms <= 0xffffffffLL && !strcmp(a, "--pool-age"))
 			p->pool_max_age_ms = (uint32_t)ms;
