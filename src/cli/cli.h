@@ -29,8 +29,12 @@ bh_engine *cli_open_engine(const struct cli_common *c, bool reprove);
 /* The same, choosing whether tiers are proven and where the log goes. */
 bh_engine *cli_open_engine_with(const struct cli_common *c, bool reprove, bool skip_proofs,
 				bh_log_fn log);
-/* An engine that proves nothing and collects nothing at open: for leaks and gc. */
+/* An engine that only reads (ls, leaks, gc --dry-run): no lock taken
+ * exclusively, nothing created, prepared, migrated or written. */
 bh_engine *cli_open_engine_inspect(const struct cli_common *c, bh_log_fn log);
+/* An engine that proves nothing and collects nothing at open, holding the
+ * lock: for gc, which reaps. */
+bh_engine *cli_open_engine_collect(const struct cli_common *c, bh_log_fn log);
 /* Runs the engine's loop until every tier's proof finished. */
 int cli_wait_proven(bh_engine *e);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

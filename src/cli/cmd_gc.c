@@ -17,7 +17,8 @@
 static void quiet(void *arg, enum bh_log_level level, const char *msg)
 {
 	(void)arg;
-	if (level >= BH_LOG_ERROR)
+	/* Warnings too: a link not followed in the state directory is one. */
+	if (level >= BH_LOG_WARN)
 		fprintf(stderr, "bulkhead: %s\n", msg);
 }
 
@@ -104,7 +105,8 @@ static int run(int argc, char **argv, bool gc)
 		bh_client_free(client);
 		return rc;
 	}
-	bh_engine *e = cli_open_engine_inspect(&c, quiet);
+	/* Looking is read-only; reaping holds the lock. */
+	bh_engine *e = dry ? cli_open_engine_inspect(&c, quiet) : cli_open_engine_collect(&c, quiet);
 	if (!e)
 		return CLI_EXIT_BULKHEAD;
 	struct bh_leak *v = NULL;

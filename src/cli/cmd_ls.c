@@ -88,7 +88,8 @@ static int attached(bh_client *c, bool json)
 static void quiet(void *arg, enum bh_log_level level, const char *msg)
 {
 	(void)arg;
-	if (level >= BH_LOG_ERROR)
+	/* Warnings too: a link not followed in the state directory is one. */
+	if (level >= BH_LOG_WARN)
 		fprintf(stderr, "bulkhead: %s\n", msg);
 }
 

@@ -55,16 +55,12 @@ static int parse(int argc, char **argv, struct store_args *a, const char *usage,
 
 static struct bh_store *open_store(const struct cli_common *c)
 {
-	const char *dir = c->state_dir;
-	if (!dir || !*dir)
-		dir = getenv("BULKHEAD_STATE");
-	if (!dir || !*dir)
-		dir = "/var/lib/bulkhead";
+	const char *dir = bh_state_dir_name(c->state_dir);
 	char path[4200];
 	snprintf(path, sizeof path, "%s/bulkhead.db", dir);
 	struct bh_store *s = NULL;
 	bh_error *err = NULL;
-	if (store_open(path, true, false, &s, &err) < 0) {
+	if (bh_state_dir_check(dir, &err) < 0 || store_open(path, true, false, &s, &err) < 0) {
 		cli_error("%s", err->msg);
 		bh_error_free(err);
 		return NULL;

@@ -97,18 +97,24 @@ bh_engine *cli_open_engine(const struct cli_common *c, bool reprove)
 	return cli_open_engine_with(c, reprove, false, NULL);
 }
 
+enum open_mode { OPEN_FULL, OPEN_COLLECT, OPEN_READ };
 static bh_engine *open_engine(const struct cli_common *c, bool reprove, bool skip_proofs,
-			      bool inspect, bh_log_fn log);
+			      enum open_mode mode, bh_log_fn log);
 
 bh_engine *cli_open_engine_with(const struct cli_common *c, bool reprove, bool skip_proofs,
 				bh_log_fn log)
 {
-	return open_engine(c, reprove, skip_proofs, false, log);
+	return open_engine(c, reprove, skip_proofs, OPEN_FULL, log);
 }
 
 bh_engine *cli_open_engine_inspect(const struct cli_common *c, bh_log_fn log)
 {
-	return open_engine(c, false, true, true, log);
+	return open_engine(c, false, true, OPEN_READ, log);
+}
+
+bh_engine *cli_open_engine_collect(const struct cli_common *c, bh_log_fn log)
+{
+	return open_engine(c, false, true, OPEN_COLLECT, log);
 }
 
 int cli_engine_config(const struct cli_common *c, struct bh_config *cfg)
@@ -136,7 +142,7 @@ int cli_engine_config(const struct cli_common *c, struct bh_config *cfg)
 }
 
 static bh_engine *open_engine(const struct cli_common *c, bool reprove, bool skip_proofs,
-			      bool inspect, bh_log_fn log)
+			      enum open_mode mode, bh_log_fn log)
 {
 	struct bh_config cfg;
 	if (cli_engine_config(c, &cfg) < 0)
@@ -145,7 +151,8 @@ static bh_engine *open_engine(const struct cli_common *c, bool reprove, bool ski
 		cfg.log = log;
 	cfg.reprove = reprove;
 	cfg.skip_proofs = skip_proofs;
-	cfg.inspect_only = inspect;
+	cfg.inspect_only = mode != OPEN_FULL;
+	cfg.read_only = mode == OPEN_READ;
 	bh_engine *e = NULL;
 	bh_error *err = NULL;
 	if (bh_engine_open(&cfg, &e, &err) < 0) {

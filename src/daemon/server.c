@@ -302,8 +302,19 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 		strcat(abs, sock);
 		sock = abs;
 	}
-	FILE *f = fopen(s->attach_file, "we");
-	if (!f || fprintf(f, "%s\n", sock) < 0 || fclose(f) != 0)
+	/* Never through a link (the engine refused a state directory holding
+	 * one at open); readable by all, writable by us alone, as a client's
+	 * auto-attach requires before it trusts the note. */
+	int note = open(s->attach_file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	FILE *f = note < 0 ? NULL : fdopen(note, "w");
+	if (!f) {
+		int saved = errno;
+		if (note >= 0)
+			close(note);
+		return why_errno(why, saved, "write %s", s->attach_file);
+	}
+	bool ok = fchmod(note, 0644) == 0 && fprintf(f, "%s\n", sock) >= 0;
+	if (fclose(f) != 0 || !ok)
 		return why_errno(why, errno, "write %s", s->attach_file);
 	return 0;
 }

@@ -94,7 +94,10 @@ struct bh_config {
 	bool reprove;           /* ignore cached evidence; run every smoke test */
 	const char *evidence_dir; /* where proven evidence is cached; NULL: the state directory */
 	bool skip_proofs;       /* offer no tier: for commands that only collect or read */
-	bool inspect_only;      /* at open, collect nothing a dead engine left (leaks, gc --dry-run) */
+	bool inspect_only;      /* at open, collect nothing a dead engine left (gc) */
+	bool read_only;         /* open only to read (ls, leaks, gc --dry-run): no lock file made
+				   or written, nothing created, prepared or migrated, the store read
+				   without writing beside it; implies inspect_only and skip_proofs */
 	bool store_sync_full;   /* SQLite synchronous=FULL (power-loss durability); default NORMAL */
 	bool store_digests_only; /* keep no code or output prefix in the store */
 	/* Test hook: SIGKILL the process at a named point ("open", "cell",
@@ -143,6 +146,20 @@ struct bh_config {
 	uint32_t pids_limit;      /* crun sandboxes; 0 = 256 (runsc gets a generous one) */
 };
 
+/* The state directory a command means: dir, else $BULKHEAD_STATE, else
+ * /var/lib/bulkhead. */
+const char *bh_state_dir_name(const char *dir);
+/* Whether dir (NULL: bh_state_dir_name's) may be opened as a state
+ * directory: the directory itself, not a symbolic link, owned by root or by
+ * the uid this process runs as, and not writable by group or others (so
+ * nobody else can swap what is in it). -1 with *err naming the path, its
+ * owner and mode, and the fix. Every engine open checks it; so do the
+ * commands that read a state directory's store or its daemon note. */
+int bh_state_dir_check(const char *dir, bh_error **err);
+
+/* Refuses a state directory that fails bh_state_dir_check, and a full
+ * engine one whose lock, store files, rootfs, bundles, images, run or lib
+ * are symbolic links (or not what the engine makes). */
 int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err);
 /* Kills and deletes every sandbox the engine holds, then releases the state
  * directory. Blocks until the runtime confirmed (bounded). */

@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -278,16 +279,23 @@ int rootfs_prepare(const char *rootfs, bh_error **err)
 		if (mkdir_p(p, 0755) < 0)
 			return bh_fail(err, BH_E_SYSTEM, errno, "create %s", p);
 	}
-	/* runc ignores a tmpfs's mode and takes the mount point's: keep 1777. */
+	/* runc ignores a tmpfs's mode and takes the mount point's: keep 1777.
+	 * Changed through a descriptor opened with no link followed. */
 	cleanup_free char *tmp = xasprintf("%s/tmp", rootfs);
-	if (mkdir_p(tmp, 01777) < 0 || chmod(tmp, 01777) < 0)
+	cleanup_close int tmp_fd = mkdir_p(tmp, 01777) < 0 ? -1
+					: open_nofollow(AT_FDCWD, tmp, O_RDONLY | O_DIRECTORY, 0);
+	if (tmp_fd < 0 || fchmod(tmp_fd, 01777) < 0)
 		return bh_fail(err, BH_E_SYSTEM, errno, "create %s", tmp);
+	/* The rootfs's own links, made inside it (they are resolved inside the
+	 * sandbox, never by us). */
 	static const char *const links[][2] = {
 		{"bin", "usr/bin"}, {"lib", "usr/lib"}, {"lib64", "usr/lib64"}, {"sbin", "usr/sbin"},
 		{"etc/localtime", "/usr/share/zoneinfo/Etc/UTC"}};
 	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
 		cleanup_free char *p = xasprintf("%s/%s", rootfs, links[i][0]);
-		if (symlink(links[i][1], p) < 0 && errno != EEXIST)
+		cleanup_free char *base = NULL;
+		cleanup_close int dir = open_parent_nofollow(p, &base);
+		if (dir < 0 || (symlinkat(links[i][1], dir, base) < 0 && errno != EEXIST))
 			return bh_fail(err, BH_E_SYSTEM, errno, "symlink %s", p);
 	}
 	/* Bind mounts of single files (the init, ld.so.cache) need files as

@@ -1,6 +1,7 @@
 /* The engine: one state directory, one loop, the tiers it proved, and the
  * sandboxes it holds. */
 #include "engine_priv.h"
+#include "state_dir.h"
 #include "store.h"
 
 #include <errno.h>
@@ -60,18 +61,34 @@ static bool held_by_warden(int fd)
 	return !strncmp(holder, "warden", 6);
 }
 
+/* A full engine holds the lock exclusively (made if missing, its pid
+ * written in it). A read-only one only makes sure no engine holds it, with
+ * a shared lock on a lock file that exists: it creates and writes nothing. */
 static int lock_state(bh_engine *e, bh_error **err)
 {
-	cleanup_free char *path = xasprintf("%s/lock", e->state_dir);
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	bool shared = e->read_only;
+	int fd = shared ? openat(e->state_fd, "lock", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+			: openat(e->state_fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+				 0600);
+	if (fd < 0 && shared && (errno == ENOENT || errno == ELOOP))
+		return 0; /* never locked, or a link (reported, not followed) */
 	if (fd < 0)
-		return bh_fail(err, BH_E_SYSTEM, errno, "open %s", path);
+		return bh_fail(err, BH_E_SYSTEM, errno, "open %s/lock", e->state_dir);
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		if (shared)
+			return 0;
+		return bh_fail(err, BH_E_INVALID, 0, "state directory %s: lock is not a regular file",
+			       e->state_dir);
+	}
+	int op = shared ? LOCK_SH : LOCK_EX;
 	/* A dead engine's warden holds the lock for the moment it takes to
 	 * stop that engine's sandboxes: wait for it, briefly. The first
 	 * tenth of a second covers a warden that has the lock but has not
 	 * written its name yet. */
 	int r;
-	for (int tries = 0; (r = flock(fd, LOCK_EX | LOCK_NB)) < 0 && errno == EWOULDBLOCK &&
+	for (int tries = 0; (r = flock(fd, op | LOCK_NB)) < 0 && errno == EWOULDBLOCK &&
 			    (tries < 5 || (tries < LOCK_WAIT_MS / 20 && held_by_warden(fd)));
 	     tries++)
 		usleep(20 * 1000);
@@ -85,13 +102,15 @@ static int lock_state(bh_engine *e, bh_error **err)
 			return bh_fail(err, BH_E_LOCKED, 0,
 				       "state directory %s is held by another engine (pid %s)",
 				       e->state_dir, *rtrim(holder) ? holder : "unknown");
-		return bh_fail(err, BH_E_SYSTEM, saved, "lock %s", path);
+		return bh_fail(err, BH_E_SYSTEM, saved, "lock %s/lock", e->state_dir);
 	}
+	e->lock_fd = fd;
+	if (shared)
+		return 0;
 	char pid[32];
 	int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) < 0)
-		bh_log(e, BH_LOG_WARN, "cannot record our pid in %s", path);
-	e->lock_fd = fd;
+		bh_log(e, BH_LOG_WARN, "cannot record our pid in %s/lock", e->state_dir);
 	return 0;
 }
 
@@ -226,7 +245,7 @@ static void sweep_leftovers(bh_engine *e)
 	}
 	/* Bundles go, but for hibernated sessions': their next call restores
 	 * from bundle and image. */
-	cleanup_dir DIR *d = opendir(e->bundles_dir);
+	cleanup_dir DIR *d = opendir_nofollow(e->bundles_dir);
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] == '.' || sessions_keeps_bundle(e, de->d_name))
@@ -238,7 +257,7 @@ static void sweep_leftovers(bh_engine *e)
 	/* Images likewise: one whose checkpoint a dead engine never finished
 	 * (its row never said hibernated) will never be restored. */
 	cleanup_free char *images = xasprintf("%s/images", e->state_dir);
-	cleanup_dir DIR *di = opendir(images);
+	cleanup_dir DIR *di = opendir_nofollow(images);
 	while (di && (de = readdir(di))) {
 		if (de->d_name[0] == '.' || sessions_keeps_bundle(e, de->d_name))
 			continue;
@@ -299,15 +318,12 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	struct bh_config none = {0};
 	if (!cfg)
 		cfg = &none;
-	const char *dir = cfg->state_dir;
-	if (!dir || !*dir)
-		dir = getenv("BULKHEAD_STATE");
-	if (!dir || !*dir)
-		dir = "/var/lib/bulkhead";
-	/* 0711: sandboxes run as unprivileged host uids and must be able to
-	 * traverse to the shared rootfs and the init; nothing here is listable. */
-	if (mkdir_p(dir, 0711) < 0 || chmod(dir, 0711) < 0)
+	bool ro = cfg->read_only;
+	const char *dir = bh_state_dir_name(cfg->state_dir);
+	if (!ro && mkdir_p_named(dir, 0711) < 0)
 		return bh_fail(err, BH_E_SYSTEM, errno, "create state directory %s", dir);
+	if (bh_state_dir_check(dir, err) < 0)
+		return -1;
 	char real[PATH_MAX];
 	if (!realpath(dir, real))
 		return bh_fail(err, BH_E_SYSTEM, errno, "resolve state directory %s", dir);
@@ -319,12 +335,35 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	e->log_arg = cfg->log_arg;
 	e->state_dir = xstrdup(real);
 	e->reprove = cfg->reprove;
-	e->inspect_only = cfg->inspect_only;
-	e->evidence_dir = xstrdup(cfg->evidence_dir && *cfg->evidence_dir ? cfg->evidence_dir : real);
-	if (mkdir_p(e->evidence_dir, 0700) < 0) {
-		bh_fail(err, BH_E_SYSTEM, errno, "create evidence directory %s", e->evidence_dir);
+	e->read_only = ro;
+	e->inspect_only = cfg->inspect_only || ro;
+	/* The checks again on the descriptor everything else is opened from:
+	 * realpath's answer cannot have been swapped under us. */
+	e->state_fd = open(real, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (e->state_fd < 0) {
+		bh_fail(err, BH_E_SYSTEM, errno, "open state directory %s", real);
 		goto fail;
 	}
+	if (state_dir_check_fd(e->state_fd, real, err) < 0 ||
+	    state_dir_entries_check(e, e->state_fd, real, !ro, err) < 0)
+		goto fail;
+	/* Sandboxes run as unprivileged host uids and must be able to traverse
+	 * to the shared rootfs and the init. Only the traverse bits are added,
+	 * to a directory that passed the checks: nothing is taken away. */
+	struct stat sd;
+	if (!ro && fstat(e->state_fd, &sd) == 0 && (sd.st_mode & 0011) != 0011 &&
+	    fchmod(e->state_fd, (sd.st_mode & 07777) | 0011) < 0) {
+		bh_fail(err, BH_E_SYSTEM, errno, "let sandboxes traverse %s (chmod go+x)", real);
+		goto fail;
+	}
+	const char *evidence = cfg->evidence_dir && *cfg->evidence_dir ? cfg->evidence_dir : real;
+	if (!ro && mkdir_p_named(evidence, 0700) < 0) {
+		bh_fail(err, BH_E_SYSTEM, errno, "create evidence directory %s", evidence);
+		goto fail;
+	}
+	/* Resolved once, so the cache is written with no link followed. */
+	char evidence_real[PATH_MAX];
+	e->evidence_dir = xstrdup(realpath(evidence, evidence_real) ? evidence_real : evidence);
 	e->drop_wall = cfg->drop_wall ? xstrdup(cfg->drop_wall) : NULL;
 	e->drop_wall_after_proof =
 		cfg->drop_wall_after_proof ? xstrdup(cfg->drop_wall_after_proof) : NULL;
@@ -375,37 +414,49 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	}
 	if (cgroups_setup(&e->cg, e->state_key, err) < 0)
 		goto fail;
-	if (rootfs_prepare(e->rootfs, err) < 0)
-		goto fail;
-	const char *init = cfg->init_path && *cfg->init_path ? cfg->init_path : getenv("BULKHEAD_INIT");
-	if (install_init(e, init, err) < 0)
-		goto fail;
-	const char *interp =
-		cfg->interp_dir && *cfg->interp_dir ? cfg->interp_dir : getenv("BULKHEAD_INTERP");
-	if (install_interp(e, interp, err) < 0)
-		goto fail;
+	if (ro) {
+		/* Named, never installed: a read-only engine starts no sandbox. */
+		e->init_path = xasprintf("%s/lib/bulkhead-init", real);
+		e->interp_dir = xasprintf("%s/lib/interp", real);
+	} else {
+		if (rootfs_prepare(e->rootfs, err) < 0)
+			goto fail;
+		const char *init =
+			cfg->init_path && *cfg->init_path ? cfg->init_path : getenv("BULKHEAD_INIT");
+		if (install_init(e, init, err) < 0)
+			goto fail;
+		const char *interp =
+			cfg->interp_dir && *cfg->interp_dir ? cfg->interp_dir : getenv("BULKHEAD_INTERP");
+		if (install_interp(e, interp, err) < 0)
+			goto fail;
+	}
 	e->runtimes[BH_TIER_CONTAINER].ops = &runtime_crun;
 	e->runtimes[BH_TIER_KERNEL].ops = &runtime_runsc;
 	for (int t = 0; t < BH_TIER_COUNT; t++) {
 		struct runtime *rt = &e->runtimes[t];
 		if (rt->ops)
-			runtime_preflight(rt, e->state_dir, rt->why, sizeof rt->why);
+			runtime_preflight(rt, e->state_dir, !ro, rt->why, sizeof rt->why);
 	}
 	e->store_path = xasprintf("%s/bulkhead.db", real);
-	if (store_open(e->store_path, false, cfg->store_sync_full, &e->store, err) < 0)
+	struct stat db;
+	if (ro && fstatat(e->state_fd, "bulkhead.db", &db, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+		bh_log(e, BH_LOG_INFO, "%s has no store yet: nothing recorded to read", real);
+	else if (store_open(e->store_path, ro, cfg->store_sync_full, &e->store, err) < 0)
 		goto fail;
-	if (!cfg->inspect_only && !cfg->skip_proofs)
+	if (!e->inspect_only && !cfg->skip_proofs)
 		warden_start(e);
-	if (!cfg->inspect_only) {
+	if (!e->inspect_only) {
 		sweep_leftovers(e);
 		sessions_reconcile(e);
 		on_prune(e, NULL);
 	}
-	e->checkpoint = loop_timer(e->loop, CHECKPOINT_MS, on_checkpoint, NULL);
+	if (!ro)
+		e->checkpoint = loop_timer(e->loop, CHECKPOINT_MS, on_checkpoint, NULL);
 	e->tick = loop_timer(e->loop, TICK_MS, on_tick, NULL);
-	bh_log(e, BH_LOG_INFO, "engine open on %s (cgroups %s)", e->state_dir, e->cg.parent);
+	bh_log(e, BH_LOG_INFO, "engine open on %s%s (cgroups %s)", e->state_dir,
+	       ro ? " read-only" : "", e->cg.parent);
 	*out = e;
-	if (cfg->skip_proofs)
+	if (cfg->skip_proofs || ro)
 		evidence_skip(e);
 	else
 		evidence_start(e);
@@ -808,6 +859,8 @@ void bh_engine_close(bh_engine *e)
 	loop_free(e->loop);
 	if (e->lock_fd >= 0)
 		close(e->lock_fd);
+	if (e->state_fd >= 0)
+		close(e->state_fd);
 	free(e->state_dir);
 	free(e->init_path);
 	free(e->interp_dir);

@@ -50,7 +50,8 @@ struct runtime {
 /* argv for `<bin> --root R <global flags> <args...>`, NULL-terminated; free with argv_free. */
 char **runtime_argv(const struct runtime *rt, const char *const *args);
 void argv_free(char **argv);
-int runtime_preflight(struct runtime *rt, const char *state_dir, char *why, size_t why_len);
+int runtime_preflight(struct runtime *rt, const char *state_dir, bool create_root, char *why,
+		      size_t why_len);
 /* Container names this runtime lists under our root (blocking; for reconcile/close). */
 size_t runtime_list_sync(const struct runtime *rt, char ***names);
 /* Kill and delete one container, blocking (close path and leftovers). */
@@ -188,6 +189,11 @@ void sandbox_bundle_spec(bh_engine *e, enum bh_tier tier, struct bundle_spec *sp
 int sandbox_open(bh_engine *e, enum bh_tier tier, const char *name, sandbox_open_fn fn, void *arg,
 		 bh_error **err);
 int sandbox_new_name(char out[40]);
+/* Exactly what sandbox_new_name makes ("bh-" and 16 lowercase hex digits).
+ * A name read from the store or a runtime's list becomes a path (bundles/,
+ * images/) only after this: a row saying "../../home/alice" is evidence of
+ * tampering, never a directory to delete. */
+bool sandbox_name_valid(const char *name);
 int sandbox_exec(bh_engine *e, struct sandbox *sb, const struct bh_exec_request *req,
 		 sandbox_exec_fn fn, void *arg, bh_error **err);
 uint64_t sandbox_next_call_id(void);
@@ -292,6 +298,8 @@ struct bh_engine {
 	bool closing;
 	bool reprove;
 	bool inspect_only;
+	bool read_only;    /* bh_config's: nothing created, written or locked exclusively */
+	int state_fd;      /* the state directory, checked (state_dir.c) */
 	char *evidence_dir;
 	char *drop_wall;
 	char *drop_wall_after_proof; /* test hook, see bh_config */

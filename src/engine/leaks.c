@@ -73,8 +73,13 @@ static void check_row(void *arg, const char *fp, const char *sandbox, const char
 	struct bh_leak *l = add(c->f, BH_LEAK_GHOST, sandbox);
 	snprintf(l->fingerprint, sizeof l->fingerprint, "%s", fp);
 	snprintf(l->runtime, sizeof l->runtime, "%s", runtime);
-	snprintf(l->reason, sizeof l->reason,
-		 "the registry says %s, but %s has no such container", state, runtime);
+	if (!sandbox_name_valid(sandbox))
+		snprintf(l->reason, sizeof l->reason,
+			 "the registry row names sandbox \"%.64s\", which is not a name bulkhead "
+			 "makes (a tampered store?)", sandbox);
+	else
+		snprintf(l->reason, sizeof l->reason,
+			 "the registry says %s, but %s has no such container", state, runtime);
 	snprintf(l->holder, sizeof l->holder, "registry row of engine pid %lld", (long long)engine_pid);
 }
 
@@ -139,7 +144,9 @@ size_t bh_engine_leaks(bh_engine *e, struct bh_leak **out)
 	free(list);
 	/* Images no held session will restore. */
 	cleanup_free char *images = xasprintf("%s/images", e->state_dir);
-	cleanup_dir DIR *d = opendir(images);
+	cleanup_dir DIR *d = opendir_nofollow(images);
+	if (!d && errno == ELOOP)
+		bh_log(e, BH_LOG_WARN, "%s is reached through a symbolic link: not listed", images);
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
@@ -181,6 +188,13 @@ static struct runtime *runtime_named(bh_engine *e, const char *name)
 
 size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped)
 {
+	if (reaped)
+		*reaped = NULL;
+	if (e->read_only) {
+		bh_log(e, BH_LOG_ERROR, "this engine opened %s read-only: nothing reaped",
+		       e->state_dir);
+		return 0;
+	}
 	struct bh_leak *v = NULL;
 	size_t n = bh_engine_leaks(e, &v);
 	for (size_t i = 0; i < n; i++) {
@@ -193,8 +207,12 @@ size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped)
 				runtime_destroy_sync(rt, l->sandbox);
 			if (l->fingerprint[0] && e->store)
 				store_session_end(e->store, l->fingerprint, "reaped", l->reason, NULL);
-			cleanup_free char *bundle = xasprintf("%s/%s", e->bundles_dir, l->sandbox);
-			rm_rf(bundle);
+			/* A name the runtime listed becomes a path only if it is one
+			 * bulkhead makes. */
+			if (sandbox_name_valid(l->sandbox)) {
+				cleanup_free char *bundle = xasprintf("%s/%s", e->bundles_dir, l->sandbox);
+				rm_rf(bundle);
+			}
 			break;
 		}
 		case BH_LEAK_GHOST:

@@ -4,6 +4,7 @@
 #include "engine_priv.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -84,7 +85,8 @@ void argv_free(char **argv)
 	free(argv);
 }
 
-int runtime_preflight(struct runtime *rt, const char *state_dir, char *why, size_t why_len)
+int runtime_preflight(struct runtime *rt, const char *state_dir, bool create_root, char *why,
+		      size_t why_len)
 {
 	free(rt->path);
 	rt->path = NULL;
@@ -102,7 +104,7 @@ int runtime_preflight(struct runtime *rt, const char *state_dir, char *why, size
 	}
 	free(rt->root);
 	rt->root = xasprintf("%s/run/%s", state_dir, rt->ops->name);
-	if (mkdir_p(rt->root, 0700) < 0) {
+	if (create_root && mkdir_p(rt->root, 0700) < 0) {
 		snprintf(why, why_len, "cannot create %s: %s", rt->root, strerror(errno));
 		return -1;
 	}
@@ -129,6 +131,11 @@ size_t runtime_list_sync(const struct runtime *rt, char ***names)
 {
 	*names = NULL;
 	if (!rt->path)
+		return 0;
+	/* No root, nothing to list (crun would create it); a root reached
+	 * through a link is not ours (another runtime's containers). */
+	cleanup_close int root = open_nofollow(AT_FDCWD, rt->root, O_PATH | O_DIRECTORY, 0);
+	if (root < 0)
 		return 0;
 	const char *const args[] = {"list", "-q", NULL};
 	char **argv = runtime_argv(rt, args);

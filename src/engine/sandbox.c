@@ -723,13 +723,29 @@ static void channel_attach(bh_engine *e, struct sandbox *sb, struct channel_pipe
 	sb->w_diag = loop_watch(e->loop, sb->diag, EPOLLIN, on_diag, sb);
 }
 
+#define NAME_PREFIX "bh-"
+#define NAME_HEX 16 /* random_hex(8) */
+
 int sandbox_new_name(char out[40])
 {
-	char rnd[17];
-	if (random_hex(8, rnd) < 0)
+	char rnd[NAME_HEX + 1];
+	if (random_hex(NAME_HEX / 2, rnd) < 0)
 		return -1;
-	snprintf(out, 40, "bh-%s", rnd);
+	snprintf(out, 40, NAME_PREFIX "%s", rnd);
 	return 0;
+}
+
+bool sandbox_name_valid(const char *name)
+{
+	if (!name || strncmp(name, NAME_PREFIX, strlen(NAME_PREFIX)))
+		return false;
+	const char *hex = name + strlen(NAME_PREFIX);
+	if (strlen(hex) != NAME_HEX)
+		return false;
+	for (const char *c = hex; *c; c++)
+		if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f')))
+			return false;
+	return true;
 }
 
 int sandbox_open(bh_engine *e, enum bh_tier tier, const char *name, sandbox_open_fn fn, void *arg,
@@ -739,6 +755,9 @@ int sandbox_open(bh_engine *e, enum bh_tier tier, const char *name, sandbox_open
 	if (!rt || !rt->ops || !rt->path)
 		return bh_refuse(err, BH_REFUSAL_UNSUPPORTED, "no runtime provides the %s tier",
 				 bh_tier_name(tier));
+	if (name && !sandbox_name_valid(name))
+		return bh_fail(err, BH_E_INVALID, 0, "\"%.64s\" is not a sandbox name bulkhead makes",
+			       name);
 	int slot = uid_slot_take(e);
 	if (slot < 0)
 		return bh_refuse(err, BH_REFUSAL_CAPACITY,
@@ -1195,7 +1214,7 @@ int sandbox_restore(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *
 struct sandbox *sandbox_adopt_hibernated(bh_engine *e, enum bh_tier tier, const char *name)
 {
 	struct runtime *rt = tier >= 0 && tier < BH_TIER_COUNT ? &e->runtimes[tier] : NULL;
-	if (!rt || !rt->ops || !rt->path)
+	if (!rt || !rt->ops || !rt->path || !sandbox_name_valid(name))
 		return NULL;
 	int slot = uid_slot_take(e);
 	if (slot < 0)

@@ -11,6 +11,7 @@
 #include "store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <regex.h>
 #include <signal.h>
 #include <string.h>
@@ -1711,12 +1712,15 @@ static void collect_live(void *arg, const char *fp, const char *sandbox, const c
 	snprintf(c->fps[c->n++], 65, "%s", fp);
 }
 
+/* Both ours: reached with no link followed (a linked image would be
+ * restored from, and deleted at retention, wherever it points). */
 static bool image_and_bundle(bh_engine *e, const char *sandbox)
 {
-	struct stat st;
 	cleanup_free char *img = xasprintf("%s/images/%s", e->state_dir, sandbox);
 	cleanup_free char *cfg = xasprintf("%s/%s/config.json", e->bundles_dir, sandbox);
-	return stat(img, &st) == 0 && S_ISDIR(st.st_mode) && stat(cfg, &st) == 0;
+	cleanup_close int i = open_nofollow(AT_FDCWD, img, O_PATH | O_DIRECTORY, 0);
+	cleanup_close int c = open_nofollow(AT_FDCWD, cfg, O_PATH, 0);
+	return i >= 0 && c >= 0;
 }
 
 struct keep_ctx {
@@ -1746,6 +1750,18 @@ static void readopt(void *arg, const struct store_hibernated_row *r)
 {
 	bh_engine *e = arg;
 	enum bh_tier tier;
+	/* The row is input: its name becomes a path only if bulkhead made it. */
+	if (!sandbox_name_valid(r->sandbox)) {
+		char detail[200];
+		snprintf(detail, sizeof detail, "sandbox \"%.64s\" is not a name bulkhead makes",
+			 r->sandbox);
+		bh_log(e, BH_LOG_WARN,
+		       "registry row %.12s: %s (a tampered store?): ended, nothing of it touched",
+		       r->fingerprint, detail);
+		store_session_end(e->store, r->fingerprint, "reaped", detail, NULL);
+		store_event(e->store, "invalid_row", r->fingerprint, "", detail);
+		return;
+	}
 	if (bh_tier_parse(r->tier, &tier) < 0 || !image_and_bundle(e, r->sandbox)) {
 		store_session_end(e->store, r->fingerprint, "reaped", "its hibernation image is gone", NULL);
 		return;

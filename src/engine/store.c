@@ -1,5 +1,6 @@
 #include "store.h"
 #include "internal.h"
+#include "store_files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -107,6 +108,11 @@ int store_open(const char *path, bool readonly, bool sync_full, struct bh_store 
 	       bh_error **err)
 {
 	*out = NULL;
+	/* SQLite opens the store's files by name: none may be a link, and a
+	 * store opened to read is opened writing nothing (store_files.c). */
+	cleanup_free char *uri = NULL;
+	if (readonly ? store_files_for_reading(path, &uri, err) < 0 : store_files_check(path, err) < 0)
+		return -1;
 	if (!readonly) {
 		/* 0600 from the first byte: create it ourselves before SQLite does. */
 		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -117,8 +123,9 @@ int store_open(const char *path, bool readonly, bool sync_full, struct bh_store 
 	}
 	struct bh_store *s = xzalloc(sizeof *s);
 	s->readonly = readonly;
-	int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
-	if (sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	int flags = readonly ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI : SQLITE_OPEN_READWRITE;
+	if (sqlite3_open_v2(readonly ? uri : path, &s->db,
+			    flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
 		db_fail(err, s->db, path);
 		store_close(s);
 		return -1;
@@ -136,11 +143,7 @@ int store_open(const char *path, bool readonly, bool sync_full, struct bh_store 
 			return -1;
 		}
 		/* The WAL and shared-memory files get the same privacy. */
-		char side[4200];
-		snprintf(side, sizeof side, "%s-wal", path);
-		chmod(side, 0600);
-		snprintf(side, sizeof side, "%s-shm", path);
-		chmod(side, 0600);
+		store_files_private(path);
 	}
 	*out = s;
 	return 0;

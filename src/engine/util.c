@@ -77,8 +77,17 @@ char *read_file(const char *path, size_t max, size_t *len)
 
 int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
 {
-	cleanup_free char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
-	cleanup_close int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	/* The directory is reached with no link followed, the temporary file is
+	 * made exclusively in it, and rename replaces a link at path rather
+	 * than writing through it. */
+	cleanup_free char *base = NULL;
+	cleanup_close int dir = open_parent_nofollow(path, &base);
+	if (dir < 0)
+		return -1;
+	cleanup_free char *tmp = xasprintf("%s.tmp.%d", base, (int)getpid());
+	unlinkat(dir, tmp, 0); /* a crashed writer's leftover, never followed */
+	cleanup_close int fd =
+		openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
 	if (fd < 0)
 		return -1;
 	const uint8_t *p = data;
@@ -87,22 +96,24 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			unlink(tmp);
+			int saved = errno;
+			unlinkat(dir, tmp, 0);
+			errno = saved;
 			return -1;
 		}
 		p += w;
 		len -= (size_t)w;
 	}
-	if (fchmod(fd, mode) < 0 || fsync(fd) < 0 || rename(tmp, path) < 0) {
+	if (fchmod(fd, mode) < 0 || fsync(fd) < 0 || renameat(dir, tmp, dir, base) < 0) {
 		int saved = errno;
-		unlink(tmp);
+		unlinkat(dir, tmp, 0);
 		errno = saved;
 		return -1;
 	}
 	return 0;
 }
 
-int mkdir_p(const char *path, mode_t mode)
+int mkdir_p_named(const char *path, mode_t mode)
 {
 	cleanup_free char *p = xstrdup(path);
 	for (char *s = p + 1; *s; s++) {
@@ -115,6 +126,30 @@ int mkdir_p(const char *path, mode_t mode)
 	}
 	if (mkdir(p, mode) < 0 && errno != EEXIST)
 		return -1;
+	return 0;
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+	/* One component at a time, each opened with no link followed before
+	 * the next is made in it: a link anywhere stops the walk (ELOOP). */
+	cleanup_free char *p = xstrdup(path);
+	cleanup_close int dir = open(p[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -1;
+	char *save = NULL;
+	for (char *c = strtok_r(p, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(c, "."))
+			continue;
+		if (mkdirat(dir, c, mode) < 0 && errno != EEXIST)
+			return -1;
+		int next = !strcmp(c, "..") ? openat(dir, c, O_PATH | O_DIRECTORY | O_CLOEXEC)
+					    : open_nofollow(dir, c, O_PATH | O_DIRECTORY, 0);
+		if (next < 0)
+			return -1;
+		close(dir);
+		dir = next;
+	}
 	return 0;
 }
 
@@ -148,7 +183,11 @@ static int rm_rf_at(int parent, const char *name)
 
 int rm_rf(const char *path)
 {
-	return rm_rf_at(AT_FDCWD, path);
+	cleanup_free char *base = NULL;
+	cleanup_close int dir = open_parent_nofollow(path, &base);
+	if (dir < 0)
+		return errno == ENOENT ? 0 : -1;
+	return rm_rf_at(dir, base);
 }
 
 static uint64_t usage_at(int parent, const char *name)

@@ -45,11 +45,25 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Reads a whole file (at most max bytes); returns NULL with errno set. */
 char *read_file(const char *path, size_t max, size_t *len);
-/* Writes data to path atomically (temp file + rename) with the given mode. */
+/* Paths with no symbolic link followed at any component (nofollow.c): a
+ * link fails with ELOOP. open_nofollow's path stays beneath dirfd unless
+ * dirfd is AT_FDCWD. */
+int open_nofollow(int dirfd, const char *path, int flags, mode_t mode);
+/* An O_PATH descriptor of path's directory; *base (caller frees) its last
+ * component. */
+int open_parent_nofollow(const char *path, char **base);
+DIR *opendir_nofollow(const char *path);
+
+/* These follow no symbolic link at any component of path (ELOOP): */
+/* Writes data to path atomically (temp file + rename) with the given mode;
+ * a link at path itself is replaced, never written through. */
 int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
 int mkdir_p(const char *path, mode_t mode);
-/* Removes a directory tree without following symlinks. */
+/* Removes a directory tree; a link at any depth is removed, not followed. */
 int rm_rf(const char *path);
+/* mkdir -p of a directory the operator names (a state directory, the
+ * evidence cache): its ancestors are followed as the path names them. */
+int mkdir_p_named(const char *path, mode_t mode);
 /* Bytes a tree takes on disk (allocated blocks; symlinks not followed). */
 uint64_t disk_usage(const char *path);
 

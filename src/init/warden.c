@@ -148,7 +148,7 @@ int bh_warden_main(int argc, char **argv)
 	if (pidfd >= 0)
 		close(pidfd);
 
-	int lock = open(lock_path, O_RDWR | O_CLOEXEC);
+	int lock = open(lock_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC); /* the engine's own file */
 	if (lock < 0)
 		return 0;
 	/* The lock may still be held for a moment by a child the engine forked
