@@ -2,16 +2,15 @@
  * the client instead of opening the state directory itself. --attach names
  * the daemon (a socket or a loopback URL); without it, a daemon that holds
  * the state directory is found through STATE/daemon.sock.path, which it
- * writes at start and removes at stop. The token comes from --token-file,
- * else $BULKHEAD_TOKEN. */
+ * writes at start and removes at stop, as far as that note can be trusted
+ * (bh_client_discover). The token comes from --token-file, else
+ * $BULKHEAD_TOKEN. */
 #include "cli.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 int cli_attach_opt(struct cli_attach *a, int argc, char **argv, int *i)
@@ -41,23 +40,6 @@ int cli_attach_opt(struct cli_attach *a, int argc, char **argv, int *i)
 	return 0;
 }
 
-/* A socket left by a daemon that died answers nobody: then the state
- * directory is free and the command runs embedded. */
-static bool answers(const char *path)
-{
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (fd < 0 || strlen(path) >= sizeof sa.sun_path) {
-		if (fd >= 0)
-			close(fd);
-		return fd >= 0; /* too long to probe here: let libcurl try it */
-	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	bool ok = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
-	close(fd);
-	return ok;
-}
-
 void cli_client_error(const struct bh_client_error *err)
 {
 	cli_error("%s", err->message);
@@ -68,20 +50,29 @@ void cli_client_error(const struct bh_client_error *err)
 		fprintf(stderr, "bulkhead: this command needs a token with the scope it names\n");
 }
 
+char *cli_discover_daemon(const struct cli_common *c)
+{
+	char *sock = NULL, *why = NULL;
+	int r = bh_client_discover(c->state_dir, &sock, &why);
+	/* A note that cannot be trusted is said out loud: it is evidence. A
+	 * stale one (its daemon died) only with -v. */
+	if (r < 0)
+		fprintf(stderr, "bulkhead: not attaching through %s/%s: %s; no token was sent\n",
+			bh_state_dir_name(c->state_dir), BH_CLIENT_ATTACH_FILE, why);
+	else if (r == 0 && why && c->verbose)
+		fprintf(stderr, "bulkhead: %s: running embedded\n", why);
+	free(why);
+	return sock;
+}
+
 int cli_attach(const struct cli_attach *a, const struct cli_common *c, enum cli_attach_mode mode,
 	       bh_client **out)
 {
 	*out = NULL;
 	cleanup_free_cli char *found = NULL;
 	const char *target = a->target;
-	if (!target && !a->no_attach && mode != CLI_ATTACH_EXPLICIT) {
-		found = bh_client_discover(c->state_dir);
-		if (found && answers(found))
-			target = found;
-		else if (found && c->verbose)
-			fprintf(stderr, "bulkhead: %s names %s, which answers nobody: running embedded\n",
-				BH_CLIENT_ATTACH_FILE, found);
-	}
+	if (!target && !a->no_attach && mode != CLI_ATTACH_EXPLICIT)
+		target = found = cli_discover_daemon(c);
 	if (!target)
 		return 0;
 	char *token = NULL;

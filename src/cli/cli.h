@@ -58,6 +58,10 @@ enum cli_attach_mode {
 /* Parses --attach, --token-file and --no-attach: 1 consumed, 0 not ours,
  * -1 a usage error (reported). */
 int cli_attach_opt(struct cli_attach *a, int argc, char **argv, int *i);
+/* The socket of a daemon holding the state directory, when its note can be
+ * trusted (bh_client_discover); NULL otherwise, after saying why a note was
+ * refused. Caller frees. */
+char *cli_discover_daemon(const struct cli_common *c);
 /* *out: a client of the daemon to use, or NULL to run embedded. -1 after
  * reporting why it could not be made. */
 int cli_attach(const struct cli_attach *a, const struct cli_common *c, enum cli_attach_mode mode,

@@ -14,27 +14,6 @@ static const char usage[] =
 	"usage: bulkhead [console] [--state DIR] [--attach SOCKET|URL] [--db FILE] [--readonly]\n"
 	"                [--view NAME] [--script FILE [--display]]\n";
 
-/* The socket a daemon holding this state directory named for us. */
-static bool daemon_socket(const struct cli_common *c, char *out, size_t n)
-{
-	const char *dir = c->state_dir;
-	if (!dir || !*dir)
-		dir = getenv("BULKHEAD_STATE");
-	if (!dir || !*dir)
-		dir = "/var/lib/bulkhead";
-	char path[4200];
-	snprintf(path, sizeof path, "%s/daemon.sock.path", dir);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return false;
-	bool ok = fgets(out, (int)n, f) != NULL;
-	fclose(f);
-	if (!ok)
-		return false;
-	out[strcspn(out, "\n")] = '\0';
-	return access(out, W_OK) == 0;
-}
-
 int cmd_console(int argc, char **argv)
 {
 	struct cli_common common = {0};
@@ -77,8 +56,8 @@ int cmd_console(int argc, char **argv)
 		cli_error("console: needs a terminal (or --script FILE for a headless run)");
 		return CLI_EXIT_USAGE;
 	}
-	char sock[4096];
-	if (!attach && !db && daemon_socket(&common, sock, sizeof sock))
+	cleanup_free_cli char *sock = !attach && !db ? cli_discover_daemon(&common) : NULL;
+	if (sock)
 		attach = sock;
 	struct ui_source *src = NULL;
 	char *why = NULL;

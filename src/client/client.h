@@ -321,10 +321,16 @@ void bh_client_events_free(struct bh_client_events *e);
 
 /* ---- finding a daemon ----------------------------------------------------- */
 
-/* The socket of the daemon holding state_dir (NULL: $BULKHEAD_STATE, else
- * /var/lib/bulkhead), read from STATE/daemon.sock.path; NULL when none
- * (caller frees). */
-char *bh_client_discover(const char *state_dir);
+/* The socket of the daemon holding state_dir (NULL: bh_state_dir_name's),
+ * from STATE/daemon.sock.path, trusted only as far as it can be checked
+ * (discover.c): the state directory passes bh_state_dir_check, the note is
+ * its owner's (or root's) regular file naming the absolute path of a unix
+ * socket that uid or root owns, in a directory only they can change, and
+ * the process answering on it runs as that uid or root.
+ * 1: *sock (caller frees) is that daemon. 0: none (no note, or its socket
+ * answers nobody; then *why may say so). -1: the note is not trusted (*why
+ * says why, caller frees): nothing may be sent to what it names. */
+int bh_client_discover(const char *state_dir, char **sock, char **why);
 /* The token a command should send: the first line of token_file when given,
  * else $BULKHEAD_TOKEN, else NULL (an open daemon). -1 with *err when the
  * file cannot be read. Caller frees *out. */

@@ -11,6 +11,7 @@ add_library(bulkhead-client STATIC
   src/client/sandbox.c
   src/client/session.c
   src/client/target.c
+  src/client/discover.c
   src/client/transport.c
   src/client/wait.c)
 target_include_directories(bulkhead-client PUBLIC src/client)

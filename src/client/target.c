@@ -1,6 +1,6 @@
 /* Where a daemon is and how to prove who we are: a target string (a unix
- * socket or a loopback URL), the socket a daemon left in its state
- * directory, and the token from a file or the environment. */
+ * socket or a loopback URL) and the token from a file or the environment
+ * (the socket a daemon left in its state directory: discover.c). */
 #include "client_priv.h"
 
 #include <arpa/inet.h>
@@ -75,14 +75,6 @@ int client_parse_target(const char *target, char **base, char **unix_path,
 	return 0;
 }
 
-static const char *state_dir_of(const char *state_dir)
-{
-	if (state_dir && *state_dir)
-		return state_dir;
-	const char *env = getenv("BULKHEAD_STATE");
-	return env && *env ? env : "/var/lib/bulkhead";
-}
-
 /* The first line of a file, trailing whitespace removed; NULL with errno. */
 static char *first_line(const char *path)
 {
@@ -101,18 +93,6 @@ static char *first_line(const char *path)
 	while (n > 0 && strchr(" \t\r\n", line[n - 1]))
 		line[--n] = '\0';
 	return line;
-}
-
-char *bh_client_discover(const char *state_dir)
-{
-	cleanup_free char *file = client_xasprintf("%s/%s", state_dir_of(state_dir),
-						    BH_CLIENT_ATTACH_FILE);
-	char *sock = first_line(file);
-	if (sock && !*sock) {
-		free(sock);
-		return NULL;
-	}
-	return sock;
 }
 
 int bh_client_token(const char *token_file, char **out, struct bh_client_error **err)
