@@ -67,6 +67,8 @@ static bool held_by_warden(int fd)
 static int lock_state(bh_engine *e, bh_error **err)
 {
 	bool shared = e->read_only;
+	if (shared && e->state_fd < 0)
+		return 0; /* no directory: no engine holds it */
 	int fd = shared ? openat(e->state_fd, "lock", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
 			: openat(e->state_fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
 				 0600);
@@ -322,10 +324,15 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	const char *dir = bh_state_dir_name(cfg->state_dir);
 	if (!ro && mkdir_p_named(dir, 0711) < 0)
 		return bh_fail(err, BH_E_SYSTEM, errno, "create state directory %s", dir);
-	if (bh_state_dir_check(dir, err) < 0)
+	/* Reading a state directory that does not exist finds nothing in it. */
+	struct stat named;
+	bool absent = ro && lstat(dir, &named) < 0 && errno == ENOENT;
+	if (!absent && bh_state_dir_check(dir, err) < 0)
 		return -1;
 	char real[PATH_MAX];
-	if (!realpath(dir, real))
+	if (absent)
+		snprintf(real, sizeof real, "%s", dir);
+	else if (!realpath(dir, real))
 		return bh_fail(err, BH_E_SYSTEM, errno, "resolve state directory %s", dir);
 
 	bh_engine *e = xzalloc(sizeof *e);
@@ -339,13 +346,13 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	e->inspect_only = cfg->inspect_only || ro;
 	/* The checks again on the descriptor everything else is opened from:
 	 * realpath's answer cannot have been swapped under us. */
-	e->state_fd = open(real, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (e->state_fd < 0) {
+	e->state_fd = absent ? -1 : open(real, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (!absent && e->state_fd < 0) {
 		bh_fail(err, BH_E_SYSTEM, errno, "open state directory %s", real);
 		goto fail;
 	}
-	if (state_dir_check_fd(e->state_fd, real, err) < 0 ||
-	    state_dir_entries_check(e, e->state_fd, real, !ro, err) < 0)
+	if (!absent && (state_dir_check_fd(e->state_fd, real, err) < 0 ||
+			state_dir_entries_check(e, e->state_fd, real, !ro, err) < 0))
 		goto fail;
 	/* Sandboxes run as unprivileged host uids and must be able to traverse
 	 * to the shared rootfs and the init. Only the traverse bits are added,
@@ -439,7 +446,8 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	}
 	e->store_path = xasprintf("%s/bulkhead.db", real);
 	struct stat db;
-	if (ro && fstatat(e->state_fd, "bulkhead.db", &db, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+	if (ro && (absent || (fstatat(e->state_fd, "bulkhead.db", &db, AT_SYMLINK_NOFOLLOW) < 0 &&
+			      errno == ENOENT)))
 		bh_log(e, BH_LOG_INFO, "%s has no store yet: nothing recorded to read", real);
 	else if (store_open(e->store_path, ro, cfg->store_sync_full, &e->store, err) < 0)
 		goto fail;
