@@ -337,6 +337,7 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 
 	bh_engine *e = xzalloc(sizeof *e);
 	e->lock_fd = -1;
+	e->state_fd = -1;
 	e->warden_pidfd = -1;
 	e->log = cfg->log;
 	e->log_arg = cfg->log_arg;
