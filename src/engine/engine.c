@@ -304,6 +304,11 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 		dir = getenv("BULKHEAD_STATE");
 	if (!dir || !*dir)
 		dir = "/var/lib/bulkhead";
+	/* An engine that runs sandboxes needs every directory above the state
+	 * directory open to them; refused before anything is created. */
+	bool runs_sandboxes = !cfg->inspect_only && !cfg->skip_proofs;
+	if (runs_sandboxes && state_dir_parents_check(dir, err) < 0)
+		return -1;
 	/* 0711: sandboxes run as unprivileged host uids and must be able to
 	 * traverse to the shared rootfs and the init; nothing here is listable. */
 	if (mkdir_p(dir, 0711) < 0 || chmod(dir, 0711) < 0)
@@ -311,6 +316,10 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	char real[PATH_MAX];
 	if (!realpath(dir, real))
 		return bh_fail(err, BH_E_SYSTEM, errno, "resolve state directory %s", dir);
+	/* Again where it really is: a symbolic link, or parents mkdir_p made
+	 * under a strict umask. */
+	if (runs_sandboxes && state_dir_parents_check(real, err) < 0)
+		return -1;
 
 	bh_engine *e = xzalloc(sizeof *e);
 	e->lock_fd = -1;

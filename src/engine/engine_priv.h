@@ -51,6 +51,11 @@ struct runtime {
 char **runtime_argv(const struct runtime *rt, const char *const *args);
 void argv_free(char **argv);
 int runtime_preflight(struct runtime *rt, const char *state_dir, char *why, size_t why_len);
+
+/* ---- the state directory's parents (state_parents.c) ---- */
+/* Refuses (naming the parent, its mode and the fix) a state directory below
+ * a directory the sandboxes' uids cannot search. */
+int state_dir_parents_check(const char *dir, bh_error **err);
 /* Container names this runtime lists under our root (blocking; for reconcile/close). */
 size_t runtime_list_sync(const struct runtime *rt, char ***names);
 /* Kill and delete one container, blocking (close path and leftovers). */
