@@ -130,7 +130,11 @@ size_t runtime_list_sync(const struct runtime *rt, char ***names)
 	*names = NULL;
 	if (!rt->path)
 		return 0;
-	const char *const args[] = {"list", "-q", NULL};
+	/* --quiet, spelled out: crun takes -q too, but runsc's flags know only
+	 * -quiet/--quiet and it refuses -q (status 128), which made every runsc
+	 * container under our root invisible to the leftovers sweep and the
+	 * leak finder. */
+	const char *const args[] = {"list", "--quiet", NULL};
 	char **argv = runtime_argv(rt, args);
 	int status = 0;
 	cleanup_free char *out = NULL;

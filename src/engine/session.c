@@ -1247,6 +1247,8 @@ static void on_woken(bh_engine *e, void *arg, struct sandbox *sb, const bh_error
 	snprintf(detail, sizeof detail, "%.1f ms", s->woke_us / 1000.0);
 	bool from_disk = sb->image_dir != NULL && s->retention_t != NULL;
 	store_event(e->store, from_disk ? "restored" : "resumed", s->fp, s->sandbox_name, detail);
+	if (from_disk)
+		s->image_bytes = 0; /* the restore deleted the image it was done with */
 	loop_timer_cancel(e->loop, s->retention_t);
 	s->retention_t = NULL;
 	set_state(s, SS_READY);

@@ -106,3 +106,162 @@ Test(usability, every_command_refuses_a_state_directory_below_an_untraversable_p
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_assert_eq(strncmp(out, "42\n", 3), 0, "%s", out);
 }
+
+/* ---- leak findings never name what a live session holds ---- */
+
+static struct harness h;
+static void close_harness(void) { harness_close(&h); }
+
+static void on_action(void *arg, const bh_error *err)
+{
+	(void)err;
+	*(bool *)arg = true;
+}
+
+static void act(bh_session *s, int (*fn)(bh_session *, bh_action_cb, void *, bh_error **),
+		const char *what)
+{
+	bool done = false;
+	bh_error *err = NULL;
+	cr_assert_eq(fn(s, on_action, &done, &err), 0, "%s: %s", what, err ? err->msg : "");
+	cr_assert_eq(bh_engine_wait(h.e, &done, 60000, &err), 0, "%s: %s", what, err ? err->msg : "");
+}
+
+static char *python_out(bh_session *s, const char *code)
+{
+	struct cell_outcome *o = harness_cell(&h, s, BH_LANG_PYTHON, code, 0);
+	cr_assert(o->answered, "%s: %s\n%s", code, o->err_msg ? o->err_msg : "", h.log);
+	cr_assert_eq(o->r.exit_code, 0, "%s: %s", code, o->errout);
+	char *out = strdup(o->out);
+	cell_outcome_free(o);
+	return out;
+}
+
+/* Every finding, one per line, for an assertion message. */
+static char *findings_text(const struct bh_leak *l, size_t n)
+{
+	static char text[8192];
+	text[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		size_t at = strlen(text);
+		snprintf(text + at, sizeof text - at, "%s %s: %s (%s)\n", bh_leak_kind_name(l[i].kind),
+			 l[i].sandbox, l[i].reason, l[i].holder);
+	}
+	return text;
+}
+
+static void assert_no_findings(const char *when)
+{
+	struct bh_leak *l = NULL;
+	size_t n = bh_engine_leaks(h.e, &l);
+	cr_assert_eq(n, 0, "%s, leaks finds: %s", when, findings_text(l, n));
+	free(l);
+}
+
+Test(usability, a_restored_kernel_session_is_no_leak_and_reaping_everything_leaves_it_working,
+     .fini = close_harness)
+{
+	harness_open(&h, NULL);
+	harness_require_tier(&h, BH_TIER_KERNEL);
+	bh_session *s = harness_session(&h, BH_TIER_KERNEL, 1u << BH_LANG_PYTHON);
+	free(python_out(s, "x = 41"));
+	act(s, bh_session_pause, "pause");
+	act(s, bh_session_hibernate, "hibernate");
+	assert_no_findings("hibernated");
+	char *out = python_out(s, "x + 1");
+	cr_assert_str_eq(out, "42\n", "the restore lost the state");
+	free(out);
+	/* The image was restored from and nothing will restore it again: its
+	 * disk goes back at once (and out of the images budget's view). */
+	struct bh_session_info info;
+	bh_session_get_info(s, &info);
+	char image[4600];
+	snprintf(image, sizeof image, "%s/images/%s", h.state_dir, info.sandbox);
+	struct stat st;
+	cr_assert_neq(stat(image, &st), 0, "the restored session's image %s is still on disk", image);
+	assert_no_findings("restored and ready");
+	struct bh_leak *l = NULL;
+	size_t n = bh_engine_gc(h.e, &l);
+	cr_assert_eq(n, 0, "gc reaped: %s", findings_text(l, n));
+	free(l);
+	out = python_out(s, "x + 2");
+	cr_assert_str_eq(out, "43\n", "the session does not answer after gc");
+	free(out);
+	/* It hibernates and restores again, as often as it idles. */
+	act(s, bh_session_hibernate, "hibernate again");
+	out = python_out(s, "x + 3");
+	cr_assert_str_eq(out, "44\n");
+	free(out);
+	assert_no_findings("restored twice");
+}
+
+/* The same rule for a state directory whose engine is gone: a hibernated
+ * session's image is what the next engine restores it from. */
+Test(usability, leaks_on_a_stopped_engines_directory_does_not_name_a_hibernated_sessions_image,
+     .fini = close_harness)
+{
+	struct bh_policy p = {.shutdown_hibernate = true};
+	harness_open_policy(&h, &p);
+	harness_require_tier(&h, BH_TIER_KERNEL);
+	bh_session *s = harness_session(&h, BH_TIER_KERNEL, 1u << BH_LANG_PYTHON);
+	free(python_out(s, "x = 7"));
+	char id[40];
+	snprintf(id, sizeof id, "%s", bh_session_id(s));
+	bh_engine_close(h.e); /* hibernates it */
+	h.e = NULL;
+	static char out[16384];
+	int rc = harness_cli(&h, out, sizeof out, "leaks --no-attach");
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_assert_null(strstr(out, "stale-image"), "a hibernated session's image is a finding: %s", out);
+	rc = harness_cli(&h, out, sizeof out, "gc --dry-run --no-attach");
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_assert_null(strstr(out, "stale-image"), "gc would reap a hibernated session's image: %s",
+		       out);
+	/* And the next engine still continues the session from it. */
+	h.policy = (struct bh_policy){0};
+	harness_open_at(&h, h.state_dir, NULL);
+	bh_session *again = bh_engine_find_session(h.e, id, "test");
+	cr_assert_not_null(again, "not re-adopted\n%s", h.log);
+	char *o = python_out(again, "x * 6");
+	cr_assert_str_eq(o, "42\n");
+	free(o);
+}
+
+/* The other side of the same rule: what no session holds is found, on both
+ * runtimes. A runsc container planted under the engine's root (as a dead
+ * engine would leave one) is an orphan, and gc deletes it. */
+Test(usability, a_runsc_container_no_session_holds_is_found_and_reaped, .fini = close_harness)
+{
+	harness_open(&h, NULL);
+	harness_require_tier(&h, BH_TIER_KERNEL);
+	const char *root = bh_engine_runtime_root(h.e, BH_TIER_KERNEL);
+	char bundle[4200];
+	snprintf(bundle, sizeof bundle, "%s-orphan", h.state_dir);
+	char *r = harness_sh(
+		"mkdir -p '%s' && cd '%s' && runsc spec -- /usr/bin/sleep 600 && python3 -c \""
+		"import json; c = json.load(open('config.json')); "
+		"c['root'] = {'path': '%s/rootfs', 'readonly': True}; c['process']['terminal'] = False; "
+		"c['mounts'].append({'destination': '/usr', 'type': 'bind', 'source': '/usr', "
+		"'options': ['rbind', 'ro']}); json.dump(c, open('config.json', 'w'))\" && "
+		"runsc --root '%s' --network=none run --bundle . -detach bh-orphan </dev/null "
+		">/dev/null 2>err && echo started || cat err",
+		bundle, bundle, h.state_dir, root);
+	cr_assert_str_eq(r, "started\n", "could not plant the orphan: %s", r);
+	struct bh_leak *l = NULL;
+	size_t n = bh_engine_leaks(h.e, &l);
+	bool found = false;
+	for (size_t i = 0; i < n; i++)
+		found |= l[i].kind == BH_LEAK_ORPHAN && !strcmp(l[i].sandbox, "bh-orphan") &&
+			 !strcmp(l[i].runtime, "runsc");
+	char *text = findings_text(l, n);
+	free(l);
+	if (!found) /* leave nothing behind for the next test */
+		harness_sh("runsc --root '%s' kill bh-orphan KILL; runsc --root '%s' delete -force "
+			   "bh-orphan; rm -rf '%s'",
+			   root, root, bundle);
+	cr_assert(found, "the runsc orphan is not a finding: %s", text);
+	n = bh_engine_gc(h.e, &l);
+	free(l);
+	r = harness_sh("runsc --root '%s' list --quiet; rm -rf '%s'", root, bundle);
+	cr_assert_str_empty(r, "gc left it running: %s", r);
+}
