@@ -144,6 +144,7 @@ static bh_engine *open_engine(const struct cli_common *c, bool reprove, bool ski
 	if (log)
 		cfg.log = log;
 	cfg.reprove = reprove;
+	cfg.prove_tiers = c->prove_tiers;
 	cfg.skip_proofs = skip_proofs;
 	cfg.inspect_only = inspect;
 	bh_engine *e = NULL;

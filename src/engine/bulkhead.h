@@ -94,6 +94,8 @@ struct bh_config {
 	bool reprove;           /* ignore cached evidence; run every smoke test */
 	const char *evidence_dir; /* where proven evidence is cached; NULL: the state directory */
 	bool skip_proofs;       /* offer no tier: for commands that only collect or read */
+	uint32_t prove_tiers;   /* 1 << tier: prove only these (a command that uses one
+				   tier); the others are reported not proven. 0: every tier */
 	bool inspect_only;      /* at open, collect nothing a dead engine left (leaks, gc --dry-run) */
 	bool store_sync_full;   /* SQLite synchronous=FULL (power-loss durability); default NORMAL */
 	bool store_digests_only; /* keep no code or output prefix in the store */

@@ -328,6 +328,7 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	e->log_arg = cfg->log_arg;
 	e->state_dir = xstrdup(real);
 	e->reprove = cfg->reprove;
+	e->prove_tiers = cfg->prove_tiers;
 	e->inspect_only = cfg->inspect_only;
 	e->evidence_dir = xstrdup(cfg->evidence_dir && *cfg->evidence_dir ? cfg->evidence_dir : real);
 	if (mkdir_p(e->evidence_dir, 0700) < 0) {

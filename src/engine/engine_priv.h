@@ -296,6 +296,7 @@ struct bh_engine {
 	struct pending_exec *pending;
 	bool closing;
 	bool reprove;
+	uint32_t prove_tiers; /* bh_config's: 0 proves every tier */
 	bool inspect_only;
 	char *evidence_dir;
 	char *drop_wall;

@@ -373,7 +373,13 @@ static void proof_finish(struct proof *p, const char *failure)
 	bh_engine *e = p->e;
 	struct tier_slot *s = &e->tiers[p->tier];
 	const struct runtime *rt = &e->runtimes[p->tier];
-	if (failure) {
+	/* An engine that closes with a proof in flight (a command done with
+	 * the tier it needed) ended that proof itself: the tier is unproven,
+	 * not failed, and saying otherwise would be a warning about nothing. */
+	bool cut_short = failure && e->closing;
+	if (cut_short) {
+		set_reason(s, "not proven: the engine closed before its smoke test finished");
+	} else if (failure) {
 		set_reason(s, "smoke test could not run: %s", failure);
 	} else {
 		judge(p, s);
@@ -395,7 +401,7 @@ static void proof_finish(struct proof *p, const char *failure)
 	}
 	s->proving = false;
 	slot_sync(s);
-	bh_log(e, s->report.offered ? BH_LOG_INFO : BH_LOG_WARN, "tier %s (%s): %s",
+	bh_log(e, s->report.offered || cut_short ? BH_LOG_INFO : BH_LOG_WARN, "tier %s (%s): %s",
 	       bh_tier_name(p->tier), rt->ops->name, s->report.offered ? "offered" : s->reason);
 	if (p->sb && sandbox_alive(e, p->sb))
 		sandbox_close(e, p->sb);
@@ -545,8 +551,20 @@ void evidence_start(bh_engine *e)
 	/* Count both before starting either, so a quick failure of the first
 	 * cannot announce "all proven" while the second is still to come. */
 	e->proofs_running++;
-	prove(e, BH_TIER_CONTAINER);
-	prove(e, BH_TIER_KERNEL);
+	static const enum bh_tier runtime_tiers[] = {BH_TIER_CONTAINER, BH_TIER_KERNEL};
+	for (size_t i = 0; i < sizeof runtime_tiers / sizeof runtime_tiers[0]; i++) {
+		enum bh_tier t = runtime_tiers[i];
+		if (e->prove_tiers && !(e->prove_tiers & (1u << t))) {
+			/* A command that uses one tier does not pay for (or wait on
+			 * the teardown of) another's throwaway sandbox. */
+			struct tier_slot *s = &e->tiers[t];
+			slot_reset(s);
+			s->report.runtime = e->runtimes[t].ops->name;
+			set_reason(s, "not proven: this command uses only another tier");
+			continue;
+		}
+		prove(e, t);
+	}
 	if (--e->proofs_running == 0)
 		engine_proofs_done(e);
 }

@@ -265,3 +265,52 @@ Test(usability, a_runsc_container_no_session_holds_is_found_and_reaped, .fini = 
 	r = harness_sh("runsc --root '%s' list --quiet; rm -rf '%s'", root, bundle);
 	cr_assert_str_empty(r, "gc left it running: %s", r);
 }
+
+/* ---- a warning means something, or it is not printed ---- */
+
+static char fresh[512];
+
+static void fresh_setup(void)
+{
+	mkdir(test_root(), 0711);
+	snprintf(fresh, sizeof fresh, "%s/cli-XXXXXX", test_root());
+	cr_assert_not_null(mkdtemp(fresh));
+	chmod(fresh, 0711);
+}
+
+static void fresh_teardown(void)
+{
+	char out[256];
+	sh(out, sizeof out, "rm -rf '%s'", fresh);
+}
+
+/* On a new state directory (its own evidence cache, so every proof runs),
+ * one tier after the other: neither command warns, both run on their tier.
+ * The first used to cut the kernel tier's proof short as it closed and warn
+ * "smoke test could not run ... closed before it was ready". */
+Test(usability, run_on_one_tier_then_the_other_warns_of_nothing, .init = fresh_setup,
+     .fini = fresh_teardown)
+{
+	const char *const tiers[] = {"container", "kernel", "container"};
+	for (size_t i = 0; i < sizeof tiers / sizeof tiers[0]; i++) {
+		static char out[16384];
+		int rc = sh(out, sizeof out,
+			    "env -u BULKHEAD_EVIDENCE BULKHEAD_INTERP='%s' %s run --state '%s/state' "
+			    "--tier %s 'print(%zu)' 2>&1",
+			    BH_TEST_INTERP, BH_TEST_CLI, fresh, tiers[i], i);
+		cr_assert_eq(rc, 0, "run --tier %s: %s", tiers[i], out);
+		char want[64];
+		snprintf(want, sizeof want, "%zu\n", i);
+		cr_assert_eq(strncmp(out, want, strlen(want)), 0, "run --tier %s: %s", tiers[i], out);
+		snprintf(want, sizeof want, "tier=%s ", tiers[i]);
+		cr_assert_not_null(strstr(out, want), "run --tier %s: %s", tiers[i], out);
+		cr_assert_null(strstr(out, "warning"), "run --tier %s warned: %s", tiers[i], out);
+		cr_assert_null(strstr(out, "smoke test"), "run --tier %s: %s", tiers[i], out);
+	}
+	/* What each proved stays proven: doctor re-proves and offers both. */
+	static char out[65536];
+	int rc = sh(out, sizeof out, "env -u BULKHEAD_EVIDENCE BULKHEAD_INTERP='%s' %s doctor --state '%s/state' 2>&1",
+		    BH_TEST_INTERP, BH_TEST_CLI, fresh);
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_assert_not_null(strstr(out, "kernel    offered"), "%s", out);
+}
