@@ -181,6 +181,10 @@ struct bh_tier_report {
 /* Proving runs each runtime's smoke test (or loads cached evidence). It starts
  * at open; this reports whether it has finished. */
 bool bh_engine_proven(bh_engine *e);
+/* What the proofs still running wait for, in words ("the kernel tier
+ * (waiting for the probe inside its runsc smoke sandbox, 0.3 s so far)"),
+ * into buf; returns how many tiers are still being proven. */
+size_t bh_engine_proving(bh_engine *e, char *buf, size_t n);
 /* Valid until the next bh_engine_process(). Every tier from none to vm. */
 size_t bh_engine_tiers(bh_engine *e, const struct bh_tier_report **out);
 /* The strongest offered tier (BH_TIER_UNKNOWN when none is). */

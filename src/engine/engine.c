@@ -509,6 +509,16 @@ bool bh_engine_proven(bh_engine *e)
 	return e->proofs_running == 0;
 }
 
+/* Whether a call can be placed: one pinned to a tier once that tier's proof
+ * has finished (the other's may still run), one that names none (the
+ * strongest offered) only once every proof has. */
+bool engine_tier_decided(bh_engine *e, enum bh_tier tier)
+{
+	if (tier < 0 || tier >= BH_TIER_COUNT)
+		return bh_engine_proven(e);
+	return !e->tiers[tier].proving;
+}
+
 size_t bh_engine_tiers(bh_engine *e, const struct bh_tier_report **out)
 {
 	static struct bh_tier_report reports[BH_TIER_COUNT];
@@ -536,8 +546,12 @@ const char *bh_engine_environment(bh_engine *e, enum bh_tier tier)
 
 int bh_engine_preflight(bh_engine *e, bh_error **err)
 {
-	if (!bh_engine_proven(e))
-		return bh_fail(err, BH_E_RUNTIME, 0, "the isolation tiers are still being proven");
+	if (!bh_engine_proven(e)) {
+		char what[512];
+		bh_engine_proving(e, what, sizeof what);
+		return bh_fail(err, BH_E_RUNTIME, 0,
+			       "the isolation tiers are still being proven: %s; calls wait for it", what);
+	}
 	enum bh_tier best = bh_engine_best_tier(e);
 	if (best == BH_TIER_UNKNOWN)
 		return bh_fail(err, BH_E_RUNTIME, 0, "no isolation tier is offered (see bulkhead doctor)");
@@ -687,11 +701,13 @@ void engine_tier_proven(bh_engine *e, enum bh_tier tier)
 		exec_dispatch(e, ready);
 		ready = n;
 	}
+	sessions_tier_proven(e, tier);
 }
 
 void engine_proofs_done(bh_engine *e)
 {
-	sessions_tier_proven(e);
+	proof_watch_stop(e);
+	sessions_tier_proven(e, BH_TIER_UNKNOWN);
 	pool_fill(e);
 	struct pending_exec *list = e->pending;
 	e->pending = NULL;
@@ -755,7 +771,7 @@ int bh_exec(bh_engine *e, const struct bh_exec_request *req, bh_exec_cb cb, void
 	p->req.input = p->input;
 	p->req.timeout_ms = req->timeout_ms ? req->timeout_ms : DEFAULT_TIMEOUT_MS;
 	p->req.output_cap = req->output_cap ? req->output_cap : DEFAULT_OUTPUT_CAP;
-	if (!bh_engine_proven(e)) {
+	if (!engine_tier_decided(e, p->req.tier)) {
 		p->next = e->pending;
 		e->pending = p;
 		return 0;

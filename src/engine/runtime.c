@@ -125,10 +125,26 @@ int runtime_preflight(struct runtime *rt, const char *state_dir, char *why, size
 	return 0;
 }
 
+/* A container exists under a runtime's root only with its state there: an
+ * empty root (every new state directory's) lists nothing, and asking costs
+ * a runtime start (runsc's is a Go binary's: tens of milliseconds, far more
+ * on a busy host) on the way to the first proof. */
+static bool root_is_empty(const char *root)
+{
+	cleanup_dir DIR *d = opendir(root);
+	if (!d)
+		return false; /* let the runtime say what is wrong */
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			return false;
+	return true;
+}
+
 size_t runtime_list_sync(const struct runtime *rt, char ***names)
 {
 	*names = NULL;
-	if (!rt->path)
+	if (!rt->path || root_is_empty(rt->root))
 		return 0;
 	/* --quiet, spelled out: crun takes -q too, but runsc's flags know only
 	 * -quiet/--quiet and it refuses -q (status 128), which made every runsc

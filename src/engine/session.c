@@ -1427,7 +1427,7 @@ int bh_session_open(bh_engine *e, const struct bh_session_opts *opts, bh_session
 		return bh_fail(err, BH_E_SYSTEM, errno, "getrandom");
 	}
 	bh_fingerprint_of(s->id, s->fp);
-	if (!bh_engine_proven(e)) {
+	if (!engine_tier_decided(e, s->tier)) {
 		s->state = SS_WAITING_PROOF;
 	} else if (start_open(s, err) < 0) {
 		free(s->principal), free(s->owner), free(s->run_key), free(s);
@@ -1439,12 +1439,11 @@ int bh_session_open(bh_engine *e, const struct bh_session_opts *opts, bh_session
 	return 0;
 }
 
-void sessions_tier_proven(bh_engine *e)
+void sessions_tier_proven(bh_engine *e, enum bh_tier tier)
 {
-	if (!bh_engine_proven(e))
-		return;
 	for (bh_session *s = e->sessions; s; s = s->next) {
-		if (s->state != SS_WAITING_PROOF)
+		if (s->state != SS_WAITING_PROOF || !engine_tier_decided(e, s->tier) ||
+		    (tier != BH_TIER_UNKNOWN && s->tier != tier))
 			continue;
 		bh_error *err = NULL;
 		if (start_open(s, &err) < 0) {
