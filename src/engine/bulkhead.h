@@ -285,6 +285,9 @@ struct bh_session_opts {
 	enum bh_tier floor;    /* BH_TIER_UNKNOWN: none */
 	uint32_t languages;    /* 1 << bh_language: interpreters to start at open */
 	uint32_t lifetime_ms;  /* 0: 30 min; at most 12 h */
+	uint32_t idle_ms;      /* no call this long: paused (unclaimed: closed). 0: the
+				  engine's; a shorter one is honoured, never under 1 s, a
+				  longer one is the engine's (plimsoll's rule) */
 	const char *principal; /* who opened it; only they find it again */
 	const char *owner;     /* [A-Za-z0-9._:-]{1,64}, a keyed digest; may be NULL */
 	const char *run_key;   /* the conversation it serves; may be NULL */
@@ -348,6 +351,7 @@ struct bh_cell_result {
 	const struct bh_record *record; /* committed to the store before this answer */
 	uint64_t woke_us;        /* resuming or restoring the sandbox first took this long */
 	const char *ended;       /* set when the session ended during or after this call */
+	const char *ended_detail; /* then why, in words (for plimsoll's endDetail) */
 };
 
 /* On success res is set and err NULL. On failure err is set; res is NULL,
@@ -406,6 +410,7 @@ struct bh_session_info {
 	const char *last_record_sha256;
 	int64_t created_unix_ms, last_call_unix_ms, expires_unix_ms;
 	uint64_t awake_ms;       /* lifetime used */
+	uint32_t idle_ms;        /* its idle window in effect */
 	const char *end_reason;  /* NULL while live */
 	bool from_pool;          /* its sandbox came ready from the warm pool */
 };
