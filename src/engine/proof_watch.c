@@ -56,9 +56,11 @@ void proof_started(bh_engine *e, enum bh_tier tier, const char *waiting_for)
 	s->proving_since_us = now_mono_us();
 	s->waiting_for = waiting_for;
 	bh_log(e, BH_LOG_INFO,
-	       "proving the %s tier: a %s smoke sandbox proves its walls from inside (no evidence "
-	       "is cached for this runtime, kernel, boot and bundle); calls that need it wait",
-	       bh_tier_name(tier), e->runtimes[tier].ops->name);
+	       "proving the %s tier: a %s smoke sandbox proves its walls from inside (%s); calls "
+	       "that need it wait",
+	       bh_tier_name(tier), e->runtimes[tier].ops->name,
+	       e->reprove ? "asked to prove again"
+			  : "no evidence is cached for this runtime, kernel, boot and bundle");
 	if (!e->proof_watch)
 		e->proof_watch = loop_timer(e->loop, WATCH_EVERY_MS, on_watch, NULL);
 }
