@@ -14,7 +14,7 @@ snapshot() {
 		find /sys/fs/cgroup/unified/bulkhead -mindepth 2 -maxdepth 2 -type d 2>/dev/null' |
 		sed 's/^/hidden-cgroup-dir /'
 	for d in "$root"/*/run/crun; do [ -d "$d" ] && crun --root "$d" list -q 2>/dev/null | sed "s|^|crun $d |"; done
-	for d in "$root"/*/run/runsc; do [ -d "$d" ] && runsc --root "$d" list -q 2>/dev/null | sed "s|^|runsc $d |"; done
+	for d in "$root"/*/run/runsc; do [ -d "$d" ] && runsc --root "$d" list --quiet 2>/dev/null | sed "s|^|runsc $d |"; done
 	find "$root" -mindepth 3 -maxdepth 3 -path '*/bundles/*' 2>/dev/null | sed 's/^/bundle /'
 	ps -eo pid=,comm= | awk '$2 == "bulkhead-init" || $2 ~ /^runsc/ {print "process " $1 " " $2}'
 	ps -eo pid=,args= | grep -F -- "--root $root/" | grep -v grep | awk '{print "process " $1 " runtime"}'

@@ -125,7 +125,7 @@ cleanup() {
 				say "deleted container $name left under $d" >&2
 			done
 		else
-			for name in $(runsc --root "$d" list -q 2>/dev/null); do
+			for name in $(runsc --root "$d" list --quiet 2>/dev/null); do
 				runsc --root "$d" delete -force "$name" >/dev/null 2>&1
 				say "deleted container $name left under $d" >&2
 			done

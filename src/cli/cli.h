@@ -16,6 +16,7 @@
 struct cli_common {
 	const char *state_dir;
 	int verbose;
+	uint32_t prove_tiers; /* bh_config's: a command pinned to one tier proves only it */
 };
 
 /* Parses --state DIR and -v wherever they appear; returns the index of the

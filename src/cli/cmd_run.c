@@ -134,6 +134,8 @@ int cmd_run(int argc, char **argv)
 	req.input = input;
 	req.input_len = len;
 
+	if (req.tier != BH_TIER_UNKNOWN)
+		c.prove_tiers = 1u << req.tier;
 	bh_engine *e = cli_open_engine(&c, false);
 	if (!e) {
 		free(input);

@@ -12,7 +12,7 @@ static const char usage[] =
 	"                      [--lifetime DUR] [--retention DUR] [--per-owner N] [--max-sessions N]\n"
 	"                      [--shutdown close|hibernate] [--drain DUR] [--rate N]\n"
 	"                      [--pool N] [--pool-age DUR] [--memory-budget MiB] [--sandbox-memory MiB]\n"
-	"                      [--min-free MiB]\n"
+	"                      [--min-free MiB] [--session-disk MiB]\n"
 	"DUR is a number with ms, s, m or h (\"500ms\", \"5m\").\n";
 
 /* "500ms", "2s", "5m", "1h" -> milliseconds; -1 when it is none of those. */
@@ -92,6 +92,11 @@ int cmd_serve(int argc, char **argv)
 		/* Admission: sessions are refused (capacity) once another sandbox's
 		 * memory limit would take the sum past the budget (default 16384 MiB,
 		 * 32 sandboxes of the default 512 MiB). */
+		/* Files a session may keep in /work, /tmp and /dev/shm (plimsoll's
+		 * SANDBOX_SESSION_DISK_MB): past it the session ends disk_exceeded. */
+		else if (!strcmp(a, "--session-disk") && *v && v[strspn(v, "0123456789")] == '\0' &&
+			 strlen(v) <= 7 && atoi(v) > 0 && atoi(v) <= 1048576)
+			p->disk_budget_mb = (uint32_t)atoi(v);
 		else if (!strcmp(a, "--min-free") && atoi(v) > 0)
 			p->state_min_free_mb = (uint32_t)atoi(v);
 		else if (!strcmp(a, "--memory-budget") && atoi(v) > 0)

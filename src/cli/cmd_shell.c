@@ -193,6 +193,8 @@ int cmd_shell(int argc, char **argv)
 		bh_client_free(client);
 		return rc;
 	}
+	if (opts.tier != BH_TIER_UNKNOWN)
+		c.prove_tiers = 1u << opts.tier;
 	bh_engine *e = cli_open_engine(&c, false);
 	if (!e)
 		return CLI_EXIT_BULKHEAD;

@@ -150,6 +150,7 @@ static bh_engine *open_engine(const struct cli_common *c, bool reprove, bool ski
 	if (log)
 		cfg.log = log;
 	cfg.reprove = reprove;
+	cfg.prove_tiers = c->prove_tiers;
 	cfg.skip_proofs = skip_proofs;
 	cfg.inspect_only = mode != OPEN_FULL;
 	cfg.read_only = mode == OPEN_READ;

@@ -71,6 +71,11 @@ static void describe(struct call *c)
 	const struct bh_policy *p = bh_engine_policy(e);
 	const char *env = best == BH_TIER_UNKNOWN ? "" : bh_engine_environment(e, best);
 	static const char *const js[] = {"javascript"};
+	/* What a session's cells may use. plimsoll's clients look for it on
+	 * projectEnvironment.languages (a cell in a language missing there is
+	 * refused before it is sent), newer ones on sessionEnvironment too; a
+	 * project payload itself is refused (supportsProject false), so that
+	 * environment names no identity and no timeout of its own. */
 	static const char *const both[] = {"javascript", "python"};
 	uint32_t mem = 0, pids = 0;
 	bh_engine_limits(e, &mem, &pids);
@@ -81,6 +86,7 @@ static void describe(struct call *c)
 		.javascript_environment = {.present = true, .identity = env,
 					   .max_timeout_ms = MAX_CALL_TIMEOUT_MS,
 					   .languages = js, .n_languages = 1},
+		.project_environment = {.present = true, .languages = both, .n_languages = 2},
 		.session_environment = {.present = true, .identity = env,
 					.max_timeout_ms = MAX_CALL_TIMEOUT_MS,
 					.languages = both, .n_languages = 2},
@@ -204,7 +210,7 @@ static void on_open(void *arg, bh_session *s, const bh_error *err)
 			.sandbox = provider_of(info.tier),
 			.isolation = bh_tier_name(info.tier),
 			.expires_unix_ms = info.expires_unix_ms,
-			.idle_timeout_ms = bh_engine_policy(c->srv->e)->idle_ms,
+			.idle_timeout_ms = info.idle_ms, /* the request's, when shorter */
 		};
 		call_answer_json(c, wire_encode_open_session_response(&a));
 	}
@@ -232,6 +238,7 @@ static void open_session(struct call *c)
 		.floor = o->req.env.floor,
 		.languages = o->req.languages,
 		.lifetime_ms = o->req.lifetime_ms,
+		.idle_ms = o->req.idle_timeout_ms,
 		.principal = c->who.name,
 		.owner = o->req.owner,
 	};
@@ -292,7 +299,8 @@ static void on_cell(void *arg, const struct bh_cell_result *res, const bh_error 
 			};
 			if (res->record)
 				a.run.record = *res->record;
-			char *detail = res->ended ? wire_session_end_detail(res->ended, NULL) : NULL;
+			char *detail = res->ended ? wire_session_end_detail(res->ended, res->ended_detail)
+					       : NULL;
 			a.end_detail = detail;
 			srv->metrics.cells++;
 			call_answer_json(c, wire_encode_session_run_response(&a));

@@ -94,6 +94,8 @@ struct bh_config {
 	bool reprove;           /* ignore cached evidence; run every smoke test */
 	const char *evidence_dir; /* where proven evidence is cached; NULL: the state directory */
 	bool skip_proofs;       /* offer no tier: for commands that only collect or read */
+	uint32_t prove_tiers;   /* 1 << tier: prove only these (a command that uses one
+				   tier); the others are reported not proven. 0: every tier */
 	bool inspect_only;      /* at open, collect nothing a dead engine left (gc) */
 	bool read_only;         /* open only to read (ls, leaks, gc --dry-run): no lock file made
 				   or written, nothing created, prepared or migrated, the store read
@@ -196,6 +198,10 @@ struct bh_tier_report {
 /* Proving runs each runtime's smoke test (or loads cached evidence). It starts
  * at open; this reports whether it has finished. */
 bool bh_engine_proven(bh_engine *e);
+/* What the proofs still running wait for, in words ("the kernel tier
+ * (waiting for the probe inside its runsc smoke sandbox, 0.3 s so far)"),
+ * into buf; returns how many tiers are still being proven. */
+size_t bh_engine_proving(bh_engine *e, char *buf, size_t n);
 /* Valid until the next bh_engine_process(). Every tier from none to vm. */
 size_t bh_engine_tiers(bh_engine *e, const struct bh_tier_report **out);
 /* The strongest offered tier (BH_TIER_UNKNOWN when none is). */
@@ -296,6 +302,9 @@ struct bh_session_opts {
 	enum bh_tier floor;    /* BH_TIER_UNKNOWN: none */
 	uint32_t languages;    /* 1 << bh_language: interpreters to start at open */
 	uint32_t lifetime_ms;  /* 0: 30 min; at most 12 h */
+	uint32_t idle_ms;      /* no call this long: paused (unclaimed: closed). 0: the
+				  engine's; a shorter one is honoured, never under 1 s, a
+				  longer one is the engine's (plimsoll's rule) */
 	const char *principal; /* who opened it; only they find it again */
 	const char *owner;     /* [A-Za-z0-9._:-]{1,64}, a keyed digest; may be NULL */
 	const char *run_key;   /* the conversation it serves; may be NULL */
@@ -359,6 +368,7 @@ struct bh_cell_result {
 	const struct bh_record *record; /* committed to the store before this answer */
 	uint64_t woke_us;        /* resuming or restoring the sandbox first took this long */
 	const char *ended;       /* set when the session ended during or after this call */
+	const char *ended_detail; /* then why, in words (for plimsoll's endDetail) */
 };
 
 /* On success res is set and err NULL. On failure err is set; res is NULL,
@@ -417,6 +427,7 @@ struct bh_session_info {
 	const char *last_record_sha256;
 	int64_t created_unix_ms, last_call_unix_ms, expires_unix_ms;
 	uint64_t awake_ms;       /* lifetime used */
+	uint32_t idle_ms;        /* its idle window in effect */
 	const char *end_reason;  /* NULL while live */
 	bool from_pool;          /* its sandbox came ready from the warm pool */
 };

@@ -322,6 +322,11 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 		cfg = &none;
 	bool ro = cfg->read_only;
 	const char *dir = bh_state_dir_name(cfg->state_dir);
+	/* An engine that runs sandboxes needs every directory above the state
+	 * directory open to them; refused before anything is created. */
+	bool runs_sandboxes = !ro && !cfg->inspect_only && !cfg->skip_proofs;
+	if (runs_sandboxes && state_dir_parents_check(dir, err) < 0)
+		return -1;
 	if (!ro && mkdir_p_named(dir, 0711) < 0)
 		return bh_fail(err, BH_E_SYSTEM, errno, "create state directory %s", dir);
 	/* Reading a state directory that does not exist finds nothing in it. */
@@ -334,6 +339,10 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 		snprintf(real, sizeof real, "%s", dir);
 	else if (!realpath(dir, real))
 		return bh_fail(err, BH_E_SYSTEM, errno, "resolve state directory %s", dir);
+	/* Again where it really is: a symbolic link, or parents mkdir_p made
+	 * under a strict umask. */
+	if (runs_sandboxes && state_dir_parents_check(real, err) < 0)
+		return -1;
 
 	bh_engine *e = xzalloc(sizeof *e);
 	e->lock_fd = -1;
@@ -343,6 +352,7 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	e->log_arg = cfg->log_arg;
 	e->state_dir = xstrdup(real);
 	e->reprove = cfg->reprove;
+	e->prove_tiers = cfg->prove_tiers;
 	e->read_only = ro;
 	e->inspect_only = cfg->inspect_only || ro;
 	/* The checks again on the descriptor everything else is opened from:
@@ -559,6 +569,16 @@ bool bh_engine_proven(bh_engine *e)
 	return e->proofs_running == 0;
 }
 
+/* Whether a call can be placed: one pinned to a tier once that tier's proof
+ * has finished (the other's may still run), one that names none (the
+ * strongest offered) only once every proof has. */
+bool engine_tier_decided(bh_engine *e, enum bh_tier tier)
+{
+	if (tier < 0 || tier >= BH_TIER_COUNT)
+		return bh_engine_proven(e);
+	return !e->tiers[tier].proving;
+}
+
 size_t bh_engine_tiers(bh_engine *e, const struct bh_tier_report **out)
 {
 	static struct bh_tier_report reports[BH_TIER_COUNT];
@@ -586,8 +606,12 @@ const char *bh_engine_environment(bh_engine *e, enum bh_tier tier)
 
 int bh_engine_preflight(bh_engine *e, bh_error **err)
 {
-	if (!bh_engine_proven(e))
-		return bh_fail(err, BH_E_RUNTIME, 0, "the isolation tiers are still being proven");
+	if (!bh_engine_proven(e)) {
+		char what[512];
+		bh_engine_proving(e, what, sizeof what);
+		return bh_fail(err, BH_E_RUNTIME, 0,
+			       "the isolation tiers are still being proven: %s; calls wait for it", what);
+	}
 	enum bh_tier best = bh_engine_best_tier(e);
 	if (best == BH_TIER_UNKNOWN)
 		return bh_fail(err, BH_E_RUNTIME, 0, "no isolation tier is offered (see bulkhead doctor)");
@@ -737,11 +761,13 @@ void engine_tier_proven(bh_engine *e, enum bh_tier tier)
 		exec_dispatch(e, ready);
 		ready = n;
 	}
+	sessions_tier_proven(e, tier);
 }
 
 void engine_proofs_done(bh_engine *e)
 {
-	sessions_tier_proven(e);
+	proof_watch_stop(e);
+	sessions_tier_proven(e, BH_TIER_UNKNOWN);
 	pool_fill(e);
 	struct pending_exec *list = e->pending;
 	e->pending = NULL;
@@ -805,7 +831,7 @@ int bh_exec(bh_engine *e, const struct bh_exec_request *req, bh_exec_cb cb, void
 	p->req.input = p->input;
 	p->req.timeout_ms = req->timeout_ms ? req->timeout_ms : DEFAULT_TIMEOUT_MS;
 	p->req.output_cap = req->output_cap ? req->output_cap : DEFAULT_OUTPUT_CAP;
-	if (!bh_engine_proven(e)) {
+	if (!engine_tier_decided(e, p->req.tier)) {
 		p->next = e->pending;
 		e->pending = p;
 		return 0;

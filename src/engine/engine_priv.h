@@ -52,6 +52,11 @@ char **runtime_argv(const struct runtime *rt, const char *const *args);
 void argv_free(char **argv);
 int runtime_preflight(struct runtime *rt, const char *state_dir, bool create_root, char *why,
 		      size_t why_len);
+
+/* ---- the state directory's parents (state_parents.c) ---- */
+/* Refuses (naming the parent, its mode and the fix) a state directory below
+ * a directory the sandboxes' uids cannot search. */
+int state_dir_parents_check(const char *dir, bh_error **err);
 /* Container names this runtime lists under our root (blocking; for reconcile/close). */
 size_t runtime_list_sync(const struct runtime *rt, char ***names);
 /* Kill and delete one container, blocking (close path and leftovers). */
@@ -249,15 +254,26 @@ struct tier_slot {
 	size_t n_lines, cap_lines;
 	char *version, *reason;
 	bool proving;
+	uint64_t proving_since_us;  /* when its smoke test started */
+	const char *waiting_for;    /* the step it waits on, in words (static) */
 };
 void evidence_start(bh_engine *e);
 /* Every tier reported "not proven": this engine only collects or reads. */
 void evidence_skip(bh_engine *e);
 void evidence_free(bh_engine *e);
 void evidence_vm_and_below(bh_engine *e);
+/* Saying what the proofs wait for (proof_watch.c): a proof's start (logged,
+ * and a reminder every few seconds while any proof runs), each step, its
+ * duration so far. */
+void proof_started(bh_engine *e, enum bh_tier tier, const char *waiting_for);
+void proof_step(bh_engine *e, enum bh_tier tier, const char *waiting_for);
+double proof_seconds(bh_engine *e, enum bh_tier tier);
+void proof_watch_stop(bh_engine *e);
 
 /* ---- sessions (session.c) ---- */
-void sessions_tier_proven(bh_engine *e);
+/* Sessions waiting for a proof: those pinned to `tier` start (BH_TIER_UNKNOWN:
+ * every proof finished, all of them). */
+void sessions_tier_proven(bh_engine *e, enum bh_tier tier);
 void sessions_close_all(bh_engine *e);
 void sessions_free(bh_engine *e);
 /* Registry rows a dead engine left live end as reaped. */
@@ -291,12 +307,14 @@ struct bh_engine {
 	struct runtime runtimes[BH_TIER_COUNT]; /* indexed by tier; ops NULL if none */
 	struct tier_slot tiers[BH_TIER_COUNT];
 	int proofs_running;
+	struct bh_timer *proof_watch; /* the "still proving" reminder */
 	struct sandbox *sandboxes;
 	uint8_t uid_slots[256];
 	struct bh_timer *tick;
 	struct pending_exec *pending;
 	bool closing;
 	bool reprove;
+	uint32_t prove_tiers; /* bh_config's: 0 proves every tier */
 	bool inspect_only;
 	bool read_only;    /* bh_config's: nothing created, written or locked exclusively */
 	int state_fd;      /* the state directory, checked (state_dir.c) */
@@ -338,5 +356,6 @@ void warden_stop(bh_engine *e);
 /* Called by evidence.c when the last proof finishes. */
 void engine_proofs_done(bh_engine *e);
 void engine_tier_proven(bh_engine *e, enum bh_tier tier);
+bool engine_tier_decided(bh_engine *e, enum bh_tier tier);
 
 #endif

@@ -23,6 +23,8 @@ struct proof {
 	const struct runtime *rt;
 	char *probe_out;           /* key=value lines from inside */
 	char *host_state, *host_ps; /* runsc's view from outside */
+	int host_views_left;        /* state and ps, asked at once */
+	char *host_view_failure;
 	long long pids_max, mem_limit;
 	char key[65];
 };
@@ -373,7 +375,13 @@ static void proof_finish(struct proof *p, const char *failure)
 	bh_engine *e = p->e;
 	struct tier_slot *s = &e->tiers[p->tier];
 	const struct runtime *rt = &e->runtimes[p->tier];
-	if (failure) {
+	/* An engine that closes with a proof in flight (a command done with
+	 * the tier it needed) ended that proof itself: the tier is unproven,
+	 * not failed, and saying otherwise would be a warning about nothing. */
+	bool cut_short = failure && e->closing;
+	if (cut_short) {
+		set_reason(s, "not proven: the engine closed before its smoke test finished");
+	} else if (failure) {
 		set_reason(s, "smoke test could not run: %s", failure);
 	} else {
 		judge(p, s);
@@ -394,14 +402,17 @@ static void proof_finish(struct proof *p, const char *failure)
 			cache_store(e, s, rt, p->key);
 	}
 	s->proving = false;
+	s->waiting_for = NULL;
 	slot_sync(s);
-	bh_log(e, s->report.offered ? BH_LOG_INFO : BH_LOG_WARN, "tier %s (%s): %s",
-	       bh_tier_name(p->tier), rt->ops->name, s->report.offered ? "offered" : s->reason);
+	bh_log(e, s->report.offered || cut_short ? BH_LOG_INFO : BH_LOG_WARN,
+	       "tier %s (%s): %s (smoke test of %.2f s)", bh_tier_name(p->tier), rt->ops->name,
+	       s->report.offered ? "offered" : s->reason, proof_seconds(e, p->tier));
 	if (p->sb && sandbox_alive(e, p->sb))
 		sandbox_close(e, p->sb);
 	free(p->probe_out);
 	free(p->host_state);
 	free(p->host_ps);
+	free(p->host_view_failure);
 	enum bh_tier tier = p->tier;
 	free(p);
 	e->proofs_running--;
@@ -417,10 +428,23 @@ static void read_host_limits(struct proof *p)
 				       p->e->cg.pure_v2 ? "memory.max" : "memory.limit_in_bytes");
 }
 
+/* The host's views are asked at once (each is a runsc start, the slowest
+ * part of a proof's tail on a busy host); the proof ends with the last. */
+static void host_view_done(struct proof *p, const char *failure)
+{
+	if (failure && !p->host_view_failure)
+		p->host_view_failure = xstrdup(failure);
+	if (--p->host_views_left > 0)
+		return;
+	cleanup_free char *why = p->host_view_failure;
+	p->host_view_failure = NULL;
+	proof_finish(p, why);
+}
+
 static void spawn_host_view(struct proof *p, const char *verb, bh_child_fn fn)
 {
 	if (p->e->closing) {
-		proof_finish(p, "the engine closed during the smoke test");
+		host_view_done(p, "the engine closed during the smoke test");
 		return;
 	}
 	const char *const args[] = {verb, p->sb_name, NULL};
@@ -432,7 +456,7 @@ static void spawn_host_view(struct proof *p, const char *verb, bh_child_fn fn)
 				     .timeout_ms = 15000};
 	bh_error *err = NULL;
 	if (child_spawn(p->e, &spec, fn, p, NULL, &err) < 0) {
-		proof_finish(p, err->msg);
+		host_view_done(p, err->msg);
 		bh_error_free(err);
 	}
 	argv_free(argv);
@@ -443,7 +467,7 @@ static void on_host_ps(bh_engine *e, void *arg, const struct bh_child_result *r)
 	(void)e;
 	struct proof *p = arg;
 	p->host_ps = xstrdup(r->output);
-	proof_finish(p, NULL);
+	host_view_done(p, NULL);
 }
 
 static void on_host_state(bh_engine *e, void *arg, const struct bh_child_result *r)
@@ -451,7 +475,7 @@ static void on_host_state(bh_engine *e, void *arg, const struct bh_child_result 
 	(void)e;
 	struct proof *p = arg;
 	p->host_state = xstrdup(r->output);
-	spawn_host_view(p, "ps", on_host_ps);
+	host_view_done(p, NULL);
 }
 
 static void on_probe_done(bh_engine *e, void *arg, struct sandbox *sb,
@@ -475,10 +499,14 @@ static void on_probe_done(bh_engine *e, void *arg, struct sandbox *sb,
 	memcpy(p->probe_out, res->out, res->out_len);
 	read_host_limits(p);
 	/* While the sandbox still runs, look at it from the host as well. */
-	if (p->tier == BH_TIER_KERNEL)
+	if (p->tier == BH_TIER_KERNEL) {
+		proof_step(e, p->tier, "runsc state and ps of its smoke sandbox, from the host");
+		p->host_views_left = 2;
 		spawn_host_view(p, "state", on_host_state);
-	else
+		spawn_host_view(p, "ps", on_host_ps);
+	} else {
 		proof_finish(p, NULL);
+	}
 }
 
 static void on_probe_open(bh_engine *e, void *arg, struct sandbox *sb, const bh_error *err)
@@ -491,6 +519,7 @@ static void on_probe_open(bh_engine *e, void *arg, struct sandbox *sb, const bh_
 	p->sb = sb;
 	snprintf(p->sb_name, sizeof p->sb_name, "%s", sb->name);
 	p->rt = sb->rt;
+	proof_step(e, p->tier, "the probe inside its smoke sandbox");
 	static const char *const argv[] = {BH_INIT_SANDBOX_PATH, "--probe", NULL};
 	struct bh_exec_request req = {
 		.argv = argv, .timeout_ms = PROBE_TIMEOUT_MS, .output_cap = 65536};
@@ -527,6 +556,8 @@ static void prove(bh_engine *e, enum bh_tier tier)
 	}
 	s->proving = true;
 	e->proofs_running++;
+	proof_started(e, tier, tier == BH_TIER_KERNEL ? "its runsc smoke sandbox to boot"
+						      : "its crun smoke sandbox to start");
 	bh_error *err = NULL;
 	if (sandbox_open(e, tier, NULL, on_probe_open, p, &err) < 0) {
 		e->proofs_running--;
@@ -545,8 +576,22 @@ void evidence_start(bh_engine *e)
 	/* Count both before starting either, so a quick failure of the first
 	 * cannot announce "all proven" while the second is still to come. */
 	e->proofs_running++;
-	prove(e, BH_TIER_CONTAINER);
-	prove(e, BH_TIER_KERNEL);
+	/* The kernel tier's proof is the longest (a gVisor boot): it starts
+	 * first, and the two run side by side. */
+	static const enum bh_tier runtime_tiers[] = {BH_TIER_KERNEL, BH_TIER_CONTAINER};
+	for (size_t i = 0; i < sizeof runtime_tiers / sizeof runtime_tiers[0]; i++) {
+		enum bh_tier t = runtime_tiers[i];
+		if (e->prove_tiers && !(e->prove_tiers & (1u << t))) {
+			/* A command that uses one tier does not pay for (or wait on
+			 * the teardown of) another's throwaway sandbox. */
+			struct tier_slot *s = &e->tiers[t];
+			slot_reset(s);
+			s->report.runtime = e->runtimes[t].ops->name;
+			set_reason(s, "not proven: this command uses only another tier");
+			continue;
+		}
+		prove(e, t);
+	}
 	if (--e->proofs_running == 0)
 		engine_proofs_done(e);
 }

@@ -47,6 +47,16 @@ static struct sandbox *held(bh_engine *e, const char *name)
 	return NULL;
 }
 
+/* An image a live session holds, which no finding may name: that of any
+ * sandbox this engine holds, whatever its state (an image being written,
+ * one a restore is reading, one waiting for the session's next call), and
+ * one a hibernated row names (the next engine on this directory restores
+ * the session from it: `leaks` on a stopped engine's directory). */
+static bool image_held(bh_engine *e, const char *name)
+{
+	return held(e, name) || sessions_keeps_bundle(e, name);
+}
+
 static bool in_list(char **names, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
@@ -151,8 +161,7 @@ size_t bh_engine_leaks(bh_engine *e, struct bh_leak **out)
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		struct sandbox *sb = held(e, de->d_name);
-		if (sb && sb->state == SB_HIBERNATED)
+		if (image_held(e, de->d_name))
 			continue;
 		struct bh_leak *l = add(&f, BH_LEAK_STALE_IMAGE, de->d_name);
 		snprintf(l->reason, sizeof l->reason, "a hibernation image no held session will restore");
@@ -186,6 +195,20 @@ static struct runtime *runtime_named(bh_engine *e, const char *name)
 	return NULL;
 }
 
+/* Asked again as each finding is reaped: a finding is a claim about a
+ * moment, and what a live session holds at reap time is never touched. */
+static bool still_unheld(bh_engine *e, const struct bh_leak *l)
+{
+	switch (l->kind) {
+	case BH_LEAK_STALE_IMAGE:
+		return !image_held(e, l->sandbox);
+	case BH_LEAK_OVERDUE:
+		return true; /* held on purpose: past its lifetime, this engine ends it */
+	default:
+		return !held(e, l->sandbox);
+	}
+}
+
 size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped)
 {
 	if (reaped)
@@ -196,9 +219,15 @@ size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped)
 		return 0;
 	}
 	struct bh_leak *v = NULL;
-	size_t n = bh_engine_leaks(e, &v);
-	for (size_t i = 0; i < n; i++) {
-		struct bh_leak *l = &v[i];
+	size_t found = bh_engine_leaks(e, &v), n = 0;
+	for (size_t i = 0; i < found; i++) {
+		if (!still_unheld(e, &v[i])) {
+			bh_log(e, BH_LOG_INFO, "not reaping %s %s: a live session holds it now",
+			       bh_leak_kind_name(v[i].kind), v[i].sandbox);
+			continue;
+		}
+		v[n++] = v[i];
+		struct bh_leak *l = &v[n - 1];
 		switch (l->kind) {
 		case BH_LEAK_ORPHAN:
 		case BH_LEAK_ABANDONED: {
@@ -228,9 +257,13 @@ size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped)
 			free(list);
 			break;
 		}
-		case BH_LEAK_STALE_IMAGE:
-			rm_rf(l->holder);
+		case BH_LEAK_STALE_IMAGE: {
+			/* The path again from its parts: holder is a display string,
+			 * cut to fit, and never a path to delete. */
+			cleanup_free char *image = xasprintf("%s/images/%s", e->state_dir, l->sandbox);
+			rm_rf(image);
 			break;
+		}
 		case BH_LEAK_STRAY_CGROUP:
 			break; /* below: the whole tree's empty leaves go at once */
 		}

@@ -1180,6 +1180,11 @@ static void on_restored(bh_engine *e, void *arg, const struct bh_child_result *r
 		bh_error_free(err);
 		return;
 	}
+	/* The image was a moment of the past: the sandbox runs on from it, and
+	 * restoring it again would roll its state back, so nothing will. Its
+	 * disk goes back now (the restored Sentry holds what it still reads
+	 * open); the next hibernation writes a new one. */
+	rm_rf(sb->image_dir);
 	sandbox_set_state(e, sb, SB_READY);
 	control_finish(e, sb, NULL);
 }

@@ -77,6 +77,7 @@ struct bh_session {
 	enum bh_tier tier, floor;
 	uint32_t languages;
 	uint32_t lifetime_ms;
+	uint32_t idle_ms; /* 0: the engine's */
 	char *principal, *owner, *run_key;
 	enum session_state state;
 	struct sandbox *sb;
@@ -499,15 +500,20 @@ static void cell_answered(bh_session *s, struct op *op, const struct done_frame 
 	/* The disk budget is measured after the call; the call that crossed it
 	 * is answered (and told), the next one finds the session ended. */
 	bool over = d->disk_used > (uint64_t)s->e->policy.disk_budget_mb * 1048576u;
-	if (over)
-		r.ended = "disk_exceeded";
-	op->cell_cb(op->arg, &r, NULL);
+	char detail[160];
 	if (over) {
-		char detail[128];
-		snprintf(detail, sizeof detail, "%llu MiB used, the budget is %u MiB",
+		/* The answer that ends the session says why, as the refusal of
+		 * every later call does. */
+		snprintf(detail, sizeof detail,
+			 "the session's files in /work, /tmp and /dev/shm use %llu MiB; its disk "
+			 "budget is %u MiB",
 			 (unsigned long long)(d->disk_used >> 20), s->e->policy.disk_budget_mb);
-		end_session(s, "disk_exceeded", detail);
+		r.ended = "disk_exceeded";
+		r.ended_detail = detail;
 	}
+	op->cell_cb(op->arg, &r, NULL);
+	if (over)
+		end_session(s, "disk_exceeded", detail);
 }
 
 /* The call may have run and there is no answer: a version-3 record keeps
@@ -1205,10 +1211,27 @@ static void on_idle(bh_engine *e, void *arg)
 	}
 }
 
+/* A request may ask for a shorter idle window, never one under a second or
+ * past the engine's own (plimsoll's `shorter`, with its 1 s floor). */
+#define MIN_IDLE_MS 1000u
+
+static uint32_t effective_idle_ms(const bh_engine *e, uint32_t asked)
+{
+	uint32_t own = e->policy.idle_ms;
+	if (!asked || asked >= own)
+		return own;
+	return asked < MIN_IDLE_MS ? (own < MIN_IDLE_MS ? own : MIN_IDLE_MS) : asked;
+}
+
+static uint32_t idle_ms_of(const bh_session *s)
+{
+	return s->idle_ms ? s->idle_ms : s->e->policy.idle_ms;
+}
+
 static void arm_idle(bh_session *s)
 {
 	loop_timer_cancel(s->e->loop, s->idle_t);
-	s->idle_t = loop_timer(s->e->loop, s->e->policy.idle_ms, on_idle, s);
+	s->idle_t = loop_timer(s->e->loop, idle_ms_of(s), on_idle, s);
 }
 
 static void on_lifetime(bh_engine *e, void *arg)
@@ -1248,6 +1271,8 @@ static void on_woken(bh_engine *e, void *arg, struct sandbox *sb, const bh_error
 	snprintf(detail, sizeof detail, "%.1f ms", s->woke_us / 1000.0);
 	bool from_disk = sb->image_dir != NULL && s->retention_t != NULL;
 	store_event(e->store, from_disk ? "restored" : "resumed", s->fp, s->sandbox_name, detail);
+	if (from_disk)
+		s->image_bytes = 0; /* the restore deleted the image it was done with */
 	loop_timer_cancel(e->loop, s->retention_t);
 	s->retention_t = NULL;
 	set_state(s, SS_READY);
@@ -1366,6 +1391,7 @@ void bh_session_get_info(const bh_session *s, struct bh_session_info *o)
 		.last_call_unix_ms = s->last_call_ms,
 		.expires_unix_ms = (int64_t)now_real_ms() + ((int64_t)s->lifetime_ms - (int64_t)(used / 1000u)),
 		.awake_ms = used / 1000u,
+		.idle_ms = idle_ms_of(s),
 		.end_reason = s->state == SS_ENDED ? s->end_reason : NULL,
 		.from_pool = s->from_pool,
 	};
@@ -1416,6 +1442,7 @@ int bh_session_open(bh_engine *e, const struct bh_session_opts *opts, bh_session
 	s->floor = opts->floor;
 	s->languages = opts->languages;
 	s->lifetime_ms = opts->lifetime_ms ? opts->lifetime_ms : e->policy.lifetime_ms;
+	s->idle_ms = effective_idle_ms(e, opts->idle_ms);
 	s->principal = xstrdup(opts->principal);
 	s->owner = xstrdup(opts->owner);
 	s->run_key = xstrdup(opts->run_key);
@@ -1426,7 +1453,7 @@ int bh_session_open(bh_engine *e, const struct bh_session_opts *opts, bh_session
 		return bh_fail(err, BH_E_SYSTEM, errno, "getrandom");
 	}
 	bh_fingerprint_of(s->id, s->fp);
-	if (!bh_engine_proven(e)) {
+	if (!engine_tier_decided(e, s->tier)) {
 		s->state = SS_WAITING_PROOF;
 	} else if (start_open(s, err) < 0) {
 		free(s->principal), free(s->owner), free(s->run_key), free(s);
@@ -1438,12 +1465,11 @@ int bh_session_open(bh_engine *e, const struct bh_session_opts *opts, bh_session
 	return 0;
 }
 
-void sessions_tier_proven(bh_engine *e)
+void sessions_tier_proven(bh_engine *e, enum bh_tier tier)
 {
-	if (!bh_engine_proven(e))
-		return;
 	for (bh_session *s = e->sessions; s; s = s->next) {
-		if (s->state != SS_WAITING_PROOF)
+		if (s->state != SS_WAITING_PROOF || !engine_tier_decided(e, s->tier) ||
+		    (tier != BH_TIER_UNKNOWN && s->tier != tier))
 			continue;
 		bh_error *err = NULL;
 		if (start_open(s, &err) < 0) {

@@ -223,7 +223,7 @@ int faults_leaks(bh_engine *e, const char *state_dir, char *report, size_t n)
 	int count = 0;
 	char out[16384];
 	faults_sh(out, sizeof out,
-		  "{ crun --root '%s' list -q 2>/dev/null; runsc --root '%s' list -q 2>/dev/null; }",
+		  "{ crun --root '%s' list -q 2>/dev/null; runsc --root '%s' list --quiet 2>/dev/null; }",
 		  bh_engine_runtime_root(e, BH_TIER_CONTAINER), bh_engine_runtime_root(e, BH_TIER_KERNEL));
 	if (out[0])
 		note(report, n, &count, "containers", out);

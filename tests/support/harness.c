@@ -275,7 +275,7 @@ char *harness_runtime_list(struct harness *h)
 {
 	char cmd[8192];
 	snprintf(cmd, sizeof cmd,
-		 "{ crun --root '%s' list -q 2>/dev/null; runsc --root '%s' list -q 2>/dev/null; } | sort",
+		 "{ crun --root '%s' list -q 2>/dev/null; runsc --root '%s' list --quiet 2>/dev/null; } | sort",
 		 bh_engine_runtime_root(h->e, BH_TIER_CONTAINER),
 		 bh_engine_runtime_root(h->e, BH_TIER_KERNEL));
 	return capture(cmd);
