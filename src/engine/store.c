@@ -204,7 +204,7 @@ static void release(struct bh_store *s, sqlite3_stmt *st)
 			return;
 		}
 	}
-	release(s, st);
+	sqlite3_finalize(st);
 }
 
 static void bind_text(sqlite3_stmt *st, int i, const char *v)
