@@ -303,9 +303,8 @@ struct bh_engine {
 	long crash_count;
 	struct bh_policy policy;
 	struct bh_session *sessions;
-	struct bh_timer *checkpoint;
+	struct bh_timer *checkpoint, *checkpoint_soon;
 	struct bh_timer *prune;
-	uint64_t last_commit_us;
 	pid_t warden_pid;  /* 0: none (inspect-only engines have none) */
 	int warden_pidfd;
 	struct pool_slot *pool;    /* the warm pool (pool.c) */

@@ -447,7 +447,6 @@ static int commit(bh_session *s, struct bh_record *rec, const struct op *op,
 		return -1;
 	s->calls = rec->sequence;
 	snprintf(s->last_record, sizeof s->last_record, "%s", rec->record_sha256);
-	e->last_commit_us = now_mono_us();
 	engine_maybe_crash(e, "commit");
 	return 0;
 }
