@@ -270,6 +270,10 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 	struct bh_config ec = cfg->engine;
 	if (!ec.log)
 		ec.log = engine_log;
+	/* A daemon serves many principals: by default none may take more
+	 * than a quarter of the places (serve --per-principal). */
+	if (!ec.policy.max_per_principal)
+		ec.policy.max_per_principal = BH_FAIR_SHARE;
 	bh_error *err = NULL;
 	if (bh_engine_open(&ec, &s->e, &err) < 0) {
 		why_set(why, "%s", err->msg);

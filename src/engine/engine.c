@@ -36,7 +36,10 @@ struct pending_exec {
 	bh_exec_cb cb;
 	void *arg;
 	uint64_t t0;
-	struct pending_exec *next; /* waiting for the proofs */
+	char *principal;
+	bool placed;                   /* admitted: holds a place until it is freed */
+	struct pending_exec *next;     /* waiting for the proofs */
+	struct pending_exec *run_next; /* e->running, while placed */
 };
 
 void bh_log(bh_engine *e, enum bh_log_level level, const char *fmt, ...)
@@ -359,9 +362,13 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	pol->lifetime_ms = pol->lifetime_ms ? pol->lifetime_ms : 30u * 60u * 1000u;
 	pol->retention_ms = pol->retention_ms ? pol->retention_ms : 24ull * 3600u * 1000u;
 	pol->max_sessions = pol->max_sessions ? pol->max_sessions : 64;
-	pol->max_per_principal = pol->max_per_principal ? pol->max_per_principal : pol->max_sessions;
 	pol->max_per_owner = pol->max_per_owner ? pol->max_per_owner : 4;
 	pol->memory_budget_mb = pol->memory_budget_mb ? pol->memory_budget_mb : 16384;
+	pol->max_per_principal = pol->max_per_principal == BH_FAIR_SHARE
+					 ? admission_fair_share(pol->max_sessions, pol->memory_budget_mb,
+								e->memory_limit_mb)
+				 : pol->max_per_principal ? pol->max_per_principal
+							  : pol->max_sessions;
 	pol->history_days = pol->history_days ? pol->history_days : 30;
 	pol->disk_budget_mb = pol->disk_budget_mb ? pol->disk_budget_mb : 256;
 	pol->images_budget_mb = pol->images_budget_mb ? pol->images_budget_mb : 10240;
@@ -586,6 +593,12 @@ int bh_engine_events(bh_engine *e, int64_t after_id, size_t limit, bh_event_fn f
 
 static void pending_free(struct pending_exec *p)
 {
+	for (struct pending_exec **pp = &p->e->running; p->placed && *pp; pp = &(*pp)->run_next)
+		if (*pp == p) {
+			*pp = p->run_next;
+			break;
+		}
+	free(p->principal);
 	argv_free(p->argv);
 	free(p->input);
 	free(p);
@@ -672,9 +685,27 @@ static void exec_dispatch(bh_engine *e, struct pending_exec *p)
 	}
 	p->req.tier = tier;
 	bh_error *err = NULL;
+	struct admit_ask ask = {.kind = ADMIT_RUN, .principal = p->principal, .tier = tier};
+	if (admit_sandbox(e, &ask, &err) < 0) {
+		exec_finish(p, NULL, err);
+		bh_error_free(err);
+		return;
+	}
+	p->placed = true;
+	p->run_next = e->running;
+	e->running = p;
 	if (sandbox_open(e, tier, NULL, on_exec_open, p, &err) < 0) {
 		exec_finish(p, NULL, err);
 		bh_error_free(err);
+	}
+}
+
+void execs_census(bh_engine *e, const char *principal, struct census *c)
+{
+	for (const struct pending_exec *p = e->running; p; p = p->run_next) {
+		c->places++;
+		c->memory++;
+		c->mine += !strcmp(p->principal, principal);
 	}
 }
 
@@ -759,6 +790,8 @@ int bh_exec(bh_engine *e, const struct bh_exec_request *req, bh_exec_cb cb, void
 		p->argv[i] = xstrdup(req->argv[i]);
 	p->req = *req;
 	p->req.argv = (const char *const *)p->argv;
+	p->principal = xstrdup(req->principal ? req->principal : "");
+	p->req.principal = p->principal;
 	if (req->input_len) {
 		p->input = xzalloc(req->input_len);
 		memcpy(p->input, req->input, req->input_len);
