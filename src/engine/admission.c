@@ -59,7 +59,8 @@ int admit_sandbox(bh_engine *e, const struct admit_ask *ask, bh_error **err)
 	/* Only a tenant's own places count against its cap (a restore is of a
 	 * place it holds already). */
 	if (tenant && ask->kind != ADMIT_WAKE && c.mine + 1 > p->max_per_principal) {
-		bh_log(e, BH_LOG_INFO, "admission: refused a %s of principal \"%s\": it holds %zu of its %u",
+		/* The audit line shows the refusal; the log need not, call by call. */
+		bh_log(e, BH_LOG_DEBUG, "admission: refused a %s of principal \"%s\": it holds %zu of its %u",
 		       kind_names[ask->kind], principal, c.mine, p->max_per_principal);
 		return bh_refuse(err, BH_REFUSAL_CAPACITY,
 				 "this caller holds its maximum of %u sandboxes (open sessions and Run "
