@@ -4,6 +4,7 @@
  *   bulkhead-bench [--quick] [--tier container|kernel|all] [--json]
  *                  [--root DIR] [--verbose] [--rounds N] [--only PHASES]
  *                  [--compare-init PATH] [--compare-interp DIR]
+ *   bulkhead-bench --soak SECONDS [--root DIR]
  *
  * --compare-init/--compare-interp add one more engine worker per tier that
  * runs another bulkhead-init (or other cell servers) in the warm-cell
@@ -22,6 +23,7 @@
 #include "stats.h"
 #include "store.h"
 #include "record.h"
+#include "soak.h"
 #include "sysmem.h"
 #include "worker.h"
 
@@ -1179,6 +1181,9 @@ static void usage(FILE *o)
 		   "  --compare-init PATH  also run cells on this bulkhead-init, interleaved (before/after)\n"
 		   "  --compare-interp DIR  the same with other cell servers (data/interp)\n"
 		   "  --only     a comma list of phases (warm,store,fresh,cold,wake,memory,throughput)\n"
+		   "  --soak SECONDS  instead: one cell a second for SECONDS, the store's WAL sampled\n"
+		   "             after every cell against its bound (bench/RESULTS.md, \"The WAL under a\n"
+		   "             steady trickle\")\n"
 		   "Run as root (crun and runsc need it). Performance is reported, never asserted:\n"
 		   "the exit code is 0 when every measurement ran.\n");
 }
@@ -1199,7 +1204,7 @@ static const char *env_or(const char *name, const char *dflt)
 
 int main(int argc, char **argv)
 {
-	int rounds = 0;
+	int rounds = 0, soak_seconds = 0;
 	opt.tiers[0] = opt.tiers[1] = true;
 	snprintf(opt.root, sizeof opt.root, "/tmp/bh-bench");
 	size_t used = 0;
@@ -1228,6 +1233,8 @@ int main(int argc, char **argv)
 			opt.compare_init = argv[++i];
 		else if (!strcmp(a, "--compare-interp") && i + 1 < argc)
 			opt.compare_interp = argv[++i];
+		else if (!strcmp(a, "--soak") && i + 1 < argc && atoi(argv[i + 1]) > 0)
+			soak_seconds = atoi(argv[++i]);
 		else if (!strcmp(a, "--rounds") && i + 1 < argc)
 			rounds = atoi(argv[++i]);
 		else if (!strcmp(a, "--root") && i + 1 < argc)
@@ -1264,6 +1271,15 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (soak_seconds) {
+		struct soak_opts so = {.seconds = soak_seconds, .run_dir = opt.run_dir,
+				       .init = opt.init, .interp = opt.interp,
+				       .evidence = opt.evidence};
+		int r = bench_soak(&so, &interrupted);
+		if (r == 0)
+			rmdir(opt.run_dir);
+		return r;
+	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 
 	char started[64];

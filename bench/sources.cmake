@@ -4,6 +4,7 @@
 find_package(CURL REQUIRED)
 add_executable(bulkhead-bench
   bench/bench.c
+  bench/soak.c
   bench/stats.c
   bench/sysmem.c
   bench/worker.c

@@ -10,10 +10,28 @@ static const char usage[] =
 	"usage: bulkhead serve [--state DIR] [--socket PATH] [--listen HOST:PORT] [--clients FILE]\n"
 	"                      [--open] [--audit FILE] [--tier container|kernel] [--idle DUR] [--hibernate-after DUR]\n"
 	"                      [--lifetime DUR] [--retention DUR] [--per-owner N] [--max-sessions N]\n"
+	"                      [--per-principal N] [--per-peer N] [--metrics-open]\n"
 	"                      [--shutdown close|hibernate] [--drain DUR] [--rate N]\n"
 	"                      [--pool N] [--pool-age DUR] [--memory-budget MiB] [--sandbox-memory MiB]\n"
 	"                      [--min-free MiB] [--session-disk MiB]\n"
-	"DUR is a number with ms, s, m or h (\"500ms\", \"5m\").\n";
+	"DUR is a number with ms, s, m or h (\"500ms\", \"5m\").\n"
+	"Admission: every open session, Run call in flight and pooled sandbox holds a place.\n"
+	"  --max-sessions N    places in all (default 64)\n"
+	"  --memory-budget MiB their memory limits summed, hibernated sessions aside (default 16384)\n"
+	"  --per-principal N   places one token may hold (default: a quarter of what the budget\n"
+	"                      and --max-sessions admit, at least 1; 8 with the defaults)\n"
+	"Listeners: each takes 256 connections at most.\n"
+	"  --per-peer N        connections one local user (uid) may hold on each (default 64)\n"
+	"  --metrics-open      serve /metrics without a token (default: the operator scope)\n";
+
+/* A count of 1 to 1000000 written in digits only; -1 otherwise ("8x" is not 8). */
+static long count_of(const char *s)
+{
+	if (!*s || s[strspn(s, "0123456789")] || strlen(s) > 7)
+		return -1;
+	long v = atol(s);
+	return v >= 1 && v <= 1000000 ? v : -1;
+}
 
 /* "500ms", "2s", "5m", "1h" -> milliseconds; -1 when it is none of those. */
 static long long duration_ms(const char *s)
@@ -61,6 +79,10 @@ int cmd_serve(int argc, char **argv)
 			cfg.open = true;
 			continue;
 		}
+		if (!strcmp(a, "--metrics-open")) {
+			cfg.metrics_open = true;
+			continue;
+		}
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage, stdout);
 			return 0;
@@ -89,6 +111,10 @@ int cmd_serve(int argc, char **argv)
 			p->max_per_owner = (uint32_t)atoi(v);
 		else if (!strcmp(a, "--max-sessions") && atoi(v) > 0)
 			p->max_sessions = (uint32_t)atoi(v);
+		else if (!strcmp(a, "--per-principal") && count_of(v) > 0)
+			p->max_per_principal = (uint32_t)count_of(v);
+		else if (!strcmp(a, "--per-peer") && count_of(v) > 0 && count_of(v) <= 256)
+			cfg.max_per_peer = (unsigned)count_of(v);
 		/* Admission: sessions are refused (capacity) once another sandbox's
 		 * memory limit would take the sum past the budget (default 16384 MiB,
 		 * 32 sandboxes of the default 512 MiB). */

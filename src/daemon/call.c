@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #define SANDBOX_PREFIX "/plimsoll.v1.SandboxService/"
 #define OPERATOR_PREFIX "/bulkhead.v1.OperatorService/"
@@ -207,6 +208,12 @@ static const char *tcp_refusal(struct MHD_Connection *conn)
 
 static bool scope_for(const struct call *c, unsigned *scope)
 {
+	/* It tells how busy every tenant is: an operator's, unless the
+	 * operator chose to serve it to anyone (serve --metrics-open). */
+	if (!strcmp(c->procedure, "metrics") && !c->srv->cfg->metrics_open) {
+		*scope = CLIENT_SCOPE_OPERATOR;
+		return true;
+	}
 	if (!strncmp(c->procedure, SANDBOX_PREFIX + 1, strlen(SANDBOX_PREFIX) - 1)) {
 		*scope = CLIENT_SCOPE_CODE_RUN;
 		return true;
@@ -224,7 +231,7 @@ static bool admit(struct call *c)
 	struct server *s = c->srv;
 	unsigned scope = 0;
 	if (!scope_for(c, &scope))
-		return true; /* health and metrics: no principal */
+		return true; /* health, readiness: no principal */
 	if (!s->clients) {
 		snprintf(c->who.name, sizeof c->who.name, "anonymous");
 		c->who.scopes = CLIENT_SCOPE_CODE_RUN | CLIENT_SCOPE_OPERATOR;
@@ -305,6 +312,8 @@ static void check_header(struct call *c, const char *url, const char *method)
 	if (!rpc) {
 		if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 			call_refuse_early(c, 404, WIRE_UNIMPLEMENTED, "unsupported", "no such procedure");
+		else if (!strcmp(url, "/metrics"))
+			admit(c); /* the operator's token, unless --metrics-open */
 		return; /* health, readiness, metrics: answered at the end */
 	}
 	if (strcmp(method, "POST")) {
@@ -427,6 +436,40 @@ void daemon_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	call_free(c);
 }
 
+/* Over its peer's limit: told so in plain HTTP, then closed (libmicrohttpd
+ * sees the end of the stream and frees the slot at once). Nothing of it
+ * was read. */
+static void refuse_connection(struct server *s, struct conn_watch *w)
+{
+	char msg[160], head[320];
+	int n = snprintf(msg, sizeof msg,
+			 "too many connections from your user (uid %d): at most %u at once on this "
+			 "listener\n",
+			 (int)w->peer, s->per_peer);
+	int h = snprintf(head, sizeof head,
+			 "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+			 "Connection: close\r\nContent-Length: %d\r\n\r\n%s",
+			 n, msg);
+	if (write(w->fd, head, (size_t)h) < 0) {
+		/* It is closed either way. */
+	}
+	shutdown(w->fd, SHUT_RDWR);
+	w->fd = -1;
+	w->refused = true;
+	s->metrics.peer_refusals[w->via->tcp]++;
+	/* One line at most every 10 s: a flood must not flood the log. */
+	s->peer_refusals_unlogged++;
+	uint64_t now = daemon_now_ms();
+	if (now - s->peer_refusal_logged_ms >= 10000) {
+		fprintf(stderr, "bulkhead serve: refused %llu connection(s) over the per-peer limit of %u "
+				"(the last from uid %d on the %s listener)\n",
+			(unsigned long long)s->peer_refusals_unlogged, s->per_peer, (int)w->peer,
+			w->via->tcp ? "TCP" : "unix");
+		s->peer_refusals_unlogged = 0;
+		s->peer_refusal_logged_ms = now;
+	}
+}
+
 void daemon_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe);
 void daemon_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -443,6 +486,14 @@ void daemon_on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		w->fd = ci ? ci->connect_fd : -1;
 		w->phase = CONN_HEADER;
 		w->since_ms = daemon_now_ms();
+		w->via = l;
+		w->peer = peer_uid(w->fd, l->tcp);
+		/* One local user must not hold every slot of a listener. */
+		unsigned held = 0;
+		for (const struct conn_watch *o = s->conns; o; o = o->next)
+			held += o->via == l && !o->refused && o->peer == w->peer;
+		if (held >= s->per_peer)
+			refuse_connection(s, w);
 		w->next = s->conns;
 		if (s->conns)
 			s->conns->prev = w;

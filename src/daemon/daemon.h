@@ -23,7 +23,14 @@ struct bh_daemon_config {
 	const char *audit_path;    /* NULL: audit lines go to stderr */
 	uint32_t drain_ms;         /* SIGTERM: how long in-flight calls may finish; 0: 30 s */
 	unsigned rate_per_minute;  /* per principal; 0: 600 */
-	unsigned max_connections;  /* 0: 256 */
+	unsigned max_connections;  /* per listener; 0: 256 */
+	/* Connections one peer (a local uid: SO_PEERCRED on the unix socket,
+	 * the socket's owner on TCP) may hold on each listener; more are
+	 * answered 503 and closed. 0: a quarter of max_connections. */
+	unsigned max_per_peer;
+	/* /metrics without a token. By default it wants the operator scope
+	 * (it tells how busy every tenant is); serve --metrics-open. */
+	bool metrics_open;
 	/* The tier sessions and runs get (a request's floor only refuses);
 	 * BH_TIER_UNKNOWN (or 0) : the strongest offered. */
 	enum bh_tier tier;

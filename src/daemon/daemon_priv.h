@@ -5,6 +5,7 @@
 #include "clients.h"
 #include "daemon.h"
 #include "metrics.h"
+#include "peer.h"
 #include "ratelimit.h"
 #include "wire.h"
 
@@ -34,6 +35,9 @@ struct conn_watch {
 	int fd;
 	enum conn_phase phase;
 	uint64_t since_ms;
+	struct listener *via;
+	uid_t peer;         /* who holds it (peer.h) */
+	bool refused;       /* over its peer's limit: answered 503, being closed */
 	struct conn_watch *prev, *next;
 };
 
@@ -83,6 +87,15 @@ struct server {
 	char *socket_path;
 	char *attach_file; /* STATE/daemon.sock.path */
 	int64_t audited_event; /* the last engine event written to the audit log */
+	unsigned per_peer;     /* connections one peer may hold on a listener */
+	uint64_t peer_refusal_logged_ms, peer_refusals_unlogged;
+	/* /readyz answers from this verdict for a second: a flood of probes
+	 * does not run a preflight (a store read) each. */
+	struct {
+		uint64_t at_ms;
+		bool ok;
+		char *text;
+	} ready;
 	int sigfd;
 	bool draining;
 	bool stop;

@@ -1,10 +1,17 @@
 /* /healthz (the loop answers), /readyz (a bounded preflight: a tier is
- * offered and the store answers), /metrics (Prometheus text). */
+ * offered and the store answers; its verdict is kept, so a flood of
+ * probes costs one preflight a second), /metrics (Prometheus
+ * text; the operator's token unless --metrics-open, see call.c). */
 #include "daemon_priv.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A verdict is kept this long: a second once ready; a tenth while not,
+ * so the proofs' end is seen at once (each costs at most a store read). */
+#define READY_CACHE_MS 1000u
+#define NOT_READY_CACHE_MS 100u
 
 static char *text(const char *fmt, const char *arg)
 {
@@ -22,17 +29,27 @@ void health_endpoint(struct call *c, const char *path)
 		return;
 	}
 	if (!strcmp(path, "/readyz")) {
-		bh_error *err = NULL;
-		if (c->srv->draining)
+		struct server *s = c->srv;
+		if (s->draining) {
 			call_answer_text(c, 503, "text/plain; charset=utf-8",
 					 text("not ready: %s\n", "shutting down"));
-		else if (bh_engine_preflight(e, &err) < 0)
-			call_answer_text(c, 503, "text/plain; charset=utf-8", text("not ready: %s\n", err->msg));
-		else
-			call_answer_text(c, 200, "text/plain; charset=utf-8",
-					 text("ready: %s tier offered\n",
-					      bh_tier_name(bh_engine_best_tier(e))));
-		bh_error_free(err);
+			return;
+		}
+		uint64_t now = daemon_now_ms();
+		if (!s->ready.text ||
+		    now - s->ready.at_ms >= (s->ready.ok ? READY_CACHE_MS : NOT_READY_CACHE_MS)) {
+			bh_error *err = NULL;
+			s->metrics.readiness_checks++;
+			free(s->ready.text);
+			s->ready.ok = bh_engine_preflight(e, &err) == 0;
+			s->ready.text = s->ready.ok ? text("ready: %s tier offered\n",
+							   bh_tier_name(bh_engine_best_tier(e)))
+						    : text("not ready: %s\n", err->msg);
+			s->ready.at_ms = now;
+			bh_error_free(err);
+		}
+		call_answer_text(c, s->ready.ok ? 200 : 503, "text/plain; charset=utf-8",
+				 text("%s", s->ready.text));
 		return;
 	}
 	if (!strcmp(path, "/metrics")) {

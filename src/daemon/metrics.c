@@ -92,6 +92,16 @@ char *metrics_render(const struct metrics *m, bh_engine *e)
 	fprintf(f, "# HELP bulkhead_unauthenticated_total Calls without a valid token.\n"
 		   "# TYPE bulkhead_unauthenticated_total counter\nbulkhead_unauthenticated_total %llu\n",
 		(unsigned long long)m->unauthenticated);
+	fprintf(f, "# HELP bulkhead_readiness_checks_total Preflights /readyz ran; it answers from the "
+		   "last for a second.\n"
+		   "# TYPE bulkhead_readiness_checks_total counter\nbulkhead_readiness_checks_total %llu\n",
+		(unsigned long long)m->readiness_checks);
+	fprintf(f, "# HELP bulkhead_connections_refused_total Connections refused because their peer "
+		   "(a local uid) held its limit on the listener.\n"
+		   "# TYPE bulkhead_connections_refused_total counter\n"
+		   "bulkhead_connections_refused_total{listener=\"unix\"} %llu\n"
+		   "bulkhead_connections_refused_total{listener=\"tcp\"} %llu\n",
+		(unsigned long long)m->peer_refusals[0], (unsigned long long)m->peer_refusals[1]);
 	fprintf(f, "# HELP bulkhead_cell_seconds Wall time of a cell, call to answer.\n"
 		   "# TYPE bulkhead_cell_seconds histogram\n");
 	uint64_t cum = 0;

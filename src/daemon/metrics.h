@@ -17,6 +17,8 @@ struct metrics {
 	uint64_t latency_count;
 	uint64_t leaks_found, leaks_reaped;
 	uint64_t unauthenticated;
+	uint64_t readiness_checks;   /* preflights /readyz ran (the rest were answered cached) */
+	uint64_t peer_refusals[2];   /* connections over the per-peer limit: unix, tcp */
 };
 
 /* Index of a procedure name for metrics; the last index is "other". */

@@ -168,6 +168,7 @@ static void run(struct call *c)
 		.timeout_ms = call_timeout(r->req.env.timeout_ms),
 		.has_sent_timeout = true,
 		.sent_timeout_ms = r->req.env.timeout_ms,
+		.principal = c->who.name, /* a Run in flight holds one of the caller's places */
 	};
 	call_pending(c, r, run_ctx_free);
 	bh_error *err = NULL;

@@ -126,7 +126,7 @@ static int tcp_listener(const char *spec, int *port_out, char **why)
 
 static int start_mhd(struct server *s, struct listener *l, char **why)
 {
-	unsigned max_conn = s->cfg->max_connections ? s->cfg->max_connections : 256;
+	unsigned max_conn = s->cfg->max_connections ? s->cfg->max_connections : 256; /* as setup's */
 	l->mhd = MHD_start_daemon(
 		MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL, NULL,
 		daemon_on_request, l, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
@@ -236,6 +236,8 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 			return -1;
 		}
 	}
+	unsigned max_conn = cfg->max_connections ? cfg->max_connections : 256;
+	s->per_peer = cfg->max_per_peer ? cfg->max_per_peer : (max_conn / 4 ? max_conn / 4 : 1);
 	struct ratelimit_config rc = {
 		.per_minute = cfg->rate_per_minute ? cfg->rate_per_minute : 600,
 		.per_principal = 64,
@@ -270,6 +272,10 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 	struct bh_config ec = cfg->engine;
 	if (!ec.log)
 		ec.log = engine_log;
+	/* A daemon serves many principals: by default none may take more
+	 * than a quarter of the places (serve --per-principal). */
+	if (!ec.policy.max_per_principal)
+		ec.policy.max_per_principal = BH_FAIR_SHARE;
 	bh_error *err = NULL;
 	if (bh_engine_open(&ec, &s->e, &err) < 0) {
 		why_set(why, "%s", err->msg);
@@ -362,6 +368,7 @@ static void teardown(struct server *s)
 		ratelimit_free(s->rl);
 	if (s->audit && s->audit != stderr)
 		fclose(s->audit);
+	free(s->ready.text);
 }
 
 int bh_daemon_serve(const struct bh_daemon_config *cfg, char **why)

@@ -8,6 +8,7 @@ add_library(bulkhead-daemon STATIC
   src/daemon/health.c
   src/daemon/metrics.c
   src/daemon/operator_service.c
+  src/daemon/peer.c
   src/daemon/ratelimit.c
   src/daemon/sandbox_service.c
   src/daemon/server.c

@@ -112,11 +112,18 @@ struct bh_config {
 						(container, idle_closed). 0: 15 min */
 		uint32_t lifetime_ms;        /* awake time a session may have. 0: 30 min */
 		uint64_t retention_ms;       /* hibernated this long: image deleted. 0: 24 h */
-		uint32_t max_sessions;       /* live sessions. 0: 64 */
-		uint32_t max_per_principal;  /* 0: max_sessions */
+		/* Admission (admission.c): a place is held by each open session,
+		 * each fresh call (Run, bh_exec) in flight and each pooled sandbox;
+		 * the memory budget counts them all but hibernated sessions. */
+		uint32_t max_sessions;       /* places. 0: 64 */
+		uint32_t max_per_principal;  /* one principal's sessions and calls in flight.
+						0: max_sessions (one caller); BH_FAIR_SHARE: a
+						quarter of what the budget and max_sessions
+						admit, at least 1 (the daemon's default) */
 		uint32_t max_per_owner;      /* 0: 4; the owner's least recently used idle one
 						is replaced */
-		uint32_t memory_budget_mb;   /* sum of sandbox memory limits. 0: 16384 */
+		uint32_t memory_budget_mb;   /* sum of sandbox memory limits (sessions awake,
+						calls in flight, the pool). 0: 16384 */
 		bool shutdown_hibernate;     /* at close, hibernate idle kernel-tier sessions so the
 						next engine on this directory continues them */
 		uint32_t history_days;       /* records of sessions ended longer ago, and events,
@@ -147,6 +154,8 @@ struct bh_config {
 	uint32_t memory_limit_mb; /* per sandbox; 0 = 512 */
 	uint32_t pids_limit;      /* crun sandboxes; 0 = 256 (runsc gets a generous one) */
 };
+
+#define BH_FAIR_SHARE UINT32_MAX /* bh_policy.max_per_principal: see there */
 
 /* The state directory a command means: dir, else $BULKHEAD_STATE, else
  * /var/lib/bulkhead. */
@@ -226,6 +235,7 @@ struct bh_exec_request {
 	size_t input_len;
 	uint32_t timeout_ms;     /* 0: 30 s; at most 5 min */
 	uint32_t output_cap;     /* bytes kept per stream; 0: 64 KiB */
+	const char *principal;   /* whose place it holds while in flight; NULL: "" */
 };
 
 struct bh_exec_result {
@@ -269,6 +279,7 @@ struct bh_snippet {
 	 * (a client may send 0 or a value the edge clamped). */
 	bool has_sent_timeout;
 	int64_t sent_timeout_ms;
+	const char *principal;   /* whose place it holds while in flight; NULL: "" */
 };
 
 struct bh_record;

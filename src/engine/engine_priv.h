@@ -312,6 +312,7 @@ struct bh_engine {
 	uint8_t uid_slots[256];
 	struct bh_timer *tick;
 	struct pending_exec *pending;
+	struct pending_exec *running; /* fresh calls holding a place (admission) */
 	bool closing;
 	bool reprove;
 	uint32_t prove_tiers; /* bh_config's: 0 proves every tier */
@@ -329,9 +330,8 @@ struct bh_engine {
 	long crash_count;
 	struct bh_policy policy;
 	struct bh_session *sessions;
-	struct bh_timer *checkpoint;
+	struct bh_timer *checkpoint, *checkpoint_soon;
 	struct bh_timer *prune;
-	uint64_t last_commit_us;
 	pid_t warden_pid;  /* 0: none (inspect-only engines have none) */
 	int warden_pidfd;
 	struct pool_slot *pool;    /* the warm pool (pool.c) */
@@ -348,6 +348,31 @@ void pool_fill(bh_engine *e);
 struct sandbox *pool_take(bh_engine *e, enum bh_tier tier);
 void pool_close_all(bh_engine *e);
 void pool_free(bh_engine *e);
+
+/* ---- admission (admission.c): the one rule every new sandbox passes ---- */
+enum admit_kind { ADMIT_SESSION, ADMIT_RUN, ADMIT_POOL, ADMIT_WAKE };
+struct admit_ask {
+	enum admit_kind kind;
+	const char *principal; /* who asks ("" the embedding host); none for the pool */
+	enum bh_tier tier;     /* a session's: a ready pooled sandbox of it changes hands */
+};
+/* 0, or -1 with a capacity refusal in err (nothing may be created). */
+int admit_sandbox(bh_engine *e, const struct admit_ask *ask, bh_error **err);
+/* max_per_principal's BH_FAIR_SHARE: a quarter of the sandboxes the budget
+ * and max_sessions admit, at least 1. */
+uint32_t admission_fair_share(uint32_t max_sessions, uint32_t memory_budget_mb,
+			      uint32_t memory_limit_mb);
+/* What holds places, each holder counting its own: places (every live
+ * sandbox), mine (the principal's), memory (those with processes). */
+struct census {
+	size_t places, mine, memory;
+};
+void sessions_census(bh_engine *e, const char *principal, struct census *c);
+void execs_census(bh_engine *e, const char *principal, struct census *c);
+void pool_census(bh_engine *e, struct census *c);
+/* Closes one ready pooled sandbox for a tenant that found no room; false
+ * when the pool holds none. */
+bool pool_yield(bh_engine *e);
 
 /* ---- the warden (warden.c): kills our sandboxes if we die ---- */
 void warden_start(bh_engine *e);

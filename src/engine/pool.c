@@ -8,13 +8,19 @@
  * Pooled sandboxes have no registry row: nothing in them belongs to anyone
  * yet. If the engine dies, its warden stops them and the next engine's
  * start-up sweep deletes every container under its roots, pooled ones
- * included. */
+ * included.
+ *
+ * They hold memory, so they count against the memory budget and
+ * max_sessions like any sandbox (admission.c): a refill that would not fit
+ * waits, a session that takes one moves its place, and a tenant that finds
+ * no room has a ready one closed for it. */
 #include "engine_priv.h"
 #include "channel_proto.h"
 
 #include <stdlib.h>
 
 #define RETRY_MS 5000u
+#define NO_ROOM_RETRY_MS 1000u /* a refill that did not fit looks again */
 #define REFILL_DELAY_MS 250u
 
 struct pool_slot {
@@ -115,6 +121,13 @@ void pool_fill(bh_engine *e)
 		if (!pooled_tier(e, (enum bh_tier)t))
 			continue;
 		while (count(e, (enum bh_tier)t, false) < e->policy.pool_size) {
+			struct admit_ask ask = {.kind = ADMIT_POOL, .tier = (enum bh_tier)t};
+			if (admit_sandbox(e, &ask, NULL) < 0) {
+				if (!e->pool_retry)
+					e->pool_retry =
+						loop_timer(e->loop, NO_ROOM_RETRY_MS, on_retry, NULL);
+				return;
+			}
 			struct pool_slot *slot = xzalloc(sizeof *slot);
 			slot->tier = (enum bh_tier)t;
 			slot->next = e->pool;
@@ -156,6 +169,30 @@ struct sandbox *pool_take(bh_engine *e, enum bh_tier tier)
 	if (found && !e->pool_retry)
 		e->pool_retry = loop_timer(e->loop, REFILL_DELAY_MS, on_retry, NULL);
 	return found;
+}
+
+void pool_census(bh_engine *e, struct census *c)
+{
+	for (const struct pool_slot *s = e->pool; s; s = s->next) {
+		c->places++;
+		c->memory++;
+	}
+}
+
+bool pool_yield(bh_engine *e)
+{
+	for (struct pool_slot *slot = e->pool; slot; slot = slot->next) {
+		if (!slot->ready)
+			continue; /* still opening: its sandbox is not ours to close yet */
+		bh_log(e, BH_LOG_INFO, "pool: sandbox %s closed to make room for a caller",
+		       slot->sb->name);
+		sandbox_close(e, slot->sb);
+		slot_unlink(e, slot);
+		if (!e->pool_retry)
+			e->pool_retry = loop_timer(e->loop, NO_ROOM_RETRY_MS, on_retry, NULL);
+		return true;
+	}
+	return false;
 }
 
 size_t bh_engine_pool_ready(bh_engine *e, enum bh_tier tier)

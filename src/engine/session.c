@@ -449,7 +449,6 @@ static int commit(bh_session *s, struct bh_record *rec, const struct op *op,
 		return -1;
 	s->calls = rec->sequence;
 	snprintf(s->last_record, sizeof s->last_record, "%s", rec->record_sha256);
-	e->last_commit_us = now_mono_us();
 	engine_maybe_crash(e, "commit");
 	return 0;
 }
@@ -999,20 +998,28 @@ static bool replaceable(const bh_session *s)
 			     s->state == SS_HIBERNATED);
 }
 
+void sessions_census(bh_engine *e, const char *principal, struct census *c)
+{
+	for (bh_session *s = e->sessions; s; s = s->next) {
+		if (!live(s))
+			continue;
+		c->places++;
+		c->memory += holds_memory(s);
+		c->mine += !strcmp(s->principal, principal);
+	}
+}
+
+/* The owner's cap (replacing its least recently used idle session), then
+ * the engine's admission (admission.c). */
 static int admit(bh_engine *e, const struct bh_session_opts *o, bh_error **err)
 {
 	const char *principal = o->principal ? o->principal : "";
 	const char *owner = o->owner ? o->owner : "";
-	size_t all = 0, mine = 0, owned = 0, memory = 0;
+	size_t owned = 0;
 	bh_session *lru = NULL;
 	for (bh_session *s = e->sessions; s; s = s->next) {
-		if (!live(s))
+		if (!live(s) || strcmp(s->principal, principal))
 			continue;
-		all++;
-		memory += holds_memory(s);
-		if (strcmp(s->principal, principal))
-			continue;
-		mine++;
 		/* Owners of different principals never meet. */
 		if (!*owner || strcmp(s->owner, owner))
 			continue;
@@ -1029,22 +1036,11 @@ static int admit(bh_engine *e, const struct bh_session_opts *o, bh_error **err)
 					 owned);
 		bh_log(e, BH_LOG_INFO, "owner cap %u reached: replacing session %.12s",
 		       e->policy.max_per_owner, lru->fp);
-		bool held = holds_memory(lru);
 		end_session(lru, "replaced", "its owner opened another sandbox at the owner cap");
-		all--, mine--;
-		memory -= held;
 	}
-	if (all >= e->policy.max_sessions)
-		return bh_refuse(err, BH_REFUSAL_CAPACITY, "the engine holds its maximum of %u sessions",
-				 e->policy.max_sessions);
-	if (mine >= e->policy.max_per_principal)
-		return bh_refuse(err, BH_REFUSAL_CAPACITY, "this caller holds its maximum of %u sessions",
-				 e->policy.max_per_principal);
-	if ((memory + 1) * e->memory_limit_mb > e->policy.memory_budget_mb)
-		return bh_refuse(err, BH_REFUSAL_CAPACITY,
-				 "another %u MiB sandbox would exceed the %u MiB memory budget",
-				 e->memory_limit_mb, e->policy.memory_budget_mb);
-	return 0;
+	enum bh_tier tier = o->tier == BH_TIER_UNKNOWN ? bh_engine_best_tier(e) : o->tier;
+	struct admit_ask ask = {.kind = ADMIT_SESSION, .principal = principal, .tier = tier};
+	return admit_sandbox(e, &ask, err);
 }
 
 /* ---- lifecycle: idle -> paused -> hibernated (or closed); lifetime; retention ---- */
@@ -1283,14 +1279,41 @@ static void on_woken(bh_engine *e, void *arg, struct sandbox *sb, const bh_error
 	dispatch(s);
 }
 
+/* A restore the memory budget has no room for: the session stays on
+ * disk, what waited on it is refused (capacity), and a close needs no
+ * memory. */
+static void stay_hibernated(bh_session *s, const bh_error *why)
+{
+	struct op *q = s->queue;
+	s->queue = NULL;
+	finish_action(s, why);
+	while (q) {
+		struct op *n = q->next;
+		if (q->kind == OP_CLOSE) {
+			end_session(s, "closed", NULL);
+			answer_close(s, q);
+		} else {
+			refuse_op(q, why);
+		}
+		op_free(q);
+		q = n;
+	}
+}
+
 static void wake(bh_session *s)
 {
 	bh_engine *e = s->e;
+	bool hibernated = s->state == SS_HIBERNATED;
+	bh_error *err = NULL;
+	struct admit_ask ask = {.kind = ADMIT_WAKE, .principal = s->principal, .tier = s->tier};
+	if (hibernated && admit_sandbox(e, &ask, &err) < 0) {
+		stay_hibernated(s, err);
+		bh_error_free(err);
+		return;
+	}
 	loop_timer_cancel(e->loop, s->sleep_t);
 	s->sleep_t = NULL;
-	bool hibernated = s->state == SS_HIBERNATED;
 	set_state(s, SS_WAKING);
-	bh_error *err = NULL;
 	int r = hibernated ? sandbox_restore(e, s->sb, on_woken, s, &err)
 			   : sandbox_resume(e, s->sb, on_woken, s, &err);
 	if (r < 0) {

@@ -143,6 +143,7 @@ int bh_run_javascript(bh_engine *e, const struct bh_snippet *req, bh_snippet_cb 
 		.input_len = c->code_len,
 		.timeout_ms = req->timeout_ms,
 		.output_cap = req->output_cap,
+		.principal = req->principal,
 	};
 	if (bh_exec(e, &x, on_snippet_done, c, err) < 0) {
 		snippet_free(c);

@@ -8,6 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* How long a statement waits for another process's lock (a backup, gc). */
+#define STORE_BUSY_TIMEOUT_MS 5000
+
 /* Statements are prepared once per store and kept: preparing is a third
  * of a record's commit otherwise. Keyed by the SQL text; one in use (a
  * callback of an iteration may come back in) is prepared afresh. */
@@ -18,11 +21,24 @@ struct cached_stmt {
 	bool busy;
 };
 
+/* What the WAL hook saw: checkpoints are scheduled by the engine's loop
+ * from these, never run inside a commit. */
+struct wal_watch {
+	int pages;               /* frames in the WAL after the last commit */
+	bool since_checkpoint;   /* a commit came after the last complete checkpoint */
+	bool truncated;          /* the file is empty: nothing for an idle TRUNCATE */
+	uint64_t last_commit_us;
+	int full_pages;          /* tell full_fn once a commit leaves this many */
+	void (*full_fn)(void *arg);
+	void *full_arg;
+};
+
 struct bh_store {
 	sqlite3 *db;
 	bool readonly;
 	struct cached_stmt cache[STMT_CACHE];
 	size_t n_cache;
+	struct wal_watch wal;
 };
 
 /* Migrations are numbered; each runs once, in order, inside a transaction,
@@ -130,7 +146,7 @@ int store_open(const char *path, bool readonly, bool sync_full, struct bh_store 
 		store_close(s);
 		return -1;
 	}
-	sqlite3_busy_timeout(s->db, 5000);
+	sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
 	sqlite3_extended_result_codes(s->db, 1);
 	if (!readonly) {
 		if (exec(s, "PRAGMA journal_mode=WAL", err) < 0 ||
@@ -207,7 +223,7 @@ static void release(struct bh_store *s, sqlite3_stmt *st)
 			return;
 		}
 	}
-	release(s, st);
+	sqlite3_finalize(st);
 }
 
 static void bind_text(sqlite3_stmt *st, int i, const char *v)
@@ -619,10 +635,54 @@ int store_backup(struct bh_store *s, const char *dest, bh_error **err)
 	return 0;
 }
 
-void store_checkpoint(struct bh_store *s)
+/* Runs after every write transaction's commit, inside it: only notes. */
+static int on_wal_commit(void *arg, sqlite3 *db, const char *name, int pages)
 {
-	if (s && s->db && !s->readonly)
-		sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+	(void)db, (void)name;
+	struct wal_watch *w = arg;
+	w->pages = pages;
+	w->since_checkpoint = true;
+	w->truncated = false;
+	w->last_commit_us = now_mono_us();
+	if (w->full_fn && pages >= w->full_pages)
+		w->full_fn(w->full_arg);
+	return SQLITE_OK;
+}
+
+void store_watch_wal(struct bh_store *s, int full_pages, void (*full_fn)(void *arg), void *arg)
+{
+	if (!s || !s->db || s->readonly)
+		return;
+	s->wal = (struct wal_watch){.full_pages = full_pages, .full_fn = full_fn, .full_arg = arg,
+				    .last_commit_us = now_mono_us()};
+	sqlite3_wal_hook(s->db, on_wal_commit, &s->wal);
+}
+
+void store_checkpoint(struct bh_store *s, uint64_t idle_us)
+{
+	if (!s || !s->db || s->readonly)
+		return;
+	struct wal_watch *w = &s->wal;
+	bool idle = now_mono_us() - w->last_commit_us >= idle_us;
+	if (!(idle ? !w->truncated : w->since_checkpoint))
+		return;
+	int log = -1, done = -1, rc;
+	if (idle) {
+		/* TRUNCATE waits for readers (a console on --db) through the busy
+		 * handler; the loop must not: give up at once, retry next time. */
+		sqlite3_busy_timeout(s->db, 0);
+		rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &done);
+		sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
+	} else {
+		rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+	}
+	if (rc != SQLITE_OK || log != done)
+		return; /* a reader holds part of it: the next one copies the rest */
+	/* Everything is in the database: the next commit starts the WAL over
+	 * from its first frame, so its file grows no further. */
+	w->pages = 0;
+	w->since_checkpoint = false;
+	w->truncated = idle;
 }
 
 void *store_db(struct bh_store *s)

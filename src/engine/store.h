@@ -1,7 +1,7 @@
 /* The store: SQLite in WAL mode holding the registry of sandboxes (intent
  * rows first), every run record, and the engine's events. One connection,
  * owned by the engine's thread. A record is committed before its answer is
- * returned; checkpoints run from an idle timer, never inside a commit. */
+ * returned; checkpoints run from the engine's loop, never inside a commit. */
 #ifndef BH_STORE_H
 #define BH_STORE_H
 
@@ -86,8 +86,16 @@ long long store_prune(struct bh_store *s, int64_t cutoff_ms, bh_error **err);
 /* A cheap read that proves the store answers (readiness). */
 int store_ping(struct bh_store *s, bh_error **err);
 int store_backup(struct bh_store *s, const char *dest, bh_error **err);
-/* A passive WAL checkpoint (from the idle timer). */
-void store_checkpoint(struct bh_store *s);
+/* The WAL under load. With autocheckpoint off (no commit pays for one),
+ * the engine's loop checkpoints: store_watch_wal notes every commit and
+ * calls full_fn (from inside the commit: it may only schedule) once one
+ * leaves full_pages frames in the WAL. store_checkpoint then copies the
+ * WAL into the database: PASSIVE (never waits for a reader) while commits
+ * keep coming, TRUNCATE (the file back to zero bytes; given up at once
+ * when a reader holds it) once none came for idle_us. Nothing to do, it
+ * does nothing. */
+void store_watch_wal(struct bh_store *s, int full_pages, void (*full_fn)(void *arg), void *arg);
+void store_checkpoint(struct bh_store *s, uint64_t idle_us);
 /* Test hook: the raw connection (sqlite3 *), for tampering in tests. */
 void *store_db(struct bh_store *s);
 

@@ -217,6 +217,11 @@ struct answer *daemon_get(struct daemon *d, const char *path)
 	return perform(d, path, NULL, NULL, 0, false, false, NULL);
 }
 
+struct answer *daemon_get_as(struct daemon *d, const char *token, const char *path)
+{
+	return perform(d, path, token, NULL, 0, false, false, NULL);
+}
+
 void answer_free(struct answer *a)
 {
 	if (!a)

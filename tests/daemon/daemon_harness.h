@@ -39,6 +39,8 @@ struct answer *daemon_call(struct daemon *d, const char *token, const char *path
 struct answer *daemon_call_with(struct daemon *d, const char *token, const char *path,
 				const char *body, size_t len, bool tcp, const char *const *headers);
 struct answer *daemon_get(struct daemon *d, const char *path);
+/* GET with a bearer token (/metrics wants the operator's). */
+struct answer *daemon_get_as(struct daemon *d, const char *token, const char *path);
 void answer_free(struct answer *a);
 
 #endif

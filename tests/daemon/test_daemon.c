@@ -384,7 +384,7 @@ static long long metric(const char *text, const char *name)
 
 Test(daemon, metrics_parse_as_prometheus_text_and_move_with_the_calls, .init = start, .fini = stop)
 {
-	struct answer *m = daemon_get(&d, "/metrics");
+	struct answer *m = daemon_get_as(&d, d.op_token, "/metrics");
 	cr_assert_eq(m->status, 200);
 	long long before = metric(m->body, "bulkhead_cells_total ");
 	cr_assert_eq(before, 0);
@@ -407,7 +407,7 @@ Test(daemon, metrics_parse_as_prometheus_text_and_move_with_the_calls, .init = s
 	free(cell(&ch, d.run_token, "python", "2"));
 	struct answer *refused = daemon_call(&d, d.run_token, SVC "OpenSession", "{\"protocol\":2}");
 	answer_free(refused);
-	m = daemon_get(&d, "/metrics");
+	m = daemon_get_as(&d, d.op_token, "/metrics");
 	cr_assert_eq(metric(m->body, "bulkhead_cells_total "), 2, "%s", m->body);
 	cr_assert_eq(metric(m->body, "bulkhead_refusals_total{reason=\"protocol\"} "), 1);
 	cr_assert_eq(metric(m->body, "bulkhead_sessions{state=\"ready\"} "), 1);
@@ -616,7 +616,7 @@ static void start_pool(void) { daemon_start(&d, "--tier container --pool 1"); }
 
 static long long pool_ready(void)
 {
-	struct answer *m = daemon_get(&d, "/metrics");
+	struct answer *m = daemon_get_as(&d, d.op_token, "/metrics");
 	long long v = metric(m->body, "bulkhead_pool_ready{tier=\"container\"} ");
 	answer_free(m);
 	return v;
