@@ -18,6 +18,7 @@ add_library(bulkhead-ui STATIC
   ui/theme.c
   ui/views/events.c
   ui/views/help.c
+  ui/views/history_page.c
   ui/views/leaks.c
   ui/views/player.c
   ui/views/record.c
