@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void gen_store_session(size_t i, char fp[65])
 {
@@ -71,8 +72,9 @@ void gen_store(const char *path, const struct gen_store_spec *spec)
 				"(?1, 'state', ?2, ?3, ?4)",
 				-1, &ev, NULL),
 	     "prepare");
-	const int64_t t0 = 1767225600000; /* 2026-01-01 */
-	int64_t at = t0;
+	/* Recent, so an engine opening the store keeps it (history_days). */
+	size_t rows = spec->single_runs + spec->sessions * (spec->records_per_session + 1) + spec->events;
+	int64_t at = (int64_t)time(NULL) * 1000 - (int64_t)rows * 10 - 60000;
 	for (size_t i = 0; i < spec->single_runs; i++, at += 10) {
 		struct bh_record r = {.version = 2, .provider = "bulkhead", .isolation = "container",
 				      .environment = "gen-store", .policy = "", .software_identity = "",

@@ -14,6 +14,7 @@
  * Sources: the embedded engine (the console owns it), a daemon it attaches
  * to (a real `bulkhead serve`), and a copy of a store opened with --db. */
 #include "daemon_harness.h"
+#include "gen_store.h"
 #include "harness.h"
 
 #include <criterion/criterion.h>
@@ -1024,6 +1025,102 @@ Test(console, a_tampered_record_is_red_and_a_sound_one_green_in_colour)
 		     "the verified digest is not drawn green");
 	cr_assert_eq(colour_before(tty, len, "chain holds"), 2, "the chain is not drawn green");
 	free(tty);
+}
+
+/* ---- 5b. a long history: the newest rows, and a record past #1001 ---- */
+
+/* More events and records than one page (1000): the audit's F9 and the
+ * console review's B5. One session of LONG_RECORDS records, so a record's
+ * id is its sequence; events are ids 1..LONG_EVENTS. */
+#define LONG_EVENTS 1200
+#define LONG_RECORDS 1005
+
+static const char long_script[] = ":events\n"
+				  ":save-display long-events\n"
+				  "[\n"
+				  ":save-display long-events-older\n"
+				  "]\n"
+				  ":save-display long-events-newest-again\n"
+				  ":rec\n"
+				  ":save-display long-records\n"
+				  "<Up>\n"
+				  "<Up>\n"
+				  "<Enter>\n"
+				  ":save-display long-record-1003\n"
+				  ":q\n";
+
+static void long_history_into(const char *db)
+{
+	gen_store(db, &(struct gen_store_spec){.sessions = 1, .records_per_session = LONG_RECORDS,
+					       .events = LONG_EVENTS});
+}
+
+/* The newest event and record show (as the last rows, selected), and
+ * record #1003's chain holds (its predecessor found by sequence). */
+static void long_history_seen(int64_t last_event, int64_t first_record)
+{
+	char id[32];
+	snprintf(id, sizeof id, "\n%-5lld ", (long long)last_event);
+	screen_has("long-events", "Events[1000]");
+	screen_has("long-events", id);
+	screen_has("long-events-older", "(older: before #");
+	screen_lacks("long-events-older", id);
+	screen_has("long-events-newest-again", id);
+	screen_lacks("long-events-newest-again", "(older: before #");
+	screen_has("long-records", "Records[1000]");
+	snprintf(id, sizeof id, " %5d ", LONG_RECORDS);
+	(void)first_record;
+	screen_has("long-record-1003", "(record ");
+	screen_has("long-record-1003", "sequence           1003");
+	screen_has("long-record-1003", "chain holds: previous_sha256 is record #1002's digest");
+	screen_lacks("long-record-1003", "BROKEN");
+}
+
+Test(console, a_long_history_shows_the_newest_events_and_records_and_record_1003s_chain_holds)
+{
+	close_engine();
+	char db[4400];
+	snprintf(db, sizeof db, "%s/long.db", files);
+	long_history_into(db);
+	console_db(long_script, "long.db");
+	screen("long-events");
+	screen("long-events-older");
+	screen("long-events-newest-again");
+	screen("long-records");
+	screen("long-record-1003");
+	long_history_seen(LONG_EVENTS, 1);
+	screen_has("long-events-older", "Events[200] (older: before #201)");
+}
+
+/* The same through the other two sources: the embedded engine on the
+ * state directory, and a daemon (its store grown while it runs). */
+Test(console, embedded_and_attached_the_newest_events_and_records_show_and_record_1003s_chain_holds)
+{
+	close_engine();
+	char db[4400];
+	snprintf(db, sizeof db, "%s/bulkhead.db", h.state_dir);
+	long_history_into(db);
+	console(long_script, NULL, NULL);
+	screen_has("long-events", "Events[1000]");
+	screen_has("long-records", "Records[1000]");
+	screen_has("long-record-1003", "chain holds: previous_sha256 is record #1002's digest");
+	screen_lacks("long-record-1003", "BROKEN");
+	screen_has("long-events-older", "(older: before #");
+
+	daemon_start(&d, "--tier container");
+	have_daemon = true;
+	char ddb[4400];
+	snprintf(ddb, sizeof ddb, "%s/state/bulkhead.db", d.dir);
+	long_history_into(ddb);
+	char env[512], args[4400];
+	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", d.both_token);
+	snprintf(args, sizeof args, "--attach '%s'", d.sock);
+	console(long_script, args, env);
+	screen_has("long-events", "Events[1000]");
+	screen_has("long-records", "Records[1000]");
+	screen_has("long-record-1003", "chain holds: previous_sha256 is record #1002's digest");
+	screen_lacks("long-record-1003", "BROKEN");
+	screen_has("long-events-older", "(older: before #");
 }
 
 /* ---- 4. leaks: a planted orphan, found and reaped ---- */

@@ -46,7 +46,7 @@ static void loaded(void *arg, const struct ui_event *rows, size_t n, const char 
 	}
 	bool turned = p->jump != 0;
 	table_index(&v->t, v->filter, turned || (at_end && !p->depth) ? NULL : keep);
-	history_page_select(p, &v->t.sel, v->t.nshown, at_end); /* the newest follows the stream */
+	history_page_select(p, &v->t.sel, &v->t.top, v->t.nshown, at_end); /* the newest follows the stream */
 }
 
 static void load(struct app *a, struct view *v)

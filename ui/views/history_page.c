@@ -38,7 +38,8 @@ bool history_page_newer(struct history_page *p)
 	if (!p->depth)
 		return false;
 	p->depth--;
-	p->jump = -1;
+	/* Back at the newest: its last row, and the tail is followed again. */
+	p->jump = p->depth ? -1 : 1;
 	return true;
 }
 
@@ -57,10 +58,13 @@ void history_page_title(struct history_page *p, char *sub, size_t n)
 		 (long long)p->before[p->depth - 1]);
 }
 
-void history_page_select(struct history_page *p, size_t *sel, size_t nshown, bool at_end)
+void history_page_select(struct history_page *p, size_t *sel, size_t *top, size_t nshown,
+			 bool at_end)
 {
 	if (!nshown)
 		return;
+	if (p->jump)
+		*top = 0; /* the drawing scrolls from the top to the selection */
 	if (p->jump > 0 || (!p->jump && !p->depth && at_end))
 		*sel = nshown - 1;
 	else if (p->jump < 0)

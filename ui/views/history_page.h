@@ -35,7 +35,8 @@ void history_page_title(struct history_page *p, char *sub, size_t n);
 /* Where the selection goes once a page arrived (the table indexed):
  * a turned page selects its last or first row; the newest page follows
  * the tail when the selection was at the end (at_end) or there was none. */
-void history_page_select(struct history_page *p, size_t *sel, size_t nshown, bool at_end);
+void history_page_select(struct history_page *p, size_t *sel, size_t *top, size_t nshown,
+			 bool at_end);
 void history_page_free(struct history_page *p);
 
 #endif

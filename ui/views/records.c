@@ -42,7 +42,7 @@ static void loaded(void *arg, const struct ui_record *rows, size_t n, const char
 	bool turned = p->jump != 0;
 	table_index(&v->t, v->filter, turned ? NULL : keep);
 	/* The newest selected when nothing was; a turned page its edge. */
-	history_page_select(p, &v->t.sel, v->t.nshown, !*keep);
+	history_page_select(p, &v->t.sel, &v->t.top, v->t.nshown, !*keep);
 }
 
 static void load(struct app *a, struct view *v)
