@@ -8,6 +8,7 @@ target_include_directories(bulkhead-scenario PUBLIC ui)
 target_link_libraries(bulkhead-scenario PUBLIC PkgConfig::CJSON m)
 add_library(bulkhead-ui STATIC
   ui/app.c
+  ui/files.c
   ui/prompt.c
   ui/source_attached.c
   ui/source_common.c

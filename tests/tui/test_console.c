@@ -1194,6 +1194,43 @@ Test(console, the_leaks_view_lists_a_planted_orphan_and_reaps_it_after_the_confi
 	free(left);
 }
 
+/* The audit's F12: the export's names are predictable (the UTC second) and
+ * the console often runs from a shared directory, as root. Links planted
+ * at the next minute's names, and at a :save-display name, are not
+ * followed: the file they point at is unchanged, and the export takes the
+ * next free name. */
+Test(console, planted_links_at_the_export_and_save_display_names_are_not_followed)
+{
+	close_engine();
+	char *r = sh("set -e; cd '%s'; printf precious > target; ln -s target planted.txt; "
+		     "now=$(date -u +%%s); for t in $(seq 0 90); do "
+		     "s=$(date -u -d @$((now + t)) +%%Y%%m%%dT%%H%%M%%SZ); "
+		     "ln -s target bulkhead-leaks-$s.md; ln -s target bulkhead-leaks-$s.json; done; echo planted",
+		     files);
+	cr_assert_str_eq(r, "planted\n", "%s", r);
+	free(r);
+	console(":leaks\n"
+		"e\n"
+		":save-display leaks-export-beside-links\n"
+		":save-display planted\n"
+		":save-display save-display-refused\n"
+		":q\n",
+		NULL, NULL);
+	char *target = sh("cat '%s/target'", files);
+	cr_assert_str_eq(target, "precious", "a planted link was followed: the target now holds %s",
+			 target);
+	free(target);
+	screen_has("leaks-export-beside-links", "wrote bulkhead-leaks-");
+	screen_has("leaks-export-beside-links", "-1.md and bulkhead-leaks-");
+	screen_has("save-display-refused", "planted.txt: it exists");
+	/* What it wrote is a regular file of its own, mode 0600. */
+	char *made = sh("cd '%s' && find . -maxdepth 1 -name 'bulkhead-leaks-*-1.md' -type f -perm 600 "
+			"| wc -l",
+			files);
+	cr_assert_str_eq(made, "1\n", "the report is not one new 0600 file: %s", made);
+	free(made);
+}
+
 /* ---- 6. help, read-only, walls ---- */
 
 /* Every binding of ui/bindings.def is a row of the help: its label, where
