@@ -178,7 +178,10 @@ void store_close(struct bh_store *s)
 static sqlite3_stmt *prepare(struct bh_store *s, const char *sql, bh_error **err)
 {
 	struct cached_stmt *slot = NULL;
-	s->work.used = 0; /* each statement starts with a fresh allowance */
+	/* Each statement starts with a fresh allowance (a trip a loop that
+	 * reads no error left behind is not this statement's). */
+	s->work.used = 0;
+	s->work.tripped = false;
 	for (size_t i = 0; i < s->n_cache; i++) {
 		if (strcmp(s->cache[i].sql, sql))
 			continue;

@@ -65,6 +65,8 @@ static enum request request(struct app *a, struct view *v, enum request r)
 {
 	struct history_page *p = v->priv;
 	if (r == REQ_EVENTS_OLDER || r == REQ_EVENTS_NEWER) {
+		if (v->loading > 0) /* the page shown is still coming: turn from it once it is here */
+			return REQ_NONE;
 		bool moved = r == REQ_EVENTS_OLDER ? history_page_older(p) : history_page_newer(p);
 		if (moved)
 			load(a, v);
