@@ -11,6 +11,7 @@
  * source answered everything asked before it, so a screen never depends on
  * timing; `:save-display FILE` writes the screen as text. */
 #include "app.h"
+#include "files.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -316,10 +317,12 @@ static void draw(struct app *a)
 	prompt_draw(a);
 }
 
-/* tig's method: each line as text, trailing blanks trimmed. */
+/* tig's method: each line as text, trailing blanks trimmed. The file is
+ * created new, never through a link (files.h): an existing name is not
+ * overwritten. */
 static int save_display(struct app *a, const char *path)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = ui_create_new(path);
 	if (!f)
 		return -1;
 	char line[1024];
@@ -357,7 +360,9 @@ static void run_command(struct app *a, const char *text, void *arg)
 	if (!strcmp(cmd, "save-display")) {
 		draw(a);
 		if (save_display(a, rest) < 0)
-			app_flash(a, C_BAD, "save-display %s: %s", rest, strerror(errno));
+			app_flash(a, C_BAD, "save-display %s: %s", rest,
+				  errno == EEXIST ? "it exists (a file or a link): not overwritten"
+						  : strerror(errno));
 		return;
 	}
 	for (size_t i = 0; i < sizeof all_views / sizeof all_views[0]; i++) {

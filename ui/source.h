@@ -64,6 +64,16 @@ struct ui_cell_answer {
 	char ended[32];
 };
 
+/* Which rows of a history list (records, events): the `limit` after
+ * `after`, oldest first; or, with `newest`, the last `limit` before `before`
+ * (0: the newest of all) — a view pages back from the end with it. Either
+ * way the rows arrive oldest first. limit 0: 1000. */
+struct ui_page {
+	int64_t after, before;
+	bool newest;
+	size_t limit;
+};
+
 struct ui_source;
 typedef void (*ui_done_fn)(void *arg, const char *error);
 typedef void (*ui_sessions_fn)(void *arg, const struct ui_session *rows, size_t n, const char *error);
@@ -89,9 +99,12 @@ struct ui_source_ops {
 	int (*pending)(struct ui_source *s);
 
 	void (*sessions)(struct ui_source *s, ui_sessions_fn cb, void *arg);
-	void (*records)(struct ui_source *s, const char *session, int64_t after, size_t limit,
+	void (*records)(struct ui_source *s, const char *session, const struct ui_page *page,
 			ui_records_fn cb, void *arg);
-	void (*events)(struct ui_source *s, int64_t after, size_t limit, ui_events_fn cb, void *arg);
+	/* One session's record by its sequence: one row, or none. */
+	void (*record_at)(struct ui_source *s, const char *session, uint64_t sequence,
+			  ui_records_fn cb, void *arg);
+	void (*events)(struct ui_source *s, const struct ui_page *page, ui_events_fn cb, void *arg);
 	void (*leaks)(struct ui_source *s, ui_leaks_fn cb, void *arg);
 	void (*reap)(struct ui_source *s, ui_leaks_fn cb, void *arg);
 	void (*tiers)(struct ui_source *s, ui_tiers_fn cb, void *arg);
@@ -138,6 +151,10 @@ int ui_source_no_pending(struct ui_source *s);
 
 int ui_collect_record(void *arg, const struct bh_record_row *row);
 int ui_collect_event(void *arg, const struct bh_event *ev);
+/* Hands what an engine-side read collected to the view's callback (the
+ * error's message when rc < 0), then frees the rows and the error. */
+void ui_answer_records(ui_records_fn cb, void *arg, int rc, struct ui_record_rows *x, bh_error *err);
+void ui_answer_events(ui_events_fn cb, void *arg, int rc, struct ui_event_rows *x, bh_error *err);
 
 /* Copies a record into the console's form (shared by the sources). */
 void ui_record_from(struct ui_record *out, int64_t id, const struct bh_record *r, const char *language,

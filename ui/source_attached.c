@@ -201,14 +201,53 @@ static void parse_records(struct attached *m, cJSON *j, const char *err, void *c
 	free(rows);
 }
 
-static void records(struct ui_source *s, const char *session, int64_t after, size_t limit,
+/* A history page's request: ids travel as strings (int64 in JSON). */
+static char *page_body(const char *session, const struct ui_page *page)
+{
+	cJSON *o = cJSON_CreateObject();
+	char id[24];
+	if (session)
+		cJSON_AddStringToObject(o, "session", session);
+	if (page->newest) {
+		cJSON_AddBoolToObject(o, "newest", 1);
+		if (page->before > 0) {
+			snprintf(id, sizeof id, "%lld", (long long)page->before);
+			cJSON_AddStringToObject(o, "beforeId", id);
+		}
+	} else {
+		snprintf(id, sizeof id, "%lld", (long long)page->after);
+		cJSON_AddStringToObject(o, "afterId", id);
+	}
+	cJSON_AddNumberToObject(o, "limit", (double)(page->limit ? page->limit : 1000));
+	char *body = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!body)
+		abort();
+	return body;
+}
+
+static void records(struct ui_source *s, const char *session, const struct ui_page *page,
 		    ui_records_fn cb, void *arg)
 {
-	char body[256];
-	snprintf(body, sizeof body, "{%s%s%s\"afterId\":\"%lld\",\"limit\":%zu}",
-		 session ? "\"session\":\"" : "", session ? session : "", session ? "\"," : "",
-		 (long long)after, limit ? limit : 1000);
+	char *body = page_body(session, page);
 	operator(A(s), "ListRecords", body, parse_records, (void *)cb, arg);
+	free(body);
+}
+
+static void record_at(struct ui_source *s, const char *session, uint64_t sequence, ui_records_fn cb,
+		      void *arg)
+{
+	cJSON *o = cJSON_CreateObject();
+	char seq[24];
+	snprintf(seq, sizeof seq, "%llu", (unsigned long long)sequence);
+	cJSON_AddStringToObject(o, "session", session);
+	cJSON_AddStringToObject(o, "sequence", seq);
+	char *body = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!body)
+		abort();
+	operator(A(s), "ListRecords", body, parse_records, (void *)cb, arg);
+	free(body);
 }
 
 static void parse_events(struct attached *m, cJSON *j, const char *err, void *cb, void *arg)
@@ -238,12 +277,11 @@ static void parse_events(struct attached *m, cJSON *j, const char *err, void *cb
 	free(rows);
 }
 
-static void events(struct ui_source *s, int64_t after, size_t limit, ui_events_fn cb, void *arg)
+static void events(struct ui_source *s, const struct ui_page *page, ui_events_fn cb, void *arg)
 {
-	char body[128];
-	snprintf(body, sizeof body, "{\"afterId\":\"%lld\",\"limit\":%zu}", (long long)after,
-		 limit ? limit : 1000);
+	char *body = page_body(NULL, page);
 	operator(A(s), "ListEvents", body, parse_events, (void *)cb, arg);
+	free(body);
 }
 
 static enum bh_leak_kind leak_kind(const char *name)
@@ -537,6 +575,7 @@ static const struct ui_source_ops attached_ops = {
 	.pending = pending,
 	.sessions = sessions,
 	.records = records,
+	.record_at = record_at,
 	.events = events,
 	.leaks = leaks,
 	.reap = reap,

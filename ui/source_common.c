@@ -84,3 +84,25 @@ int ui_source_no_pending(struct ui_source *s)
 	(void)s;
 	return 0;
 }
+
+void ui_answer_records(ui_records_fn cb, void *arg, int rc, struct ui_record_rows *x, bh_error *err)
+{
+	if (rc < 0)
+		cb(arg, NULL, 0, err ? err->msg : "the history could not be read");
+	else
+		cb(arg, x->r, x->n, NULL);
+	bh_error_free(err);
+	free(x->r);
+	x->r = NULL;
+}
+
+void ui_answer_events(ui_events_fn cb, void *arg, int rc, struct ui_event_rows *x, bh_error *err)
+{
+	if (rc < 0)
+		cb(arg, NULL, 0, err ? err->msg : "the history could not be read");
+	else
+		cb(arg, x->r, x->n, NULL);
+	bh_error_free(err);
+	free(x->r);
+	x->r = NULL;
+}

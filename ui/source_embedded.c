@@ -126,29 +126,36 @@ static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
 	free(rows);
 }
 
-static void records(struct ui_source *s, const char *session, int64_t after, size_t limit,
+static void records(struct ui_source *s, const char *session, const struct ui_page *page,
 		    ui_records_fn cb, void *arg)
 {
 	struct ui_record_rows x = {0};
 	bh_error *err = NULL;
-	if (bh_engine_records(E(s)->e, session, after, limit, ui_collect_record, &x, &err) < 0)
-		cb(arg, NULL, 0, err->msg);
-	else
-		cb(arg, x.r, x.n, NULL);
-	bh_error_free(err);
-	free(x.r);
+	int rc = page->newest ? bh_engine_records_newest(E(s)->e, session, page->before, page->limit,
+							 ui_collect_record, &x, &err)
+			      : bh_engine_records(E(s)->e, session, page->after, page->limit,
+						  ui_collect_record, &x, &err);
+	ui_answer_records(cb, arg, rc, &x, err);
 }
 
-static void events(struct ui_source *s, int64_t after, size_t limit, ui_events_fn cb, void *arg)
+static void record_at(struct ui_source *s, const char *session, uint64_t sequence, ui_records_fn cb,
+		      void *arg)
+{
+	struct ui_record_rows x = {0};
+	bh_error *err = NULL;
+	int rc = bh_engine_record_at(E(s)->e, session, sequence, ui_collect_record, &x, &err);
+	ui_answer_records(cb, arg, rc, &x, err);
+}
+
+static void events(struct ui_source *s, const struct ui_page *page, ui_events_fn cb, void *arg)
 {
 	struct ui_event_rows x = {0};
 	bh_error *err = NULL;
-	if (bh_engine_events(E(s)->e, after, limit, ui_collect_event, &x, &err) < 0)
-		cb(arg, NULL, 0, err->msg);
-	else
-		cb(arg, x.r, x.n, NULL);
-	bh_error_free(err);
-	free(x.r);
+	int rc = page->newest ? bh_engine_events_newest(E(s)->e, page->before, page->limit,
+							ui_collect_event, &x, &err)
+			      : bh_engine_events(E(s)->e, page->after, page->limit, ui_collect_event, &x,
+						 &err);
+	ui_answer_events(cb, arg, rc, &x, err);
 }
 
 static void leaks(struct ui_source *s, ui_leaks_fn cb, void *arg)
@@ -384,6 +391,7 @@ static const struct ui_source_ops embedded_ops = {
 	.pending = pending,
 	.sessions = sessions,
 	.records = records,
+	.record_at = record_at,
 	.events = events,
 	.leaks = leaks,
 	.reap = reap,

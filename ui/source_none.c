@@ -27,16 +27,23 @@ static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
 	cb(arg, NULL, 0, NO_SOURCE);
 }
 
-static void records(struct ui_source *s, const char *session, int64_t after, size_t limit,
+static void records(struct ui_source *s, const char *session, const struct ui_page *page,
 		    ui_records_fn cb, void *arg)
 {
-	(void)s, (void)session, (void)after, (void)limit;
+	(void)s, (void)session, (void)page;
 	cb(arg, NULL, 0, NO_SOURCE);
 }
 
-static void events(struct ui_source *s, int64_t after, size_t limit, ui_events_fn cb, void *arg)
+static void record_at(struct ui_source *s, const char *session, uint64_t sequence, ui_records_fn cb,
+		      void *arg)
 {
-	(void)s, (void)after, (void)limit;
+	(void)s, (void)session, (void)sequence;
+	cb(arg, NULL, 0, NO_SOURCE);
+}
+
+static void events(struct ui_source *s, const struct ui_page *page, ui_events_fn cb, void *arg)
+{
+	(void)s, (void)page;
 	cb(arg, NULL, 0, NO_SOURCE);
 }
 
@@ -88,6 +95,7 @@ static const struct ui_source_ops none_ops = {
 	.pending = ui_source_no_pending,
 	.sessions = sessions,
 	.records = records,
+	.record_at = record_at,
 	.events = events,
 	.leaks = leaks,
 	.reap = leaks,

@@ -65,11 +65,15 @@ static int add_session(void *arg, const struct bh_history_session *h)
 	return 0;
 }
 
+/* The newest sessions of the registry, not all of it: a 30-day store is
+ * never read whole into memory. */
+#define STORE_SESSIONS_SHOWN 1000
+
 static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
 {
 	struct srows x = {0};
 	bh_error *err = NULL;
-	if (bh_history_sessions(S(s)->h, add_session, &x, &err) < 0)
+	if (bh_history_sessions(S(s)->h, STORE_SESSIONS_SHOWN, add_session, &x, &err) < 0)
 		cb(arg, NULL, 0, err->msg);
 	else
 		cb(arg, x.r, x.n, NULL);
@@ -77,29 +81,36 @@ static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
 	free(x.r);
 }
 
-static void records(struct ui_source *s, const char *session, int64_t after, size_t limit,
+static void records(struct ui_source *s, const char *session, const struct ui_page *page,
 		    ui_records_fn cb, void *arg)
 {
 	struct ui_record_rows x = {0};
 	bh_error *err = NULL;
-	if (bh_history_records(S(s)->h, session, after, limit, ui_collect_record, &x, &err) < 0)
-		cb(arg, NULL, 0, err->msg);
-	else
-		cb(arg, x.r, x.n, NULL);
-	bh_error_free(err);
-	free(x.r);
+	int rc = page->newest ? bh_history_records_newest(S(s)->h, session, page->before, page->limit,
+							  ui_collect_record, &x, &err)
+			      : bh_history_records(S(s)->h, session, page->after, page->limit,
+						   ui_collect_record, &x, &err);
+	ui_answer_records(cb, arg, rc, &x, err);
 }
 
-static void events(struct ui_source *s, int64_t after, size_t limit, ui_events_fn cb, void *arg)
+static void record_at(struct ui_source *s, const char *session, uint64_t sequence, ui_records_fn cb,
+		      void *arg)
+{
+	struct ui_record_rows x = {0};
+	bh_error *err = NULL;
+	int rc = bh_history_record_at(S(s)->h, session, sequence, ui_collect_record, &x, &err);
+	ui_answer_records(cb, arg, rc, &x, err);
+}
+
+static void events(struct ui_source *s, const struct ui_page *page, ui_events_fn cb, void *arg)
 {
 	struct ui_event_rows x = {0};
 	bh_error *err = NULL;
-	if (bh_history_events(S(s)->h, after, limit, ui_collect_event, &x, &err) < 0)
-		cb(arg, NULL, 0, err->msg);
-	else
-		cb(arg, x.r, x.n, NULL);
-	bh_error_free(err);
-	free(x.r);
+	int rc = page->newest ? bh_history_events_newest(S(s)->h, page->before, page->limit,
+							 ui_collect_event, &x, &err)
+			      : bh_history_events(S(s)->h, page->after, page->limit, ui_collect_event,
+						  &x, &err);
+	ui_answer_events(cb, arg, rc, &x, err);
 }
 
 static void leaks(struct ui_source *s, ui_leaks_fn cb, void *arg)
@@ -157,6 +168,7 @@ static const struct ui_source_ops store_ops = {
 	.pending = ui_source_no_pending,
 	.sessions = sessions,
 	.records = records,
+	.record_at = record_at,
 	.events = events,
 	.leaks = leaks,
 	.reap = reap,

@@ -8,6 +8,7 @@ target_include_directories(bulkhead-scenario PUBLIC ui)
 target_link_libraries(bulkhead-scenario PUBLIC PkgConfig::CJSON m)
 add_library(bulkhead-ui STATIC
   ui/app.c
+  ui/files.c
   ui/prompt.c
   ui/source_attached.c
   ui/source_common.c
@@ -18,6 +19,7 @@ add_library(bulkhead-ui STATIC
   ui/theme.c
   ui/views/events.c
   ui/views/help.c
+  ui/views/history_page.c
   ui/views/leaks.c
   ui/views/player.c
   ui/views/record.c

@@ -8,6 +8,7 @@
  * asked instead, through the operator API: it holds the lock, and its
  * engine is the one that knows what it holds. */
 #include "cli.h"
+#include "cli_out.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -19,7 +20,7 @@ static void quiet(void *arg, enum bh_log_level level, const char *msg)
 	(void)arg;
 	/* Warnings too: a link not followed in the state directory is one. */
 	if (level >= BH_LOG_WARN)
-		fprintf(stderr, "bulkhead: %s\n", msg);
+		fprintf(stderr, "bulkhead: %s\n", cli_out_field(stderr, msg));
 }
 
 static void print_findings(const struct bh_leak *v, size_t n, bool json, const char *verb)
@@ -38,7 +39,8 @@ static void print_findings(const struct bh_leak *v, size_t n, bool json, const c
 			cJSON_AddItemToArray(list, o);
 		}
 		char *t = cJSON_Print(list);
-		puts(t);
+		cli_out_json(stdout, t);
+		putchar('\n');
 		cJSON_free(t);
 		cJSON_Delete(list);
 		return;
@@ -48,9 +50,16 @@ static void print_findings(const struct bh_leak *v, size_t n, bool json, const c
 		return;
 	}
 	printf("%-13s %-22s %-12s %s\n", "KIND", "SANDBOX", "SESSION", "REASON");
-	for (size_t i = 0; i < n; i++)
-		printf("%-13s %-22s %-12.12s %s (%s)\n", bh_leak_kind_name(v[i].kind), v[i].sandbox,
-		       v[i].fingerprint[0] ? v[i].fingerprint : "-", v[i].reason, v[i].holder);
+	/* Names, reasons and holders come from the runtime, the store or a
+	 * daemon: escaped on a terminal (the session cut after escaping). */
+	for (size_t i = 0; i < n; i++) {
+		char fp[13];
+		snprintf(fp, sizeof fp, "%s",
+			 cli_out_field(stdout, v[i].fingerprint[0] ? v[i].fingerprint : "-"));
+		printf("%-13s %-22s %-12.12s %s (%s)\n", bh_leak_kind_name(v[i].kind),
+		       cli_out_field(stdout, v[i].sandbox), fp, cli_out_field(stdout, v[i].reason),
+		       cli_out_field(stdout, v[i].holder));
+	}
 	if (verb)
 		printf("%zu %s\n", n, verb);
 }

@@ -5,6 +5,7 @@
  * directory). Without one it opens the state directory itself, and an
  * engine of its own has no live session of anyone else's: it says so. */
 #include "cli.h"
+#include "cli_out.h"
 
 #include <cjson/cJSON.h>
 #include <string.h>
@@ -54,7 +55,8 @@ static void print_sessions(const struct bh_client_session_info *v, size_t n, boo
 			cJSON_AddItemToArray(list, o);
 		}
 		char *t = cJSON_Print(list);
-		puts(t);
+		cli_out_json(stdout, t);
+		putchar('\n');
 		cJSON_free(t);
 		cJSON_Delete(list);
 		return;
@@ -64,9 +66,13 @@ static void print_sessions(const struct bh_client_session_info *v, size_t n, boo
 	for (size_t i = 0; i < n; i++) {
 		char a[16];
 		age(v[i].created_unix_ms, a, sizeof a);
-		printf("%-12.12s  %-11s  %-9s  %-12.12s  %5llu  %s\n", v[i].fingerprint, v[i].state,
-		       v[i].isolation, *v[i].owner ? v[i].owner : "-", (unsigned long long)v[i].calls,
-		       a);
+		/* Every string is the daemon's (or the store's): escaped on a
+		 * terminal, then cut to its column. */
+		char fp[13], owner[13];
+		snprintf(fp, sizeof fp, "%s", cli_out_field(stdout, v[i].fingerprint));
+		snprintf(owner, sizeof owner, "%s", cli_out_field(stdout, *v[i].owner ? v[i].owner : "-"));
+		printf("%-12.12s  %-11s  %-9s  %-12.12s  %5llu  %s\n", fp, cli_out_field(stdout, v[i].state),
+		       cli_out_field(stdout, v[i].isolation), owner, (unsigned long long)v[i].calls, a);
 	}
 }
 
@@ -90,7 +96,7 @@ static void quiet(void *arg, enum bh_log_level level, const char *msg)
 	(void)arg;
 	/* Warnings too: a link not followed in the state directory is one. */
 	if (level >= BH_LOG_WARN)
-		fprintf(stderr, "bulkhead: %s\n", msg);
+		fprintf(stderr, "bulkhead: %s\n", cli_out_field(stderr, msg));
 }
 
 static char *dup(const char *s)

@@ -6,8 +6,12 @@
  * link, and name the first row that does not match.
  * bulkhead backup FILE: a consistent online copy of the store.
  * All three read the store directly (read-only): no engine, no lock, so
- * they work beside a running engine or daemon. */
+ * they work beside a running engine or daemon. The store is read as
+ * untrusted (bh_history's rules: store_untrusted.h) and a row at a time:
+ * --json streams its array, so a 30-day store is never held in memory.
+ * On a terminal, what the store or daemon chose is escaped (cli_out.h). */
 #include "cli.h"
+#include "cli_out.h"
 #include "record.h"
 #include "store.h"
 
@@ -68,14 +72,32 @@ static struct bh_store *open_store(const struct cli_common *c)
 	return s;
 }
 
+/* --json: one array, written an element at a time. */
+struct json_out {
+	bool on;
+	size_t n;
+};
+
+static void json_begin(struct json_out *j)
+{
+	if (j->on)
+		fputs("[", stdout);
+}
+
+static void json_end(struct json_out *j)
+{
+	if (j->on)
+		fputs(j->n ? "\n]\n" : "]\n", stdout);
+}
+
 /* One record as a row or a JSON object: the same whether it came from the
  * store or from a daemon. */
-static void print_record(cJSON *list, int64_t id, const struct bh_record *rec,
+static void print_record(struct json_out *j, int64_t id, const struct bh_record *rec,
 			 const char *language, int exit_code, const char *flags)
 {
 	language = language ? language : "";
 	flags = flags ? flags : "";
-	if (list) {
+	if (j->on) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddNumberToObject(o, "id", (double)id);
 		cJSON_AddNumberToObject(o, "version", rec->version);
@@ -94,13 +116,24 @@ static void print_record(cJSON *list, int64_t id, const struct bh_record *rec,
 		cJSON_AddStringToObject(o, "language", language);
 		cJSON_AddNumberToObject(o, "exitCode", exit_code);
 		cJSON_AddStringToObject(o, "flags", flags);
-		cJSON_AddItemToArray(list, o);
+		char *text = cJSON_PrintUnformatted(o);
+		cJSON_Delete(o);
+		if (!text)
+			abort();
+		fputs(j->n++ ? ",\n" : "\n", stdout);
+		cli_out_json(stdout, text);
+		cJSON_free(text);
 		return;
 	}
+	/* The fields are the store's or the daemon's: escaped on a terminal,
+	 * then cut to their columns. */
+	char session[13], digest[17];
+	snprintf(session, sizeof session, "%s", cli_out_field(stdout, rec->session[0] ? rec->session : "-"));
+	snprintf(digest, sizeof digest, "%s", cli_out_field(stdout, rec->record_sha256));
 	printf("%-6lld %-12.12s %5llu  v%d  %-10s %-9s exit %-3d %-40s %.16s\n", (long long)id,
-	       rec->session[0] ? rec->session : "-", (unsigned long long)rec->sequence,
-	       rec->version, language, rec->isolation, exit_code, *flags ? flags : "-",
-	       rec->record_sha256);
+	       session, (unsigned long long)rec->sequence, rec->version,
+	       cli_out_field(stdout, language), cli_out_field(stdout, rec->isolation), exit_code,
+	       cli_out_field(stdout, *flags ? flags : "-"), digest);
 }
 
 static int print_row(void *arg, const struct store_record_row *r)
@@ -110,7 +143,7 @@ static int print_row(void *arg, const struct store_record_row *r)
 }
 
 /* Every page of ListRecords, in commit order. */
-static int print_attached(bh_client *client, const char *session, cJSON *list)
+static int print_attached(bh_client *client, const char *session, struct json_out *list)
 {
 	int64_t after = 0;
 	for (;;) {
@@ -145,27 +178,24 @@ int cmd_records(int argc, char **argv)
 	struct bh_store *s = client ? NULL : open_store(&a.c);
 	if (!client && !s)
 		return CLI_EXIT_BULKHEAD;
-	cJSON *list = a.json ? cJSON_CreateArray() : NULL;
+	struct json_out list = {.on = a.json};
+	json_begin(&list);
 	if (!a.json)
 		printf("%-6s %-12s %5s  %-2s  %-10s %-9s %-8s %-40s %s\n", "ID", "SESSION", "SEQ", "V",
 		       "LANGUAGE", "TIER", "EXIT", "FLAGS", "RECORD");
 	int rc = 0;
 	if (client) {
-		rc = print_attached(client, a.session, list);
+		rc = print_attached(client, a.session, &list);
 	} else {
 		bh_error *err = NULL;
-		rc = store_records(s, a.session, print_row, list, &err);
+		rc = store_records(s, a.session, print_row, &list, &err);
 		if (rc < 0) {
 			cli_error("%s", err->msg);
 			bh_error_free(err);
 		}
 	}
-	if (list) {
-		char *text = cJSON_Print(list);
-		puts(text);
-		cJSON_free(text);
-		cJSON_Delete(list);
-	}
+	/* Closed even after an error: what was written stays one array. */
+	json_end(&list);
 	if (s)
 		store_close(s);
 	bh_client_free(client);
@@ -186,7 +216,8 @@ static int verify_row(void *arg, const struct store_record_row *r)
 	v->rows++;
 	if (!bh_record_verify(&r->rec)) {
 		printf("record %lld (session %.12s, sequence %llu): its digest does not match its fields\n",
-		       (long long)r->id, r->rec.session, (unsigned long long)r->rec.sequence);
+		       (long long)r->id, cli_out_field(stdout, r->rec.session),
+		       (unsigned long long)r->rec.sequence);
 		v->broken = true;
 		return 1;
 	}
@@ -200,8 +231,9 @@ static int verify_row(void *arg, const struct store_record_row *r)
 	if (r->rec.sequence != v->sequence + 1 || strcmp(r->rec.previous_sha256, v->previous)) {
 		printf("record %lld (session %.12s, sequence %llu): the chain breaks here (expected "
 		       "sequence %llu after %.16s)\n",
-		       (long long)r->id, r->rec.session, (unsigned long long)r->rec.sequence,
-		       (unsigned long long)v->sequence + 1, v->previous[0] ? v->previous : "the start");
+		       (long long)r->id, cli_out_field(stdout, r->rec.session),
+		       (unsigned long long)r->rec.sequence, (unsigned long long)v->sequence + 1,
+		       v->previous[0] ? cli_out_field(stdout, v->previous) : "the start");
 		v->broken = true;
 		return 1;
 	}

@@ -1,7 +1,10 @@
 /* bulkhead run [--tier T] [--floor T] [--lang python|javascript]
- *              [--timeout-ms N] [--output-cap N] CODE|-
- * One fresh sandbox runs the code, prints its output, and is deleted. */
+ *              [--timeout-ms N] [--output-cap N] [--raw] CODE|-
+ * One fresh sandbox runs the code, prints its output, and is deleted. On a
+ * terminal the output's control bytes are shown escaped (cli_out.h);
+ * --raw writes them as the code did. */
 #include "cli.h"
+#include "cli_out.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,16 +23,18 @@ static void on_result(void *arg, const struct bh_exec_result *res, const bh_erro
 	o->done = true;
 	if (err) {
 		if (err->code == BH_E_NOT_DISPATCHED)
-			fprintf(stderr, "Nothing ran (%s): %s\n", bh_refusal_name(err->refusal), err->msg);
+			fprintf(stderr, "Nothing ran (%s): %s\n", bh_refusal_name(err->refusal),
+				cli_out_field(stderr, err->msg));
 		else
 			fprintf(stderr, "The code may have run, and there is no checked answer for it: %s\n",
-				err->msg);
+				cli_out_field(stderr, err->msg));
 		o->status = CLI_EXIT_BULKHEAD;
 		return;
 	}
-	fwrite(res->out, 1, res->out_len, stdout);
+	/* Each stream escaped when it is a terminal (--raw: as written). */
+	cli_out_cell(stdout, res->out, res->out_len);
 	fflush(stdout);
-	fwrite(res->errout, 1, res->errout_len, stderr);
+	cli_out_cell(stderr, res->errout, res->errout_len);
 	fprintf(stderr,
 		"bulkhead: exit=%d timed_out=%s stdout_truncated=%s stderr_truncated=%s oom=%s "
 		"tier=%s ran_ms=%.1f wall_ms=%.1f\n",
@@ -104,6 +109,8 @@ int cmd_run(int argc, char **argv)
 			if (parse_u32(a, v, &req.timeout_ms) < 0)
 				return CLI_EXIT_USAGE;
 			i++;
+		} else if (!strcmp(a, "--raw")) {
+			cli_out_set_raw(true);
 		} else if (!strcmp(a, "--output-cap")) {
 			if (parse_u32(a, v, &req.output_cap) < 0)
 				return CLI_EXIT_USAGE;
@@ -120,7 +127,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (!code) {
 		cli_error("usage: bulkhead run [--tier T] [--floor T] [--lang python|javascript] "
-			  "[--timeout-ms N] [--output-cap N] CODE|-");
+			  "[--timeout-ms N] [--output-cap N] [--raw] CODE|-");
 		return CLI_EXIT_USAGE;
 	}
 	size_t len = 0;

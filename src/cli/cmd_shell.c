@@ -1,11 +1,14 @@
-/* bulkhead shell [--tier T] [--floor T] [--lang python|javascript]: a line
- * REPL into one new session. Each line is a cell (end a line with \ to go
+/* bulkhead shell [--tier T] [--floor T] [--lang python|javascript] [--raw]:
+ * a line REPL into one new session. On a terminal, whatever the sandbox
+ * chose (cell output, file names, :read) is shown with its control bytes
+ * escaped (cli_out.h); --raw writes cell output and :read as they are. Each line is a cell (end a line with \ to go
  * on to the next); :py and :js switch the language, :files [DIR] lists
  * /work, :read PATH prints a file, :close ends the session. Works from a
  * pipe, so scripts can drive it. With --attach SOCKET|URL (or a daemon
  * holding the state directory) the session is the daemon's, opened and
  * checked through the client (cmd_shell_attach.c). */
 #include "cli.h"
+#include "cli_out.h"
 #include "record.h"
 
 #include <errno.h>
@@ -26,7 +29,7 @@ static void on_open(void *arg, bh_session *s, const bh_error *err)
 	if (err) {
 		fprintf(stderr, "Nothing ran (%s): %s\n",
 			err->code == BH_E_NOT_DISPATCHED ? bh_refusal_name(err->refusal) : "environment",
-			err->msg);
+			cli_out_field(stderr, err->msg));
 		w->status = CLI_EXIT_BULKHEAD;
 	}
 }
@@ -37,18 +40,19 @@ static void on_cell(void *arg, const struct bh_cell_result *r, const bh_error *e
 	w->done = true;
 	if (err) {
 		if (err->code == BH_E_NOT_DISPATCHED)
-			printf("Nothing ran (%s): %s\n", bh_refusal_name(err->refusal), err->msg);
+			printf("Nothing ran (%s): %s\n", bh_refusal_name(err->refusal),
+			       cli_out_field(stdout, err->msg));
 		else
 			printf("The code may have run, and there is no checked answer for it: %s\n",
-			       err->msg);
+			       cli_out_field(stdout, err->msg));
 		if (r && r->record)
 			printf("[record %.12s, version 3]\n", r->record->record_sha256);
 		w->status = 1;
 		fflush(stdout);
 		return;
 	}
-	fwrite(r->out, 1, r->out_len, stdout);
-	fwrite(r->errout, 1, r->errout_len, stdout);
+	cli_out_cell(stdout, r->out, r->out_len);
+	cli_out_cell(stdout, r->errout, r->errout_len);
 	printf("[exit %d%s%s%s%s%s%s · %.1f ms · record %.12s #%llu]\n", r->exit_code,
 	       r->interpreter_started ? " · interpreter_started" : "",
 	       r->interpreter_ended ? " · interpreter_ended" : "", r->timed_out ? " · timed_out" : "",
@@ -65,13 +69,16 @@ static void on_list(void *arg, const struct bh_file_entry *e, size_t n, bool mor
 	struct wait_one *w = arg;
 	w->done = true;
 	if (err) {
-		printf("cannot list: %s\n", err->msg);
+		printf("cannot list: %s\n", cli_out_field(stdout, err->msg));
 		return;
 	}
+	/* Names and targets are the sandbox's: escaped on a terminal. */
 	for (size_t i = 0; i < n; i++) {
-		printf("%c %10llu  %s", e[i].type, (unsigned long long)e[i].size, e[i].name);
+		char type[2] = {e[i].type, '\0'};
+		printf("%s %10llu  %s", cli_out_field(stdout, type), (unsigned long long)e[i].size,
+		       cli_out_field(stdout, e[i].name));
 		if (e[i].type == 'l')
-			printf(" -> %s", e[i].target);
+			printf(" -> %s", cli_out_field(stdout, e[i].target));
 		printf("\n");
 	}
 	if (more)
@@ -85,10 +92,10 @@ static void on_read(void *arg, const uint8_t *data, size_t len, uint64_t size, b
 	struct wait_one *w = arg;
 	w->done = true;
 	if (err) {
-		printf("cannot read: %s\n", err->msg);
+		printf("cannot read: %s\n", cli_out_field(stdout, err->msg));
 		return;
 	}
-	fwrite(data, 1, len, stdout);
+	cli_out_cell(stdout, data, len);
 	if (truncated)
 		printf("\n(first %zu of %llu bytes)\n", len, (unsigned long long)size);
 	fflush(stdout);
@@ -99,11 +106,12 @@ static void on_close(void *arg, const struct bh_close_result *r, const bh_error 
 	struct wait_one *w = arg;
 	w->done = true;
 	if (err) {
-		printf("close failed: %s\n", err->msg);
+		printf("close failed: %s\n", cli_out_field(stdout, err->msg));
 		return;
 	}
 	printf("[closed %.12s: %llu calls, last record %.12s, %s]\n", r->fingerprint,
-	       (unsigned long long)r->calls, r->last_record_sha256, r->end_reason);
+	       (unsigned long long)r->calls, r->last_record_sha256,
+	       cli_out_field(stdout, r->end_reason));
 	fflush(stdout);
 }
 
@@ -167,6 +175,8 @@ int cmd_shell(int argc, char **argv)
 			*(!strcmp(a, "--tier") ? &opts.tier : &opts.floor) = t;
 			tier_given |= !strcmp(a, "--tier");
 			i++;
+		} else if (!strcmp(a, "--raw")) {
+			cli_out_set_raw(true);
 		} else if (!strcmp(a, "--lang")) {
 			if (!v || bh_language_parse(v, &lang) < 0) {
 				cli_error("--lang needs python or javascript (got \"%s\")", v ? v : "");
@@ -203,7 +213,8 @@ int cmd_shell(int argc, char **argv)
 	bh_error *err = NULL;
 	int status = 0;
 	if (bh_session_open(e, &opts, on_open, &w, &s, &err) < 0) {
-		fprintf(stderr, "Nothing ran (%s): %s\n", bh_refusal_name(err->refusal), err->msg);
+		fprintf(stderr, "Nothing ran (%s): %s\n", bh_refusal_name(err->refusal),
+			cli_out_field(stderr, err->msg));
 		bh_error_free(err);
 		bh_engine_close(e);
 		return CLI_EXIT_BULKHEAD;
@@ -232,7 +243,8 @@ int cmd_shell(int argc, char **argv)
 			r = bh_session_close(s, on_close, &one, &err);
 			closed = true;
 		} else if (cell[0] == ':') {
-			printf("unknown command %s (:py :js :files [DIR] :read PATH :close)\n", cell);
+			printf("unknown command %s (:py :js :files [DIR] :read PATH :close)\n",
+			       cli_out_field(stdout, cell));
 		} else if (*cell) {
 			struct bh_cell bc = {.language = lang, .code = cell, .code_len = strlen(cell),
 					     .floor = BH_TIER_UNKNOWN};
@@ -241,9 +253,10 @@ int cmd_shell(int argc, char **argv)
 		free(cell);
 		if (r < 0) {
 			if (err->code == BH_E_NOT_DISPATCHED)
-				printf("Nothing ran (%s): %s\n", bh_refusal_name(err->refusal), err->msg);
+				printf("Nothing ran (%s): %s\n", bh_refusal_name(err->refusal),
+				       cli_out_field(stdout, err->msg));
 			else
-				printf("refused: %s\n", err->msg);
+				printf("refused: %s\n", cli_out_field(stdout, err->msg));
 			bh_error_free(err);
 			err = NULL;
 			status = 1;

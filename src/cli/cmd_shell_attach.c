@@ -4,6 +4,7 @@
  * believe. :files and :read go through the operator API by the session's
  * fingerprint, so they need a token with the operator scope too. */
 #include "cli.h"
+#include "cli_out.h"
 
 #include <cjson/cJSON.h>
 #include <string.h>
@@ -18,7 +19,7 @@ static double now_ms(void)
 
 static void print_error(const struct bh_client_error *err)
 {
-	printf("%s\n", err->message);
+	printf("%s\n", cli_out_field(stdout, err->message));
 	if (err->unanswered)
 		printf("[record %.12s, version 3]\n", err->record.record_sha256);
 }
@@ -35,8 +36,8 @@ static int run_cell(bh_client_session *s, enum bh_language lang, const char *cod
 		return 1;
 	}
 	const struct bh_result_fields *x = &r.run.result;
-	fwrite(x->out, 1, x->out_len, stdout);
-	fwrite(x->err, 1, x->err_len, stdout);
+	cli_out_cell(stdout, x->out, x->out_len);
+	cli_out_cell(stdout, x->err, x->err_len);
 	printf("[exit %d%s%s%s%s%s · %.1f ms · record %.12s #%llu%s%s]\n", x->exit_code,
 	       x->interpreter_started ? " · interpreter_started" : "",
 	       x->interpreter_ended ? " · interpreter_ended" : "", x->timed_out ? " · timed_out" : "",
@@ -70,7 +71,7 @@ static cJSON *about(bh_client *c, const char *method, const char *fp, const char
 	cJSON *o = cJSON_Parse(json);
 	free(json);
 	if (!o)
-		printf("the daemon's answer to %s is not JSON\n", method);
+		printf("the daemon's answer to %s is not JSON\n", cli_out_field(stdout, method));
 	return o;
 }
 
@@ -86,9 +87,12 @@ static void list_files(bh_client *c, const char *fp, const char *path)
 		const char *size = cJSON_GetStringValue(cJSON_GetObjectItem(e, "size"));
 		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(e, "name"));
 		const char *target = cJSON_GetStringValue(cJSON_GetObjectItem(e, "target"));
-		printf("%c %10s  %s", type ? type[0] : '?', size ? size : "0", name ? name : "");
+		/* Names and targets are the sandbox's, the rest the daemon's. */
+		char t[2] = {type && *type ? type[0] : '?', '\0'};
+		printf("%s %10s  %s", cli_out_field(stdout, t), cli_out_field(stdout, size ? size : "0"),
+		       cli_out_field(stdout, name));
 		if (target)
-			printf(" -> %s", target);
+			printf(" -> %s", cli_out_field(stdout, target));
 		printf("\n");
 	}
 	if (cJSON_IsTrue(cJSON_GetObjectItem(o, "more")))
@@ -107,10 +111,10 @@ static void read_file(bh_client *c, const char *fp, const char *path)
 	if (wire_base64_decode(b64 ? b64 : "", b64 ? strlen(b64) : 0, &data, &len) < 0) {
 		printf("the daemon's file content is not base64\n");
 	} else {
-		fwrite(data, 1, len, stdout);
+		cli_out_cell(stdout, data, len);
 		if (cJSON_IsTrue(cJSON_GetObjectItem(o, "truncated"))) {
 			const char *size = cJSON_GetStringValue(cJSON_GetObjectItem(o, "size"));
-			printf("\n(first %zu of %s bytes)\n", len, size ? size : "?");
+			printf("\n(first %zu of %s bytes)\n", len, cli_out_field(stdout, size ? size : "?"));
 		}
 	}
 	free(data);
@@ -122,12 +126,13 @@ static void close_session(bh_client_session *s)
 	struct wire_close_session_response r;
 	struct bh_client_error *err = NULL;
 	if (bh_client_session_close(s, &r, &err) < 0) {
-		printf("close: %s\n", err->message);
+		printf("close: %s\n", cli_out_field(stdout, err->message));
 		bh_client_error_free(err);
 		return;
 	}
-	printf("[closed %.12s: %llu calls, last record %.12s, %s]\n", r.session,
-	       (unsigned long long)r.calls, r.last_record_sha256, wire_session_end_name(r.ended));
+	printf("[closed %.12s: %llu calls, last record %.12s, %s]\n", cli_out_field(stdout, r.session),
+	       (unsigned long long)r.calls, cli_out_field(stdout, r.last_record_sha256),
+	       wire_session_end_name(r.ended));
 	wire_close_session_response_free(&r);
 }
 
@@ -137,7 +142,7 @@ int cli_shell_attached(bh_client *client, enum bh_tier floor, enum bh_language l
 	bh_client_session *s = NULL;
 	struct bh_client_error *err = NULL;
 	if (bh_client_open(client, &o, &s, &err) < 0) {
-		fprintf(stderr, "%s\n", err->message);
+		fprintf(stderr, "%s\n", cli_out_field(stderr, err->message));
 		if (err->code == WIRE_UNAUTHENTICATED)
 			fprintf(stderr, "bulkhead: give the daemon's token in $%s or with "
 					"--token-file FILE\n", BH_CLIENT_TOKEN_ENV);
@@ -149,7 +154,8 @@ int cli_shell_attached(bh_client *client, enum bh_tier floor, enum bh_language l
 	char fp[65];
 	snprintf(fp, sizeof fp, "%s", v.fingerprint);
 	printf("[session %.12s · %s tier · %s · attached to %s · :py :js :files :read PATH :close]\n",
-	       fp, v.isolation, bh_language_name(lang), bh_client_target(client));
+	       cli_out_field(stdout, fp), cli_out_field(stdout, v.isolation), bh_language_name(lang),
+	       cli_out_field(stdout, bh_client_target(client)));
 	fflush(stdout);
 	char *cell;
 	bool closed = false;
@@ -166,7 +172,8 @@ int cli_shell_attached(bh_client *client, enum bh_tier floor, enum bh_language l
 		else if (!strcmp(cell, ":close"))
 			closed = true;
 		else if (cell[0] == ':')
-			printf("unknown command %s (:py :js :files [DIR] :read PATH :close)\n", cell);
+			printf("unknown command %s (:py :js :files [DIR] :read PATH :close)\n",
+			       cli_out_field(stdout, cell));
 		else if (*cell)
 			status = run_cell(s, lang, cell);
 		free(cell);

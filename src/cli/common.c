@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "cli_out.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -11,12 +12,15 @@
 
 void cli_error(const char *fmt, ...)
 {
+	/* Errors carry what a daemon or a store said: escaped on a terminal. */
+	char *msg = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("bulkhead: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
 	va_end(ap);
+	fprintf(stderr, "bulkhead: %s\n", cli_out_field(stderr, msg ? msg : fmt));
+	free(msg);
 }
 
 static void log_to_stderr(void *arg, enum bh_log_level level, const char *msg)
@@ -25,7 +29,7 @@ static void log_to_stderr(void *arg, enum bh_log_level level, const char *msg)
 	static const char *const names[] = {"debug", "info", "warning", "error"};
 	int min = c->verbose >= 2 ? BH_LOG_DEBUG : c->verbose == 1 ? BH_LOG_INFO : BH_LOG_WARN;
 	if ((int)level >= min)
-		fprintf(stderr, "bulkhead: %s: %s\n", names[level], msg);
+		fprintf(stderr, "bulkhead: %s: %s\n", names[level], cli_out_field(stderr, msg));
 }
 
 int cli_common_opt(struct cli_common *c, int argc, char **argv, int *i)

@@ -292,7 +292,8 @@ struct bh_client_record_row {
 struct bh_client_records {
 	struct bh_client_record_row *rows;
 	size_t n;
-	int64_t next_after_id;
+	int64_t next_after_id;  /* the page's last id: the cursor for the page after */
+	int64_t next_before_id; /* its first id (0: an empty page): for the page before */
 };
 /* session: a fingerprint or NULL for all; after_id 0 from the first; limit 0:
  * the daemon's page size. */
@@ -300,6 +301,14 @@ int bh_client_parse_records(const char *json, struct bh_client_records *out,
 			    struct bh_client_error **err);
 int bh_client_list_records(bh_client *c, const char *session, int64_t after_id, uint32_t limit,
 			   struct bh_client_records *out, struct bh_client_error **err);
+/* Paging from the newest: the last `limit` records before before_id (0: the
+ * newest of all), listed in commit order; next_before_id pages further back. */
+int bh_client_list_records_newest(bh_client *c, const char *session, int64_t before_id,
+				  uint32_t limit, struct bh_client_records *out,
+				  struct bh_client_error **err);
+/* One session's record by its sequence: out->n is 1, or 0 when it has none. */
+int bh_client_record_at(bh_client *c, const char *session, uint64_t sequence,
+			struct bh_client_records *out, struct bh_client_error **err);
 void bh_client_records_free(struct bh_client_records *r);
 
 struct bh_client_event {
@@ -310,13 +319,16 @@ struct bh_client_event {
 struct bh_client_events {
 	struct bh_client_event *events;
 	size_t n;
-	int64_t next_after_id;
+	int64_t next_after_id, next_before_id; /* as for records */
 };
 /* wait_ms > 0: a long poll that answers once an event exists or the wait ends. */
 int bh_client_parse_events(const char *json, struct bh_client_events *out,
 			   struct bh_client_error **err);
 int bh_client_list_events(bh_client *c, int64_t after_id, uint32_t limit, uint32_t wait_ms,
 			  struct bh_client_events *out, struct bh_client_error **err);
+/* The newest events before before_id (0: of all), listed oldest first. */
+int bh_client_list_events_newest(bh_client *c, int64_t before_id, uint32_t limit,
+				 struct bh_client_events *out, struct bh_client_error **err);
 void bh_client_events_free(struct bh_client_events *e);
 
 /* ---- finding a daemon ----------------------------------------------------- */

@@ -440,8 +440,10 @@ int bh_client_parse_records(const char *json, struct bh_client_records *out,
 		row->exit_code = (int)get_i64(&r, x, "exitCode");
 		row->duration_us = get_i64(&r, x, "durationUs");
 	}
-	if (o)
+	if (o) {
 		out->next_after_id = get_i64(&r, o, "nextAfterId");
+		out->next_before_id = get_i64(&r, o, "nextBeforeId");
+	}
 	if (done(&r, err) < 0) {
 		bh_client_records_free(out);
 		return -1;
@@ -468,6 +470,63 @@ int bh_client_list_records(bh_client *c, const char *session, int64_t after_id, 
 	if (bh_client_operator_call(c, "ListRecords", body, &json, err) < 0)
 		return -1;
 	return bh_client_parse_records(json, out, err);
+}
+
+/* An id (int64) travels as a string. */
+static void add_id(cJSON *in, const char *name, long long id)
+{
+	char text[24];
+	snprintf(text, sizeof text, "%lld", id);
+	cJSON_AddStringToObject(in, name, text);
+}
+
+static int newest_call(bh_client *c, const char *method, const char *session, int64_t before_id,
+		       uint32_t limit, char **json, struct bh_client_error **err)
+{
+	cleanup_cjson cJSON *in = cJSON_CreateObject();
+	if (session && *session)
+		cJSON_AddStringToObject(in, "session", session);
+	cJSON_AddBoolToObject(in, "newest", 1);
+	if (before_id > 0)
+		add_id(in, "beforeId", before_id);
+	if (limit)
+		cJSON_AddNumberToObject(in, "limit", limit);
+	cleanup_free char *body = cJSON_PrintUnformatted(in);
+	return bh_client_operator_call(c, method, body, json, err);
+}
+
+int bh_client_list_records_newest(bh_client *c, const char *session, int64_t before_id,
+				  uint32_t limit, struct bh_client_records *out,
+				  struct bh_client_error **err)
+{
+	memset(out, 0, sizeof *out);
+	cleanup_free char *json = NULL;
+	if (newest_call(c, "ListRecords", session, before_id, limit, &json, err) < 0)
+		return -1;
+	return bh_client_parse_records(json, out, err);
+}
+
+int bh_client_record_at(bh_client *c, const char *session, uint64_t sequence,
+			struct bh_client_records *out, struct bh_client_error **err)
+{
+	memset(out, 0, sizeof *out);
+	cleanup_cjson cJSON *in = cJSON_CreateObject();
+	cJSON_AddStringToObject(in, "session", session ? session : "");
+	add_id(in, "sequence", (long long)sequence);
+	cleanup_free char *body = cJSON_PrintUnformatted(in);
+	cleanup_free char *json = NULL;
+	if (bh_client_operator_call(c, "ListRecords", body, &json, err) < 0)
+		return -1;
+	if (bh_client_parse_records(json, out, err) < 0)
+		return -1;
+	if (out->n > 1 || (out->n == 1 && (out->rows[0].record.sequence != sequence ||
+					   strcmp(out->rows[0].record.session, session ? session : "")))) {
+		bh_client_records_free(out);
+		return client_fail(err, client_error(WIRE_INTERNAL, WIRE_REFUSAL_UNSPECIFIED,
+						     "ListRecords: the daemon answered another record "
+						     "than the one asked for"));
+	}
+	return 0;
 }
 
 /* ---- events ---- */
@@ -502,8 +561,10 @@ int bh_client_parse_events(const char *json, struct bh_client_events *out,
 		e->sandbox = get_str(&r, x, "sandbox");
 		e->detail = get_str(&r, x, "detail");
 	}
-	if (o)
+	if (o) {
 		out->next_after_id = get_i64(&r, o, "nextAfterId");
+		out->next_before_id = get_i64(&r, o, "nextBeforeId");
+	}
 	if (done(&r, err) < 0) {
 		bh_client_events_free(out);
 		return -1;
@@ -528,6 +589,16 @@ int bh_client_list_events(bh_client *c, int64_t after_id, uint32_t limit, uint32
 	cleanup_free char *body = cJSON_PrintUnformatted(in);
 	cleanup_free char *json = NULL;
 	if (bh_client_operator_call(c, "ListEvents", body, &json, err) < 0)
+		return -1;
+	return bh_client_parse_events(json, out, err);
+}
+
+int bh_client_list_events_newest(bh_client *c, int64_t before_id, uint32_t limit,
+				 struct bh_client_events *out, struct bh_client_error **err)
+{
+	memset(out, 0, sizeof *out);
+	cleanup_free char *json = NULL;
+	if (newest_call(c, "ListEvents", NULL, before_id, limit, &json, err) < 0)
 		return -1;
 	return bh_client_parse_events(json, out, err);
 }

@@ -296,8 +296,22 @@ static size_t limit_of(cJSON *msg)
 
 struct page {
 	cJSON *arr;
-	int64_t last;
+	int64_t first, last; /* the page's ids: cursors for the pages before and after */
 };
+
+/* `newest` (or a `beforeId`): the page is the newest rows before the
+ * cursor, paging back from the end, instead of the oldest after afterId. */
+static bool newest_of(cJSON *msg)
+{
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "newest")) ||
+	       cursor_of(msg, "beforeId") > 0;
+}
+
+static void add_cursors(cJSON *o, const struct page *p)
+{
+	add_i64(o, "nextAfterId", p->last);
+	add_i64(o, "nextBeforeId", p->first);
+}
 
 static int add_record(void *arg, const struct bh_record_row *r)
 {
@@ -313,6 +327,8 @@ static int add_record(void *arg, const struct bh_record_row *r)
 	add_str(o, "flags", r->flags);
 	add_i64(o, "durationUs", r->duration_us);
 	cJSON_AddItemToArray(p->arr, o);
+	if (!p->first)
+		p->first = r->id;
 	p->last = r->id;
 	return 0;
 }
@@ -325,17 +341,30 @@ static void list_records(struct call *c, cJSON *msg)
 			    "session: give a session's fingerprint (64 hex digits)");
 		return;
 	}
+	const char *session = fp ? fp->valuestring : NULL;
+	bool one = cJSON_GetObjectItemCaseSensitive(msg, "sequence") != NULL;
+	int64_t sequence = cursor_of(msg, "sequence");
+	if (one && (!session || sequence <= 0)) {
+		call_refuse(c, WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
+			    "sequence: give it with a session, a positive number (that session's record)");
+		return;
+	}
 	cJSON *o = cJSON_CreateObject();
 	struct page p = {.arr = cJSON_AddArrayToObject(o, "records"), .last = cursor_of(msg, "afterId")};
 	bh_error *err = NULL;
-	if (bh_engine_records(c->srv->e, fp ? fp->valuestring : NULL, p.last, limit_of(msg), add_record,
-			      &p, &err) < 0) {
+	int rc = one ? bh_engine_record_at(c->srv->e, session, (uint64_t)sequence, add_record, &p, &err)
+		 : newest_of(msg)
+			 ? bh_engine_records_newest(c->srv->e, session, cursor_of(msg, "beforeId"),
+						    limit_of(msg), add_record, &p, &err)
+			 : bh_engine_records(c->srv->e, session, p.last, limit_of(msg), add_record, &p,
+					     &err);
+	if (rc < 0) {
 		cJSON_Delete(o);
 		call_refuse(c, WIRE_INTERNAL, WIRE_REFUSAL_UNSPECIFIED, "%s", err->msg);
 		bh_error_free(err);
 		return;
 	}
-	add_i64(o, "nextAfterId", p.last);
+	add_cursors(o, &p);
 	call_answer_json(c, print(o));
 }
 
@@ -350,8 +379,26 @@ static int add_event(void *arg, const struct bh_event *ev)
 	add_str(o, "sandbox", ev->sandbox);
 	add_str(o, "detail", ev->detail);
 	cJSON_AddItemToArray(p->arr, o);
+	if (!p->first)
+		p->first = ev->id;
 	p->last = ev->id;
 	return 0;
+}
+
+/* The newest events before the cursor: answered at once, never waited on. */
+static void answer_newest_events(struct call *c, int64_t before, size_t limit)
+{
+	cJSON *o = cJSON_CreateObject();
+	struct page p = {.arr = cJSON_AddArrayToObject(o, "events")};
+	bh_error *err = NULL;
+	if (bh_engine_events_newest(c->srv->e, before, limit, add_event, &p, &err) < 0) {
+		cJSON_Delete(o);
+		call_refuse(c, WIRE_INTERNAL, WIRE_REFUSAL_UNSPECIFIED, "%s", err->msg);
+		bh_error_free(err);
+		return;
+	}
+	add_cursors(o, &p);
+	call_answer_json(c, print(o));
 }
 
 /* Answers with the events after the cursor; false when there are none yet. */
@@ -370,7 +417,7 @@ static bool answer_events(struct call *c, int64_t after, size_t limit, bool even
 		cJSON_Delete(o);
 		return false;
 	}
-	add_i64(o, "nextAfterId", p.last);
+	add_cursors(o, &p);
 	call_answer_json(c, print(o));
 	return true;
 }
@@ -401,6 +448,16 @@ static void list_events(struct call *c, cJSON *msg)
 	size_t limit = limit_of(msg);
 	const cJSON *wait = cJSON_GetObjectItemCaseSensitive(msg, "waitMs");
 	double ms = cJSON_IsNumber(wait) ? wait->valuedouble : 0;
+	if (newest_of(msg)) {
+		if (ms > 0) {
+			call_refuse(c, WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
+				    "waitMs waits for events after afterId; it does not go with newest or "
+				    "beforeId");
+			return;
+		}
+		answer_newest_events(c, cursor_of(msg, "beforeId"), limit);
+		return;
+	}
 	if (answer_events(c, after, limit, ms <= 0))
 		return;
 	struct event_wait *w = calloc(1, sizeof *w);

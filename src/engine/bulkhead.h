@@ -490,6 +490,15 @@ typedef int (*bh_record_fn)(void *arg, const struct bh_record_row *row);
  * 1000), of one session (its fingerprint) or of all (NULL). */
 int bh_engine_records(bh_engine *e, const char *session, int64_t after_id, size_t limit,
 		      bh_record_fn fn, void *arg, bh_error **err);
+/* Paging from the newest: at most limit (0: 1000) records committed before
+ * before_id (0: the newest of all), listed in commit order; the first row's
+ * id is the cursor for the page before it. */
+int bh_engine_records_newest(bh_engine *e, const char *session, int64_t before_id, size_t limit,
+			     bh_record_fn fn, void *arg, bh_error **err);
+/* One session's record by its sequence (a record's predecessor is
+ * sequence - 1): fn is called once, or not at all when there is none. */
+int bh_engine_record_at(bh_engine *e, const char *session, uint64_t sequence, bh_record_fn fn,
+			void *arg, bh_error **err);
 
 struct bh_event {
 	int64_t id, at_unix_ms;
@@ -499,17 +508,32 @@ typedef int (*bh_event_fn)(void *arg, const struct bh_event *ev);
 /* Events after after_id, oldest first, at most limit (0: 1000). */
 int bh_engine_events(bh_engine *e, int64_t after_id, size_t limit, bh_event_fn fn, void *arg,
 		     bh_error **err);
+/* The newest events before before_id (0: of all), at most limit (0: 1000),
+ * listed oldest first. */
+int bh_engine_events_newest(bh_engine *e, int64_t before_id, size_t limit, bh_event_fn fn,
+			    void *arg, bh_error **err);
 
 /* A store opened read-only, with no engine and no runtime: forensics on a
- * copy of a production store, or reading beside a running engine. */
+ * copy of a production store, or reading beside a running engine. The file
+ * is read as untrusted: SQLite in defensive mode with trusted_schema off,
+ * no views or triggers, its tables checked against this build's schema,
+ * one value's length and one query's work bounded (a read past the bound
+ * fails naming the store), and every read a bounded page. */
 typedef struct bh_history bh_history;
 int bh_history_open(const char *db_path, bh_history **out, bh_error **err);
 void bh_history_close(bh_history *h);
 int bh_history_records(bh_history *h, const char *session, int64_t after_id, size_t limit,
 		       bh_record_fn fn, void *arg, bh_error **err);
+int bh_history_records_newest(bh_history *h, const char *session, int64_t before_id, size_t limit,
+			      bh_record_fn fn, void *arg, bh_error **err);
+int bh_history_record_at(bh_history *h, const char *session, uint64_t sequence, bh_record_fn fn,
+			 void *arg, bh_error **err);
 int bh_history_events(bh_history *h, int64_t after_id, size_t limit, bh_event_fn fn, void *arg,
 		      bh_error **err);
-/* The registry's rows: every session the store remembers, newest first. */
+int bh_history_events_newest(bh_history *h, int64_t before_id, size_t limit, bh_event_fn fn,
+			     void *arg, bh_error **err);
+/* The registry's rows: the sessions the store remembers, newest first, at
+ * most limit (0: 1000). */
 struct bh_history_session {
 	const char *fingerprint, *sandbox, *runtime, *tier, *floor, *principal, *owner, *run_key;
 	const char *state, *end_reason, *end_detail, *last_record_sha256;
@@ -517,7 +541,8 @@ struct bh_history_session {
 	uint64_t calls;
 };
 typedef int (*bh_history_session_fn)(void *arg, const struct bh_history_session *row);
-int bh_history_sessions(bh_history *h, bh_history_session_fn fn, void *arg, bh_error **err);
+int bh_history_sessions(bh_history *h, size_t limit, bh_history_session_fn fn, void *arg,
+			bh_error **err);
 
 /* ---- introspection for tests and the leak finder ---------------------------- */
 

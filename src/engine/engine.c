@@ -674,6 +674,24 @@ int bh_engine_events(bh_engine *e, int64_t after_id, size_t limit, bh_event_fn f
 	return store_events(e->store, after_id, limit ? limit : 1000, fn, arg, err);
 }
 
+int bh_engine_records_newest(bh_engine *e, const char *session, int64_t before_id, size_t limit,
+			     bh_record_fn fn, void *arg, bh_error **err)
+{
+	return store_record_rows_newest(e->store, session, before_id, limit, fn, arg, err);
+}
+
+int bh_engine_record_at(bh_engine *e, const char *session, uint64_t sequence, bh_record_fn fn,
+			void *arg, bh_error **err)
+{
+	return store_record_row_at(e->store, session, sequence, fn, arg, err);
+}
+
+int bh_engine_events_newest(bh_engine *e, int64_t before_id, size_t limit, bh_event_fn fn,
+			    void *arg, bh_error **err)
+{
+	return store_events_newest(e->store, before_id, limit ? limit : 1000, fn, arg, err);
+}
+
 /* ---- one fresh call ---- */
 
 static void pending_free(struct pending_exec *p)

@@ -37,13 +37,32 @@ int bh_history_records(bh_history *h, const char *session, int64_t after_id, siz
 	return store_record_rows(h->store, session, after_id, limit, fn, arg, err);
 }
 
+int bh_history_records_newest(bh_history *h, const char *session, int64_t before_id, size_t limit,
+			      bh_record_fn fn, void *arg, bh_error **err)
+{
+	return store_record_rows_newest(h->store, session, before_id, limit, fn, arg, err);
+}
+
+int bh_history_record_at(bh_history *h, const char *session, uint64_t sequence, bh_record_fn fn,
+			 void *arg, bh_error **err)
+{
+	return store_record_row_at(h->store, session, sequence, fn, arg, err);
+}
+
 int bh_history_events(bh_history *h, int64_t after_id, size_t limit, bh_event_fn fn, void *arg,
 		      bh_error **err)
 {
 	return store_events(h->store, after_id, limit ? limit : 1000, fn, arg, err);
 }
 
-int bh_history_sessions(bh_history *h, bh_history_session_fn fn, void *arg, bh_error **err)
+int bh_history_events_newest(bh_history *h, int64_t before_id, size_t limit, bh_event_fn fn,
+			     void *arg, bh_error **err)
 {
-	return store_session_rows(h->store, fn, arg, err);
+	return store_events_newest(h->store, before_id, limit ? limit : 1000, fn, arg, err);
+}
+
+int bh_history_sessions(bh_history *h, size_t limit, bh_history_session_fn fn, void *arg,
+			bh_error **err)
+{
+	return store_session_rows(h->store, limit ? limit : 1000, fn, arg, err);
 }

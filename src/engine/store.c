@@ -1,6 +1,7 @@
 #include "store.h"
 #include "internal.h"
 #include "store_files.h"
+#include "store_untrusted.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +37,8 @@ struct wal_watch {
 struct bh_store {
 	sqlite3 *db;
 	bool readonly;
+	char *path;             /* named in a read's errors */
+	struct store_work work; /* opened for reading: the bound on one query's work */
 	struct cached_stmt cache[STMT_CACHE];
 	size_t n_cache;
 	struct wal_watch wal;
@@ -48,6 +51,12 @@ static const char *const migrations[] = {
 	bh_migration_002, /* data/migrations/002-hibernation.sql */
 };
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
+
+const char *const *store_migrations(size_t *n)
+{
+	*n = N_MIGRATIONS;
+	return migrations;
+}
 
 static int db_fail(bh_error **err, sqlite3 *db, const char *what)
 {
@@ -139,6 +148,7 @@ int store_open(const char *path, bool readonly, bool sync_full, struct bh_store 
 	}
 	struct bh_store *s = xzalloc(sizeof *s);
 	s->readonly = readonly;
+	s->path = xstrdup(path);
 	int flags = readonly ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI : SQLITE_OPEN_READWRITE;
 	if (sqlite3_open_v2(readonly ? uri : path, &s->db,
 			    flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
@@ -148,6 +158,10 @@ int store_open(const char *path, bool readonly, bool sync_full, struct bh_store 
 	}
 	sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
 	sqlite3_extended_result_codes(s->db, 1);
+	if (readonly && store_harden_for_reading(s->db, path, &s->work, err) < 0) {
+		store_close(s);
+		return -1;
+	}
 	if (!readonly) {
 		if (exec(s, "PRAGMA journal_mode=WAL", err) < 0 ||
 		    exec(s, sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", err) < 0 ||
@@ -176,12 +190,17 @@ void store_close(struct bh_store *s)
 	if (s->db && !s->readonly)
 		sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 	sqlite3_close_v2(s->db);
+	free(s->path);
 	free(s);
 }
 
 static sqlite3_stmt *prepare(struct bh_store *s, const char *sql, bh_error **err)
 {
 	struct cached_stmt *slot = NULL;
+	/* Each statement starts with a fresh allowance (a trip a loop that
+	 * reads no error left behind is not this statement's). */
+	s->work.used = 0;
+	s->work.tripped = false;
 	for (size_t i = 0; i < s->n_cache; i++) {
 		if (strcmp(s->cache[i].sql, sql))
 			continue;
@@ -235,6 +254,41 @@ static void copy_col(sqlite3_stmt *st, int i, char *dst, size_t n)
 {
 	const char *v = (const char *)sqlite3_column_text(st, i);
 	snprintf(dst, n, "%s", v ? v : "");
+}
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+	return t ? t : "";
+}
+
+/* One step of a read: each row gets a fresh allowance of work (bounded
+ * for a store opened for reading, unbounded for the engine's own). */
+static int step_row(struct bh_store *s, sqlite3_stmt *st)
+{
+	s->work.used = 0;
+	return sqlite3_step(st);
+}
+
+/* How a read loop ended (rc its last step): done, or stopped by its
+ * callback (a row), or an error naming the store; the statement goes back. */
+static int read_end(struct bh_store *s, sqlite3_stmt *st, int rc, const char *what, bh_error **err)
+{
+	int ret = 0;
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		if (s->work.tripped)
+			ret = bh_fail(err, BH_E_INVALID, 0,
+				      "store %s: %s: stopped after %llu steps of work without a row (the "
+				      "bound on one query of a store opened for reading): a crafted or "
+				      "damaged store",
+				      s->path, what, (unsigned long long)s->work.bound);
+		else
+			ret = bh_fail(err, BH_E_SYSTEM, rc == SQLITE_FULL ? ENOSPC : 0, "store %s: %s: %s",
+				      s->path, what, sqlite3_errmsg(s->db));
+		s->work.tripped = false;
+	}
+	release(s, st);
+	return ret;
 }
 
 static int step_done(struct bh_store *s, sqlite3_stmt *st, const char *what, bh_error **err)
@@ -417,36 +471,39 @@ int store_live_sessions(struct bh_store *s, store_live_fn fn, void *arg, bh_erro
 }
 
 
-static int each_record(struct bh_store *s, sqlite3_stmt *st, store_record_fn fn, void *arg)
+static int each_record(struct bh_store *s, sqlite3_stmt *st, store_record_fn fn, void *arg,
+		       bh_error **err)
 {
-	int ret = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	int ret = 0, rc;
+	while ((rc = step_row(s, st)) == SQLITE_ROW) {
 		struct store_record_row r = {.id = sqlite3_column_int64(st, 0)};
 		r.rec.version = sqlite3_column_int(st, 1);
 		copy_col(st, 2, r.rec.request_sha256, sizeof r.rec.request_sha256);
 		copy_col(st, 3, r.rec.result_sha256, sizeof r.rec.result_sha256);
-		r.rec.unanswered = (const char *)sqlite3_column_text(st, 4);
-		r.rec.provider = (const char *)sqlite3_column_text(st, 5);
-		r.rec.isolation = (const char *)sqlite3_column_text(st, 6);
-		r.rec.environment = (const char *)sqlite3_column_text(st, 7);
-		r.rec.policy = (const char *)sqlite3_column_text(st, 8);
-		r.rec.software_identity = (const char *)sqlite3_column_text(st, 9);
-		r.rec.software_rule_id = (const char *)sqlite3_column_text(st, 10);
+		/* Never NULL, even from a store whose columns allow it. */
+		r.rec.unanswered = col_text(st, 4);
+		r.rec.provider = col_text(st, 5);
+		r.rec.isolation = col_text(st, 6);
+		r.rec.environment = col_text(st, 7);
+		r.rec.policy = col_text(st, 8);
+		r.rec.software_identity = col_text(st, 9);
+		r.rec.software_rule_id = col_text(st, 10);
 		r.rec.started_unix_ms = sqlite3_column_int64(st, 11);
 		r.rec.ended_unix_ms = sqlite3_column_int64(st, 12);
 		copy_col(st, 13, r.rec.session, sizeof r.rec.session);
 		r.rec.sequence = (uint64_t)sqlite3_column_int64(st, 14);
 		copy_col(st, 15, r.rec.previous_sha256, sizeof r.rec.previous_sha256);
 		copy_col(st, 16, r.rec.record_sha256, sizeof r.rec.record_sha256);
-		r.language = (const char *)sqlite3_column_text(st, 17);
-		r.flags = (const char *)sqlite3_column_text(st, 18);
+		r.language = col_text(st, 17);
+		r.flags = col_text(st, 18);
 		r.exit_code = sqlite3_column_int(st, 19);
 		r.duration_us = sqlite3_column_int64(st, 20);
 		ret = fn(arg, &r);
 		if (ret)
 			break;
 	}
-	release(s, st);
+	if (read_end(s, st, rc, "read the records", err) < 0)
+		return -1;
 	return ret < 0 ? -1 : 0;
 }
 
@@ -456,28 +513,101 @@ static int each_record(struct bh_store *s, sqlite3_stmt *st, store_record_fn fn,
 	"ended_unix_ms, session, sequence, previous_sha256, record_sha256, language, flags, "   \
 	"exit_code, duration_us FROM records "
 
+/* Whether a row callback asked to stop (store_records reads in two parts). */
+struct stop_probe {
+	store_record_fn fn;
+	void *arg;
+	int *stopped;
+};
+
+static int probe_row(void *arg, const struct store_record_row *r)
+{
+	struct stop_probe *p = arg;
+	int ret = p->fn(p->arg, r);
+	if (ret)
+		*p->stopped = ret;
+	return ret;
+}
+
+/* A session's records are found through records_chain (session, sequence),
+ * a partial index WHERE session != '': a query may use it only when its
+ * WHERE says so too, hence the `session != ''` beside `session = ?`. Every
+ * read below walks an index or the rowid; none sorts a whole table. */
 int store_records(struct bh_store *s, const char *session, store_record_fn fn, void *arg,
 		  bh_error **err)
 {
-	sqlite3_stmt *st = prepare(
-		s, RECORD_COLUMNS "WHERE (?1 = '' OR session = ?1) ORDER BY session, sequence, id", err);
+	if (session && *session) {
+		sqlite3_stmt *st = prepare(
+			s, RECORD_COLUMNS "WHERE session = ?1 AND session != '' ORDER BY sequence", err);
+		if (!st)
+			return -1;
+		bind_text(st, 1, session);
+		return each_record(s, st, fn, arg, err);
+	}
+	/* Single runs first (session '' sorts first), then each chain in
+	 * order: the order "session, sequence, id" gives, row by row. */
+	sqlite3_stmt *st = prepare(s, RECORD_COLUMNS "WHERE session = '' ORDER BY id", err);
 	if (!st)
 		return -1;
-	bind_text(st, 1, session);
-	return each_record(s, st, fn, arg);
+	int stopped = 0;
+	struct stop_probe probe = {.fn = fn, .arg = arg, .stopped = &stopped};
+	if (each_record(s, st, probe_row, &probe, err) < 0)
+		return -1;
+	if (stopped)
+		return 0;
+	st = prepare(s, RECORD_COLUMNS "WHERE session != '' ORDER BY session, sequence", err);
+	if (!st)
+		return -1;
+	return each_record(s, st, fn, arg, err);
 }
 
 int store_records_page(struct bh_store *s, const char *session, int64_t after_id, size_t limit,
 		       store_record_fn fn, void *arg, bh_error **err)
 {
+	bool one = session && *session;
 	sqlite3_stmt *st = prepare(
-		s, RECORD_COLUMNS "WHERE (?1 = '' OR session = ?1) AND id > ?2 ORDER BY id LIMIT ?3", err);
+		s,
+		one ? RECORD_COLUMNS "WHERE session = ?1 AND session != '' AND id > ?2 ORDER BY id LIMIT ?3"
+		    : RECORD_COLUMNS "WHERE ?1 = '' AND id > ?2 ORDER BY id LIMIT ?3",
+		err);
 	if (!st)
 		return -1;
 	bind_text(st, 1, session);
 	sqlite3_bind_int64(st, 2, after_id);
 	sqlite3_bind_int64(st, 3, (int64_t)limit);
-	return each_record(s, st, fn, arg);
+	return each_record(s, st, fn, arg, err);
+}
+
+int store_records_newest(struct bh_store *s, const char *session, int64_t before_id, size_t limit,
+			 store_record_fn fn, void *arg, bh_error **err)
+{
+	bool one = session && *session;
+	/* The newest `limit` before the cursor, then listed oldest first. */
+	sqlite3_stmt *st = prepare(
+		s,
+		one ? "SELECT * FROM (" RECORD_COLUMNS "WHERE session = ?1 AND session != '' AND id < ?2 "
+		      "ORDER BY id DESC LIMIT ?3) ORDER BY id"
+		    : "SELECT * FROM (" RECORD_COLUMNS "WHERE ?1 = '' AND id < ?2 "
+		      "ORDER BY id DESC LIMIT ?3) ORDER BY id",
+		err);
+	if (!st)
+		return -1;
+	bind_text(st, 1, session);
+	sqlite3_bind_int64(st, 2, before_id > 0 ? before_id : INT64_MAX);
+	sqlite3_bind_int64(st, 3, (int64_t)limit);
+	return each_record(s, st, fn, arg, err);
+}
+
+int store_record_at(struct bh_store *s, const char *session, uint64_t sequence, store_record_fn fn,
+		    void *arg, bh_error **err)
+{
+	sqlite3_stmt *st = prepare(
+		s, RECORD_COLUMNS "WHERE session = ?1 AND session != '' AND sequence = ?2 LIMIT 1", err);
+	if (!st)
+		return -1;
+	bind_text(st, 1, session);
+	sqlite3_bind_int64(st, 2, (int64_t)sequence);
+	return each_record(s, st, fn, arg, err);
 }
 
 struct public_page {
@@ -507,6 +637,43 @@ int store_record_rows(struct bh_store *s, const char *session, int64_t after_id,
 				  &p, err);
 }
 
+int store_record_rows_newest(struct bh_store *s, const char *session, int64_t before_id,
+			     size_t limit, bh_record_fn fn, void *arg, bh_error **err)
+{
+	struct public_page p = {.fn = fn, .arg = arg};
+	return store_records_newest(s, session ? session : "", before_id, limit ? limit : 1000,
+				    public_row, &p, err);
+}
+
+int store_record_row_at(struct bh_store *s, const char *session, uint64_t sequence,
+			bh_record_fn fn, void *arg, bh_error **err)
+{
+	struct public_page p = {.fn = fn, .arg = arg};
+	return store_record_at(s, session ? session : "", sequence, public_row, &p, err);
+}
+
+static int each_event(struct bh_store *s, sqlite3_stmt *st, store_event_fn fn, void *arg,
+		      bh_error **err)
+{
+	int ret = 0, rc;
+	while ((rc = step_row(s, st)) == SQLITE_ROW) {
+		struct bh_event ev = {
+			.id = sqlite3_column_int64(st, 0),
+			.at_unix_ms = sqlite3_column_int64(st, 1),
+			.kind = col_text(st, 2),
+			.session = col_text(st, 3),
+			.sandbox = col_text(st, 4),
+			.detail = col_text(st, 5),
+		};
+		ret = fn(arg, &ev);
+		if (ret)
+			break;
+	}
+	if (read_end(s, st, rc, "read the events", err) < 0)
+		return -1;
+	return ret < 0 ? -1 : 0;
+}
+
 int store_events(struct bh_store *s, int64_t after_id, size_t limit, store_event_fn fn, void *arg,
 		 bh_error **err)
 {
@@ -518,22 +685,21 @@ int store_events(struct bh_store *s, int64_t after_id, size_t limit, store_event
 		return -1;
 	sqlite3_bind_int64(st, 1, after_id);
 	sqlite3_bind_int64(st, 2, (int64_t)limit);
-	int ret = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct bh_event ev = {
-			.id = sqlite3_column_int64(st, 0),
-			.at_unix_ms = sqlite3_column_int64(st, 1),
-			.kind = (const char *)sqlite3_column_text(st, 2),
-			.session = (const char *)sqlite3_column_text(st, 3),
-			.sandbox = (const char *)sqlite3_column_text(st, 4),
-			.detail = (const char *)sqlite3_column_text(st, 5),
-		};
-		ret = fn(arg, &ev);
-		if (ret)
-			break;
-	}
-	release(s, st);
-	return ret < 0 ? -1 : 0;
+	return each_event(s, st, fn, arg, err);
+}
+
+int store_events_newest(struct bh_store *s, int64_t before_id, size_t limit, store_event_fn fn,
+			void *arg, bh_error **err)
+{
+	sqlite3_stmt *st = prepare(s,
+				   "SELECT * FROM (SELECT id, at_ms, kind, session, sandbox, detail FROM "
+				   "events WHERE id < ? ORDER BY id DESC LIMIT ?) ORDER BY id",
+				   err);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, before_id > 0 ? before_id : INT64_MAX);
+	sqlite3_bind_int64(st, 2, (int64_t)limit);
+	return each_event(s, st, fn, arg, err);
 }
 
 bool store_live_row(struct bh_store *s, const char *sandbox, char fp[65], int64_t *created_ms,
@@ -566,24 +732,22 @@ bool store_knows_sandbox(struct bh_store *s, const char *sandbox)
 	return known;
 }
 
-static const char *col_text(sqlite3_stmt *st, int i)
+int store_session_rows(struct bh_store *s, size_t limit, bh_history_session_fn fn, void *arg,
+		       bh_error **err)
 {
-	const char *t = (const char *)sqlite3_column_text(st, i);
-	return t ? t : "";
-}
-
-int store_session_rows(struct bh_store *s, bh_history_session_fn fn, void *arg, bh_error **err)
-{
+	/* LIMIT keeps SQLite's sort to the newest `limit` rows (a top-N
+	 * sorter), never the whole registry in memory. */
 	sqlite3_stmt *st = prepare(
 		s,
 		"SELECT fingerprint, sandbox, runtime, tier, floor, principal, owner, run_key, state, "
 		"end_reason, end_detail, last_record_sha256, created_ms, expires_ms, last_call_ms, "
-		"ended_ms, awake_ms, calls FROM sessions ORDER BY created_ms DESC",
+		"ended_ms, awake_ms, calls FROM sessions ORDER BY created_ms DESC LIMIT ?",
 		err);
 	if (!st)
 		return -1;
-	int ret = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	sqlite3_bind_int64(st, 1, limit ? (int64_t)limit : -1);
+	int ret = 0, rc;
+	while ((rc = step_row(s, st)) == SQLITE_ROW) {
 		struct bh_history_session r = {
 			.fingerprint = col_text(st, 0), .sandbox = col_text(st, 1),
 			.runtime = col_text(st, 2), .tier = col_text(st, 3), .floor = col_text(st, 4),
@@ -599,7 +763,8 @@ int store_session_rows(struct bh_store *s, bh_history_session_fn fn, void *arg, 
 		if (ret)
 			break;
 	}
-	release(s, st);
+	if (read_end(s, st, rc, "read the sessions", err) < 0)
+		return -1;
 	return ret < 0 ? -1 : 0;
 }
 
@@ -688,6 +853,12 @@ void store_checkpoint(struct bh_store *s, uint64_t idle_us)
 void *store_db(struct bh_store *s)
 {
 	return s->db;
+}
+
+void store_set_work_bound(struct bh_store *s, uint64_t steps)
+{
+	if (s->work.bound)
+		s->work.bound = steps;
 }
 
 int store_session_hibernated(struct bh_store *s, const char *fingerprint, int64_t awake_ms,

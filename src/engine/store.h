@@ -64,15 +64,31 @@ int store_records(struct bh_store *s, const char *session, store_record_fn fn, v
 /* Records in commit order after after_id, at most limit; session "" for all. */
 int store_records_page(struct bh_store *s, const char *session, int64_t after_id, size_t limit,
 		       store_record_fn fn, void *arg, bh_error **err);
-/* The same as the public rows (bh_engine_records, bh_history_records). */
+/* The newest: at most limit records before before_id (0: the newest of
+ * all), listed in commit order; session "" for all. */
+int store_records_newest(struct bh_store *s, const char *session, int64_t before_id, size_t limit,
+			 store_record_fn fn, void *arg, bh_error **err);
+/* One session's record by its sequence (fn not called when there is none). */
+int store_record_at(struct bh_store *s, const char *session, uint64_t sequence, store_record_fn fn,
+		    void *arg, bh_error **err);
+/* The same as the public rows (bh_engine_records, bh_history_records and
+ * their _newest and _at forms). */
 int store_record_rows(struct bh_store *s, const char *session, int64_t after_id, size_t limit,
 		      bh_record_fn fn, void *arg, bh_error **err);
+int store_record_rows_newest(struct bh_store *s, const char *session, int64_t before_id,
+			     size_t limit, bh_record_fn fn, void *arg, bh_error **err);
+int store_record_row_at(struct bh_store *s, const char *session, uint64_t sequence,
+			bh_record_fn fn, void *arg, bh_error **err);
 typedef int (*store_event_fn)(void *arg, const struct bh_event *ev);
 int store_events(struct bh_store *s, int64_t after_id, size_t limit, store_event_fn fn, void *arg,
 		 bh_error **err);
+/* The newest events before before_id (0: of all), listed oldest first. */
+int store_events_newest(struct bh_store *s, int64_t before_id, size_t limit, store_event_fn fn,
+			void *arg, bh_error **err);
 
-/* Every registry row, newest first. */
-int store_session_rows(struct bh_store *s, bh_history_session_fn fn, void *arg, bh_error **err);
+/* The registry's rows, newest first, at most limit (0: every one). */
+int store_session_rows(struct bh_store *s, size_t limit, bh_history_session_fn fn, void *arg,
+		       bh_error **err);
 
 /* The live row naming this container (its fingerprint, creation, expiry). */
 bool store_live_row(struct bh_store *s, const char *sandbox, char fp[65], int64_t *created_ms,
@@ -98,6 +114,9 @@ void store_watch_wal(struct bh_store *s, int full_pages, void (*full_fn)(void *a
 void store_checkpoint(struct bh_store *s, uint64_t idle_us);
 /* Test hook: the raw connection (sqlite3 *), for tampering in tests. */
 void *store_db(struct bh_store *s);
+/* Test hook: the work bound of a store opened for reading (in SQLite
+ * steps; store_untrusted.h), lowered to meet it without a huge store. */
+void store_set_work_bound(struct bh_store *s, uint64_t steps);
 
 extern const char bh_schema_sql[]; /* data/schema.sql, embedded */
 extern const char bh_migration_002[];

@@ -4,6 +4,7 @@
  * own poll loop, the operator API, and the CLI attached to a daemon. */
 #include "client.h"
 #include "daemon_harness.h"
+#include "gen_store.h"
 #include "tamper_proxy.h"
 
 #include <criterion/criterion.h>
@@ -633,6 +634,67 @@ Test(client, ls_and_records_attached_show_what_the_daemons_store_holds, .init = 
 	cr_assert_not_null(strstr(refused, "Nothing ran (permission)"), "%s", refused);
 	free(refused);
 	bh_client_session_free(s);
+}
+
+/* A long history in the daemon's store (grown beside it, as 30 days of
+ * traffic would): the newest page of events and records, the page before,
+ * and a record by its sequence (audit F9). */
+Test(client, the_newest_events_and_records_page_back_and_a_record_is_found_by_its_sequence,
+     .init = start, .fini = stop)
+{
+	char db[4300];
+	snprintf(db, sizeof db, "%s/state/bulkhead.db", d.dir);
+	gen_store(db, &(struct gen_store_spec){.sessions = 1, .records_per_session = 1500,
+					       .events = 2200});
+	struct bh_client_error *err = NULL;
+	struct bh_client_events ev;
+	cr_assert_eq(bh_client_list_events(cl, 0, 1, 0, &ev, &err), 0, "%s", err ? err->message : "");
+	bh_client_events_free(&ev);
+	cr_assert_eq(bh_client_list_events_newest(cl, 0, 1000, &ev, &err), 0, "%s",
+		     err ? err->message : "");
+	cr_assert_eq(ev.n, 1000);
+	int64_t newest = ev.events[999].id;
+	cr_assert_eq(ev.next_before_id, ev.events[0].id);
+	cr_assert_eq(ev.next_after_id, newest);
+	cr_assert(!strncmp(ev.events[999].detail, "event 2200", 10), "the newest event is %s",
+		  ev.events[999].detail);
+	int64_t before = ev.next_before_id;
+	bh_client_events_free(&ev);
+	cr_assert_eq(bh_client_list_events_newest(cl, before, 1000, &ev, &err), 0);
+	cr_assert_eq(ev.n, 1000);
+	cr_assert_eq(ev.events[999].id, before - 1, "the page before ends just before it");
+	bh_client_events_free(&ev);
+	/* Nothing new after the newest: afterId still follows the tail. */
+	cr_assert_eq(bh_client_list_events(cl, newest, 10, 0, &ev, &err), 0);
+	cr_assert_eq(ev.n, 0);
+	bh_client_events_free(&ev);
+
+	char fp[65];
+	gen_store_session(0, fp);
+	struct bh_client_records recs;
+	cr_assert_eq(bh_client_list_records_newest(cl, fp, 0, 1000, &recs, &err), 0, "%s",
+		     err ? err->message : "");
+	cr_assert_eq(recs.n, 1000);
+	cr_assert_eq(recs.rows[0].record.sequence, 501);
+	cr_assert_eq(recs.rows[999].record.sequence, 1500);
+	bh_client_records_free(&recs);
+	cr_assert_eq(bh_client_record_at(cl, fp, 1003, &recs, &err), 0, "%s", err ? err->message : "");
+	cr_assert_eq(recs.n, 1);
+	cr_assert_eq(recs.rows[0].record.sequence, 1003);
+	bh_client_records_free(&recs);
+	cr_assert_eq(bh_client_record_at(cl, fp, 1501, &recs, &err), 0);
+	cr_assert_eq(recs.n, 0, "no record #1501");
+	bh_client_records_free(&recs);
+	/* A sequence without a session is refused, not read as all. */
+	char *json = NULL;
+	cr_assert_eq(bh_client_operator_call(cl, "ListRecords", "{\"sequence\":\"3\"}", &json, &err), -1);
+	cr_assert_not_null(strstr(err->message, "sequence"), "%s", err->message);
+	bh_client_error_free(err);
+	err = NULL;
+	/* waitMs follows the tail after afterId; with newest it is refused. */
+	cr_assert_eq(bh_client_operator_call(cl, "ListEvents", "{\"newest\":true,\"waitMs\":100}",
+					     &json, &err), -1);
+	bh_client_error_free(err);
 }
 
 Test(client, ls_without_a_daemon_says_it_cannot_see_live_sessions)

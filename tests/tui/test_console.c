@@ -14,6 +14,7 @@
  * Sources: the embedded engine (the console owns it), a daemon it attaches
  * to (a real `bulkhead serve`), and a copy of a store opened with --db. */
 #include "daemon_harness.h"
+#include "gen_store.h"
 #include "harness.h"
 
 #include <criterion/criterion.h>
@@ -1026,6 +1027,103 @@ Test(console, a_tampered_record_is_red_and_a_sound_one_green_in_colour)
 	free(tty);
 }
 
+/* ---- 5b. a long history: the newest rows, and a record past #1001 ---- */
+
+/* More events and records than one page (1000): the audit's F9 and the
+ * console review's B5. One session of LONG_RECORDS records, so a record's
+ * id is its sequence; events are ids 1..LONG_EVENTS. */
+#define LONG_EVENTS 1200
+#define LONG_RECORDS 1005
+
+static const char long_script[] = ":events\n"
+				  ":save-display long-events\n"
+				  "[\n"
+				  ":save-display long-events-older\n"
+				  "]\n"
+				  ":save-display long-events-newest-again\n"
+				  ":rec\n"
+				  ":save-display long-records\n"
+				  "<Up>\n"
+				  "<Up>\n"
+				  "<Enter>\n"
+				  ":save-display long-record-1003\n"
+				  ":q\n";
+
+static void long_history_into(const char *db)
+{
+	gen_store(db, &(struct gen_store_spec){.sessions = 1, .records_per_session = LONG_RECORDS,
+					       .events = LONG_EVENTS});
+}
+
+/* The newest event shows (the last row, selected) and the page before is
+ * reachable; the records view is the newest page; record #1003's chain
+ * holds (its predecessor found by sequence). */
+static void long_history_seen(int64_t last_event)
+{
+	char id[32];
+	snprintf(id, sizeof id, "\n%-5lld ", (long long)last_event);
+	screen_has("long-events", "Events[1000]");
+	screen_has("long-events", id);
+	screen_has("long-events-older", "(older: before #");
+	screen_lacks("long-events-older", id);
+	screen_has("long-events-newest-again", id);
+	screen_lacks("long-events-newest-again", "(older: before #");
+	screen_has("long-records", "Records[1000]");
+	screen_has("long-records", " 1005 2  python"); /* the newest record, by its SEQ */
+	screen_has("long-record-1003", "sequence           1003");
+	screen_has("long-record-1003", "chain holds: previous_sha256 is record #1002's digest");
+	screen_lacks("long-record-1003", "BROKEN");
+}
+
+Test(console, a_long_history_shows_the_newest_events_and_records_and_record_1003s_chain_holds)
+{
+	close_engine();
+	char db[4400];
+	snprintf(db, sizeof db, "%s/long.db", files);
+	long_history_into(db);
+	console_db(long_script, "long.db");
+	screen("long-events");
+	screen("long-events-older");
+	screen("long-events-newest-again");
+	screen("long-records");
+	screen("long-record-1003");
+	long_history_seen(LONG_EVENTS);
+	screen_has("long-events-older", "Events[200] (older: before #201)");
+}
+
+/* The same through the other two sources: the embedded engine on the
+ * state directory, and a daemon (its store grown while it runs). */
+Test(console, embedded_and_attached_the_newest_events_and_records_show_and_record_1003s_chain_holds)
+{
+	close_engine();
+	char db[4400];
+	snprintf(db, sizeof db, "%s/bulkhead.db", h.state_dir);
+	long_history_into(db);
+	console(long_script, NULL, NULL);
+	screen_has("long-events", "Events[1000]");
+	screen_has("long-records", "Records[1000]");
+	screen_has("long-records", " 1005 2  python");
+	screen_has("long-record-1003", "chain holds: previous_sha256 is record #1002's digest");
+	screen_lacks("long-record-1003", "BROKEN");
+	screen_has("long-events-older", "(older: before #");
+
+	daemon_start(&d, "--tier container");
+	have_daemon = true;
+	char ddb[4400];
+	snprintf(ddb, sizeof ddb, "%s/state/bulkhead.db", d.dir);
+	long_history_into(ddb);
+	char env[512], args[4400];
+	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", d.both_token);
+	snprintf(args, sizeof args, "--attach '%s'", d.sock);
+	console(long_script, args, env);
+	screen_has("long-events", "Events[1000]");
+	screen_has("long-records", "Records[1000]");
+	screen_has("long-records", " 1005 2  python");
+	screen_has("long-record-1003", "chain holds: previous_sha256 is record #1002's digest");
+	screen_lacks("long-record-1003", "BROKEN");
+	screen_has("long-events-older", "(older: before #");
+}
+
 /* ---- 4. leaks: a planted orphan, found and reaped ---- */
 
 Test(console, the_leaks_view_lists_a_planted_orphan_and_reaps_it_after_the_confirm)
@@ -1095,6 +1193,43 @@ Test(console, the_leaks_view_lists_a_planted_orphan_and_reaps_it_after_the_confi
 	char *left = sh("crun --root '%s' list -q", orphan_root);
 	cr_assert_str_empty(left, "still running: %s", left);
 	free(left);
+}
+
+/* The audit's F12: the export's names are predictable (the UTC second) and
+ * the console often runs from a shared directory, as root. Links planted
+ * at the next minute's names, and at a :save-display name, are not
+ * followed: the file they point at is unchanged, and the export takes the
+ * next free name. */
+Test(console, planted_links_at_the_export_and_save_display_names_are_not_followed)
+{
+	close_engine();
+	char *r = sh("set -e; cd '%s'; printf precious > target; ln -s target planted.txt; "
+		     "now=$(date -u +%%s); for t in $(seq 0 90); do "
+		     "s=$(date -u -d @$((now + t)) +%%Y%%m%%dT%%H%%M%%SZ); "
+		     "ln -s target bulkhead-leaks-$s.md; ln -s target bulkhead-leaks-$s.json; done; echo planted",
+		     files);
+	cr_assert_str_eq(r, "planted\n", "%s", r);
+	free(r);
+	console(":leaks\n"
+		"e\n"
+		":save-display leaks-export-beside-links\n"
+		":save-display planted\n"
+		":save-display save-display-refused\n"
+		":q\n",
+		NULL, NULL);
+	char *target = sh("cat '%s/target'", files);
+	cr_assert_str_eq(target, "precious", "a planted link was followed: the target now holds %s",
+			 target);
+	free(target);
+	screen_has("leaks-export-beside-links", "wrote bulkhead-leaks-");
+	screen_has("leaks-export-beside-links", "-1.md and bulkhead-leaks-");
+	screen_has("save-display-refused", "planted.txt: it exists");
+	/* What it wrote is a regular file of its own, mode 0600. */
+	char *made = sh("cd '%s' && find . -maxdepth 1 -name 'bulkhead-leaks-*-1.md' -type f -perm 600 "
+			"| wc -l",
+			files);
+	cr_assert_str_eq(made, "1\n", "the report is not one new 0600 file: %s", made);
+	free(made);
 }
 
 /* ---- 6. help, read-only, walls ---- */

@@ -1,8 +1,11 @@
-/* Events: the engine's stream (state changes, reaps, re-adoptions),
- * oldest first, the newest selected. */
+/* Events: the engine's stream (state changes, reaps, re-adoptions), the
+ * newest 1000 oldest first, the newest selected and followed as they come;
+ * `[` pages back before them and `]` forward again. */
 #include "app.h"
+#include "history_page.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -14,6 +17,9 @@ static void loaded(void *arg, const struct ui_event *rows, size_t n, const char 
 	struct view *v = arg;
 	if (!view_done_loading(v) || err)
 		return;
+	struct history_page *p = v->priv;
+	history_page_loaded(p, n ? rows[0].id : 0, n);
+	history_page_title(p, v->sub, sizeof v->sub);
 	const struct trow *sel = table_selected(&v->t);
 	bool at_end = !sel || v->t.sel + 1 >= v->t.nshown;
 	char keep[128];
@@ -38,15 +44,45 @@ static void loaded(void *arg, const struct ui_event *rows, size_t n, const char 
 		 * timeline is asked for by its sandbox's name. */
 		table_cell(r, 5, "%s", e->sandbox);
 	}
-	table_index(&v->t, v->filter, at_end ? NULL : keep);
-	if (at_end && v->t.nshown)
-		v->t.sel = v->t.nshown - 1; /* follow the stream */
+	bool turned = p->jump != 0;
+	table_index(&v->t, v->filter, turned || (at_end && !p->depth) ? NULL : keep);
+	history_page_select(p, &v->t.sel, &v->t.top, v->t.nshown, at_end); /* the newest follows the stream */
 }
 
 static void load(struct app *a, struct view *v)
 {
+	if (!v->priv) {
+		v->priv = calloc(1, sizeof(struct history_page));
+		if (!v->priv)
+			abort();
+	}
+	struct ui_page page = history_page_request(v->priv);
 	v->loading++;
-	a->src->ops->events(a->src, 0, 1000, loaded, v);
+	a->src->ops->events(a->src, &page, loaded, v);
+}
+
+static enum request request(struct app *a, struct view *v, enum request r)
+{
+	struct history_page *p = v->priv;
+	if (r == REQ_EVENTS_OLDER || r == REQ_EVENTS_NEWER) {
+		if (v->loading > 0) /* the page shown is still coming: turn from it once it is here */
+			return REQ_NONE;
+		bool moved = r == REQ_EVENTS_OLDER ? history_page_older(p) : history_page_newer(p);
+		if (moved)
+			load(a, v);
+		else
+			app_flash(a, C_INFO, r == REQ_EVENTS_OLDER ? "no older events"
+								    : "these are the newest events");
+		return REQ_NONE;
+	}
+	return r;
+}
+
+static void done(struct view *v)
+{
+	if (v->priv)
+		history_page_free(v->priv);
+	free(v->priv);
 }
 
 static void enter(struct app *a, struct view *v, const struct trow *row)
@@ -64,5 +100,7 @@ const struct view_ops view_events = {
 	.headers = headers,
 	.widths = widths,
 	.load = load,
+	.request = request,
 	.enter = enter,
+	.done = done,
 };

@@ -3,8 +3,10 @@
  * with why and what holds each. enter shows a suspect's timeline (its
  * events); ctrl-d reaps them all after a confirm; e writes a report. */
 #include "app.h"
+#include "files.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,29 +109,44 @@ static void reap_confirmed(struct app *a, const char *text, void *arg)
 static void export(struct app *a, struct view *v)
 {
 	struct findings *f = v->priv;
-	char md[128], js[128];
+	char md[256], js[256];
 	time_t now = time(NULL);
 	struct tm tm;
 	gmtime_r(&now, &tm);
 	char stamp[32];
 	strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-	snprintf(md, sizeof md, "bulkhead-leaks-%s.md", stamp);
-	snprintf(js, sizeof js, "bulkhead-leaks-%s.json", stamp);
-	FILE *m = fopen(md, "w");
-	if (!m) {
-		app_flash(a, C_BAD, "export: cannot write %s", md);
+	char stem[64];
+	snprintf(stem, sizeof stem, "bulkhead-leaks-%s", stamp);
+	/* Both created new, never through a link: a name planted in a shared
+	 * directory is skipped for the next free one (files.h). */
+	static const char *const exts[] = {"md", "json"};
+	FILE *out[2];
+	char names[2][256];
+	if (ui_create_set(stem, exts, 2, out, names) < 0) {
+		app_flash(a, C_BAD, "export: cannot create %s.md (or a free name after it): %s", stem,
+			  strerror(errno));
 		return;
 	}
+	snprintf(md, sizeof md, "%s", names[0]);
+	snprintf(js, sizeof js, "%s", names[1]);
+	FILE *m = out[0];
 	char where[256];
 	a->src->ops->describe(a->src, where, sizeof where);
-	fprintf(m, "# bulkhead leak report\n\n%s, %s UTC: %zu finding%s.\n\n", where, stamp, f->n,
-		f->n == 1 ? "" : "s");
+	fprintf(m, "# bulkhead leak report\n\n");
+	ui_md_cell(m, where);
+	fprintf(m, ", %s UTC: %zu finding%s.\n\n", stamp, f->n, f->n == 1 ? "" : "s");
 	fprintf(m, "| kind | sandbox | session | reason | holder |\n|---|---|---|---|---|\n");
 	cJSON *arr = cJSON_CreateArray();
 	for (size_t i = 0; i < f->n; i++) {
 		const struct bh_leak *l = &f->l[i];
-		fprintf(m, "| %s | %s | %s | %s | %s |\n", bh_leak_kind_name(l->kind), l->sandbox,
-			*l->fingerprint ? l->fingerprint : "-", l->reason, l->holder);
+		/* Every cell escaped: a sandbox's name or a reason is not ours. */
+		const char *cells[] = {bh_leak_kind_name(l->kind), l->sandbox,
+				       *l->fingerprint ? l->fingerprint : "-", l->reason, l->holder};
+		for (size_t c = 0; c < sizeof cells / sizeof cells[0]; c++) {
+			fputs(c ? " | " : "| ", m);
+			ui_md_cell(m, cells[c]);
+		}
+		fputs(" |\n", m);
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "kind", bh_leak_kind_name(l->kind));
 		cJSON_AddStringToObject(o, "sandbox", l->sandbox);
@@ -143,11 +160,9 @@ static void export(struct app *a, struct view *v)
 	fclose(m);
 	char *text = cJSON_Print(arr);
 	cJSON_Delete(arr);
-	FILE *j = fopen(js, "w");
-	if (j) {
-		fprintf(j, "%s\n", text);
-		fclose(j);
-	}
+	FILE *j = out[1];
+	fprintf(j, "%s\n", text ? text : "[]");
+	fclose(j);
 	free(text);
 	app_flash(a, C_GOOD, "wrote %s and %s", md, js);
 }

@@ -34,7 +34,9 @@ static void to_bh(const struct ui_record *u, struct bh_record *r)
 	snprintf(r->record_sha256, sizeof r->record_sha256, "%s", u->record);
 }
 
-static void session_loaded(void *arg, const struct ui_record *rows, size_t n, const char *err)
+/* The predecessor, looked up by (session, sequence - 1): however long the
+ * session, never a page of it that may not hold the one before. */
+static void previous_loaded(void *arg, const struct ui_record *rows, size_t n, const char *err)
 {
 	struct view *v = arg;
 	if (!view_done_loading(v) || err)
@@ -42,7 +44,7 @@ static void session_loaded(void *arg, const struct ui_record *rows, size_t n, co
 	struct detail *d = v->priv;
 	d->prev_checked = true;
 	for (size_t i = 0; i < n; i++)
-		if (rows[i].sequence + 1 == d->rec.sequence) {
+		if (rows[i].sequence + 1 == d->rec.sequence && !strcmp(rows[i].session, d->rec.session)) {
 			d->have_prev = true;
 			snprintf(d->prev_digest, sizeof d->prev_digest, "%s", rows[i].record);
 		}
@@ -69,7 +71,7 @@ static void loaded(void *arg, const struct ui_record *rows, size_t n, const char
 		}
 	if (d->have && *d->rec.session && d->rec.sequence > 1) {
 		v->loading++;
-		a->src->ops->records(a->src, d->rec.session, 0, 1000, session_loaded, v);
+		a->src->ops->record_at(a->src, d->rec.session, d->rec.sequence - 1, previous_loaded, v);
 	} else {
 		d->prev_checked = true;
 	}
@@ -89,7 +91,8 @@ static void load(struct app *a, struct view *v)
 	*l = (struct lookup){.a = a, .v = v};
 	v->loading++;
 	long long id = strtoll(v->arg, NULL, 10);
-	a->src->ops->records(a->src, NULL, id > 0 ? id - 1 : 0, 1, loaded, l);
+	struct ui_page page = {.after = id > 0 ? id - 1 : 0, .limit = 1};
+	a->src->ops->records(a->src, NULL, &page, loaded, l);
 }
 
 /* One line from column 2, clipped to the screen: a line that ran past the

@@ -1,7 +1,9 @@
-/* Records: the history from the store, newest last; drilled from a
- * sandbox it shows that session's chain. enter opens one record, whose
- * digest and chain link are re-verified on screen. */
+/* Records: the history from the store, the newest 1000 oldest first, the
+ * newest selected; `[` pages back before them and `]` forward again.
+ * Drilled from a sandbox it shows that session's chain. enter opens one
+ * record, whose digest and chain link are re-verified on screen. */
 #include "app.h"
+#include "history_page.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,9 @@ static void loaded(void *arg, const struct ui_record *rows, size_t n, const char
 	struct view *v = arg;
 	if (!view_done_loading(v) || err)
 		return;
+	struct history_page *p = v->priv;
+	history_page_loaded(p, n ? rows[0].id : 0, n);
+	history_page_title(p, v->sub, sizeof v->sub);
 	const struct trow *sel = table_selected(&v->t);
 	char keep[128];
 	snprintf(keep, sizeof keep, "%s", sel ? sel->key : "");
@@ -34,17 +39,48 @@ static void loaded(void *arg, const struct ui_record *rows, size_t n, const char
 		table_cell(t, 7, "%s", *r->flags ? r->flags : (*r->unanswered ? r->unanswered : "-"));
 		table_cell(t, 8, "%.16s", r->record);
 	}
-	table_index(&v->t, v->filter, keep);
-	if (!*keep && v->t.nshown)
-		v->t.sel = v->t.nshown - 1; /* the newest */
+	bool turned = p->jump != 0;
+	table_index(&v->t, v->filter, turned ? NULL : keep);
+	/* The newest selected when nothing was; a turned page its edge. */
+	history_page_select(p, &v->t.sel, &v->t.top, v->t.nshown, !*keep);
 }
 
 static void load(struct app *a, struct view *v)
 {
+	if (!v->priv) {
+		v->priv = calloc(1, sizeof(struct history_page));
+		if (!v->priv)
+			abort();
+	}
+	struct ui_page page = history_page_request(v->priv);
 	v->loading++;
 	if (*v->arg)
 		snprintf(v->sub, sizeof v->sub, "(session %.12s)", v->arg);
-	a->src->ops->records(a->src, *v->arg ? v->arg : NULL, 0, 1000, loaded, v);
+	a->src->ops->records(a->src, *v->arg ? v->arg : NULL, &page, loaded, v);
+}
+
+static enum request request(struct app *a, struct view *v, enum request r)
+{
+	struct history_page *p = v->priv;
+	if (r == REQ_RECORDS_OLDER || r == REQ_RECORDS_NEWER) {
+		if (v->loading > 0) /* the page shown is still coming: turn from it once it is here */
+			return REQ_NONE;
+		bool moved = r == REQ_RECORDS_OLDER ? history_page_older(p) : history_page_newer(p);
+		if (moved)
+			load(a, v);
+		else
+			app_flash(a, C_INFO, r == REQ_RECORDS_OLDER ? "no older records"
+								     : "these are the newest records");
+		return REQ_NONE;
+	}
+	return r;
+}
+
+static void done(struct view *v)
+{
+	if (v->priv)
+		history_page_free(v->priv);
+	free(v->priv);
 }
 
 static void enter(struct app *a, struct view *v, const struct trow *row)
@@ -61,5 +97,7 @@ const struct view_ops view_records = {
 	.headers = headers,
 	.widths = widths,
 	.load = load,
+	.request = request,
 	.enter = enter,
+	.done = done,
 };

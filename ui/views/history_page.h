@@ -1,0 +1,42 @@
+/* Paging a history view (events, records) back from its newest rows. A
+ * view at the newest page follows the tail (each refresh asks for the
+ * newest again); `[` goes a page back, before the oldest row shown, and
+ * `]` comes forward again through the pages it went back through. */
+#ifndef BH_UI_HISTORY_PAGE_H
+#define BH_UI_HISTORY_PAGE_H
+
+#include "source.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HISTORY_PAGE_ROWS 1000
+
+struct history_page {
+	int64_t *before;  /* the cursors of the pages gone back through; */
+	size_t depth, cap; /* depth 0: the newest page, following the tail */
+	int64_t first_id; /* the oldest row of the page shown */
+	size_t rows;      /* how many it has */
+	int jump;         /* after a page turn: select the last row (1, going back) or the first (-1) */
+	char sub[160];    /* the view's own subtitle, kept while a page back is shown */
+};
+
+/* The request for the page to show now. */
+struct ui_page history_page_request(const struct history_page *p);
+/* What arrived: the first (oldest) row's id and how many rows. */
+void history_page_loaded(struct history_page *p, int64_t first_id, size_t rows);
+/* One page back; false when the page shown is already the oldest. */
+bool history_page_older(struct history_page *p);
+/* One page forward; false when at the newest already. */
+bool history_page_newer(struct history_page *p);
+/* The view's subtitle: its own, then "older: before #N" when paged back. */
+void history_page_title(struct history_page *p, char *sub, size_t n);
+/* Where the selection goes once a page arrived (the table indexed):
+ * a turned page selects its last or first row; the newest page follows
+ * the tail when the selection was at the end (at_end) or there was none. */
+void history_page_select(struct history_page *p, size_t *sel, size_t *top, size_t nshown,
+			 bool at_end);
+void history_page_free(struct history_page *p);
+
+#endif
