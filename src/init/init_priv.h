@@ -24,6 +24,9 @@
  * stuck in uninterruptible sleep must not stall the engine). */
 #define SWEEP_TICK_MS 10
 #define SWEEP_GRACE_MS 1000
+/* Passes that spare the interpreters give up after this long if they keep
+ * finding new processes; the interpreters then die with everything else. */
+#define SWEEP_SPARING_MS 500
 /* A forked helper (file writer, LIST, READ) runs as the sandbox user, so
  * user code could stop it with SIGSTOP; past this it is killed. */
 #define HELPER_TIMEOUT_MS 10000
@@ -157,6 +160,10 @@ struct init {
 	int sig_fd;
 	bool rep_broken;
 	bool children; /* the last waitpid() saw live children */
+	/* the sweep in progress (sweep.c) */
+	uint64_t sweep_started;
+	bool sweep_all;         /* sparing was given up: kill(-1) */
+	const char *sweep_note; /* why the interpreters died with it, if they did */
 	struct bh_reader rd;
 	struct bh_outq out;
 	struct job job;
@@ -217,8 +224,11 @@ int queue_done(struct init *st, const struct done_info *d);
 /* ---- sweep.c ---- */
 /* kill(-1, SIGKILL): everyone but the init, interpreters included. */
 void sweep_everyone(void);
+/* A sweep starts (once per call, before its first pass). */
+void sweep_begin(struct init *st);
 /* One pass of the sweep that spares live interpreters and LIST/READ
- * helpers. Returns true once nothing that should die is left alive. */
+ * helpers. Returns true once a pass found nothing alive that should die.
+ * Passes that keep finding new processes give sparing up (sweep_note). */
 bool sweep_pass(struct init *st);
 
 /* ---- children and reaping (init.c) ---- */
