@@ -200,7 +200,7 @@ static int job_start(struct init *st, const struct exec_req *rq,
 		/* Without stdin bytes, fd 0 stays the init's /dev/null. */
 		int map[3] = { f.in_r, f.out_w, f.err_w };
 
-		spawn_child(f.rep_w, map, 3, argv, NULL, NULL);
+		spawn_child(f.rep_w, map, 3, argv, NULL, NULL, -1);
 	}
 	/* Only the child may hold these, or EOF would never come. */
 	bh_close_now(&f.in_r);

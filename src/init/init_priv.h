@@ -302,10 +302,15 @@ int drop_to_sandbox_user(void);
 typedef int (*spawn_prepare)(int *fdmap, void *arg);
 
 /* Between fork() and execve(): fdmap[i] becomes descriptor i (-1: leave
- * descriptor i as it is). Only async-signal-safe calls. */
+ * descriptor i as it is; at most SPAWN_MAP_MAX). Every other descriptor
+ * above 2 but report_fd and keep_fd (-1: none; the one prepare() uses) is
+ * closed first, while the child is still root. Only async-signal-safe
+ * calls. */
+#define SPAWN_MAP_MAX 8
+#define SPAWN_KEEP_MAX (SPAWN_MAP_MAX + 2)
 __attribute__((noreturn)) void spawn_child(int report_fd, int *fdmap, int nmap,
 					   char *const argv[], spawn_prepare prepare,
-					   void *arg);
+					   void *arg, int keep_fd);
 /* Between fork() and execve() the child is already the sandbox user,
  * whom a live interpreter could SIGSTOP: the init waits this long at most. */
 #define SPAWN_WAIT_MS 10000
@@ -316,7 +321,7 @@ int spawn_wait_readable(int fd, uint64_t until);
  * reaps the child, which may still be alive (stopped). */
 int spawn_wait_report(int fd, struct child_report *r, uint64_t until);
 const char *stage_name(int32_t stage);
-/* For forked helpers that never exec: every descriptor above 2 but keep. */
-void close_fds_except(int keep);
+/* Every descriptor above 2 but the n in keep (at most SPAWN_KEEP_MAX). */
+void close_fds_except(const int *keep, size_t n);
 
 #endif
