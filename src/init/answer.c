@@ -185,5 +185,6 @@ int answer_relay(struct init *st, const struct helper *h, const char *types)
 	if (ret < 0)
 		return ret;
 	bh_put_bytes(&st->out, h->buf + 1, h->len - 1);
+	reply_queued(st, BH_CHAN_HEADER + h->len - 1);
 	return ANSWER_QUEUED;
 }

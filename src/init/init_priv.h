@@ -220,6 +220,20 @@ struct done_info {
 	const struct capture *out, *err;
 };
 int queue_done(struct init *st, const struct done_info *d);
+/* Called with each reply frame just queued (its whole length, header
+ * included, at the end of st->out). Only the test-only build of the init
+ * (BH_TEST_CORRUPT_INIT, tests/support/corrupt_init.c) does anything with
+ * it: it rewrites the frame's counts and lengths, so tests can show what
+ * the engine does with a compromised init. */
+#ifdef BH_TEST_CORRUPT_INIT
+void reply_queued(struct init *st, size_t frame_len);
+#else
+static inline void reply_queued(struct init *st, size_t frame_len)
+{
+	(void)st;
+	(void)frame_len;
+}
+#endif
 
 /* ---- sweep.c ---- */
 /* kill(-1, SIGKILL): everyone but the init, interpreters included. */
