@@ -32,14 +32,11 @@
 #define HELPER_TIMEOUT_MS 10000
 /* LIST and READ helpers running at once. */
 #define MAX_FSOPS 4
-#define FAIL_MSG_MAX 4096u
+#define FAIL_MSG_MAX (BH_CHAN_MESSAGE_MAX + 1u) /* with its NUL */
 #define BH_PATH_MAX 4096u
 
-/* u64 call_id | i32 exit | u32 sig | u32 flags | u64 dur | u64 out_total
- * | u64 err_total | u32 out_len | u32 err_len */
-#define DONE_FIXED (8u + 4u + 4u + 4u + 8u + 8u + 8u + 4u + 4u + 8u)
 /* Both streams at their cap must still fit one DONE frame. */
-#define MAX_OUTPUT_CAP ((BH_CHAN_MAX_FRAME - 1u - DONE_FIXED) / 2u)
+#define MAX_OUTPUT_CAP ((BH_CHAN_MAX_FRAME - 1u - BH_CHAN_DONE_FIXED) / 2u)
 
 #define NLANG 2
 

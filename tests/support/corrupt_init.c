@@ -95,7 +95,7 @@ static void long_stdout(struct bh_outq *q, const uint8_t *p, unsigned long n)
 	memcpy(fixed, p, sizeof(fixed));
 	memcpy(err, p + 52 + out_len, err_len);
 	memset(out, 'x', n);
-	if (bh_frame_begin(q, BH_CHAN_DONE, DONE_FIXED + n + err_len) < 0)
+	if (bh_frame_begin(q, BH_CHAN_DONE, BH_CHAN_DONE_FIXED + n + err_len) < 0)
 		goto out;
 	bh_put_bytes(q, fixed, sizeof(fixed));
 	bh_put_u64(q, n);
