@@ -181,9 +181,7 @@ static void blocked_set(sigset_t *set)
 static int setup_signals(struct init *st)
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN };
-	/* SA_NOCLDSTOP: the sweep stops everyone before it looks (sweep.c);
-	 * children that stop and continue need not wake the init. */
-	struct sigaction dfl = { .sa_handler = SIG_DFL, .sa_flags = SA_NOCLDSTOP };
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	sigset_t set;
 
 	/* A dead engine (or interpreter) must surface as EPIPE, not kill

@@ -114,40 +114,56 @@ static struct {
 	size_t n;
 } killed;
 
-static bool killed_before(pid_t pid)
+/* The dead (zombies) the last pass listed, kept from sweep to sweep: an
+ * interpreter's subprocess stays a zombie until the interpreter waits for
+ * it, and only a pid that died since the last pass is news. */
+static struct {
+	pid_t pid[SWEEP_BATCH];
+	size_t n;
+} dead_seen, dead_now;
+
+static bool among(const pid_t *set, size_t n, pid_t pid)
 {
-	for (size_t i = 0; i < killed.n; i++)
-		if (killed.pid[i] == pid)
+	for (size_t i = 0; i < n; i++)
+		if (set[i] == pid)
 			return true;
 	return false;
 }
 
 struct pass_count {
-	int fresh; /* alive and not signalled by this sweep before */
+	int fresh; /* alive and not signalled by this sweep before, or died
+		    * since the last pass (it may have forked first) */
 	int dying; /* signalled before, not dead yet */
 };
 
-/* One pass that spares some: everyone is stopped first with one
- * kill(-1, SIGSTOP), which reaches every process of the namespace at once,
- * so nothing can fork while /proc is read and a chain that forks and exits
- * stands still to be listed. Every listed process that is not spared and can
- * still run is then killed (stopped, it cannot dodge), and the spared are
- * let go on. Collect-then-kill: gVisor's procfs is not Linux's, and the
- * result must not depend on how a directory behaves while its entries
- * disappear. Returns -1 without /proc (everyone is let go on). */
+/* One pass that spares some: every process /proc lists that is not spared
+ * and can still run is killed. The listing is a snapshot, and a process
+ * that forks and exits in a tight loop is listed alive and found dead an
+ * instant later, its child already born: so a pass counts every pid that
+ * is alive, or that died since the last pass, and only a pass that counts
+ * nobody means nothing is left. A process that forks faster than passes
+ * come keeps them counting; the caller gives up sparing then.
+ *
+ * (Stopping everyone first with kill(-1, SIGSTOP) would make the snapshot
+ * exact, but gVisor 20221219 answers a member leaving a process group in
+ * which another member is stopped with SIGHUP and SIGCONT to the whole
+ * group, and the interpreter's group is always "orphaned" there: the
+ * interpreters died of it.)
+ *
+ * Collect-then-kill: gVisor's procfs is not Linux's, and the result must
+ * not depend on how a directory behaves while its entries disappear.
+ * Returns -1 without /proc. */
 static int sweep_sparing(const pid_t *spare, size_t nspare, struct pass_count *c)
 {
 	static pid_t victims[SWEEP_BATCH];
-	DIR *d;
+	DIR *d = proc_dir();
 	struct dirent *e;
 	size_t n = 0;
 
 	*c = (struct pass_count){ 0 };
-	/* ESRCH (nobody but the init) is fine: the listing then finds the
-	 * spared gone too, and reaping them is the callers' business. */
-	kill(-1, SIGSTOP);
-	d = proc_dir();
-	while (d && n < SWEEP_BATCH && (e = readdir(d))) {
+	if (!d)
+		return -1;
+	while (n < SWEEP_BATCH && (e = readdir(d))) {
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
 
@@ -156,10 +172,15 @@ static int sweep_sparing(const pid_t *spare, size_t nspare, struct pass_count *c
 		if (!spared((pid_t)pid, spare, nspare))
 			victims[n++] = (pid_t)pid;
 	}
+	dead_now.n = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (is_dead(victims[i]))
+		if (is_dead(victims[i])) {
+			if (!among(dead_seen.pid, dead_seen.n, victims[i]))
+				c->fresh++;
+			dead_now.pid[dead_now.n++] = victims[i];
 			continue;
-		if (killed_before(victims[i])) {
+		}
+		if (among(killed.pid, killed.n, victims[i])) {
 			c->dying++;
 		} else {
 			c->fresh++;
@@ -168,15 +189,11 @@ static int sweep_sparing(const pid_t *spare, size_t nspare, struct pass_count *c
 		}
 		kill(victims[i], SIGKILL);
 	}
-	/* Before they run on: the spared are the interpreters and helpers,
-	 * children of the init, so none of these pids can have been reused
-	 * (the init has not reaped them). */
-	for (size_t i = 0; i < nspare; i++)
-		kill(spare[i], SIGCONT);
+	dead_seen = dead_now;
 	/* A full batch may have left someone unlisted. */
-	if (d && n == SWEEP_BATCH && c->fresh == 0)
+	if (n == SWEEP_BATCH && c->fresh == 0)
 		c->fresh = 1;
-	return d ? 0 : -1;
+	return 0;
 }
 
 static size_t collect_spared(const struct init *st, pid_t *spare)
@@ -242,11 +259,10 @@ bool sweep_pass(struct init *st)
 	 * nobody proves nothing while pids come and go. */
 	if (c.fresh == 0 && c.dying == 0)
 		return true;
-	/* Everyone is stopped before each pass, so new processes after the
-	 * first pass come from a spared interpreter (a thread of user code
-	 * that keeps starting them) or from a fork the stop caught half way
-	 * (gVisor). Those that are merely slow to die (SIGKILLed, freeing
-	 * their memory) are waited for within the caller's grace. */
+	/* New ones after half a second: something forks faster than the
+	 * passes kill (a chain), or a thread of user code in an interpreter
+	 * keeps starting processes. Those merely slow to die (SIGKILLed,
+	 * freeing their memory) are waited for within the caller's grace. */
 	if (c.fresh > 0 && now_ns() - st->sweep_started >= SWEEP_SPARING_MS * 1000000ull) {
 		diag("sweep: new processes kept appearing for %d ms; stopping the "
 		     "interpreters with everything else", SWEEP_SPARING_MS);

@@ -69,6 +69,11 @@ static void outliver_case(const char *mode, const char *what)
 	cr_assert(o->answered, "%s\n%s", o->err_msg ? o->err_msg : "", h.log);
 	cr_assert_not_null(strstr(o->out, "outliver running"), "the %s never ran:\n%s\n%s", mode,
 			   o->out, o->errout);
+	/* Either outcome ends it: the sweep killed it and spared the
+	 * interpreter, or gave sparing up (and said so on stderr). */
+	bool given_up = o->r.interpreter_ended;
+	cr_assert(!given_up || strstr(o->errout, "was stopped with everything else"), "%s",
+		  o->errout);
 	cell_outcome_free(o);
 	double first_age = -1;
 	for (int i = 0; i < 3; i++) {
@@ -88,7 +93,8 @@ static void outliver_case(const char *mode, const char *what)
 		cell_outcome_free(o);
 	}
 	case_saw("%s: gone after its own cell's sweep (heartbeat %.1f s old one cell later; no "
-		 "process besides the interpreter in 3 later cells)", what, first_age);
+		 "process besides the interpreter in 3 later cells); the interpreter %s", what,
+		 first_age, given_up ? "was stopped with it (the cell said why)" : "was spared");
 	case_end();
 }
 
@@ -100,6 +106,40 @@ HOSTILE_TEST(a_fork_and_exit_chain_does_not_outlive_the_sweep_after_its_cell)
 HOSTILE_TEST(a_process_whose_main_thread_exited_does_not_outlive_the_sweep)
 {
 	outliver_case("zombie-leader", "a process running on after its main thread exited (stat: Z)");
+}
+
+/* A thread of user code in the interpreter that never stops starting
+ * processes: the sweep cannot spare the interpreter and be sure nothing is
+ * left, so it stops the interpreter with everything else, the cell's answer
+ * says so, and the next cell gets a fresh interpreter. */
+HOSTILE_TEST(an_interpreter_that_keeps_starting_processes_is_stopped_and_says_why)
+{
+	bh_session *s = hostile_session();
+	case_begin("a thread that keeps starting processes after its cell");
+	struct cell_outcome *o = py(s,
+				    "import threading\n"
+				    "def spawn():\n"
+				    "    while True:\n"
+				    "        try: subprocess.Popen(['sleep', '5'])\n"
+				    "        except OSError: time.sleep(0.001)\n"
+				    "threading.Thread(target=spawn, daemon=True).start()\n"
+				    "time.sleep(0.2)\n"
+				    "print('spawning')\n",
+				    30000);
+	cr_assert_not_null(strstr(o->out, "spawning"), "%s\n%s", o->out, o->errout);
+	cr_assert(o->r.interpreter_ended, "the interpreter was spared: %s", o->errout);
+	cr_assert_not_null(strstr(o->errout, "new processes kept appearing"), "%s", o->errout);
+	cell_outcome_free(o);
+	o = py(s, outliver_check, 30000);
+	cr_assert(o->r.interpreter_started, "the next cell did not get a fresh interpreter");
+	char v[256];
+	cr_assert_not_null(probe(o->out, "others", v, sizeof v), "%s", o->out);
+	cr_assert_eq(atoi(v), 0, "processes left: %s", v);
+	cell_outcome_free(o);
+	case_saw("a thread starting sleep 5 in a loop: the sweep stopped the interpreter with "
+		 "everything else and the cell said why; the next cell got a fresh one, no process "
+		 "left");
+	case_end();
 }
 
 /* ---- descriptors before the uid drop ---- */
@@ -278,4 +318,5 @@ HOSTILE_TEST(no_child_of_the_init_holds_its_descriptors_once_it_is_the_sandbox_u
 	cell_outcome_free(o);
 	case_end();
 }
+
 
