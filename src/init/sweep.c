@@ -251,7 +251,7 @@ bool sweep_pass(struct init *st)
 			diag("sweep: cannot read /proc (%s); interpreters die with "
 			     "everything else", strerror(errno));
 		}
-		sweep_give_up_sparing(st, "was stopped with everything else: the sweep "
+		sweep_give_up_sparing(st, "could not be spared: the sweep "
 					  "cannot read /proc");
 		return false;
 	}
@@ -266,7 +266,7 @@ bool sweep_pass(struct init *st)
 	if (c.fresh > 0 && now_ns() - st->sweep_started >= SWEEP_SPARING_MS * 1000000ull) {
 		diag("sweep: new processes kept appearing for %d ms; stopping the "
 		     "interpreters with everything else", SWEEP_SPARING_MS);
-		sweep_give_up_sparing(st, "was stopped with everything else: new processes "
+		sweep_give_up_sparing(st, "could not be spared: new processes "
 					  "kept appearing after the call");
 	}
 	return false;

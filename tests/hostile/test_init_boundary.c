@@ -72,7 +72,7 @@ static void outliver_case(const char *mode, const char *what)
 	/* Either outcome ends it: the sweep killed it and spared the
 	 * interpreter, or gave sparing up (and said so on stderr). */
 	bool given_up = o->r.interpreter_ended;
-	cr_assert(!given_up || strstr(o->errout, "was stopped with everything else"), "%s",
+	cr_assert(!given_up || strstr(o->errout, "could not be spared"), "%s",
 		  o->errout);
 	cell_outcome_free(o);
 	double first_age = -1;
@@ -108,37 +108,61 @@ HOSTILE_TEST(a_process_whose_main_thread_exited_does_not_outlive_the_sweep)
 	outliver_case("zombie-leader", "a process running on after its main thread exited (stat: Z)");
 }
 
-/* A thread of user code in the interpreter that never stops starting
- * processes: the sweep cannot spare the interpreter and be sure nothing is
- * left, so it stops the interpreter with everything else, the cell's answer
- * says so, and the next cell gets a fresh interpreter. */
+/* A thread of user code in the interpreter that keeps eight processes
+ * alive, starting a new one as soon as one dies. The sweep either finds a
+ * moment with none of them alive (the interpreter is spared, as it must
+ * be: what its own thread starts after the sweep is its business), or,
+ * finding new ones for half a second, stops the interpreter with
+ * everything else; then the cell's answer says so and the next cell gets a
+ * fresh interpreter. Which one happens is a matter of timing (under crun
+ * mostly the second); either way the session goes on. */
 HOSTILE_TEST(an_interpreter_that_keeps_starting_processes_is_stopped_and_says_why)
 {
 	bh_session *s = hostile_session();
 	case_begin("a thread that keeps starting processes after its cell");
 	struct cell_outcome *o = py(s,
 				    "import threading\n"
-				    "def spawn():\n"
+				    "def keep():\n"
+				    "    kids = set()\n"
 				    "    while True:\n"
-				    "        try: subprocess.Popen(['sleep', '5'])\n"
-				    "        except OSError: time.sleep(0.001)\n"
-				    "threading.Thread(target=spawn, daemon=True).start()\n"
+				    "        try:\n"
+				    "            while kids:\n"
+				    "                pid, _ = os.waitpid(-1, os.WNOHANG)\n"
+				    "                if not pid: break\n"
+				    "                kids.discard(pid)\n"
+				    "        except ChildProcessError: kids.clear()\n"
+				    "        if len(kids) < 8:\n"
+				    "            try: kids.add(os.posix_spawn('/bin/sleep', ['sleep', '5'], {}))\n"
+				    "            except OSError: time.sleep(0.001)\n"
+				    "        else: time.sleep(0.001)\n"
+				    "threading.Thread(target=keep, daemon=True).start()\n"
 				    "time.sleep(0.2)\n"
 				    "print('spawning')\n",
 				    30000);
 	cr_assert_not_null(strstr(o->out, "spawning"), "%s\n%s", o->out, o->errout);
-	cr_assert(o->r.interpreter_ended, "the interpreter was spared: %s", o->errout);
-	cr_assert_not_null(strstr(o->errout, "new processes kept appearing"), "%s", o->errout);
+	bool stopped = o->r.interpreter_ended;
+	if (stopped)
+		cr_assert_not_null(strstr(o->errout, "bulkhead: the python interpreter could not be "
+						     "spared: new processes kept "
+						     "appearing"),
+				   "the cell does not say why its interpreter ended: %s", o->errout);
 	cell_outcome_free(o);
-	o = py(s, outliver_check, 30000);
-	cr_assert(o->r.interpreter_started, "the next cell did not get a fresh interpreter");
-	char v[256];
-	cr_assert_not_null(probe(o->out, "others", v, sizeof v), "%s", o->out);
-	cr_assert_eq(atoi(v), 0, "processes left: %s", v);
+	o = py(s, "print('next', os.getpid())", 30000);
+	cr_assert_eq(o->r.interpreter_started, stopped, "the next cell's interpreter_started is %d",
+		     o->r.interpreter_started);
 	cell_outcome_free(o);
-	case_saw("a thread starting sleep 5 in a loop: the sweep stopped the interpreter with "
-		 "everything else and the cell said why; the next cell got a fresh one, no process "
-		 "left");
+	if (stopped) {
+		/* Nothing of the old interpreter is left. */
+		o = py(s, outliver_check, 30000);
+		char v[256];
+		cr_assert_not_null(probe(o->out, "others", v, sizeof v), "%s", o->out);
+		cr_assert_eq(atoi(v), 0, "processes left: %s", v);
+		cell_outcome_free(o);
+	}
+	case_saw("a thread keeping eight sleep 5 alive: %s",
+		 stopped ? "the sweep stopped the interpreter with everything else and the cell "
+			   "said why; the next cell got a fresh one, no process left"
+			 : "the sweep found a moment with none alive and spared the interpreter");
 	case_end();
 }
 
