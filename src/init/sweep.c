@@ -255,8 +255,9 @@ bool sweep_pass(struct init *st)
 					  "cannot read /proc");
 		return false;
 	}
-	/* Settled only when a pass found nobody alive: a pass that signalled
-	 * nobody proves nothing while pids come and go. */
+	/* Settled only when a pass found nobody alive and nobody dead since
+	 * the last one: a pass that signalled nobody proves nothing while
+	 * pids come and go. */
 	if (c.fresh == 0 && c.dying == 0)
 		return true;
 	/* New ones after half a second: something forks faster than the
