@@ -96,6 +96,26 @@ enum bh_chan_reply {
 	BH_CHAN_CONTENT = 'B',
 };
 
+/* What both sides hold each other to. The engine checks every count and
+ * length in a reply against these and against what its request asked for
+ * (output_cap, max_entries, max_bytes) before it allocates anything; a reply
+ * that breaks one ends that sandbox. */
+/* DONE's fixed part: call_id, exit, signal, flags, duration, both totals,
+ * both string lengths, disk_used. */
+#define BH_CHAN_DONE_FIXED (8u + 4u + 4u + 4u + 8u + 8u + 8u + 4u + 4u + 8u)
+/* CONTENT's fixed part: call_id, size, truncated, the string's length. */
+#define BH_CHAN_CONTENT_FIXED (8u + 8u + 1u + 4u)
+/* The entries the engine asks a LIST for. */
+#define BH_CHAN_LIST_MAX_ENTRIES 10000u
+/* The smallest LISTING entry: a one-byte name, type, size, mtime, an empty
+ * target. */
+#define BH_CHAN_LISTING_ENTRY_MIN (4u + 1u + 1u + 8u + 8u + 4u)
+/* A name in a LISTING (one path component) and a symlink's target. */
+#define BH_CHAN_NAME_MAX 255u
+#define BH_CHAN_TARGET_MAX 4096u
+/* The message of a FAIL or REJECTED. */
+#define BH_CHAN_MESSAGE_MAX 4095u
+
 enum bh_chan_reject {
 	BH_CHAN_REJECT_FILES = 1,     /* a file could not be written */
 	BH_CHAN_REJECT_LANGUAGE = 2,  /* no interpreter for the language */

@@ -3,6 +3,7 @@
 #define BH_ENGINE_PRIV_H
 
 #include "internal.h"
+#include "chan_check.h"
 #include "channel_proto.h"
 
 #include <poll.h>
@@ -111,6 +112,7 @@ struct sandbox_reply {
 	const uint8_t *payload; /* after the call id */
 	size_t len;
 	const char *lost;       /* why, when type is 0 */
+	bool breach;            /* lost because its init broke the channel's contract */
 	bool oom;               /* the memory cgroup counted an OOM kill meanwhile */
 	uint64_t elapsed_us;
 };
@@ -172,6 +174,8 @@ struct sandbox {
 	sandbox_reply_fn op_fn;
 	void *op_arg;
 	uint64_t call_id;
+	struct chan_ask ask; /* what it asked for: the reply is held to it */
+	bool breached;       /* its init broke the channel's contract: it is lost */
 	uint64_t op_started_us;
 	long long oom_before;
 	struct bh_timer *backstop;

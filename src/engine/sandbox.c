@@ -7,6 +7,7 @@
  * (its channel closes), the runtime deletes the container, and only then is
  * the sandbox freed; engine close waits for that. */
 #include "engine_priv.h"
+#include "store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -330,6 +331,7 @@ static void lose_op(bh_engine *e, struct sandbox *sb, const char *why)
 	long long oom_now = cgroups_oom_kills(&e->cg, sb->name);
 	struct sandbox_reply r = {
 		.lost = why,
+		.breach = sb->breached,
 		.oom = sb->oom_before >= 0 && oom_now > sb->oom_before,
 		.elapsed_us = now_mono_us() - sb->op_started_us,
 	};
@@ -392,6 +394,22 @@ static void sandbox_lost(bh_engine *e, struct sandbox *sb, const char *why)
 	sandbox_close(e, sb);
 	if (lost)
 		lost(e, arg, sb, why);
+}
+
+/* The init broke the channel's contract (a frame of the wrong kind, for a
+ * call nobody made, or with a count or length beyond what was asked or
+ * what the frame holds): nothing it says can be believed any more, so the
+ * sandbox ends, and its owner learns it as a breach (a session ends
+ * boundary_failed). The event says what the init sent. */
+static void sandbox_breached(bh_engine *e, struct sandbox *sb, const char *why)
+{
+	if (sb->state == SB_ENDING || sb->state == SB_FAILED || sb->state == SB_ENDED)
+		return;
+	sb->breached = true;
+	bh_log(e, BH_LOG_WARN, "sandbox %s broke its channel: %s", sb->name, why);
+	if (e->store)
+		store_event(e->store, "channel_broken", "", sb->name, why);
+	sandbox_lost(e, sb, why);
 }
 
 /* ---- the channel ---- */
@@ -458,13 +476,41 @@ static void maybe_ready(bh_engine *e, struct sandbox *sb, bool started, bool rea
 		fn(e, sb->open_arg, sb, NULL);
 }
 
-/* Every reply to a request starts with its call id; anything else, or a
- * reply nobody is waiting for, means the channel cannot be trusted. */
+/* Every reply to a request starts with its call id, and is held to what
+ * the request asked for (chan_check.c) before anyone reads it; anything
+ * else, or a reply nobody is waiting for, means the channel cannot be
+ * trusted. */
 static void on_reply_frame(bh_engine *e, struct sandbox *sb, uint8_t type, struct reader *r)
 {
+	char why[256];
 	uint64_t call_id = get_u64(r);
-	if (r->bad || sb->state != SB_BUSY || call_id != sb->call_id) {
-		sandbox_lost(e, sb, "its init sent a reply nobody asked for");
+	if (r->bad) {
+		snprintf(why, sizeof why, "its init sent a %s without a call id", chan_frame_name(type));
+		sandbox_breached(e, sb, why);
+		return;
+	}
+	if (type == BH_CHAN_FAIL && call_id == 0) {
+		/* The init's own word that a request of ours made no sense:
+		 * the engine's fault, and the init exits after it. */
+		struct sandbox_reply rep = {.type = type, .payload = r->p, .len = r->left};
+		int reason, err_no;
+		char msg[160];
+		sandbox_decode_refusal(&rep, &reason, &err_no, msg, sizeof msg);
+		for (char *p = msg; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
+		snprintf(why, sizeof why, "its init refused a request of the engine: %s", msg);
+		sandbox_lost(e, sb, why);
+		return;
+	}
+	if (sb->state != SB_BUSY || call_id != sb->call_id) {
+		snprintf(why, sizeof why, "its init sent a %s for call %llu, which nobody asked for",
+			 chan_frame_name(type), (unsigned long long)call_id);
+		sandbox_breached(e, sb, why);
+		return;
+	}
+	if (chan_check_reply(&sb->ask, type, r->p, r->left, why, sizeof why)) {
+		sandbox_breached(e, sb, why);
 		return;
 	}
 	long long oom_now = cgroups_oom_kills(&e->cg, sb->name);
@@ -481,11 +527,13 @@ static void on_reply_frame(bh_engine *e, struct sandbox *sb, uint8_t type, struc
 
 static void dispatch_frames(bh_engine *e, struct sandbox *sb)
 {
+	char why[256];
 	while (sb->rbuf.len >= BH_CHAN_HEADER && sb->state != SB_ENDING && sb->state != SB_FAILED) {
 		struct reader hdr = {.p = sb->rbuf.data, .left = sb->rbuf.len};
 		uint32_t len = get_u32(&hdr);
 		if (len == 0 || len > BH_CHAN_MAX_FRAME) {
-			sandbox_lost(e, sb, "its init sent a frame of impossible length");
+			snprintf(why, sizeof why, "its init sent a frame of impossible length (%u)", len);
+			sandbox_breached(e, sb, why);
 			return;
 		}
 		if (sb->rbuf.len < 4u + len)
@@ -495,7 +543,14 @@ static void dispatch_frames(bh_engine *e, struct sandbox *sb)
 		size_t frame_len = 4u + len;
 		switch (type) {
 		case BH_CHAN_READY:
-			(void)get_u32(&r);
+			if (chan_check_ready(r.p, r.left, why, sizeof why)) {
+				sandbox_breached(e, sb, why);
+				return;
+			}
+			if (sb->ready_seen) {
+				sandbox_breached(e, sb, "its init sent a second READY");
+				return;
+			}
 			maybe_ready(e, sb, false, true);
 			break;
 		case BH_CHAN_DONE:
@@ -506,7 +561,8 @@ static void dispatch_frames(bh_engine *e, struct sandbox *sb)
 			on_reply_frame(e, sb, type, &r);
 			break;
 		default:
-			sandbox_lost(e, sb, "its init sent an unknown frame");
+			snprintf(why, sizeof why, "its init sent an unknown frame (type 0x%02x)", type);
+			sandbox_breached(e, sb, why);
 			return;
 		}
 		if (sb->state == SB_ENDING || sb->state == SB_FAILED)
@@ -524,7 +580,7 @@ static void on_readable(bh_engine *e, void *arg, uint32_t events)
 		ssize_t r = read(sb->from_init, chunk, sizeof chunk);
 		if (r > 0) {
 			if (sb->rbuf.len + (size_t)r > BH_CHAN_MAX_FRAME + 64u) {
-				sandbox_lost(e, sb, "its init sent more than a frame's worth");
+				sandbox_breached(e, sb, "its init sent more than a frame's worth");
 				return;
 			}
 			buf_append(&sb->rbuf, chunk, (size_t)r);
@@ -837,6 +893,10 @@ int sandbox_request(bh_engine *e, struct sandbox *sb, uint64_t call_id, const st
 	if (sb->state != SB_READY)
 		return bh_refuse(err, BH_REFUSAL_CAPACITY, "sandbox %s is %s, not ready", sb->name,
 				 state_names[sb->state]);
+	/* The reply is held to the limits as they go out on the wire. */
+	if (chan_ask_of(frame->data, frame->len, &sb->ask) < 0)
+		return bh_fail(err, BH_E_INVALID, 0, "not a request frame (type 0x%02x)",
+			       frame->len ? frame->data[0] : 0);
 	sb->call_id = call_id;
 	put_u32(&sb->wbuf, (uint32_t)frame->len);
 	buf_append(&sb->wbuf, frame->data, frame->len);
@@ -905,8 +965,8 @@ static void on_exec_reply(bh_engine *e, void *arg, struct sandbox *sb, const str
 		return;
 	}
 	if (!rep->type) {
-		bh_fail(&err, BH_E_SANDBOX, 0, "sandbox %s ended during the call (%s); the code may have run",
-			sb->name, rep->lost);
+		bh_fail(&err, BH_E_SANDBOX, 0, "sandbox %s %s during the call (%s); the code may have run",
+			sb->name, rep->breach ? "broke its channel" : "ended", rep->lost);
 		op.fn(e, op.arg, sb, NULL, err);
 		bh_error_free(err);
 		return;

@@ -518,7 +518,7 @@ static void cell_answered(bh_session *s, struct op *op, const struct done_frame 
 /* The call may have run and there is no answer: a version-3 record keeps
  * its place in the chain, and the session ends with its sandbox. */
 static void cell_unanswered(bh_session *s, struct op *op, const char *code_name, const char *why,
-			    bool oom)
+			    bool oom, const char *end)
 {
 	fill_record(s, &s->last, op, 3);
 	s->last.unanswered = code_name;
@@ -531,7 +531,7 @@ static void cell_unanswered(bh_session *s, struct op *op, const char *code_name,
 		bh_error_free(store_err);
 	}
 	bh_fail(&err, BH_E_SANDBOX, 0, "the sandbox ended during the call (%s); the code may have run", why);
-	err->session_end = "main_process_ended";
+	err->session_end = end;
 	op->cell_cb(op->arg, &r, err);
 	bh_error_free(err);
 }
@@ -546,15 +546,20 @@ static void on_cell_reply(bh_engine *e, void *arg, struct sandbox *sb, const str
 	bh_error *err = NULL;
 	if (!rep->type) {
 		s->sb = NULL; /* the sandbox is already being torn down */
-		cell_unanswered(s, op, rep->oom ? "resource_exhausted" : "unknown", rep->lost, rep->oom);
+		/* A breach of the channel is the boundary failing, whatever
+		 * else happened; otherwise an OOM kill is the likeliest end. */
+		const char *end = rep->breach ? "boundary_failed" : "main_process_ended";
+		cell_unanswered(s, op,
+				rep->breach ? "data_loss" : rep->oom ? "resource_exhausted" : "unknown",
+				rep->lost, rep->oom, end);
 		op_free(op);
-		end_session(s, "main_process_ended", rep->oom ? "oom" : rep->lost);
+		end_session(s, end, rep->oom && !rep->breach ? "oom" : rep->lost);
 		return;
 	}
 	if (rep->type == BH_CHAN_DONE) {
 		struct done_frame d;
 		if (sandbox_decode_done(rep, &d) < 0) {
-			cell_unanswered(s, op, "data_loss", "a malformed answer", false);
+			cell_unanswered(s, op, "data_loss", "a malformed answer", false, "boundary_failed");
 			op_free(op);
 			end_session(s, "boundary_failed", "the init sent a malformed answer");
 			return;
@@ -594,7 +599,7 @@ static void on_files_reply(bh_engine *e, void *arg, struct sandbox *sb,
 		bh_error_free(err);
 		op_free(op);
 		s->sb = NULL;
-		end_session(s, "main_process_ended", rep->lost);
+		end_session(s, rep->breach ? "boundary_failed" : "main_process_ended", rep->lost);
 		return;
 	}
 	set_state(s, SS_READY);
@@ -722,7 +727,7 @@ static int send_files_op(bh_session *s, struct op *op, bh_error **err)
 	buf_append(&f, &type, 1);
 	put_u64(&f, call_id);
 	put_str(&f, op->path, strlen(op->path));
-	put_u32(&f, op->kind == OP_LIST ? 10000u : op->max_bytes);
+	put_u32(&f, op->kind == OP_LIST ? BH_CHAN_LIST_MAX_ENTRIES : op->max_bytes);
 	int ret = sandbox_request(s->e, s->sb, call_id, &f, 30000, on_files_reply, s, err);
 	buf_free(&f);
 	return ret;
@@ -778,7 +783,7 @@ static void on_sandbox_lost(bh_engine *e, void *arg, struct sandbox *sb, const c
 	if (s->sb != sb)
 		return;
 	s->sb = NULL; /* it is already closing */
-	end_session(s, "main_process_ended", why);
+	end_session(s, sb->breached ? "boundary_failed" : "main_process_ended", why);
 }
 
 static void own_sandbox(bh_session *s, struct sandbox *sb)

@@ -126,13 +126,15 @@ static bool valid_listing(struct bh_cursor *c)
 		uint32_t len;
 		uint64_t skip;
 
-		if (bh_get_str(c, &name, &len) < 0 || len == 0 || memchr(name, '/', len) ||
-		    memchr(name, 0, len) || c->left < 1 ||
+		if (bh_get_str(c, &name, &len) < 0 || len == 0 || len > BH_CHAN_NAME_MAX ||
+		    memchr(name, '/', len) || memchr(name, 0, len) || c->left < 1 ||
 		    !memchr("fdlpscb?", c->p[0], 8))
 			return false;
 		c->p++;
 		c->left--;
-		if (bh_get_u64(c, &skip) < 0 || bh_get_u64(c, &skip) < 0 || !skip_str(c))
+		/* The engine holds the init to the same rules (chan_check.c). */
+		if (bh_get_u64(c, &skip) < 0 || bh_get_u64(c, &skip) < 0 ||
+		    bh_get_str(c, &name, &len) < 0 || len > BH_CHAN_TARGET_MAX)
 			return false;
 	}
 	return true;
@@ -185,5 +187,6 @@ int answer_relay(struct init *st, const struct helper *h, const char *types)
 	if (ret < 0)
 		return ret;
 	bh_put_bytes(&st->out, h->buf + 1, h->len - 1);
+	reply_queued(st, BH_CHAN_HEADER + h->len - 1);
 	return ANSWER_QUEUED;
 }

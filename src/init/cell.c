@@ -416,6 +416,7 @@ static void decide(struct init *st, uint64_t now)
 	c->wr = NULL;
 	c->stage = CELL_SWEEP;
 	c->sweep_start = now;
+	sweep_begin(st);
 }
 
 static void exit_code_of(const struct cell *c, const struct interp *ip,
@@ -487,6 +488,8 @@ static int finish(struct init *st)
 		d.flags |= BH_CHAN_INTERP_STARTED;
 	if (ended)
 		d.flags |= BH_CHAN_INTERP_ENDED;
+	if (!c->note && ended && st->sweep_note)
+		c->note = st->sweep_note;
 	if (c->note) {
 		char line[160];
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -199,7 +200,7 @@ static int job_start(struct init *st, const struct exec_req *rq,
 		/* Without stdin bytes, fd 0 stays the init's /dev/null. */
 		int map[3] = { f.in_r, f.out_w, f.err_w };
 
-		spawn_child(f.rep_w, map, 3, argv, NULL, NULL);
+		spawn_child(f.rep_w, map, 3, argv, NULL, NULL, -1);
 	}
 	/* Only the child may hold these, or EOF would never come. */
 	bh_close_now(&f.in_r);
@@ -293,6 +294,7 @@ int exec_progress(struct init *st)
 		}
 		j->sweeping = true;
 		j->sweep_start = now;
+		sweep_begin(st);
 		/* Feeding stdin is pointless once the program is gone. */
 		stdin_close(j);
 	}
@@ -306,6 +308,14 @@ int exec_progress(struct init *st)
 	if (!settled)
 		diag("call %llu: leftovers did not die within %d ms",
 		     (unsigned long long)j->call_id, SWEEP_GRACE_MS);
+	if (st->sweep_note) {
+		char line[200];
+
+		snprintf(line, sizeof(line),
+			 "\nbulkhead: the session's interpreters %s; the next cell starts "
+			 "fresh ones\n", st->sweep_note);
+		capture_note(&j->err, line);
+	}
 	ret = job_done(st);
 	if (ret < 0)
 		ret = queue_fail(st, j->call_id, -ret, "DONE: %s",

@@ -16,9 +16,7 @@
 #include "util.h"
 #include "walk.h"
 
-/* u64 call_id | u64 size | u8 truncated | u32 length */
-#define CONTENT_FIXED (8u + 8u + 1u + 4u)
-#define MAX_READ (BH_CHAN_MAX_FRAME - 1u - CONTENT_FIXED)
+#define MAX_READ (BH_CHAN_MAX_FRAME - 1u - BH_CHAN_CONTENT_FIXED)
 /* Names read from one directory before sorting; past this the listing is
  * of the first ones read, flagged as incomplete. */
 #define LIST_SCAN_MAX 1000000u

@@ -32,9 +32,13 @@ int helper_start(struct helper *h, enum helper_kind kind, uint64_t call_id,
 		return -err;
 	}
 	if (pid == 0) {
-		/* Signals stay blocked (inherited): only SIGKILL and SIGSTOP
-		 * reach it, and the timeout deals with a stopped helper. */
-		close_fds_except(p[1]);
+		/* A fork that never execs: close-on-exec protects nothing, so
+		 * the channel and every pipe of the init are closed by hand,
+		 * first (gVisor lets user code open /proc/<pid>/fd of any
+		 * process in the sandbox). Signals stay blocked (inherited):
+		 * only SIGKILL and SIGSTOP reach it, and the timeout deals with
+		 * a stopped helper. */
+		close_fds_except(&p[1], 1);
 		if (setsid() < 0 || drop_to_sandbox_user() < 0)
 			_exit(126);
 		body(p[1], arg);

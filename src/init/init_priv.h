@@ -24,19 +24,19 @@
  * stuck in uninterruptible sleep must not stall the engine). */
 #define SWEEP_TICK_MS 10
 #define SWEEP_GRACE_MS 1000
+/* Passes that spare the interpreters give up after this long if they keep
+ * finding new processes; the interpreters then die with everything else. */
+#define SWEEP_SPARING_MS 500
 /* A forked helper (file writer, LIST, READ) runs as the sandbox user, so
  * user code could stop it with SIGSTOP; past this it is killed. */
 #define HELPER_TIMEOUT_MS 10000
 /* LIST and READ helpers running at once. */
 #define MAX_FSOPS 4
-#define FAIL_MSG_MAX 4096u
+#define FAIL_MSG_MAX (BH_CHAN_MESSAGE_MAX + 1u) /* with its NUL */
 #define BH_PATH_MAX 4096u
 
-/* u64 call_id | i32 exit | u32 sig | u32 flags | u64 dur | u64 out_total
- * | u64 err_total | u32 out_len | u32 err_len */
-#define DONE_FIXED (8u + 4u + 4u + 4u + 8u + 8u + 8u + 4u + 4u + 8u)
 /* Both streams at their cap must still fit one DONE frame. */
-#define MAX_OUTPUT_CAP ((BH_CHAN_MAX_FRAME - 1u - DONE_FIXED) / 2u)
+#define MAX_OUTPUT_CAP ((BH_CHAN_MAX_FRAME - 1u - BH_CHAN_DONE_FIXED) / 2u)
 
 #define NLANG 2
 
@@ -157,6 +157,10 @@ struct init {
 	int sig_fd;
 	bool rep_broken;
 	bool children; /* the last waitpid() saw live children */
+	/* the sweep in progress (sweep.c) */
+	uint64_t sweep_started;
+	bool sweep_all;         /* sparing was given up: kill(-1) */
+	const char *sweep_note; /* why the interpreters died with it, if they did */
 	struct bh_reader rd;
 	struct bh_outq out;
 	struct job job;
@@ -213,12 +217,29 @@ struct done_info {
 	const struct capture *out, *err;
 };
 int queue_done(struct init *st, const struct done_info *d);
+/* Called with each reply frame just queued (its whole length, header
+ * included, at the end of st->out). Only the test-only build of the init
+ * (BH_TEST_CORRUPT_INIT, tests/support/corrupt_init.c) does anything with
+ * it: it rewrites the frame's counts and lengths, so tests can show what
+ * the engine does with a compromised init. */
+#ifdef BH_TEST_CORRUPT_INIT
+void reply_queued(struct init *st, size_t frame_len);
+#else
+static inline void reply_queued(struct init *st, size_t frame_len)
+{
+	(void)st;
+	(void)frame_len;
+}
+#endif
 
 /* ---- sweep.c ---- */
 /* kill(-1, SIGKILL): everyone but the init, interpreters included. */
 void sweep_everyone(void);
+/* A sweep starts (once per call, before its first pass). */
+void sweep_begin(struct init *st);
 /* One pass of the sweep that spares live interpreters and LIST/READ
- * helpers. Returns true once nothing that should die is left alive. */
+ * helpers. Returns true once a pass found nothing alive that should die.
+ * Passes that keep finding new processes give sparing up (sweep_note). */
 bool sweep_pass(struct init *st);
 
 /* ---- children and reaping (init.c) ---- */
@@ -292,10 +313,15 @@ int drop_to_sandbox_user(void);
 typedef int (*spawn_prepare)(int *fdmap, void *arg);
 
 /* Between fork() and execve(): fdmap[i] becomes descriptor i (-1: leave
- * descriptor i as it is). Only async-signal-safe calls. */
+ * descriptor i as it is; at most SPAWN_MAP_MAX). Every other descriptor
+ * above 2 but report_fd and keep_fd (-1: none; the one prepare() uses) is
+ * closed first, while the child is still root. Only async-signal-safe
+ * calls. */
+#define SPAWN_MAP_MAX 8
+#define SPAWN_KEEP_MAX (SPAWN_MAP_MAX + 2)
 __attribute__((noreturn)) void spawn_child(int report_fd, int *fdmap, int nmap,
 					   char *const argv[], spawn_prepare prepare,
-					   void *arg);
+					   void *arg, int keep_fd);
 /* Between fork() and execve() the child is already the sandbox user,
  * whom a live interpreter could SIGSTOP: the init waits this long at most. */
 #define SPAWN_WAIT_MS 10000
@@ -306,7 +332,7 @@ int spawn_wait_readable(int fd, uint64_t until);
  * reaps the child, which may still be alive (stopped). */
 int spawn_wait_report(int fd, struct child_report *r, uint64_t until);
 const char *stage_name(int32_t stage);
-/* For forked helpers that never exec: every descriptor above 2 but keep. */
-void close_fds_except(int keep);
+/* Every descriptor above 2 but the n in keep (at most SPAWN_KEEP_MAX). */
+void close_fds_except(const int *keep, size_t n);
 
 #endif

@@ -211,7 +211,7 @@ int interp_start(struct init *st, int lang, const char **why)
 		int map[5] = { -1, p.out[1], p.err[1], -1, -1 };
 
 		spawn_child(p.report[1], map, 5, (char *const *)langs[lang].argv,
-			    make_channel, &p.sock[1]);
+			    make_channel, &p.sock[1], p.sock[1]);
 	}
 	bh_close_now(&p.out[1]);
 	bh_close_now(&p.err[1]);

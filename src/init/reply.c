@@ -45,6 +45,7 @@ int queue_fail(struct init *st, uint64_t call_id, int err, const char *fmt, ...)
 	bh_put_u64(&st->out, call_id);
 	bh_put_u32(&st->out, (uint32_t)(int32_t)err);
 	bh_put_str(&st->out, msg, (uint32_t)n);
+	reply_queued(st, BH_CHAN_HEADER + 8u + 4u + 4u + n);
 	return 0;
 }
 
@@ -93,7 +94,7 @@ int queue_done(struct init *st, const struct done_info *d)
 	if (capture_truncated(d->err))
 		flags |= BH_CHAN_STDERR_TRUNCATED;
 	ret = bh_frame_begin(&st->out, BH_CHAN_DONE,
-			     DONE_FIXED + d->out->len + d->err->len);
+			     BH_CHAN_DONE_FIXED + d->out->len + d->err->len);
 	if (ret < 0)
 		return ret;
 	bh_put_u64(&st->out, d->call_id);
@@ -106,5 +107,6 @@ int queue_done(struct init *st, const struct done_info *d)
 	bh_put_str(&st->out, d->out->buf, (uint32_t)d->out->len);
 	bh_put_str(&st->out, d->err->buf, (uint32_t)d->err->len);
 	bh_put_u64(&st->out, disk_used());
+	reply_queued(st, BH_CHAN_HEADER + BH_CHAN_DONE_FIXED + d->out->len + d->err->len);
 	return 0;
 }

@@ -56,12 +56,34 @@ __attribute__((noreturn)) static void child_fail(int fd, enum child_stage stage)
 }
 
 void spawn_child(int report_fd, int *fdmap, int nmap, char *const argv[],
-		 spawn_prepare prepare, void *arg)
+		 spawn_prepare prepare, void *arg, int keep_fd)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
-	int parked[8];
+	int parked[SPAWN_MAP_MAX];
 	sigset_t none;
 
+	if (nmap > SPAWN_MAP_MAX) {
+		errno = EINVAL;
+		child_fail(report_fd, STAGE_STDIO);
+	}
+
+	/* First of all: the child holds a copy of every descriptor of the
+	 * init (the channel, the signalfd, the other interpreter's pipes),
+	 * and gVisor lets user code list and open /proc/<pid>/fd of any
+	 * process in the sandbox, whatever its uid (file permissions still
+	 * apply). Only what the program needs stays, before anything else
+	 * happens and long before the child becomes the sandbox user. */
+	{
+		int keep[SPAWN_KEEP_MAX];
+		size_t k = 0;
+
+		keep[k++] = report_fd;
+		if (keep_fd >= 0)
+			keep[k++] = keep_fd;
+		for (int i = 0; i < nmap && k < SPAWN_KEEP_MAX; i++)
+			keep[k++] = fdmap[i];
+		close_fds_except(keep, k);
+	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* Ignored dispositions (SIGPIPE) survive execve(); reset them all.
@@ -78,10 +100,6 @@ void spawn_child(int report_fd, int *fdmap, int nmap, char *const argv[],
 		child_fail(report_fd, STAGE_CHDIR);
 	if (prepare && prepare(fdmap, arg) < 0)
 		child_fail(report_fd, STAGE_PREPARE);
-	if (nmap > (int)(sizeof(parked) / sizeof(parked[0]))) {
-		errno = EINVAL;
-		child_fail(report_fd, STAGE_STDIO);
-	}
 	/* The parked copies are close-on-exec and vanish at execve(); dup2()
 	 * clears the flag on the descriptors the program is meant to have. */
 	for (int i = 0; i < nmap; i++) {
@@ -155,24 +173,58 @@ const char *stage_name(int32_t stage)
 	}
 }
 
-/* A helper is a fork that never execs, so close-on-exec protects nothing:
- * the channel and every pipe of the init must be closed by hand before the
- * helper becomes the sandbox user, whom gVisor lets open /proc/<pid>/fd of
- * a process of the same uid. */
-void close_fds_except(int keep)
+/* Every descriptor above 2 but those in keep (any order; negative and
+ * repeated entries are fine, at most SPAWN_KEEP_MAX) is closed: the gaps
+ * between them with close_range(), or one by one up to the descriptor
+ * limit where the kernel has no close_range(). Async-signal-safe: it runs
+ * between fork() and execve(). */
+void close_fds_except(const int *keep, size_t n)
 {
+	int sorted[SPAWN_KEEP_MAX];
+	size_t k = 0;
+	unsigned from = 3;
 	struct rlimit rl;
 	rlim_t max = 1u << 20;
+	bool ok = true;
 
-	if (keep > 3 && syscall(__NR_close_range, 3u, (unsigned)keep - 1u, 0u) == 0 &&
-	    syscall(__NR_close_range, (unsigned)keep + 1u, ~0u, 0u) == 0)
-		return;
-	if (keep == 3 && syscall(__NR_close_range, 4u, ~0u, 0u) == 0)
+	for (size_t i = 0; i < n && k < SPAWN_KEEP_MAX; i++) {
+		size_t j;
+
+		if (keep[i] < 3)
+			continue;
+		/* Insertion sort, dropping repeats. */
+		for (j = k; j > 0 && sorted[j - 1] > keep[i]; j--)
+			sorted[j] = sorted[j - 1];
+		if (j > 0 && sorted[j - 1] == keep[i]) {
+			for (; j < k; j++)
+				sorted[j] = sorted[j + 1];
+			continue;
+		}
+		sorted[j] = keep[i];
+		k++;
+	}
+	for (size_t i = 0; i <= k && ok; i++) {
+		unsigned to = i < k ? (unsigned)sorted[i] : 0u;
+
+		if (i < k && to == from) {
+			from = to + 1u;
+			continue;
+		}
+		ok = syscall(__NR_close_range, from, i < k ? to - 1u : ~0u, 0u) == 0;
+		if (i < k)
+			from = to + 1u;
+	}
+	if (ok)
 		return;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
 	    rl.rlim_cur < max)
 		max = rl.rlim_cur;
-	for (rlim_t fd = 3; fd < max; fd++)
-		if ((int)fd != keep)
+	for (rlim_t fd = 3; fd < max; fd++) {
+		bool kept = false;
+
+		for (size_t i = 0; i < k && !kept; i++)
+			kept = sorted[i] == (int)fd;
+		if (!kept)
 			close((int)fd);
+	}
 }

@@ -1,0 +1,310 @@
+/* Every frame from a sandbox's init, judged before anything reads it
+ * (chan_check.h). The layouts are channel_proto.h's. */
+#include "chan_check.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+struct cur {
+	const uint8_t *p;
+	size_t left;
+};
+
+static bool take(struct cur *c, size_t n, const uint8_t **out)
+{
+	if (c->left < n)
+		return false;
+	if (out)
+		*out = c->p;
+	c->p += n;
+	c->left -= n;
+	return true;
+}
+
+static bool u8(struct cur *c, uint8_t *v)
+{
+	const uint8_t *b;
+	if (!take(c, 1, &b))
+		return false;
+	*v = b[0];
+	return true;
+}
+
+static bool u32(struct cur *c, uint32_t *v)
+{
+	const uint8_t *b;
+	if (!take(c, 4, &b))
+		return false;
+	*v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	return true;
+}
+
+static bool u64(struct cur *c, uint64_t *v)
+{
+	uint32_t lo, hi;
+	if (!u32(c, &lo) || !u32(c, &hi))
+		return false;
+	*v = (uint64_t)lo | (uint64_t)hi << 32;
+	return true;
+}
+
+const char *chan_frame_name(uint8_t type)
+{
+	switch (type) {
+	case BH_CHAN_READY:
+		return "READY";
+	case BH_CHAN_DONE:
+		return "DONE";
+	case BH_CHAN_FAIL:
+		return "FAIL";
+	case BH_CHAN_REJECTED:
+		return "REJECTED";
+	case BH_CHAN_LISTING:
+		return "LISTING";
+	case BH_CHAN_CONTENT:
+		return "CONTENT";
+	default:
+		return "an unknown frame";
+	}
+}
+
+static const char *request_name(uint8_t type)
+{
+	switch (type) {
+	case BH_CHAN_EXEC:
+		return "an EXEC";
+	case BH_CHAN_CELL:
+		return "a CELL";
+	case BH_CHAN_LIST:
+		return "a LIST";
+	case BH_CHAN_READ:
+		return "a READ";
+	default:
+		return "a request";
+	}
+}
+
+int chan_ask_of(const uint8_t *frame, size_t len, struct chan_ask *ask)
+{
+	struct cur c = {frame, len};
+	uint8_t type;
+	uint64_t call_id;
+	uint32_t timeout, path_len;
+
+	*ask = (struct chan_ask){0};
+	if (!u8(&c, &type) || !u64(&c, &call_id))
+		return -1;
+	ask->request = type;
+	switch (type) {
+	case BH_CHAN_EXEC:
+	case BH_CHAN_CELL:
+		return u32(&c, &timeout) && u32(&c, &ask->output_cap) ? 0 : -1;
+	case BH_CHAN_LIST:
+	case BH_CHAN_READ:
+		if (!u32(&c, &path_len) || !take(&c, path_len, NULL))
+			return -1;
+		return u32(&c, type == BH_CHAN_LIST ? &ask->max_entries : &ask->max_bytes) ? 0 : -1;
+	default:
+		return -1;
+	}
+}
+
+__attribute__((format(printf, 3, 4))) static const char *say(char *why, size_t n, const char *fmt,
+							       ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, n, fmt, ap);
+	va_end(ap);
+	return why;
+}
+
+static bool allowed(uint8_t request, uint8_t type)
+{
+	if (type == BH_CHAN_FAIL)
+		return true;
+	switch (request) {
+	case BH_CHAN_EXEC:
+		return type == BH_CHAN_DONE;
+	case BH_CHAN_CELL:
+		return type == BH_CHAN_DONE || type == BH_CHAN_REJECTED;
+	case BH_CHAN_LIST:
+		return type == BH_CHAN_LISTING;
+	case BH_CHAN_READ:
+		return type == BH_CHAN_CONTENT;
+	default:
+		return false;
+	}
+}
+
+/* i32 errno | string message: a sentence, not a payload. */
+static const char *check_message(struct cur *c, const char *frame, char *why, size_t n)
+{
+	uint32_t err, len;
+	if (!u32(c, &err) || !u32(c, &len))
+		return say(why, n, "its init sent a %s cut short", frame);
+	if (len > c->left)
+		return say(why, n, "its init sent a %s whose message length (%u) runs past the frame",
+			   frame, len);
+	if (len > BH_CHAN_MESSAGE_MAX)
+		return say(why, n, "its init sent a %s message of %u bytes; at most %u are allowed",
+			   frame, len, BH_CHAN_MESSAGE_MAX);
+	take(c, len, NULL);
+	return NULL;
+}
+
+/* One captured stream: its length within the frame and the cap, and the
+ * total the init counted at least what it sends. */
+static const char *check_stream(struct cur *c, const char *name, uint64_t total, uint32_t cap,
+				char *why, size_t n)
+{
+	uint32_t len;
+	if (!u32(c, &len))
+		return say(why, n, "its init sent a DONE cut short before its %s", name);
+	if (len > c->left)
+		return say(why, n, "its init sent a DONE whose %s length (%u) runs past the frame", name,
+			   len);
+	if (len > cap)
+		return say(why, n, "its init sent %u bytes of %s; the cap asked for was %u", len, name,
+			   cap);
+	if (total < len)
+		return say(why, n, "its init sent %u bytes of %s but counted %llu in all", len, name,
+			   (unsigned long long)total);
+	take(c, len, NULL);
+	return NULL;
+}
+
+#define DONE_FLAGS                                                                                 \
+	(BH_CHAN_TIMED_OUT | BH_CHAN_STDOUT_TRUNCATED | BH_CHAN_STDERR_TRUNCATED |                  \
+	 BH_CHAN_INTERP_STARTED | BH_CHAN_INTERP_ENDED)
+
+static const char *check_done(const struct chan_ask *ask, struct cur *c, char *why, size_t n)
+{
+	uint32_t exit_code, sig, flags;
+	uint64_t duration, out_total, err_total, disk;
+	const char *bad;
+	if (!u32(c, &exit_code) || !u32(c, &sig) || !u32(c, &flags) || !u64(c, &duration) ||
+	    !u64(c, &out_total) || !u64(c, &err_total))
+		return say(why, n, "its init sent a DONE cut short");
+	/* An exit status, 124, or 128 + a signal: always a byte. */
+	if (exit_code > 255)
+		return say(why, n, "its init sent a DONE with exit code %d", (int32_t)exit_code);
+	if (sig > 64)
+		return say(why, n, "its init sent a DONE with signal %u", sig);
+	if (flags & ~(uint32_t)DONE_FLAGS)
+		return say(why, n, "its init sent a DONE with unknown flags 0x%x",
+			   flags & ~(uint32_t)DONE_FLAGS);
+	if ((bad = check_stream(c, "stdout", out_total, ask->output_cap, why, n)) ||
+	    (bad = check_stream(c, "stderr", err_total, ask->output_cap, why, n)))
+		return bad;
+	if (!u64(c, &disk))
+		return say(why, n, "its init sent a DONE cut short before its disk use");
+	return NULL;
+}
+
+static const char *check_listing(const struct chan_ask *ask, struct cur *c, char *why, size_t n)
+{
+	uint32_t count;
+	if (!u32(c, &count))
+		return say(why, n, "its init sent a LISTING cut short");
+	count &= 0x7fffffffu; /* the high bit: more entries than shown */
+	if (count > ask->max_entries)
+		return say(why, n, "its init sent a LISTING of %u entries; at most %u were asked for",
+			   count, ask->max_entries);
+	if (count > c->left / BH_CHAN_LISTING_ENTRY_MIN)
+		return say(why, n, "its init sent a LISTING of %u entries in %zu bytes", count,
+			   c->left);
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t name_len, target_len;
+		const uint8_t *name;
+		uint8_t type;
+		uint64_t size, mtime;
+		if (!u32(c, &name_len) || name_len > c->left)
+			return say(why, n, "its init sent a LISTING whose entry %u runs past the frame", i);
+		take(c, name_len, &name);
+		if (name_len == 0 || name_len > BH_CHAN_NAME_MAX || memchr(name, '/', name_len) ||
+		    memchr(name, '\0', name_len))
+			return say(why, n, "its init sent a LISTING whose entry %u has a name that is "
+					   "no file name (%u bytes)", i, name_len);
+		if (!u8(c, &type) || !u64(c, &size) || !u64(c, &mtime) || !u32(c, &target_len))
+			return say(why, n, "its init sent a LISTING whose entry %u is cut short", i);
+		if (!type || !strchr("fdlpscb?", type))
+			return say(why, n, "its init sent a LISTING whose entry %u has type 0x%02x", i,
+				   type);
+		if (target_len > c->left || target_len > BH_CHAN_TARGET_MAX)
+			return say(why, n, "its init sent a LISTING whose entry %u has a link target of "
+					   "%u bytes", i, target_len);
+		take(c, target_len, NULL);
+	}
+	return NULL;
+}
+
+static const char *check_content(const struct chan_ask *ask, struct cur *c, char *why, size_t n)
+{
+	uint64_t size;
+	uint8_t truncated;
+	uint32_t len;
+	if (!u64(c, &size) || !u8(c, &truncated) || !u32(c, &len))
+		return say(why, n, "its init sent a CONTENT cut short");
+	if (truncated > 1)
+		return say(why, n, "its init sent a CONTENT whose truncated flag is %u", truncated);
+	if (len > c->left)
+		return say(why, n, "its init sent a CONTENT whose length (%u) runs past the frame", len);
+	if (len > ask->max_bytes)
+		return say(why, n, "its init sent %u bytes of a file; at most %u were asked for", len,
+			   ask->max_bytes);
+	take(c, len, NULL);
+	return NULL;
+}
+
+const char *chan_check_reply(const struct chan_ask *ask, uint8_t type, const uint8_t *p,
+			     size_t len, char *why, size_t n)
+{
+	struct cur c = {p, len};
+	const char *bad;
+	uint32_t reason;
+	if (!allowed(ask->request, type))
+		return say(why, n, "its init answered %s with a %s", request_name(ask->request),
+			   chan_frame_name(type));
+	switch (type) {
+	case BH_CHAN_DONE:
+		bad = check_done(ask, &c, why, n);
+		break;
+	case BH_CHAN_FAIL:
+		bad = check_message(&c, "FAIL", why, n);
+		break;
+	case BH_CHAN_REJECTED:
+		if (!u32(&c, &reason))
+			return say(why, n, "its init sent a REJECTED cut short");
+		if (reason < BH_CHAN_REJECT_FILES || reason > BH_CHAN_REJECT_MALFORMED)
+			return say(why, n, "its init sent a REJECTED for unknown reason %u", reason);
+		bad = check_message(&c, "REJECTED", why, n);
+		break;
+	case BH_CHAN_LISTING:
+		bad = check_listing(ask, &c, why, n);
+		break;
+	default: /* BH_CHAN_CONTENT: allowed() admits nothing else */
+		bad = check_content(ask, &c, why, n);
+		break;
+	}
+	if (bad)
+		return bad;
+	if (c.left)
+		return say(why, n, "its init sent a %s with %zu bytes after its end", chan_frame_name(type),
+			   c.left);
+	return NULL;
+}
+
+const char *chan_check_ready(const uint8_t *p, size_t len, char *why, size_t n)
+{
+	struct cur c = {p, len};
+	uint32_t version, flags;
+	if (!u32(&c, &version) || !u32(&c, &flags) || c.left)
+		return say(why, n, "its init sent a READY of %zu bytes", len);
+	if (version != BH_CHAN_VERSION)
+		return say(why, n, "its init speaks channel version %u, not %u", version,
+			   BH_CHAN_VERSION);
+	return NULL;
+}

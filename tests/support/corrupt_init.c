@@ -1,0 +1,169 @@
+/* The test-only build of bulkhead-init (BH_TEST_CORRUPT_INIT): a stand-in
+ * for an init that user code has taken over, or one with a bug. It behaves
+ * like the real init until /work/.bulkhead-corrupt-init exists (user code
+ * writes it: the tests' cells do), then rewrites the replies the file names:
+ *
+ *   listing-count        a LISTING claims 2^31-1 entries
+ *   listing-entries N    a LISTING of N well-formed entries (more than asked)
+ *   content-bytes N      a CONTENT of N bytes (more than asked)
+ *   done-stdout N        a DONE whose stdout is N bytes (more than the cap)
+ *   done-stdout-length   a DONE whose stdout length runs past the frame
+ *   done-type            a DONE sent as a LISTING
+ *   done-call-id         a DONE for a call nobody made
+ *
+ * Never shipped: only tests/CMakeLists.txt builds it. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "init_priv.h"
+
+#define CONTROL_FILE WORK_DIR "/.bulkhead-corrupt-init"
+
+static bool control(char *mode, size_t n, unsigned long *arg)
+{
+	char buf[128];
+	struct stat sb;
+	int fd = open(CONTROL_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	ssize_t len;
+
+	if (fd < 0)
+		return false;
+	len = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? read(fd, buf, sizeof(buf) - 1) : -1;
+	close(fd);
+	if (len <= 0)
+		return false;
+	buf[len] = '\0';
+	*arg = 0;
+	return sscanf(buf, "%63s %lu", mode, arg) >= 1 && n >= 64;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+static void set_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A LISTING of n entries named e0, e1, ...: each well formed. */
+static void many_entries(struct bh_outq *q, uint64_t call_id, unsigned long n)
+{
+	size_t len = 8 + 4;
+	char name[32];
+
+	for (unsigned long i = 0; i < n; i++)
+		len += 4 + (size_t)snprintf(name, sizeof(name), "e%lu", i) + 1 + 8 + 8 + 4;
+	if (bh_frame_begin(q, BH_CHAN_LISTING, len) < 0)
+		return;
+	bh_put_u64(q, call_id);
+	bh_put_u32(q, (uint32_t)n);
+	for (unsigned long i = 0; i < n; i++) {
+		uint8_t type = 'f';
+		int nl = snprintf(name, sizeof(name), "e%lu", i);
+
+		bh_put_str(q, name, (uint32_t)nl);
+		bh_put_bytes(q, &type, 1);
+		bh_put_u64(q, 0);
+		bh_put_u64(q, 0);
+		bh_put_str(q, "", 0);
+	}
+}
+
+/* The same DONE with stdout replaced by n bytes. */
+static void long_stdout(struct bh_outq *q, const uint8_t *p, unsigned long n)
+{
+	/* call_id exit sig flags dur out_total err_total | out | err | disk */
+	uint8_t fixed[8 + 4 + 4 + 4 + 8];
+	uint32_t out_len = le32(p + 44), err_len = le32(p + 48 + out_len);
+	uint64_t err_total = le64(p + 36), disk = le64(p + 52 + out_len + err_len);
+	uint8_t *err = malloc(err_len + 1u), *out = malloc(n + 1u);
+
+	if (!err || !out)
+		goto out;
+	memcpy(fixed, p, sizeof(fixed));
+	memcpy(err, p + 52 + out_len, err_len);
+	memset(out, 'x', n);
+	if (bh_frame_begin(q, BH_CHAN_DONE, BH_CHAN_DONE_FIXED + n + err_len) < 0)
+		goto out;
+	bh_put_bytes(q, fixed, sizeof(fixed));
+	bh_put_u64(q, n);
+	bh_put_u64(q, err_total);
+	bh_put_str(q, out, (uint32_t)n);
+	bh_put_str(q, err, err_len);
+	bh_put_u64(q, disk);
+out:
+	free(err);
+	free(out);
+}
+
+static void long_content(struct bh_outq *q, uint64_t call_id, unsigned long n)
+{
+	uint8_t *data = malloc(n + 1u);
+	uint8_t truncated = 0;
+
+	if (!data)
+		return;
+	memset(data, 'y', n);
+	if (bh_frame_begin(q, BH_CHAN_CONTENT, 8 + 8 + 1 + 4 + n) == 0) {
+		bh_put_u64(q, call_id);
+		bh_put_u64(q, n);
+		bh_put_bytes(q, &truncated, 1);
+		bh_put_str(q, data, (uint32_t)n);
+	}
+	free(data);
+}
+
+void reply_queued(struct init *st, size_t frame_len)
+{
+	struct bh_outq *q = &st->out;
+	size_t start = q->len - frame_len;
+	uint8_t *f = q->data + start, type = f[4], *p = f + BH_CHAN_HEADER;
+	char mode[64];
+	unsigned long arg;
+
+	if (!control(mode, sizeof(mode), &arg))
+		return;
+	if (type == BH_CHAN_LISTING && !strcmp(mode, "listing-count")) {
+		set_le32(p + 8, 0x7fffffffu);
+	} else if (type == BH_CHAN_LISTING && !strcmp(mode, "listing-entries")) {
+		uint64_t call_id = le64(p);
+
+		q->len = start;
+		many_entries(q, call_id, arg);
+	} else if (type == BH_CHAN_CONTENT && !strcmp(mode, "content-bytes")) {
+		uint64_t call_id = le64(p);
+
+		q->len = start;
+		long_content(q, call_id, arg);
+	} else if (type == BH_CHAN_DONE && !strcmp(mode, "done-stdout")) {
+		uint8_t *copy = malloc(frame_len);
+
+		if (!copy)
+			return;
+		memcpy(copy, f, frame_len);
+		q->len = start;
+		long_stdout(q, copy + BH_CHAN_HEADER, arg);
+		free(copy);
+	} else if (type == BH_CHAN_DONE && !strcmp(mode, "done-stdout-length")) {
+		set_le32(p + 44, 0xffffffffu);
+	} else if (type == BH_CHAN_DONE && !strcmp(mode, "done-type")) {
+		f[4] = BH_CHAN_LISTING;
+	} else if (type == BH_CHAN_DONE && !strcmp(mode, "done-call-id")) {
+		uint64_t id = le64(p) + 1000u;
+
+		for (int i = 0; i < 8; i++)
+			p[i] = (uint8_t)(id >> (8 * i));
+	}
+}
