@@ -268,6 +268,17 @@ void engine_maybe_crash(bh_engine *e, const char *point);
 struct pending_exec;
 struct bh_store;
 
+/* ---- the view sandboxes bind from (view.c) ---- */
+struct view {
+	char *dir;                     /* STATE/view, a tmpfs in our mount namespace */
+	char *rootfs, *init, *interp;  /* inside it; NULL when there is no view */
+	bool mounted;
+};
+/* Copies the rootfs, the init and the cell servers into the view; on
+ * failure logs why and leaves sandboxes binding the state directory. */
+void view_open(bh_engine *e);
+void view_close(bh_engine *e);
+
 struct bh_engine {
 	char *state_dir;
 	char state_key[13];
@@ -281,6 +292,7 @@ struct bh_engine {
 	char init_hash[65]; /* of the init and the cell servers: part of the evidence key */
 	char *interp_dir;  /* the cell servers' copy inside the state directory */
 	char *rootfs;
+	struct view view;  /* what bundles bind, when it could be made */
 	char *bundles_dir;
 	struct runtime runtimes[BH_TIER_COUNT]; /* indexed by tier; ops NULL if none */
 	struct tier_slot tiers[BH_TIER_COUNT];
