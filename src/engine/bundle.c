@@ -117,7 +117,7 @@ static cJSON *process_json(const struct bundle_spec *s)
 		cJSON_AddItemToArray(rl, r);
 	}
 	cJSON_AddBoolToObject(p, "noNewPrivileges", !dropped(s, "no-new-privs"));
-	cJSON_AddNumberToObject(p, "oomScoreAdj", 500);
+	cJSON_AddNumberToObject(p, "oomScoreAdj", BH_SANDBOX_OOM_SCORE_ADJ);
 	return p;
 }
 

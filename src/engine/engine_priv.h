@@ -57,6 +57,10 @@ size_t runtime_list_sync(const struct runtime *rt, char ***names);
 void runtime_destroy_sync(const struct runtime *rt, const char *name);
 
 /* ---- bundles (bundle.c) ---- */
+/* Every sandbox process's oom_score_adj: the host's OOM killer picks a
+ * sandbox before the daemon (which lowers its own, src/daemon/oom.c). */
+#define BH_SANDBOX_OOM_SCORE_ADJ 500
+#define BH_SANDBOX_OOM_SCORE_ADJ_TEXT "500"
 struct bundle_spec {
 	const char *name;        /* container id */
 	const char *rootfs;      /* shared read-only root */
