@@ -167,7 +167,8 @@ static const struct {
 	int nr;
 } refused[] = {
 	{"process_madvise", 440},	  {"set_mempolicy_home_node", 450},
-	{"cachestat", 451},		  {"map_shadow_stack", 453},
+	{"cachestat", 451},		  {"fchmodat2", 452},
+	{"map_shadow_stack", 453},
 	{"futex_wake", 454},		  {"futex_wait", 455},
 	{"futex_requeue", 456},		  {"statmount", 457},
 	{"listmount", 458},		  {"lsm_get_self_attr", 459},

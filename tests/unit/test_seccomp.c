@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define HI (1ull << 32)
 
@@ -246,4 +247,26 @@ Test(seccomp, dropping_the_masks_restores_the_old_deny_list, .fini = fini)
 	cr_assert_str_eq(cJSON_GetObjectItem(sc, "defaultAction")->valuestring, "SCMP_ACT_ALLOW");
 	cr_assert_str_eq(call(sc, "socket", 0, 40), "ERRNO 97");
 	cr_assert_str_eq(call(sc, "socket", 0, 40 | HI), "ALLOW", "the hole issue 14 closed");
+}
+
+Test(seccomp, the_profile_is_what_its_generator_writes, .fini = fini)
+{
+	/* data/seccomp/profile.json is generated (scripts/seccomp_profile.py):
+	 * an edit by hand would drift from the reasons written there. */
+	char out[] = "/tmp/bh-seccomp-profile-XXXXXX";
+	int fd = mkstemp(out);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	char cmd[8192];
+	snprintf(cmd, sizeof cmd, "python3 '%s/scripts/seccomp_profile.py' '%s'", BH_SOURCE_DIR, out);
+	cr_assert_eq(system(cmd), 0, "%s failed", cmd);
+	char *want = read_file(out, 1 << 20, NULL), path[4096];
+	unlink(out);
+	snprintf(path, sizeof path, "%s/data/seccomp/profile.json", BH_SOURCE_DIR);
+	char *have = read_file(path, 1 << 20, NULL);
+	cr_assert(want && have);
+	cr_assert(!strcmp(want, have), "data/seccomp/profile.json differs from what "
+				       "scripts/seccomp_profile.py writes: run it");
+	free(want);
+	free(have);
 }
