@@ -17,6 +17,11 @@
 #define DAEMON_HEADER_DEADLINE_MS 10000u   /* from connect (or the last answer) to a whole header */
 #define DAEMON_BODY_DEADLINE_MS 30000u     /* from the header to the whole body */
 #define DAEMON_IDLE_TIMEOUT_S 60u          /* libmicrohttpd's inactivity timeout */
+#define DAEMON_OOM_SCORE_ADJ (-900)        /* ours; the OOM killer never picks -1000 */
+
+/* Lowers our oom_score_adj to DAEMON_OOM_SCORE_ADJ, or as far as the host
+ * lets us, warning on stderr when that is not all the way (oom.c). */
+void daemon_keep_out_of_oom(void);
 
 struct server;
 

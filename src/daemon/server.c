@@ -269,6 +269,8 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 	if (s->sigfd < 0)
 		return why_errno(why, errno, "signalfd");
 
+	/* Before the engine starts its warden, which shares our score. */
+	daemon_keep_out_of_oom();
 	struct bh_config ec = cfg->engine;
 	if (!ec.log)
 		ec.log = engine_log;

@@ -7,6 +7,7 @@ add_library(bulkhead-daemon STATIC
   src/daemon/clients_edit.c
   src/daemon/health.c
   src/daemon/metrics.c
+  src/daemon/oom.c
   src/daemon/operator_service.c
   src/daemon/peer.c
   src/daemon/ratelimit.c

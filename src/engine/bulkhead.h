@@ -145,7 +145,9 @@ struct bh_config {
 						0: 16 MiB */
 	} policy;
 	/* Test hook: build every sandbox without this wall ("seccomp", "userns",
-	 * "netns", "readonly-root", "caps"), to prove the smoke test notices. */
+	 * "netns", "readonly-root", "caps", "seccomp-masks": the 64-bit deny-list
+	 * of before issue 14, "seccomp-unknown-name": a profile name no runtime
+	 * knows), to prove the smoke test notices. */
 	const char *drop_wall;
 	/* Test hook: like drop_wall, but only for sandboxes opened after a tier
 	 * was proven (its evidence stands): the drift only the posture check on

@@ -118,7 +118,7 @@ static cJSON *process_json(const struct bundle_spec *s)
 		cJSON_AddItemToArray(rl, r);
 	}
 	cJSON_AddBoolToObject(p, "noNewPrivileges", !dropped(s, "no-new-privs"));
-	cJSON_AddNumberToObject(p, "oomScoreAdj", 500);
+	cJSON_AddNumberToObject(p, "oomScoreAdj", BH_SANDBOX_OOM_SCORE_ADJ);
 	return p;
 }
 
@@ -153,18 +153,47 @@ static cJSON *mounts_json(const struct bundle_spec *s)
 	return m;
 }
 
-/* The clone3 rule exists to answer ENOSYS so glibc falls back to clone,
- * whose namespace flags seccomp can see. A runtime that turns every errno
- * into EPERM would break thread creation instead; under gVisor the rule is
- * left out (namespaces made inside the Sentry stay inside it). */
-static void drop_clone3_rule(cJSON *profile)
+/* clone3 answers ENOSYS so glibc falls back to clone, whose namespace flags
+ * seccomp can see. runsc turns every errno into EPERM, which would break
+ * thread creation instead: under gVisor clone3 is allowed through to the
+ * Sentry, which has no clone3 and answers ENOSYS itself. */
+static void allow_clone3(cJSON *profile)
 {
+	cJSON *rule;
+	cJSON_ArrayForEach(rule, cJSON_GetObjectItem(profile, "syscalls"))
+	{
+		cJSON *names = cJSON_GetObjectItem(rule, "names");
+		if (cJSON_GetArraySize(names) != 1 ||
+		    strcmp(cJSON_GetArrayItem(names, 0)->valuestring, "clone3"))
+			continue;
+		cJSON_ReplaceItemInObject(rule, "action", cJSON_CreateString("SCMP_ACT_ALLOW"));
+		cJSON_DeleteItemFromObject(rule, "errnoRet");
+	}
+}
+
+/* Test hook "seccomp-masks": the profile as it was before issue 14, a
+ * deny-list over an allow default whose argument rules compare all 64 bits
+ * of a register the kernel reads 32 of. */
+static void unmask(cJSON *profile)
+{
+	cJSON_ReplaceItemInObject(profile, "defaultAction", cJSON_CreateString("SCMP_ACT_ALLOW"));
+	cJSON_DeleteItemFromObject(profile, "defaultErrnoRet");
 	cJSON *rules = cJSON_GetObjectItem(profile, "syscalls");
 	for (int i = cJSON_GetArraySize(rules) - 1; i >= 0; i--) {
-		cJSON *names = cJSON_GetObjectItem(cJSON_GetArrayItem(rules, i), "names");
-		if (cJSON_GetArraySize(names) == 1 &&
-		    !strcmp(cJSON_GetArrayItem(names, 0)->valuestring, "clone3"))
+		cJSON *rule = cJSON_GetArrayItem(rules, i), *a;
+		if (!strcmp(cJSON_GetObjectItem(rule, "action")->valuestring, "SCMP_ACT_ALLOW")) {
 			cJSON_DeleteItemFromArray(rules, i);
+			continue;
+		}
+		cJSON_ArrayForEach(a, cJSON_GetObjectItem(rule, "args"))
+		{
+			if (cJSON_GetObjectItem(a, "value")->valuedouble != 4294967295.0)
+				continue;
+			double v = cJSON_GetObjectItem(a, "valueTwo")->valuedouble;
+			cJSON_ReplaceItemInObject(a, "value", cJSON_CreateNumber(v));
+			cJSON_DeleteItemFromObject(a, "valueTwo");
+			cJSON_ReplaceItemInObject(a, "op", cJSON_CreateString("SCMP_CMP_EQ"));
+		}
 	}
 }
 
@@ -210,10 +239,13 @@ static cJSON *linux_json(const struct bundle_spec *s, bh_error **err)
 	cJSON_AddNumberToObject(cpu, "shares", 1024);
 	cJSON_AddNumberToObject(cpu, "period", 100000);
 	cJSON_AddNumberToObject(cpu, "quota", 100.0 * s->cpu_millis);
+	/* Docker's list, and /proc/softirqs beside /proc/interrupts: per-CPU
+	 * interrupt counts of the host time its other tenants' activity. */
 	static const char *const masked[] = {
-		"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
-		"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
-		"/proc/sysrq-trigger", "/sys/firmware", NULL};
+		"/proc/acpi", "/proc/asound", "/proc/interrupts", "/proc/kcore", "/proc/keys",
+		"/proc/latency_stats", "/proc/softirqs", "/proc/timer_list", "/proc/timer_stats",
+		"/proc/sched_debug", "/proc/scsi", "/proc/sysrq-trigger", "/sys/devices/virtual/powercap",
+		"/sys/firmware", NULL};
 	cJSON_AddItemToObject(l, "maskedPaths", strings(masked));
 	static const char *const ro[] = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", NULL};
 	cJSON_AddItemToObject(l, "readonlyPaths", strings(ro));
@@ -225,7 +257,18 @@ static cJSON *linux_json(const struct bundle_spec *s, bh_error **err)
 			       NULL;
 		}
 		if (!s->seccomp_errno_ret)
-			drop_clone3_rule(sc);
+			allow_clone3(sc);
+		if (dropped(s, "seccomp-masks"))
+			unmask(sc);
+		if (dropped(s, "seccomp-unknown-name")) {
+			/* Test hook: a name no libseccomp knows, as a deny rule. */
+			cJSON *r = cJSON_CreateObject();
+			static const char *const bogus[] = {"bulkhead_no_such_syscall", NULL};
+			cJSON_AddItemToObject(r, "names", strings(bogus));
+			cJSON_AddStringToObject(r, "action", "SCMP_ACT_ERRNO");
+			cJSON_AddNumberToObject(r, "errnoRet", 1);
+			cJSON_AddItemToArray(cJSON_GetObjectItem(sc, "syscalls"), r);
+		}
 		cJSON_AddItemToObject(l, "seccomp", sc);
 	}
 	return l;
@@ -240,6 +283,12 @@ char *bundle_json(const struct bundle_spec *s, bh_error **err)
 	cJSON_AddStringToObject(r, "path", s->rootfs);
 	cJSON_AddBoolToObject(r, "readonly", !dropped(s, "readonly-root"));
 	cJSON_AddStringToObject(root, "hostname", "sandbox");
+	/* crun skips a profile name its libseccomp cannot resolve; for a rule
+	 * that denies, that is a hole. Refuse the profile instead (runsc skips
+	 * such names too, and has no such switch: the allowlist makes a skipped
+	 * name a refusal there). */
+	cJSON *ann = cJSON_AddObjectToObject(root, "annotations");
+	cJSON_AddStringToObject(ann, "run.oci.seccomp_fail_unknown_syscall", "1");
 	cJSON_AddItemToObject(root, "mounts", mounts_json(s));
 	cJSON *l = linux_json(s, err);
 	if (!l) {

@@ -226,6 +226,18 @@ static void exec_child(const struct bh_child_spec *spec, int in, int out, int er
 		if (dup2(src, i) < 0)
 			_exit(126);
 	}
+	/* Every child is a runtime command, and what it starts is a sandbox:
+	 * never with the daemon's low OOM score. crun and runsc set their
+	 * sandbox processes to the bundle's value, but runsc's ptrace stubs
+	 * (user code runs in them) are forked before it does. Raising needs no
+	 * capability. */
+	int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (adj >= 0) {
+		if (write(adj, BH_SANDBOX_OOM_SCORE_ADJ_TEXT, sizeof BH_SANDBOX_OOM_SCORE_ADJ_TEXT - 1) < 0) {
+			/* best effort: the runtimes still set the sandbox's own */
+		}
+		close(adj);
+	}
 	/* The Debian crun predates its own fd-leak fix: hand it nothing but 0-2. */
 	syscall(SYS_close_range, 3, ~0U, 0);
 	static char *const env[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",

@@ -474,6 +474,8 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 			cfg->interp_dir && *cfg->interp_dir ? cfg->interp_dir : getenv("BULKHEAD_INTERP");
 		if (install_interp(e, interp, err) < 0)
 			goto fail;
+		if (!e->inspect_only)
+			view_open(e);
 	}
 	e->runtimes[BH_TIER_CONTAINER].ops = &runtime_crun;
 	e->runtimes[BH_TIER_KERNEL].ops = &runtime_runsc;
@@ -972,6 +974,7 @@ void bh_engine_close(bh_engine *e)
 	free(e->state_dir);
 	free(e->init_path);
 	free(e->interp_dir);
+	view_close(e);
 	free(e->rootfs);
 	free(e->bundles_dir);
 	free(e->drop_wall);

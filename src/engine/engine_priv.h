@@ -64,6 +64,10 @@ size_t runtime_list_sync(const struct runtime *rt, char ***names);
 void runtime_destroy_sync(const struct runtime *rt, const char *name);
 
 /* ---- bundles (bundle.c) ---- */
+/* Every sandbox process's oom_score_adj: the host's OOM killer picks a
+ * sandbox before the daemon (which lowers its own, src/daemon/oom.c). */
+#define BH_SANDBOX_OOM_SCORE_ADJ 500
+#define BH_SANDBOX_OOM_SCORE_ADJ_TEXT "500"
 struct bundle_spec {
 	const char *name;        /* container id */
 	const char *rootfs;      /* shared read-only root */
@@ -294,6 +298,17 @@ void engine_maybe_crash(bh_engine *e, const char *point);
 struct pending_exec;
 struct bh_store;
 
+/* ---- the view sandboxes bind from (view.c) ---- */
+struct view {
+	char *dir;                     /* STATE/view, a tmpfs in our mount namespace */
+	char *rootfs, *init, *interp;  /* inside it; NULL when there is no view */
+	bool mounted;
+};
+/* Copies the rootfs, the init and the cell servers into the view; on
+ * failure logs why and leaves sandboxes binding the state directory. */
+void view_open(bh_engine *e);
+void view_close(bh_engine *e);
+
 struct bh_engine {
 	char *state_dir;
 	char state_key[13];
@@ -307,6 +322,7 @@ struct bh_engine {
 	char init_hash[65]; /* of the init and the cell servers: part of the evidence key */
 	char *interp_dir;  /* the cell servers' copy inside the state directory */
 	char *rootfs;
+	struct view view;  /* what bundles bind, when it could be made */
 	char *bundles_dir;
 	struct runtime runtimes[BH_TIER_COUNT]; /* indexed by tier; ops NULL if none */
 	struct tier_slot tiers[BH_TIER_COUNT];

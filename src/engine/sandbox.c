@@ -720,9 +720,9 @@ void sandbox_bundle_spec(bh_engine *e, enum bh_tier tier, struct bundle_spec *sp
 		pids = ops->default_pids;
 	*spec = (struct bundle_spec){
 		.name = "",
-		.rootfs = e->rootfs,
-		.init_path = e->init_path,
-		.interp_dir = e->interp_dir,
+		.rootfs = e->view.rootfs ? e->view.rootfs : e->rootfs,
+		.init_path = e->view.init ? e->view.init : e->init_path,
+		.interp_dir = e->view.interp ? e->view.interp : e->interp_dir,
 		.cgroup_path = "",
 		.memory_mb = e->memory_limit_mb,
 		.pids = pids,

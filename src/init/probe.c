@@ -818,6 +818,7 @@ int bh_probe_main(void)
 	probe_fds();
 	probe_pid1();
 	probe_environ();
+	bh_probe_seccomp(emit, errno_name);
 	emitf("pid", "%d", (int)getpid());
 	probe_escape_attempts();
 	fflush(stdout);

@@ -6,4 +6,11 @@
 
 int bh_probe_main(void);
 
+/* probe_seccomp.c: the profile's argument rules, plain and with bit 32 set,
+ * the i386 and x32 entries and a syscall newer than the profile. Facts go
+ * out through emit; errname names an errno the way the probe does. */
+typedef void (*probe_emit_fn)(const char *key, const char *value);
+typedef const char *(*probe_errname_fn)(int err);
+void bh_probe_seccomp(probe_emit_fn emit, probe_errname_fn errname);
+
 #endif

@@ -441,6 +441,15 @@ ReportHook(POST_ALL)(struct criterion_global_stats *stats)
 			continue;
 		fprintf(f, "| %s | %s | %s | %s | %s |\n", cols[0], cols[1], cols[2], cols[3], cols[4]);
 	}
+	/* What the table cannot say: the profile compared with Docker's. */
+	FILE *notes = fopen(BH_HOSTILE_NOTES, "r");
+	if (notes) {
+		fputc('\n', f);
+		size_t got;
+		while ((got = fread(buf, 1, sizeof buf, notes)) > 0)
+			fwrite(buf, 1, got, f);
+		fclose(notes);
+	}
 	fclose(f);
 out:
 	for (size_t i = 0; i < n; i++)

@@ -280,7 +280,7 @@ HOSTILE_TEST(host_files_the_token_the_store_proc_and_sys_reveal_nothing)
 	       "def rd(p):\n"
 	       "    try: print('read', p, 'bytes%d' % len(open(p, 'rb').read(4096)))\n"
 	       "    except OSError as e: print('read', p, _en(e.errno))\n"
-	       "for p in ['/proc/kcore', '/proc/keys', '/proc/timer_list', '/proc/sched_debug', '/sys/firmware/dmi/tables/DMI']:\n"
+	       "for p in ['/proc/kcore', '/proc/keys', '/proc/timer_list', '/proc/sched_debug', '/proc/interrupts', '/proc/softirqs', '/sys/firmware/dmi/tables/DMI']:\n"
 	       "    rd(p)\n"
 	       "tryop('write /proc/sysrq-trigger', lambda: open('/proc/sysrq-trigger', 'w').write('h'))\n"
 	       "tryop('write /proc/sys/kernel/hostname', lambda: open('/proc/sys/kernel/hostname', 'w').write('x'))\n"
@@ -305,7 +305,8 @@ HOSTILE_TEST(host_files_the_token_the_store_proc_and_sys_reveal_nothing)
 	/* Masked files read as nothing (crun binds /dev/null over them) or are
 	 * absent; none yields the host's bytes. */
 	const char *const masked[] = {"read /proc/kcore", "read /proc/keys", "read /proc/timer_list",
-				      "read /proc/sched_debug", "read /sys/firmware/dmi/tables/DMI",
+				      "read /proc/sched_debug", "read /proc/interrupts",
+				      "read /proc/softirqs", "read /sys/firmware/dmi/tables/DMI",
 				      NULL};
 	for (const char *const *m = masked; *m; m++) {
 		char r[128];

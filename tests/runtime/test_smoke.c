@@ -71,3 +71,27 @@ Test(smoke, dropping_the_network_namespace_fails_the_container_smoke_test, .fini
 {
 	assert_withdrawn_without("netns", BH_TIER_CONTAINER, "network interfaces");
 }
+
+/* The argument rules as they were before issue 14: all 64 bits compared and
+ * anything unnamed allowed. The probe's high-bit forms must notice. */
+Test(smoke, unmasked_argument_rules_fail_the_container_smoke_test, .fini = teardown)
+{
+	assert_withdrawn_without("seccomp-masks", BH_TIER_CONTAINER,
+				 "socket(AF_VSOCK) with bit 32 set");
+}
+
+Test(smoke, unmasked_argument_rules_fail_the_kernel_smoke_test, .fini = teardown)
+{
+	assert_withdrawn_without("seccomp-masks", BH_TIER_KERNEL, "ioctl(TIOCSTI) with bit 32 set");
+}
+
+/* crun skips a profile name its libseccomp cannot resolve (a deny-list then
+ * allows it); the bundle asks it to refuse the profile instead. */
+Test(smoke, a_syscall_name_the_runtime_cannot_resolve_fails_the_container_smoke_test,
+     .fini = teardown)
+{
+	harness_open(&h, "seccomp-unknown-name");
+	const struct bh_tier_report *r = report(BH_TIER_CONTAINER);
+	cr_assert_not(r->offered, "the container tier is still offered with an unknown name");
+	cr_assert_not_null(strstr(r->reason, "bulkhead_no_such_syscall"), "reason: %s", r->reason);
+}
