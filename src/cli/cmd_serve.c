@@ -24,22 +24,25 @@ static const char usage[] =
 	"  --per-peer N        connections one local user (uid) may hold on each (default 64)\n"
 	"  --metrics-open      serve /metrics without a token (default: the operator scope)\n";
 
-/* A count of 1 to 1000000 written in digits only; -1 otherwise ("8x" is not 8). */
-static long count_of(const char *s)
+/* A number from lo to hi written in digits only; -1 otherwise ("8x" is not
+ * 8, "" is not 0). */
+static long number_in(const char *s, long lo, long hi)
 {
-	if (!*s || s[strspn(s, "0123456789")] || strlen(s) > 7)
+	if (!*s || s[strspn(s, "0123456789")] || strlen(s) > 9)
 		return -1;
 	long v = atol(s);
-	return v >= 1 && v <= 1000000 ? v : -1;
+	return v >= lo && v <= hi ? v : -1;
 }
 
 /* "500ms", "2s", "5m", "1h" -> milliseconds; -1 when it is none of those. */
 static long long duration_ms(const char *s)
 {
+	/* Digits first (strtoll would take " 5" and "+5"), and few enough that
+	 * hours in milliseconds cannot overflow. */
+	if (*s < '0' || *s > '9' || strspn(s, "0123456789") > 9)
+		return -1;
 	char *end;
 	long long v = strtoll(s, &end, 10);
-	if (end == s || v < 0)
-		return -1;
 	if (!strcmp(end, "ms"))
 		return v;
 	if (!strcmp(end, "s") || !*end)
@@ -93,6 +96,7 @@ int cmd_serve(int argc, char **argv)
 		}
 		const char *v = argv[++i];
 		long long ms = duration_ms(v);
+		long n;
 		struct bh_policy *p = &cfg.engine.policy;
 		if (!strcmp(a, "--socket"))
 			cfg.socket_path = v;
@@ -107,36 +111,34 @@ int cmd_serve(int argc, char **argv)
 			cfg.audit_path = v;
 		else if (!strcmp(a, "--shutdown") && (!strcmp(v, "close") || !strcmp(v, "hibernate")))
 			p->shutdown_hibernate = !strcmp(v, "hibernate");
-		else if (!strcmp(a, "--per-owner") && atoi(v) > 0)
-			p->max_per_owner = (uint32_t)atoi(v);
-		else if (!strcmp(a, "--max-sessions") && atoi(v) > 0)
-			p->max_sessions = (uint32_t)atoi(v);
-		else if (!strcmp(a, "--per-principal") && count_of(v) > 0)
-			p->max_per_principal = (uint32_t)count_of(v);
-		else if (!strcmp(a, "--per-peer") && count_of(v) > 0 && count_of(v) <= 256)
-			cfg.max_per_peer = (unsigned)count_of(v);
+		else if (!strcmp(a, "--per-owner") && (n = number_in(v, 1, 1000000)) > 0)
+			p->max_per_owner = (uint32_t)n;
+		else if (!strcmp(a, "--max-sessions") && (n = number_in(v, 1, 1000000)) > 0)
+			p->max_sessions = (uint32_t)n;
+		else if (!strcmp(a, "--per-principal") && (n = number_in(v, 1, 1000000)) > 0)
+			p->max_per_principal = (uint32_t)n;
+		else if (!strcmp(a, "--per-peer") && (n = number_in(v, 1, 256)) > 0)
+			cfg.max_per_peer = (unsigned)n;
 		/* Admission: sessions are refused (capacity) once another sandbox's
 		 * memory limit would take the sum past the budget (default 16384 MiB,
 		 * 32 sandboxes of the default 512 MiB). */
 		/* Files a session may keep in /work, /tmp and /dev/shm (plimsoll's
 		 * SANDBOX_SESSION_DISK_MB): past it the session ends disk_exceeded. */
-		else if (!strcmp(a, "--session-disk") && *v && v[strspn(v, "0123456789")] == '\0' &&
-			 strlen(v) <= 7 && atoi(v) > 0 && atoi(v) <= 1048576)
-			p->disk_budget_mb = (uint32_t)atoi(v);
-		else if (!strcmp(a, "--min-free") && atoi(v) > 0)
-			p->state_min_free_mb = (uint32_t)atoi(v);
-		else if (!strcmp(a, "--memory-budget") && atoi(v) > 0)
-			p->memory_budget_mb = (uint32_t)atoi(v);
+		else if (!strcmp(a, "--session-disk") && (n = number_in(v, 1, 1048576)) > 0)
+			p->disk_budget_mb = (uint32_t)n;
+		else if (!strcmp(a, "--min-free") && (n = number_in(v, 1, 1048576)) > 0)
+			p->state_min_free_mb = (uint32_t)n;
+		else if (!strcmp(a, "--memory-budget") && (n = number_in(v, 1, 1 << 30)) > 0)
+			p->memory_budget_mb = (uint32_t)n;
 		/* Each sandbox's memory.max (default 512 MiB). */
-		else if (!strcmp(a, "--sandbox-memory") && atoi(v) >= 64 && atoi(v) <= 65536)
-			sandbox_memory = (uint32_t)atoi(v);
-		else if (!strcmp(a, "--pool") && v[strspn(v, "0123456789")] == '\0' && *v &&
-			 atoi(v) <= 16) /* 0 is valid: no digits is not */
-			p->pool_size = (uint32_t)atoi(v);
+		else if (!strcmp(a, "--sandbox-memory") && (n = number_in(v, 64, 65536)) > 0)
+			sandbox_memory = (uint32_t)n;
+		else if (!strcmp(a, "--pool") && (n = number_in(v, 0, 16)) >= 0) /* 0: no pool */
+			p->pool_size = (uint32_t)n;
 		else if (ms > 0 && ms <= 0xffffffffLL && !strcmp(a, "--pool-age"))
 			p->pool_max_age_ms = (uint32_t)ms;
-		else if (!strcmp(a, "--rate") && atoi(v) > 0)
-			cfg.rate_per_minute = (unsigned)atoi(v);
+		else if (!strcmp(a, "--rate") && (n = number_in(v, 1, 1000000)) > 0)
+			cfg.rate_per_minute = (unsigned)n;
 		else if (ms > 0 && ms <= 0xffffffffLL && !strcmp(a, "--idle"))
 			p->idle_ms = (uint32_t)ms;
 		else if (ms > 0 && ms <= 0xffffffffLL && !strcmp(a, "--hibernate-after"))
