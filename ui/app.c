@@ -359,10 +359,12 @@ static void run_command(struct app *a, const char *text, void *arg)
 	}
 	if (!strcmp(cmd, "save-display")) {
 		draw(a);
+		/* The reason first: a long path is what the screen's width cuts. */
 		if (save_display(a, rest) < 0)
-			app_flash(a, C_BAD, "save-display %s: %s", rest,
-				  errno == EEXIST ? "it exists (a file or a link): not overwritten"
-						  : strerror(errno));
+			app_flash(a, C_BAD, "save-display: %s: %s",
+				  errno == EEXIST ? "not overwritten, it exists (a file or a link)"
+						  : strerror(errno),
+				  rest);
 		return;
 	}
 	for (size_t i = 0; i < sizeof all_views / sizeof all_views[0]; i++) {

@@ -1223,7 +1223,7 @@ Test(console, planted_links_at_the_export_and_save_display_names_are_not_followe
 	free(target);
 	screen_has("leaks-export-beside-links", "wrote bulkhead-leaks-");
 	screen_has("leaks-export-beside-links", "-1.md and bulkhead-leaks-");
-	screen_has("save-display-refused", "planted.txt: it exists");
+	screen_has("save-display-refused", "save-display: not overwritten, it exists");
 	/* What it wrote is a regular file of its own, mode 0600. */
 	char *made = sh("cd '%s' && find . -maxdepth 1 -name 'bulkhead-leaks-*-1.md' -type f -perm 600 "
 			"| wc -l",
