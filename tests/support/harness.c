@@ -303,6 +303,27 @@ long harness_rss_kib(void)
 	return kib;
 }
 
+int harness_oom_score_adj(const char *pid)
+{
+	char path[300], buf[16] = "";
+	snprintf(path, sizeof path, "/proc/%s/oom_score_adj", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -10000;
+	if (!fgets(buf, sizeof buf, f))
+		buf[0] = '\0';
+	fclose(f);
+	return atoi(buf);
+}
+
+void harness_set_oom_score_adj(int adj)
+{
+	FILE *f = fopen("/proc/self/oom_score_adj", "w");
+	cr_assert_not_null(f);
+	fprintf(f, "%d", adj);
+	cr_assert_eq(fclose(f), 0, "cannot set our oom_score_adj to %d", adj);
+}
+
 /* ---- sessions ---- */
 
 struct open_wait {

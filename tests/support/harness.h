@@ -61,6 +61,11 @@ char *harness_slurp(const char *path);
 char *harness_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *harness_cgroup_list(struct harness *h);  /* leaves below the engine's parent */
 long harness_rss_kib(void);
+/* A process's oom_score_adj (pid as /proc names it), -10000 when it cannot
+ * be read (the process is gone). */
+int harness_oom_score_adj(const char *pid);
+/* Sets this test's own oom_score_adj, which what it starts inherits. */
+void harness_set_oom_score_adj(int adj);
 
 /* Skips the test when the tier is not offered here, saying why. */
 void harness_require_tier(struct harness *h, enum bh_tier tier);
