@@ -489,10 +489,19 @@ unsigned long long harness_close_session(struct harness *h, bh_session *s, char 
 
 int harness_cli(struct harness *h, char *out, size_t outlen, const char *args)
 {
+	return harness_sh_into(out, outlen, "BULKHEAD_INTERP='%s' %s %s --state '%s' 2>&1",
+			       BH_TEST_INTERP, BH_TEST_CLI, args, h->state_dir);
+}
+
+int harness_sh_into(char *out, size_t outlen, const char *fmt, ...)
+{
 	char cmd[8192];
-	snprintf(cmd, sizeof cmd, "BULKHEAD_INTERP='%s' %s %s --state '%s' 2>&1", BH_TEST_INTERP,
-		 BH_TEST_CLI, args, h->state_dir);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
 	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f, "popen %s", cmd);
 	size_t n = fread(out, 1, outlen - 1, f);
 	out[n] = '\0';
 	int st = pclose(f);

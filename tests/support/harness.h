@@ -55,6 +55,9 @@ void run_result_free(struct run_result *r);
 
 /* Host-side views, for "nothing was created" and leak checks. */
 char *harness_runtime_list(struct harness *h); /* sorted names, both runtimes */
+/* A shell command's stdout into out (NUL-terminated, cut at outlen - 1);
+ * its exit status, -1 when it did not exit. */
+int harness_sh_into(char *out, size_t outlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A whole file, NUL-terminated (the caller frees it), or NULL when it cannot be read. */
 char *harness_slurp(const char *path);
 /* A shell command's stdout (capped at 8 KiB), in a buffer the next call reuses. */
