@@ -1,4 +1,5 @@
 #include "daemon_harness.h"
+#include "harness.h"
 
 #include <criterion/criterion.h>
 #include <curl/curl.h>
@@ -56,12 +57,7 @@ void daemon_start(struct daemon *d, const char *extra)
 		dup2(out[1], 1);
 		close(out[0]);
 		close(out[1]);
-		/* Criterion's workers set signals up their own way. */
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (int sig = 1; sig < NSIG; sig++)
-			signal(sig, SIG_DFL);
+		harness_child_signals_default();
 		setenv("BULKHEAD_INTERP", BH_TEST_INTERP, 1);
 		setenv("BULKHEAD_EVIDENCE", evidence, 1);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);

@@ -70,6 +70,10 @@ int harness_oom_score_adj(const char *pid);
 /* Sets this test's own oom_score_adj, which what it starts inherits. */
 void harness_set_oom_score_adj(int adj);
 
+/* In a child forked to exec a command: no signal blocked and every one at
+ * its default (Criterion's workers set signals up their own way). */
+void harness_child_signals_default(void);
+
 /* Skips the test when the tier is not offered here, saying why. */
 void harness_require_tier(struct harness *h, enum bh_tier tier);
 

@@ -191,11 +191,7 @@ static pid_t spawn(const char *cmd, const char *out_name)
 		dup2(null, 0);
 		dup2(fd, 1);
 		dup2(fd, 2);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (int sig = 1; sig < NSIG; sig++)
-			signal(sig, SIG_DFL);
+		harness_child_signals_default();
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
@@ -993,11 +989,7 @@ Test(console, a_tampered_record_is_red_and_a_sound_one_green_in_colour)
 	pid_t pid = forkpty(&master, NULL, NULL, &ws);
 	cr_assert_neq(pid, -1);
 	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (int sig = 1; sig < NSIG; sig++)
-			signal(sig, SIG_DFL);
+		harness_child_signals_default();
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
