@@ -1,6 +1,7 @@
 #include "daemon_harness.h"
 #include "harness.h"
 
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <curl/curl.h>
 #include <signal.h>
@@ -224,4 +225,26 @@ void answer_free(struct answer *a)
 		return;
 	free(a->body);
 	free(a);
+}
+
+char *daemon_cell_body(const char *session_id, const char *language, const char *code)
+{
+	cJSON *req = cJSON_CreateObject();
+	cJSON_AddNumberToObject(req, "protocol", 3);
+	cJSON_AddStringToObject(req, "sessionId", session_id);
+	cJSON *c = cJSON_AddObjectToObject(req, "cell");
+	cJSON_AddStringToObject(c, "language", language);
+	cJSON_AddStringToObject(c, "code", code);
+	char *body = cJSON_PrintUnformatted(req);
+	cJSON_Delete(req);
+	return body;
+}
+
+struct answer *daemon_cell(struct daemon *d, const char *token, const char *session_id,
+			   const char *language, const char *code)
+{
+	char *body = daemon_cell_body(session_id, language, code);
+	struct answer *a = daemon_call(d, token, "plimsoll.v1.SandboxService/SessionRun", body);
+	free(body);
+	return a;
 }
