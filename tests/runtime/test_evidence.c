@@ -601,8 +601,8 @@ Test(evidence, auto_attach_follows_no_https_note_and_no_path_too_long_to_check)
 			snprintf(text, sizeof text, "%s/%0120d\n", root, 0);
 		note(s, text);
 		for (size_t i = 0; i < sizeof attaching / sizeof attaching[0]; i++)
-			cli(PROBE_TOKEN, said[k][i], sizeof said[k][i], "%s --state %s", attaching[i],
-			    s);
+			cli(PROBE_TOKEN, said[k][i], sizeof said[k][i], "%s --state %s",
+			    attaching[i], s);
 	}
 	listener_stop(&l);
 	cr_assert_eq(l.conns, 0, "%d connections reached 127.0.0.1:%d:\n%s", l.conns, port, l.got);

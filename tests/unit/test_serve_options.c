@@ -30,8 +30,8 @@ static void each_refused(const char *const *opts, size_t nopts, const char *cons
 				     bad[j], rc, err);
 			if (by_name)
 				cr_expect(strstr(err, opts[i]) != NULL,
-					  "serve %s '%s' did not name the option: %s", opts[i], bad[j],
-					  err);
+					  "serve %s '%s' did not name the option: %s", opts[i],
+					  bad[j], err);
 		}
 }
 
