@@ -85,24 +85,32 @@ int ui_source_no_pending(struct ui_source *s)
 	return 0;
 }
 
+/* What a history read answers with: NULL when it went through (rc >= 0),
+ * else why it did not. */
+static const char *read_failure(int rc, const bh_error *err)
+{
+	if (rc >= 0)
+		return NULL;
+	return err ? err->msg : "the history could not be read";
+}
+
+/* After an answer: the read's error and rows are the answer's to free. */
+static void answered(bh_error *err, void *rows)
+{
+	bh_error_free(err);
+	free(rows);
+}
+
 void ui_answer_records(ui_records_fn cb, void *arg, int rc, struct ui_record_rows *x, bh_error *err)
 {
-	if (rc < 0)
-		cb(arg, NULL, 0, err ? err->msg : "the history could not be read");
-	else
-		cb(arg, x->r, x->n, NULL);
-	bh_error_free(err);
-	free(x->r);
+	cb(arg, rc < 0 ? NULL : x->r, rc < 0 ? 0 : x->n, read_failure(rc, err));
+	answered(err, x->r);
 	x->r = NULL;
 }
 
 void ui_answer_events(ui_events_fn cb, void *arg, int rc, struct ui_event_rows *x, bh_error *err)
 {
-	if (rc < 0)
-		cb(arg, NULL, 0, err ? err->msg : "the history could not be read");
-	else
-		cb(arg, x->r, x->n, NULL);
-	bh_error_free(err);
-	free(x->r);
+	cb(arg, rc < 0 ? NULL : x->r, rc < 0 ? 0 : x->n, read_failure(rc, err));
+	answered(err, x->r);
 	x->r = NULL;
 }

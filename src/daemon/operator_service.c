@@ -313,6 +313,20 @@ static void add_cursors(cJSON *o, const struct page *p)
 	add_i64(o, "nextBeforeId", p->first);
 }
 
+/* A page read (rc < 0: err says why) answered: its rows and cursors, or
+ * the read's failure. */
+static void answer_page(struct call *c, cJSON *o, const struct page *p, int rc, bh_error *err)
+{
+	if (rc < 0) {
+		cJSON_Delete(o);
+		call_refuse(c, WIRE_INTERNAL, WIRE_REFUSAL_UNSPECIFIED, "%s", err->msg);
+		bh_error_free(err);
+		return;
+	}
+	add_cursors(o, p);
+	call_answer_json(c, print(o));
+}
+
 static int add_record(void *arg, const struct bh_record_row *r)
 {
 	struct page *p = arg;
@@ -358,14 +372,7 @@ static void list_records(struct call *c, cJSON *msg)
 						    limit_of(msg), add_record, &p, &err)
 			 : bh_engine_records(c->srv->e, session, p.last, limit_of(msg), add_record, &p,
 					     &err);
-	if (rc < 0) {
-		cJSON_Delete(o);
-		call_refuse(c, WIRE_INTERNAL, WIRE_REFUSAL_UNSPECIFIED, "%s", err->msg);
-		bh_error_free(err);
-		return;
-	}
-	add_cursors(o, &p);
-	call_answer_json(c, print(o));
+	answer_page(c, o, &p, rc, err);
 }
 
 static int add_event(void *arg, const struct bh_event *ev)
@@ -391,14 +398,8 @@ static void answer_newest_events(struct call *c, int64_t before, size_t limit)
 	cJSON *o = cJSON_CreateObject();
 	struct page p = {.arr = cJSON_AddArrayToObject(o, "events")};
 	bh_error *err = NULL;
-	if (bh_engine_events_newest(c->srv->e, before, limit, add_event, &p, &err) < 0) {
-		cJSON_Delete(o);
-		call_refuse(c, WIRE_INTERNAL, WIRE_REFUSAL_UNSPECIFIED, "%s", err->msg);
-		bh_error_free(err);
-		return;
-	}
-	add_cursors(o, &p);
-	call_answer_json(c, print(o));
+	int rc = bh_engine_events_newest(c->srv->e, before, limit, add_event, &p, &err);
+	answer_page(c, o, &p, rc, err);
 }
 
 /* Answers with the events after the cursor; false when there are none yet. */
@@ -407,18 +408,12 @@ static bool answer_events(struct call *c, int64_t after, size_t limit, bool even
 	cJSON *o = cJSON_CreateObject();
 	struct page p = {.arr = cJSON_AddArrayToObject(o, "events"), .last = after};
 	bh_error *err = NULL;
-	if (bh_engine_events(c->srv->e, after, limit, add_event, &p, &err) < 0) {
-		cJSON_Delete(o);
-		call_refuse(c, WIRE_INTERNAL, WIRE_REFUSAL_UNSPECIFIED, "%s", err->msg);
-		bh_error_free(err);
-		return true;
-	}
-	if (!cJSON_GetArraySize(p.arr) && !even_if_none) {
+	int rc = bh_engine_events(c->srv->e, after, limit, add_event, &p, &err);
+	if (rc >= 0 && !cJSON_GetArraySize(p.arr) && !even_if_none) {
 		cJSON_Delete(o);
 		return false;
 	}
-	add_cursors(o, &p);
-	call_answer_json(c, print(o));
+	answer_page(c, o, &p, rc, err);
 	return true;
 }
 

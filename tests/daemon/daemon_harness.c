@@ -1,5 +1,7 @@
 #include "daemon_harness.h"
+#include "harness.h"
 
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <curl/curl.h>
 #include <signal.h>
@@ -56,12 +58,7 @@ void daemon_start(struct daemon *d, const char *extra)
 		dup2(out[1], 1);
 		close(out[0]);
 		close(out[1]);
-		/* Criterion's workers set signals up their own way. */
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (int sig = 1; sig < NSIG; sig++)
-			signal(sig, SIG_DFL);
+		harness_child_signals_default();
 		setenv("BULKHEAD_INTERP", BH_TEST_INTERP, 1);
 		setenv("BULKHEAD_EVIDENCE", evidence, 1);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
@@ -228,4 +225,26 @@ void answer_free(struct answer *a)
 		return;
 	free(a->body);
 	free(a);
+}
+
+char *daemon_cell_body(const char *session_id, const char *language, const char *code)
+{
+	cJSON *req = cJSON_CreateObject();
+	cJSON_AddNumberToObject(req, "protocol", 3);
+	cJSON_AddStringToObject(req, "sessionId", session_id);
+	cJSON *c = cJSON_AddObjectToObject(req, "cell");
+	cJSON_AddStringToObject(c, "language", language);
+	cJSON_AddStringToObject(c, "code", code);
+	char *body = cJSON_PrintUnformatted(req);
+	cJSON_Delete(req);
+	return body;
+}
+
+struct answer *daemon_cell(struct daemon *d, const char *token, const char *session_id,
+			   const char *language, const char *code)
+{
+	char *body = daemon_cell_body(session_id, language, code);
+	struct answer *a = daemon_call(d, token, "plimsoll.v1.SandboxService/SessionRun", body);
+	free(body);
+	return a;
 }

@@ -43,4 +43,10 @@ struct answer *daemon_get(struct daemon *d, const char *path);
 struct answer *daemon_get_as(struct daemon *d, const char *token, const char *path);
 void answer_free(struct answer *a);
 
+/* The SessionRun body of one cell in a session (caller frees). */
+char *daemon_cell_body(const char *session_id, const char *language, const char *code);
+/* SessionRun of one cell, with a token; the answer as it came. */
+struct answer *daemon_cell(struct daemon *d, const char *token, const char *session_id,
+			   const char *language, const char *code);
+
 #endif

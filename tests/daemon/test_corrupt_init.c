@@ -47,17 +47,7 @@ static void open_session(struct session *s)
 
 static struct answer *run_cell(const struct session *s, const char *code)
 {
-	cJSON *req = cJSON_CreateObject();
-	cJSON_AddNumberToObject(req, "protocol", 3);
-	cJSON_AddStringToObject(req, "sessionId", s->id);
-	cJSON *c = cJSON_AddObjectToObject(req, "cell");
-	cJSON_AddStringToObject(c, "language", "python");
-	cJSON_AddStringToObject(c, "code", code);
-	char *body = cJSON_PrintUnformatted(req);
-	cJSON_Delete(req);
-	struct answer *a = daemon_call(&d, d.run_token, SVC "SessionRun", body);
-	free(body);
-	return a;
+	return daemon_cell(&d, d.run_token, s->id, "python", code);
 }
 
 /* stdout of a cell that must be answered normally. */

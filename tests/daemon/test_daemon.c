@@ -60,16 +60,7 @@ static void open_session(struct chain *ch, const char *token)
  * the record digest, and the chain. Returns stdout (caller frees). */
 static char *cell(struct chain *ch, const char *token, const char *language, const char *code)
 {
-	cJSON *req = cJSON_CreateObject();
-	cJSON_AddNumberToObject(req, "protocol", 3);
-	cJSON_AddStringToObject(req, "sessionId", ch->id);
-	cJSON *c = cJSON_AddObjectToObject(req, "cell");
-	cJSON_AddStringToObject(c, "language", language);
-	cJSON_AddStringToObject(c, "code", code);
-	char *body = cJSON_PrintUnformatted(req);
-	cJSON_Delete(req);
-	struct answer *a = daemon_call(&d, token, SVC "SessionRun", body);
-	free(body);
+	struct answer *a = daemon_cell(&d, token, ch->id, language, code);
 	cr_assert_eq(a->status, 200, "%s", a->body);
 	cr_assert_str_neq(a->request_id, "", "the answer carries no request id");
 	struct wire_session_run_response r;

@@ -20,27 +20,6 @@
 
 static struct daemon d;
 
-static int read_adj(const char *pid)
-{
-	char path[300], buf[16] = "";
-	snprintf(path, sizeof path, "/proc/%s/oom_score_adj", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -10000;
-	if (!fgets(buf, sizeof buf, f))
-		buf[0] = '\0';
-	fclose(f);
-	return atoi(buf);
-}
-
-static void write_own_adj(int adj)
-{
-	FILE *f = fopen("/proc/self/oom_score_adj", "w");
-	cr_assert_not_null(f);
-	fprintf(f, "%d", adj);
-	cr_assert_eq(fclose(f), 0, "cannot set our oom_score_adj to %d", adj);
-}
-
 static bool have_cap_sys_resource(void)
 {
 	FILE *f = fopen("/proc/self/status", "r");
@@ -65,12 +44,12 @@ static const char *arg(const char *cmdline, int i)
 static void stop(void)
 {
 	daemon_stop(&d);
-	write_own_adj(0);
+	harness_set_oom_score_adj(0);
 }
 
 Test(daemon_oom, the_daemon_lowers_its_oom_score_and_its_sandboxes_keep_theirs, .fini = stop)
 {
-	write_own_adj(200);
+	harness_set_oom_score_adj(200);
 	char err_log[4200], extra[4300];
 	const char *root = getenv("BULKHEAD_TEST_ROOT");
 	snprintf(err_log, sizeof err_log, "%s/serve-err-%d.log", root && *root ? root : "/tmp",
@@ -79,7 +58,7 @@ Test(daemon_oom, the_daemon_lowers_its_oom_score_and_its_sandboxes_keep_theirs, 
 	daemon_start(&d, extra);
 	char pid[16];
 	snprintf(pid, sizeof pid, "%d", (int)d.pid);
-	int adj = read_adj(pid);
+	int adj = harness_oom_score_adj(pid);
 	char *log = read_file(err_log, 65536, NULL);
 	unlink(err_log);
 	if (have_cap_sys_resource()) {
@@ -111,7 +90,7 @@ Test(daemon_oom, the_daemon_lowers_its_oom_score_and_its_sandboxes_keep_theirs, 
 		char *cg = read_file(path, 65536, NULL);
 		snprintf(path, sizeof path, "/proc/%s/cmdline", de->d_name);
 		char *cmd = read_file(path, 65536, NULL);
-		int a2 = read_adj(de->d_name);
+		int a2 = harness_oom_score_adj(de->d_name);
 		if (cg && strstr(cg, cgroup) && a2 != -10000) {
 			sandbox_procs++;
 			cr_assert_eq(a2, 500, "sandbox process %s (%s) has oom_score_adj %d", de->d_name,

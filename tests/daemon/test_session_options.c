@@ -49,17 +49,7 @@ static struct opened open_with(const char *body)
 /* One python cell; the decoded answer (caller frees) or NULL with *a kept. */
 static struct answer *cell_call(const struct opened *s, const char *code)
 {
-	cJSON *req = cJSON_CreateObject();
-	cJSON_AddNumberToObject(req, "protocol", 3);
-	cJSON_AddStringToObject(req, "sessionId", s->id);
-	cJSON *c = cJSON_AddObjectToObject(req, "cell");
-	cJSON_AddStringToObject(c, "language", "python");
-	cJSON_AddStringToObject(c, "code", code);
-	char *body = cJSON_PrintUnformatted(req);
-	cJSON_Delete(req);
-	struct answer *a = daemon_call(&d, d.run_token, SVC "SessionRun", body);
-	free(body);
-	return a;
+	return daemon_cell(&d, d.run_token, s->id, "python", code);
 }
 
 static void state_of(const struct opened *s, char *out, size_t n)

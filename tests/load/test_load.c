@@ -315,15 +315,7 @@ static void start_open(struct slot *s)
 static void start_cell(struct slot *s)
 {
 	s->phase = RUNNING;
-	cJSON *req = cJSON_CreateObject();
-	cJSON_AddNumberToObject(req, "protocol", 3);
-	cJSON_AddStringToObject(req, "sessionId", s->id);
-	cJSON *c = cJSON_AddObjectToObject(req, "cell");
-	cJSON_AddStringToObject(c, "language", "python");
-	cJSON_AddStringToObject(c, "code", CELL_CODE);
-	char *body = cJSON_PrintUnformatted(req);
-	cJSON_Delete(req);
-	send_call(s, SVC "SessionRun", body);
+	send_call(s, SVC "SessionRun", daemon_cell_body(s->id, "python", CELL_CODE));
 }
 
 static void start_close(struct slot *s)

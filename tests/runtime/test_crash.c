@@ -50,20 +50,6 @@ static void child(int fd, enum bh_tier tier, const char *crash_at)
 	_exit(0); /* the hook should have fired long before */
 }
 
-static int sh(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int sh(char *out, size_t n, const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof cmd, fmt, ap);
-	va_end(ap);
-	FILE *f = popen(cmd, "r");
-	size_t got = fread(out, 1, n - 1, f);
-	out[got] = '\0';
-	return pclose(f);
-}
-
 static void crash_and_restart(enum bh_tier tier, const char *crash_at)
 {
 	int p[2];
@@ -96,17 +82,17 @@ static void crash_and_restart(enum bh_tier tier, const char *crash_at)
 	free(containers), free(cgroups);
 	char out[65536];
 	/* "[/]tmp/…" matches the path but not this shell's own command line. */
-	sh(out, sizeof out, "grep -l -s -E -- '[%c]%s/' /proc/[0-9]*/cmdline || true", state[0], state + 1);
+	harness_sh_into(out, sizeof out, "grep -l -s -E -- '[%c]%s/' /proc/[0-9]*/cmdline || true", state[0], state + 1);
 	cr_assert_str_empty(out, "processes of the dead engine's sandboxes remain: %s", out);
-	sh(out, sizeof out, "sqlite3 '%s' \"SELECT state || ':' || end_reason FROM sessions\"",
+	harness_sh_into(out, sizeof out, "sqlite3 '%s' \"SELECT state || ':' || end_reason FROM sessions\"",
 	   bh_engine_store_path(h.e));
 	cr_assert_str_eq(out, "ended:reaped\n", "after %s: %s", crash_at, out);
 	for (char *save = NULL, *d = strtok_r(returned, "\n", &save); d; d = strtok_r(NULL, "\n", &save)) {
-		sh(out, sizeof out, "sqlite3 '%s' \"SELECT count(*) FROM records WHERE record_sha256 = '%s'\"",
+		harness_sh_into(out, sizeof out, "sqlite3 '%s' \"SELECT count(*) FROM records WHERE record_sha256 = '%s'\"",
 		   bh_engine_store_path(h.e), d);
 		cr_assert_str_eq(out, "1\n", "returned record %s is not in the store after %s", d, crash_at);
 	}
-	sh(out, sizeof out, "sqlite3 '%s' 'PRAGMA quick_check'", bh_engine_store_path(h.e));
+	harness_sh_into(out, sizeof out, "sqlite3 '%s' 'PRAGMA quick_check'", bh_engine_store_path(h.e));
 	cr_assert_str_eq(out, "ok\n");
 }
 
@@ -163,9 +149,9 @@ static void crash_while_paused(enum bh_tier tier)
 	cr_assert_str_empty(cgroups, "cgroups left: %s", cgroups);
 	free(containers), free(cgroups);
 	char out[4096];
-	sh(out, sizeof out, "grep -l -s -E -- '[%c]%s/' /proc/[0-9]*/cmdline || true", state[0], state + 1);
+	harness_sh_into(out, sizeof out, "grep -l -s -E -- '[%c]%s/' /proc/[0-9]*/cmdline || true", state[0], state + 1);
 	cr_assert_str_empty(out, "processes remain: %s", out);
-	sh(out, sizeof out, "sqlite3 '%s' \"SELECT state || ':' || end_reason FROM sessions\"",
+	harness_sh_into(out, sizeof out, "sqlite3 '%s' \"SELECT state || ':' || end_reason FROM sessions\"",
 	   bh_engine_store_path(h.e));
 	cr_assert_str_eq(out, "ended:reaped\n");
 }
@@ -185,7 +171,7 @@ Test(crash, killed_while_a_kernel_sandbox_is_paused, .init = setup, .fini = tear
 static int procs_below_parent(void)
 {
 	char out[65536];
-	sh(out, sizeof out, "cat /sys/fs/cgroup/pids%s/*/cgroup.procs 2>/dev/null | wc -l", cg_parent);
+	harness_sh_into(out, sizeof out, "cat /sys/fs/cgroup/pids%s/*/cgroup.procs 2>/dev/null | wc -l", cg_parent);
 	return atoi(out);
 }
 

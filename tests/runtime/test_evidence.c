@@ -80,16 +80,20 @@ static void put(const char *path, const char *text)
 	fclose(f);
 }
 
-/* `bulkhead ARGS` with stderr folded in; its exit status. */
-static int cli(char *out, size_t outlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int cli(char *out, size_t outlen, const char *fmt, ...)
+/* Runs `bulkhead ARGS` with stdin empty, after `env ENV` (env NULL: as
+ * is); its stdout and stderr in out, its exit status (128 + a signal). */
+static int cli(const char *env, char *out, size_t outlen, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int cli(const char *env, char *out, size_t outlen, const char *fmt, ...)
 {
-	char args[4096], cmd[8192];
+	char prefix[256] = "", args[4096], cmd[8192];
+	if (env)
+		snprintf(prefix, sizeof prefix, "env %s ", env);
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(args, sizeof args, fmt, ap);
 	va_end(ap);
-	snprintf(cmd, sizeof cmd, "%s %s 2>&1 </dev/null", BH_TEST_CLI, args);
+	snprintf(cmd, sizeof cmd, "%s%s %s 2>&1 </dev/null", prefix, BH_TEST_CLI, args);
 	FILE *f = popen(cmd, "r");
 	cr_assert_not_null(f);
 	size_t n = fread(out, 1, outlen - 1, f);
@@ -256,7 +260,7 @@ Test(evidence, inspect_commands_on_a_state_directory_of_links_change_nothing_any
 	char out[5][8192];
 	int rc[5];
 	for (int i = 0; i < 5; i++)
-		rc[i] = cli(out[i], sizeof out[i], cmds[i], s, at("quit.txt"));
+		rc[i] = cli(NULL, out[i], sizeof out[i], cmds[i], s, at("quit.txt"));
 
 	char *targets_after = snapshot(at("targets"));
 	assert_same(targets, targets_after, "a link's target changed");
@@ -290,7 +294,7 @@ Test(evidence, a_full_engine_refuses_each_linked_entry_and_follows_none)
 		link_entry(s, entries[i].entry, entries[i].dir);
 		char *before = snapshot(at("targets"));
 		char out[16384];
-		int rc = cli(out, sizeof out, "doctor --state %s", s);
+		int rc = cli(NULL, out, sizeof out, "doctor --state %s", s);
 		char *after = snapshot(at("targets"));
 		char what[64];
 		snprintf(what, sizeof what, "doctor followed %s", entries[i].entry);
@@ -301,7 +305,7 @@ Test(evidence, a_full_engine_refuses_each_linked_entry_and_follows_none)
 		cr_assert_not_null(strstr(out, want), "doctor on %s a link said: %s", entries[i].entry,
 				   out);
 		if (i == 0) {
-			rc = cli(out, sizeof out, "shell --state %s --no-attach", s);
+			rc = cli(NULL, out, sizeof out, "shell --state %s --no-attach", s);
 			cr_assert_neq(rc, 0, "shell ran: %s", out);
 			cr_assert_not_null(strstr(out, want), "shell said: %s", out);
 			free(after);
@@ -322,7 +326,7 @@ Test(evidence, a_state_directory_not_owned_by_root_or_writable_by_others_is_refu
 	cr_assert_eq(chown(s, OTHER_UID, OTHER_UID), 0);
 	const char *const cmds[] = {"records --no-attach", "verify", "ls --no-attach", "doctor"};
 	for (size_t i = 0; i < 4; i++) {
-		int rc = cli(out, sizeof out, "%s --state %s", cmds[i], s);
+		int rc = cli(NULL, out, sizeof out, "%s --state %s", cmds[i], s);
 		cr_assert_eq(rc, 125, "%s on a directory of uid %d exited %d: %s", cmds[i], OTHER_UID, rc,
 			     out);
 		cr_assert_not_null(strstr(out, "owned by uid 65534"), "%s: %s", cmds[i], out);
@@ -332,7 +336,7 @@ Test(evidence, a_state_directory_not_owned_by_root_or_writable_by_others_is_refu
 	cr_assert_eq(chown(s, 0, 0), 0);
 	cr_assert_eq(chmod(s, 0777), 0);
 	for (size_t i = 0; i < 4; i++) {
-		int rc = cli(out, sizeof out, "%s --state %s", cmds[i], s);
+		int rc = cli(NULL, out, sizeof out, "%s --state %s", cmds[i], s);
 		cr_assert_eq(rc, 125, "%s on a 0777 directory exited %d: %s", cmds[i], rc, out);
 		cr_assert_not_null(strstr(out, "mode 0777"), "%s: %s", cmds[i], out);
 		cr_assert_not_null(strstr(out, "chmod go-w"), "%s names no fix: %s", cmds[i], out);
@@ -341,12 +345,12 @@ Test(evidence, a_state_directory_not_owned_by_root_or_writable_by_others_is_refu
 	cr_assert_eq(chmod(s, 0711), 0);
 	cr_assert_eq(symlink(s, at("state-link")), 0);
 	for (size_t i = 0; i < 4; i++) {
-		int rc = cli(out, sizeof out, "%s --state %s", cmds[i], at("state-link"));
+		int rc = cli(NULL, out, sizeof out, "%s --state %s", cmds[i], at("state-link"));
 		cr_assert_eq(rc, 125, "%s through a link exited %d: %s", cmds[i], rc, out);
 		cr_assert_not_null(strstr(out, "is a symbolic link"), "%s: %s", cmds[i], out);
 	}
 	/* And a good one works. */
-	int rc = cli(out, sizeof out, "verify --state %s", s);
+	int rc = cli(NULL, out, sizeof out, "verify --state %s", s);
 	cr_assert_eq(rc, 0, "%s", out);
 }
 
@@ -518,40 +522,43 @@ static void note(const char *state, const char *text)
 	put(path, text);
 }
 
+/* A state directory with a store, its note naming a unix socket
+ * (run/bulkhead.sock, into sock) that l listens on. */
+static const char *state_noting_socket(struct listener *l, char sock[1024])
+{
+	const char *s = state_dir("state");
+	make_store(s);
+	cr_assert_eq(mkdir(at("run"), 0755), 0);
+	snprintf(sock, 1024, "%s", at("run/bulkhead.sock"));
+	listener_start(l, unix_socket_at(sock));
+	char text[1200];
+	snprintf(text, sizeof text, "%s\n", sock);
+	note(s, text);
+	return s;
+}
+
+/* The token the auto-attach cases look for where it must not go. */
+#define PROBE_TOKEN "BULKHEAD_TOKEN=bh_PROBE"
+
 /* The commands that attach through the note when a token is there to send. */
 static const char *const attaching[] = {"records", "ls", "leaks"};
 
 Test(evidence, auto_attach_sends_no_token_to_a_socket_owned_by_another_uid)
 {
-	const char *s = state_dir("state");
-	make_store(s);
-	cr_assert_eq(mkdir(at("run"), 0755), 0);
 	char sock[1024];
-	snprintf(sock, sizeof sock, "%s", at("run/bulkhead.sock"));
 	struct listener l;
-	listener_start(&l, unix_socket_at(sock));
-	char text[1200];
-	snprintf(text, sizeof text, "%s\n", sock);
-	note(s, text);
+	const char *s = state_noting_socket(&l, sock);
 	put(at("quit.txt"), ":q\n");
 
 	/* Another uid's socket: a stale note's path bound by someone else. */
 	cr_assert_eq(chown(sock, OTHER_UID, OTHER_UID), 0);
-	char said[4][8192], cmd[2048];
+	char said[4][8192];
 	for (size_t i = 0; i < 4; i++) {
 		if (i < 3)
-			snprintf(cmd, sizeof cmd,
-				 "env BULKHEAD_TOKEN=bh_PROBE %s %s --state %s 2>&1 </dev/null",
-				 BH_TEST_CLI, attaching[i], s);
+			cli(PROBE_TOKEN, said[i], sizeof said[i], "%s --state %s", attaching[i], s);
 		else
-			snprintf(cmd, sizeof cmd,
-				 "env BULKHEAD_TOKEN=bh_PROBE TERM=xterm LINES=24 COLUMNS=80 %s console "
-				 "--state %s --script %s 2>&1 </dev/null",
-				 BH_TEST_CLI, s, at("quit.txt"));
-		FILE *f = popen(cmd, "r");
-		size_t n = fread(said[i], 1, sizeof said[i] - 1, f);
-		said[i][n] = '\0';
-		pclose(f);
+			cli(PROBE_TOKEN " TERM=xterm LINES=24 COLUMNS=80", said[i], sizeof said[i],
+			    "console --state %s --script %s", s, at("quit.txt"));
 	}
 	listener_stop(&l);
 	cr_assert_null(strstr(l.got, "bh_PROBE"), "the token went to uid %d's socket:\n%s", OTHER_UID,
@@ -568,13 +575,8 @@ Test(evidence, auto_attach_sends_no_token_to_a_socket_owned_by_another_uid)
 	 * listener would have seen it above). */
 	cr_assert_eq(unlink(sock), 0);
 	listener_start(&l, unix_socket_at(sock));
-	snprintf(cmd, sizeof cmd, "env BULKHEAD_TOKEN=bh_PROBE %s records --state %s 2>&1 </dev/null",
-		 BH_TEST_CLI, s);
 	char out[8192];
-	FILE *f = popen(cmd, "r");
-	size_t n = fread(out, 1, sizeof out - 1, f);
-	out[n] = '\0';
-	pclose(f);
+	cli(PROBE_TOKEN, out, sizeof out, "records --state %s", s);
 	listener_stop(&l);
 	cr_assert_not_null(strstr(l.got, "Bearer bh_PROBE"), "root's socket got no token:\n%s\n%s",
 			   l.got, out);
@@ -587,7 +589,7 @@ Test(evidence, auto_attach_follows_no_https_note_and_no_path_too_long_to_check)
 	int port = 0;
 	struct listener l;
 	listener_start(&l, tcp_socket(&port));
-	char text[1200], cmd[2048];
+	char text[1200];
 	const char *const why[] = {"https", "http", "long"};
 	static char said[3][3][8192];
 	for (int k = 0; k < 3; k++) {
@@ -598,15 +600,9 @@ Test(evidence, auto_attach_follows_no_https_note_and_no_path_too_long_to_check)
 		else
 			snprintf(text, sizeof text, "%s/%0120d\n", root, 0);
 		note(s, text);
-		for (size_t i = 0; i < sizeof attaching / sizeof attaching[0]; i++) {
-			snprintf(cmd, sizeof cmd,
-				 "env BULKHEAD_TOKEN=bh_PROBE %s %s --state %s 2>&1 </dev/null",
-				 BH_TEST_CLI, attaching[i], s);
-			FILE *f = popen(cmd, "r");
-			size_t n = fread(said[k][i], 1, sizeof said[k][i] - 1, f);
-			said[k][i][n] = '\0';
-			pclose(f);
-		}
+		for (size_t i = 0; i < sizeof attaching / sizeof attaching[0]; i++)
+			cli(PROBE_TOKEN, said[k][i], sizeof said[k][i], "%s --state %s",
+			    attaching[i], s);
 	}
 	listener_stop(&l);
 	cr_assert_eq(l.conns, 0, "%d connections reached 127.0.0.1:%d:\n%s", l.conns, port, l.got);
@@ -622,27 +618,15 @@ Test(evidence, auto_attach_follows_no_https_note_and_no_path_too_long_to_check)
 
 Test(evidence, auto_attach_never_starts_from_a_state_directory_of_another_uid)
 {
-	const char *s = state_dir("state");
-	make_store(s);
-	cr_assert_eq(mkdir(at("run"), 0755), 0);
-	char sock[1024];
-	snprintf(sock, sizeof sock, "%s", at("run/bulkhead.sock"));
+	char sock[1024], out[16384];
 	struct listener l;
-	listener_start(&l, unix_socket_at(sock));
-	char text[1200], out[16384], cmd[2048];
-	snprintf(text, sizeof text, "%s\n", sock);
-	note(s, text);
+	const char *s = state_noting_socket(&l, sock);
 	cr_assert_eq(chown(s, OTHER_UID, OTHER_UID), 0);
-	snprintf(cmd, sizeof cmd, "env BULKHEAD_TOKEN=bh_PROBE %s records --state %s 2>&1 </dev/null",
-		 BH_TEST_CLI, s);
-	FILE *f = popen(cmd, "r");
-	size_t n = fread(out, 1, sizeof out - 1, f);
-	out[n] = '\0';
-	int st = pclose(f);
+	int rc = cli(PROBE_TOKEN, out, sizeof out, "records --state %s", s);
 	listener_stop(&l);
 	cr_assert_null(strstr(l.got, "bh_PROBE"), "the token went through uid %d's note:\n%s",
 		       OTHER_UID, l.got);
 	cr_assert_eq(l.conns, 0, "the note was followed:\n%s", l.got);
-	cr_assert_eq(WEXITSTATUS(st), 125, "%s", out);
+	cr_assert_eq(rc, 125, "%s", out);
 	cr_assert_not_null(strstr(out, "owned by uid 65534"), "%s", out);
 }

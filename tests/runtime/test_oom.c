@@ -14,31 +14,10 @@
 
 static struct harness h;
 
-static int read_adj(const char *pid)
-{
-	char path[300], buf[16] = "";
-	snprintf(path, sizeof path, "/proc/%s/oom_score_adj", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -10000;
-	if (!fgets(buf, sizeof buf, f))
-		buf[0] = '\0';
-	fclose(f);
-	return atoi(buf);
-}
-
-static void write_own_adj(int adj)
-{
-	FILE *f = fopen("/proc/self/oom_score_adj", "w");
-	cr_assert_not_null(f);
-	fprintf(f, "%d", adj);
-	cr_assert_eq(fclose(f), 0, "cannot set our oom_score_adj to %d", adj);
-}
-
 static void teardown(void)
 {
 	harness_close(&h);
-	write_own_adj(0);
+	harness_set_oom_score_adj(0);
 }
 
 /* "pid=adj ..." of every host process in the sandbox's memory cgroup. */
@@ -59,7 +38,7 @@ static size_t sandbox_scores(const char *sandbox, char *out, size_t n, int *wors
 		free(cg);
 		if (!ours)
 			continue;
-		int adj = read_adj(de->d_name);
+		int adj = harness_oom_score_adj(de->d_name);
 		if (adj == -10000)
 			continue; /* gone meanwhile */
 		procs++;
@@ -74,7 +53,7 @@ static size_t sandbox_scores(const char *sandbox, char *out, size_t n, int *wors
 
 static void sandbox_processes_carry_the_bundles_score(enum bh_tier tier)
 {
-	write_own_adj(200);
+	harness_set_oom_score_adj(200);
 	harness_open(&h, NULL);
 	harness_require_tier(&h, tier);
 	bh_session *s = harness_session(&h, tier, 1u << BH_LANG_PYTHON);

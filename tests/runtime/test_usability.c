@@ -19,21 +19,6 @@ static const char *test_root(void)
 	return r && *r ? r : "/tmp/bulkhead-tests";
 }
 
-static int sh(char *out, size_t outlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int sh(char *out, size_t outlen, const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof cmd, fmt, ap);
-	va_end(ap);
-	FILE *f = popen(cmd, "r");
-	size_t n = fread(out, 1, outlen - 1, f);
-	out[n] = '\0';
-	int st = pclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* ---- a state directory below a directory the sandboxes cannot pass ---- */
 
 static char closed_parent[512];
@@ -50,7 +35,7 @@ static void closed_parent_setup(void)
 static void closed_parent_teardown(void)
 {
 	char out[256];
-	sh(out, sizeof out, "rm -rf '%s'", closed_parent);
+	harness_sh_into(out, sizeof out, "rm -rf '%s'", closed_parent);
 }
 
 Test(usability, every_command_refuses_a_state_directory_below_an_untraversable_parent_naming_it,
@@ -82,7 +67,7 @@ Test(usability, every_command_refuses_a_state_directory_below_an_untraversable_p
 		else
 			snprintf(line, sizeof line, "%s %s", BH_TEST_CLI, c);
 		static char out[16384];
-		int rc = sh(out, sizeof out, "BULKHEAD_INTERP='%s' %s --state '%s/state' 2>&1",
+		int rc = harness_sh_into(out, sizeof out, "BULKHEAD_INTERP='%s' %s --state '%s/state' 2>&1",
 			    BH_TEST_INTERP, line, closed_parent);
 		cr_assert(rc != 0 && rc != 124, "`%s` went on (status %d): %s", line, rc, out);
 		char want[700];
@@ -101,7 +86,7 @@ Test(usability, every_command_refuses_a_state_directory_below_an_untraversable_p
 	/* With the fix the message names, the same directory works. */
 	cr_assert_eq(chmod(closed_parent, 0711), 0);
 	static char out[16384];
-	int rc = sh(out, sizeof out, "BULKHEAD_INTERP='%s' %s run --tier container --state '%s' 'print(6*7)' 2>&1",
+	int rc = harness_sh_into(out, sizeof out, "BULKHEAD_INTERP='%s' %s run --tier container --state '%s' 'print(6*7)' 2>&1",
 		    BH_TEST_INTERP, BH_TEST_CLI, state);
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_assert_eq(strncmp(out, "42\n", 3), 0, "%s", out);
@@ -281,7 +266,7 @@ static void fresh_setup(void)
 static void fresh_teardown(void)
 {
 	char out[256];
-	sh(out, sizeof out, "rm -rf '%s'", fresh);
+	harness_sh_into(out, sizeof out, "rm -rf '%s'", fresh);
 }
 
 /* On a new state directory (its own evidence cache, so every proof runs),
@@ -294,7 +279,7 @@ Test(usability, run_on_one_tier_then_the_other_warns_of_nothing, .init = fresh_s
 	const char *const tiers[] = {"container", "kernel", "container"};
 	for (size_t i = 0; i < sizeof tiers / sizeof tiers[0]; i++) {
 		static char out[16384];
-		int rc = sh(out, sizeof out,
+		int rc = harness_sh_into(out, sizeof out,
 			    "env -u BULKHEAD_EVIDENCE BULKHEAD_INTERP='%s' %s run --state '%s/state' "
 			    "--tier %s 'print(%zu)' 2>&1",
 			    BH_TEST_INTERP, BH_TEST_CLI, fresh, tiers[i], i);
@@ -309,7 +294,7 @@ Test(usability, run_on_one_tier_then_the_other_warns_of_nothing, .init = fresh_s
 	}
 	/* What each proved stays proven: doctor re-proves and offers both. */
 	static char out[65536];
-	int rc = sh(out, sizeof out, "env -u BULKHEAD_EVIDENCE BULKHEAD_INTERP='%s' %s doctor --state '%s/state' 2>&1",
+	int rc = harness_sh_into(out, sizeof out, "env -u BULKHEAD_EVIDENCE BULKHEAD_INTERP='%s' %s doctor --state '%s/state' 2>&1",
 		    BH_TEST_INTERP, BH_TEST_CLI, fresh);
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_assert_not_null(strstr(out, "kernel    offered"), "%s", out);

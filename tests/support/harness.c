@@ -3,6 +3,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,6 +304,36 @@ long harness_rss_kib(void)
 	return kib;
 }
 
+void harness_child_signals_default(void)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+}
+
+int harness_oom_score_adj(const char *pid)
+{
+	char path[300], buf[16] = "";
+	snprintf(path, sizeof path, "/proc/%s/oom_score_adj", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -10000;
+	if (!fgets(buf, sizeof buf, f))
+		buf[0] = '\0';
+	fclose(f);
+	return atoi(buf);
+}
+
+void harness_set_oom_score_adj(int adj)
+{
+	FILE *f = fopen("/proc/self/oom_score_adj", "w");
+	cr_assert_not_null(f);
+	fprintf(f, "%d", adj);
+	cr_assert_eq(fclose(f), 0, "cannot set our oom_score_adj to %d", adj);
+}
+
 /* ---- sessions ---- */
 
 struct open_wait {
@@ -468,10 +499,19 @@ unsigned long long harness_close_session(struct harness *h, bh_session *s, char 
 
 int harness_cli(struct harness *h, char *out, size_t outlen, const char *args)
 {
+	return harness_sh_into(out, outlen, "BULKHEAD_INTERP='%s' %s %s --state '%s' 2>&1",
+			       BH_TEST_INTERP, BH_TEST_CLI, args, h->state_dir);
+}
+
+int harness_sh_into(char *out, size_t outlen, const char *fmt, ...)
+{
 	char cmd[8192];
-	snprintf(cmd, sizeof cmd, "BULKHEAD_INTERP='%s' %s %s --state '%s' 2>&1", BH_TEST_INTERP,
-		 BH_TEST_CLI, args, h->state_dir);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
 	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f, "popen %s", cmd);
 	size_t n = fread(out, 1, outlen - 1, f);
 	out[n] = '\0';
 	int st = pclose(f);

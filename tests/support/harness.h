@@ -55,12 +55,24 @@ void run_result_free(struct run_result *r);
 
 /* Host-side views, for "nothing was created" and leak checks. */
 char *harness_runtime_list(struct harness *h); /* sorted names, both runtimes */
+/* A shell command's stdout into out (NUL-terminated, cut at outlen - 1);
+ * its exit status, -1 when it did not exit. */
+int harness_sh_into(char *out, size_t outlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A whole file, NUL-terminated (the caller frees it), or NULL when it cannot be read. */
 char *harness_slurp(const char *path);
 /* A shell command's stdout (capped at 8 KiB), in a buffer the next call reuses. */
 char *harness_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *harness_cgroup_list(struct harness *h);  /* leaves below the engine's parent */
 long harness_rss_kib(void);
+/* A process's oom_score_adj (pid as /proc names it), -10000 when it cannot
+ * be read (the process is gone). */
+int harness_oom_score_adj(const char *pid);
+/* Sets this test's own oom_score_adj, which what it starts inherits. */
+void harness_set_oom_score_adj(int adj);
+
+/* In a child forked to exec a command: no signal blocked and every one at
+ * its default (Criterion's workers set signals up their own way). */
+void harness_child_signals_default(void);
 
 /* Skips the test when the tier is not offered here, saying why. */
 void harness_require_tier(struct harness *h, enum bh_tier tier);

@@ -58,11 +58,7 @@ static struct tty_run run_on_tty(const char *input, const char *const *args)
 	pid_t pid = forkpty(&master, NULL, NULL, &ws);
 	cr_assert_neq(pid, -1);
 	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (int sig = 1; sig < NSIG; sig++)
-			signal(sig, SIG_DFL);
+		harness_child_signals_default();
 		setenv("BULKHEAD_INTERP", BH_TEST_INTERP, 1);
 		execv(BH_TEST_CLI, (char *const *)argv);
 		_exit(127);

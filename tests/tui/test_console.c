@@ -191,11 +191,7 @@ static pid_t spawn(const char *cmd, const char *out_name)
 		dup2(null, 0);
 		dup2(fd, 1);
 		dup2(fd, 2);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (int sig = 1; sig < NSIG; sig++)
-			signal(sig, SIG_DFL);
+		harness_child_signals_default();
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
@@ -993,11 +989,7 @@ Test(console, a_tampered_record_is_red_and_a_sound_one_green_in_colour)
 	pid_t pid = forkpty(&master, NULL, NULL, &ws);
 	cr_assert_neq(pid, -1);
 	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (int sig = 1; sig < NSIG; sig++)
-			signal(sig, SIG_DFL);
+		harness_child_signals_default();
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
@@ -1091,6 +1083,18 @@ Test(console, a_long_history_shows_the_newest_events_and_records_and_record_1003
 	screen_has("long-events-older", "Events[200] (older: before #201)");
 }
 
+/* What long_script's screens show of a long history through any source:
+ * the newest page of each view, and record 1003's chain checked. */
+static void long_history_screens_hold(void)
+{
+	screen_has("long-events", "Events[1000]");
+	screen_has("long-records", "Records[1000]");
+	screen_has("long-records", " 1005 2  python");
+	screen_has("long-record-1003", "chain holds: previous_sha256 is record #1002's digest");
+	screen_lacks("long-record-1003", "BROKEN");
+	screen_has("long-events-older", "(older: before #");
+}
+
 /* The same through the other two sources: the embedded engine on the
  * state directory, and a daemon (its store grown while it runs). */
 Test(console, embedded_and_attached_the_newest_events_and_records_show_and_record_1003s_chain_holds)
@@ -1100,12 +1104,7 @@ Test(console, embedded_and_attached_the_newest_events_and_records_show_and_recor
 	snprintf(db, sizeof db, "%s/bulkhead.db", h.state_dir);
 	long_history_into(db);
 	console(long_script, NULL, NULL);
-	screen_has("long-events", "Events[1000]");
-	screen_has("long-records", "Records[1000]");
-	screen_has("long-records", " 1005 2  python");
-	screen_has("long-record-1003", "chain holds: previous_sha256 is record #1002's digest");
-	screen_lacks("long-record-1003", "BROKEN");
-	screen_has("long-events-older", "(older: before #");
+	long_history_screens_hold();
 
 	daemon_start(&d, "--tier container");
 	have_daemon = true;
@@ -1116,12 +1115,7 @@ Test(console, embedded_and_attached_the_newest_events_and_records_show_and_recor
 	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", d.both_token);
 	snprintf(args, sizeof args, "--attach '%s'", d.sock);
 	console(long_script, args, env);
-	screen_has("long-events", "Events[1000]");
-	screen_has("long-records", "Records[1000]");
-	screen_has("long-records", " 1005 2  python");
-	screen_has("long-record-1003", "chain holds: previous_sha256 is record #1002's digest");
-	screen_lacks("long-record-1003", "BROKEN");
-	screen_has("long-events-older", "(older: before #");
+	long_history_screens_hold();
 }
 
 /* ---- 4. leaks: a planted orphan, found and reaped ---- */

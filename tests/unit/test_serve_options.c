@@ -1,26 +1,38 @@
 /* `bulkhead serve` refuses a number it would otherwise misread ("8x" as 8,
  * "abc" as 0), naming the option, before it opens anything. */
-#include <criterion/criterion.h>
+#include "harness.h"
 
-#include <stdio.h>
+#include <criterion/criterion.h>
+#include <stdbool.h>
 #include <string.h>
-#include <sys/wait.h>
 
 /* Runs `bulkhead serve OPT VALUE` with a state directory and a clients file
  * that do not exist, so a value misread still serves nothing; returns its
  * exit status and its stderr in err. */
 static int serve_with(const char *opt, const char *value, char *err, size_t errlen)
 {
-	char cmd[1024];
-	snprintf(cmd, sizeof cmd,
-		 "%s serve --state /nonexistent/bulkhead-serve-options --clients /nonexistent/clients %s '%s' 2>&1 >/dev/null",
-		 BH_TEST_CLI, opt, value);
-	FILE *f = popen(cmd, "r");
-	cr_assert_not_null(f);
-	size_t n = fread(err, 1, errlen - 1, f);
-	err[n] = '\0';
-	int st = pclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return harness_sh_into(err, errlen,
+			       "%s serve --state /nonexistent/bulkhead-serve-options --clients "
+			       "/nonexistent/clients %s '%s' 2>&1 >/dev/null",
+			       BH_TEST_CLI, opt, value);
+}
+
+/* serve refuses each of opts with each of bad as a usage error (2); with
+ * by_name, naming the option too. */
+static void each_refused(const char *const *opts, size_t nopts, const char *const *bad,
+			 size_t nbad, bool by_name)
+{
+	for (size_t i = 0; i < nopts; i++)
+		for (size_t j = 0; j < nbad; j++) {
+			char err[4096];
+			int rc = serve_with(opts[i], bad[j], err, sizeof err);
+			cr_expect_eq(rc, 2, "serve %s '%s' exited %d, not 2 (usage): %s", opts[i],
+				     bad[j], rc, err);
+			if (by_name)
+				cr_expect(strstr(err, opts[i]) != NULL,
+					  "serve %s '%s' did not name the option: %s", opts[i],
+					  bad[j], err);
+		}
 }
 
 Test(serve_options, a_count_with_trailing_letters_or_no_digits_is_refused_by_name)
@@ -30,15 +42,7 @@ Test(serve_options, a_count_with_trailing_letters_or_no_digits_is_refused_by_nam
 					   "--memory-budget", "--sandbox-memory", "--pool",
 					   "--rate"};
 	static const char *const bad[] = {"8x", "abc", "", "-3", "1e3", " 8"};
-	for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
-		for (size_t j = 0; j < sizeof bad / sizeof *bad; j++) {
-			char err[4096];
-			int rc = serve_with(opts[i], bad[j], err, sizeof err);
-			cr_expect_eq(rc, 2, "serve %s '%s' exited %d, not 2 (usage): %s", opts[i],
-				     bad[j], rc, err);
-			cr_expect(strstr(err, opts[i]) != NULL, "serve %s '%s' did not name the option: %s",
-				  opts[i], bad[j], err);
-		}
+	each_refused(opts, sizeof opts / sizeof *opts, bad, sizeof bad / sizeof *bad, true);
 }
 
 Test(serve_options, a_count_past_its_range_is_refused)
@@ -55,11 +59,5 @@ Test(serve_options, a_duration_without_digits_first_or_with_a_stray_unit_is_refu
 	static const char *const opts[] = {"--idle", "--hibernate-after", "--lifetime", "--retention",
 					   "--drain", "--pool-age"};
 	static const char *const bad[] = {"5x", "m", " 5m", "+5m", "5mm", "99999999999h", ""};
-	for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
-		for (size_t j = 0; j < sizeof bad / sizeof *bad; j++) {
-			char err[4096];
-			int rc = serve_with(opts[i], bad[j], err, sizeof err);
-			cr_expect_eq(rc, 2, "serve %s '%s' exited %d, not 2 (usage): %s", opts[i],
-				     bad[j], rc, err);
-		}
+	each_refused(opts, sizeof opts / sizeof *opts, bad, sizeof bad / sizeof *bad, false);
 }

@@ -17,13 +17,9 @@ static void loaded(void *arg, const struct ui_event *rows, size_t n, const char 
 	struct view *v = arg;
 	if (!view_done_loading(v) || err)
 		return;
-	struct history_page *p = v->priv;
-	history_page_loaded(p, n ? rows[0].id : 0, n);
-	history_page_title(p, v->sub, sizeof v->sub);
-	const struct trow *sel = table_selected(&v->t);
-	bool at_end = !sel || v->t.sel + 1 >= v->t.nshown;
 	char keep[128];
-	snprintf(keep, sizeof keep, "%s", sel ? sel->key : "");
+	struct history_page *p = history_page_arrived(v, n ? rows[0].id : 0, n, keep, sizeof keep);
+	bool at_end = !table_selected(&v->t) || v->t.sel + 1 >= v->t.nshown;
 	table_clear(&v->t);
 	for (size_t i = 0; i < n; i++) {
 		const struct ui_event *e = &rows[i];
@@ -51,38 +47,16 @@ static void loaded(void *arg, const struct ui_event *rows, size_t n, const char 
 
 static void load(struct app *a, struct view *v)
 {
-	if (!v->priv) {
-		v->priv = calloc(1, sizeof(struct history_page));
-		if (!v->priv)
-			abort();
-	}
-	struct ui_page page = history_page_request(v->priv);
-	v->loading++;
+	struct ui_page page = history_page_load(v);
 	a->src->ops->events(a->src, &page, loaded, v);
 }
 
 static enum request request(struct app *a, struct view *v, enum request r)
 {
-	struct history_page *p = v->priv;
-	if (r == REQ_EVENTS_OLDER || r == REQ_EVENTS_NEWER) {
-		if (v->loading > 0) /* the page shown is still coming: turn from it once it is here */
-			return REQ_NONE;
-		bool moved = r == REQ_EVENTS_OLDER ? history_page_older(p) : history_page_newer(p);
-		if (moved)
-			load(a, v);
-		else
-			app_flash(a, C_INFO, r == REQ_EVENTS_OLDER ? "no older events"
-								    : "these are the newest events");
-		return REQ_NONE;
-	}
-	return r;
-}
-
-static void done(struct view *v)
-{
-	if (v->priv)
-		history_page_free(v->priv);
-	free(v->priv);
+	if (r != REQ_EVENTS_OLDER && r != REQ_EVENTS_NEWER)
+		return r;
+	history_page_turn(a, v, r == REQ_EVENTS_OLDER, "events", load);
+	return REQ_NONE;
 }
 
 static void enter(struct app *a, struct view *v, const struct trow *row)
@@ -102,5 +76,5 @@ const struct view_ops view_events = {
 	.load = load,
 	.request = request,
 	.enter = enter,
-	.done = done,
+	.done = history_page_done,
 };

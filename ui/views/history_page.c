@@ -1,4 +1,5 @@
 #include "history_page.h"
+#include "app.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,4 +77,47 @@ void history_page_free(struct history_page *p)
 {
 	free(p->before);
 	*p = (struct history_page){0};
+}
+
+struct ui_page history_page_load(struct view *v)
+{
+	if (!v->priv) {
+		v->priv = calloc(1, sizeof(struct history_page));
+		if (!v->priv)
+			abort();
+	}
+	v->loading++;
+	return history_page_request(v->priv);
+}
+
+struct history_page *history_page_arrived(struct view *v, int64_t first_id, size_t rows,
+					  char *keep, size_t n)
+{
+	struct history_page *p = v->priv;
+	history_page_loaded(p, first_id, rows);
+	history_page_title(p, v->sub, sizeof v->sub);
+	const struct trow *sel = table_selected(&v->t);
+	snprintf(keep, n, "%s", sel ? sel->key : "");
+	return p;
+}
+
+void history_page_turn(struct app *a, struct view *v, bool older, const char *what,
+		       void (*load)(struct app *, struct view *))
+{
+	struct history_page *p = v->priv;
+	if (v->loading > 0) /* the page shown is still coming: turn from it once it is here */
+		return;
+	if (older ? history_page_older(p) : history_page_newer(p))
+		load(a, v);
+	else if (older)
+		app_flash(a, C_INFO, "no older %s", what);
+	else
+		app_flash(a, C_INFO, "these are the newest %s", what);
+}
+
+void history_page_done(struct view *v)
+{
+	if (v->priv)
+		history_page_free(v->priv);
+	free(v->priv);
 }

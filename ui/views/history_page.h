@@ -39,4 +39,23 @@ void history_page_select(struct history_page *p, size_t *sel, size_t *top, size_
 			 bool at_end);
 void history_page_free(struct history_page *p);
 
+/* What the events and records views do alike around the above (their own
+ * rows, call and selection rule stay theirs). */
+struct app;
+struct view;
+/* The request for the view's page to show now (its paging made on the first
+ * load), counted as in flight. */
+struct ui_page history_page_load(struct view *v);
+/* A page arrived: the paging and the view's subtitle brought up to date,
+ * keep given the key of the row selected before it (to select it again). */
+struct history_page *history_page_arrived(struct view *v, int64_t first_id, size_t rows,
+					  char *keep, size_t n);
+/* `[` (older) or `]`: the view loaded again at the page it turned to, or a
+ * flash that there is none ("no older events", "these are the newest
+ * events" for what = "events"). Not while the page shown is still coming. */
+void history_page_turn(struct app *a, struct view *v, bool older, const char *what,
+		       void (*load)(struct app *, struct view *));
+/* The view's done: its paging freed. */
+void history_page_done(struct view *v);
+
 #endif

@@ -17,12 +17,8 @@ static void loaded(void *arg, const struct ui_record *rows, size_t n, const char
 	struct view *v = arg;
 	if (!view_done_loading(v) || err)
 		return;
-	struct history_page *p = v->priv;
-	history_page_loaded(p, n ? rows[0].id : 0, n);
-	history_page_title(p, v->sub, sizeof v->sub);
-	const struct trow *sel = table_selected(&v->t);
 	char keep[128];
-	snprintf(keep, sizeof keep, "%s", sel ? sel->key : "");
+	struct history_page *p = history_page_arrived(v, n ? rows[0].id : 0, n, keep, sizeof keep);
 	table_clear(&v->t);
 	for (size_t i = 0; i < n; i++) {
 		const struct ui_record *r = &rows[i];
@@ -47,13 +43,7 @@ static void loaded(void *arg, const struct ui_record *rows, size_t n, const char
 
 static void load(struct app *a, struct view *v)
 {
-	if (!v->priv) {
-		v->priv = calloc(1, sizeof(struct history_page));
-		if (!v->priv)
-			abort();
-	}
-	struct ui_page page = history_page_request(v->priv);
-	v->loading++;
+	struct ui_page page = history_page_load(v);
 	if (*v->arg)
 		snprintf(v->sub, sizeof v->sub, "(session %.12s)", v->arg);
 	a->src->ops->records(a->src, *v->arg ? v->arg : NULL, &page, loaded, v);
@@ -61,26 +51,10 @@ static void load(struct app *a, struct view *v)
 
 static enum request request(struct app *a, struct view *v, enum request r)
 {
-	struct history_page *p = v->priv;
-	if (r == REQ_RECORDS_OLDER || r == REQ_RECORDS_NEWER) {
-		if (v->loading > 0) /* the page shown is still coming: turn from it once it is here */
-			return REQ_NONE;
-		bool moved = r == REQ_RECORDS_OLDER ? history_page_older(p) : history_page_newer(p);
-		if (moved)
-			load(a, v);
-		else
-			app_flash(a, C_INFO, r == REQ_RECORDS_OLDER ? "no older records"
-								     : "these are the newest records");
-		return REQ_NONE;
-	}
-	return r;
-}
-
-static void done(struct view *v)
-{
-	if (v->priv)
-		history_page_free(v->priv);
-	free(v->priv);
+	if (r != REQ_RECORDS_OLDER && r != REQ_RECORDS_NEWER)
+		return r;
+	history_page_turn(a, v, r == REQ_RECORDS_OLDER, "records", load);
+	return REQ_NONE;
 }
 
 static void enter(struct app *a, struct view *v, const struct trow *row)
@@ -99,5 +73,5 @@ const struct view_ops view_records = {
 	.load = load,
 	.request = request,
 	.enter = enter,
-	.done = done,
+	.done = history_page_done,
 };
