@@ -207,7 +207,7 @@ static int healthz_as_nobody(bool tcp)
 		if (fd < 0)
 			_exit(4);
 		const char req[] = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-		if (write(fd, req, sizeof req - 1) != (ssize_t)sizeof req - 1)
+		if (send(fd, req, sizeof req - 1, MSG_NOSIGNAL) != (ssize_t)sizeof req - 1)
 			_exit(5);
 		char buf[512];
 		read_for(fd, buf, sizeof buf, 5000);
@@ -229,7 +229,9 @@ static void one_user_holds_every_slot(bool tcp)
 		if (fd < 0)
 			break;
 		const char half[] = "POST /plimsoll.v1.SandboxService/Describe HTTP/1.1\r\n";
-		if (write(fd, half, sizeof half - 1) < 0) {
+		/* MSG_NOSIGNAL: the daemon may have refused and closed this one
+		 * already, and a write to it must not raise SIGPIPE here. */
+		if (send(fd, half, sizeof half - 1, MSG_NOSIGNAL) < 0) {
 			/* refused already: counted below */
 		}
 		fds[n++] = fd;
