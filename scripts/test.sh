@@ -40,8 +40,11 @@ suite() {
 	local log
 	log=$(mktemp)
 	local start=$SECONDS
-	timeout --kill-after=10 "$budget" "$@" 2>&1 | tee "$log"
-	local rc=${PIPESTATUS[0]}
+	# Into a file, then shown: a process a crashed test left behind holds
+	# what it inherited, and a pipe to tee would never end.
+	timeout --kill-after=10 "$budget" "$@" >"$log" 2>&1
+	local rc=$?
+	cat "$log"
 	# Criterion's runner leaks an allocation of its own now and then (its
 	# stack is libcriterion's alone): that is not ours to fail on. Any leak
 	# with a frame of our code still fails the suite.

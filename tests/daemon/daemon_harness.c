@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,9 +53,16 @@ void daemon_start(struct daemon *d, const char *extra)
 		 BH_TEST_CLI, d->dir, d->sock, d->dir, d->dir, extra ? extra : "");
 	int out[2];
 	cr_assert_eq(pipe(out), 0);
+	pid_t test = getpid();
 	d->pid = fork();
 	cr_assert_neq(d->pid, -1);
 	if (d->pid == 0) {
+		/* A test that crashes runs no .fini: its daemon must not outlive it
+		 * (an orphan holds the suite's output pipe open, and the run hangs
+		 * on it). SIGTERM: the daemon drains and closes its sandboxes. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != test)
+			_exit(127);
 		dup2(out[1], 1);
 		close(out[0]);
 		close(out[1]);
