@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "init_priv.h"
-#include "util.h"
+#include "base.h"
 
 struct exec_req {
 	uint64_t call_id;
@@ -131,7 +131,7 @@ static int build_argv(const struct exec_req *rq, char ***out, uint32_t *bad)
 		if (!argv[i])
 			return -ENOMEM;
 	}
-	*out = BH_STEAL_PTR(argv);
+	*out = steal_ptr(argv);
 	return 0;
 }
 
@@ -149,16 +149,16 @@ static void job_arm(struct init *st, const struct exec_req *rq, pid_t pid,
 	};
 	if (rq->timeout_ms)
 		j->deadline = t_start + (uint64_t)rq->timeout_ms * 1000000u;
-	capture_init(&j->out, bh_steal_fd(&f->out_r), rq->output_cap, false);
-	capture_init(&j->err, bh_steal_fd(&f->err_r), rq->output_cap, false);
+	capture_init(&j->out, steal_fd(f->out_r), rq->output_cap, false);
+	capture_init(&j->err, steal_fd(f->err_r), rq->output_cap, false);
 	set_nonblock(j->out.fd);
 	set_nonblock(j->err.fd);
 	if (f->in_w >= 0) {
-		j->in_fd = bh_steal_fd(&f->in_w);
+		j->in_fd = steal_fd(f->in_w);
 		set_nonblock(j->in_fd);
 		/* The stdin bytes live in the request payload: keep it rather
 		 * than copy up to 16 MiB. */
-		j->in_owner = BH_STEAL_PTR(*payload);
+		j->in_owner = steal_ptr(*payload);
 		j->in_data = rq->stdin_data;
 		j->in_len = rq->stdin_len;
 	}
@@ -191,7 +191,7 @@ static int job_start(struct init *st, const struct exec_req *rq,
 	if (ret < 0)
 		return queue_fail(st, rq->call_id, -ret, "pipe: %s",
 				  strerror(-ret));
-	t_start = now_ns();
+	t_start = now_mono_ns();
 	pid = fork();
 	if (pid < 0)
 		return queue_fail(st, rq->call_id, errno, "fork: %s",
@@ -272,14 +272,14 @@ bool exec_reaped(struct init *st, pid_t pid, int status)
 	j->exited = true;
 	j->status = status;
 	if (!j->timed_out)
-		j->t_end = now_ns();
+		j->t_end = now_mono_ns();
 	return true;
 }
 
 int exec_progress(struct init *st)
 {
 	struct job *j = &st->job;
-	uint64_t now = now_ns();
+	uint64_t now = now_mono_ns();
 	bool settled;
 	int ret;
 
@@ -333,7 +333,7 @@ int exec_timeout(const struct init *st)
 	if (j->sweeping)
 		return SWEEP_TICK_MS;
 	if (j->deadline)
-		return ms_until(now_ns(), j->deadline);
+		return ms_until(now_mono_ns(), j->deadline);
 	return -1;
 }
 

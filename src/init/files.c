@@ -17,7 +17,7 @@
 
 #include "answer.h"
 #include "init_priv.h"
-#include "util.h"
+#include "base.h"
 #include "walk.h"
 
 struct entry {
@@ -158,8 +158,8 @@ static void write_temp(struct state *s, uint32_t i)
 {
 	struct entry *e = &s->e[i];
 	char buf[BH_PATH_MAX + 1], tmp[64];
-	bh_autoclose int dfd = -1;
-	bh_autoclose int fd = -1;
+	cleanup_close int dfd = -1;
+	cleanup_close int fd = -1;
 	const char *base;
 	size_t dir_len;
 	int ret;
@@ -177,7 +177,7 @@ static void write_temp(struct state *s, uint32_t i)
 	e->temp_made = true;
 	if ((ret = write_all(fd, e->data, e->data_len)) < 0)
 		reject(s, e, -ret, "write");
-	if (close(bh_steal_fd(&fd)) < 0)
+	if (close(steal_fd(fd)) < 0)
 		reject(s, e, errno, "write");
 }
 

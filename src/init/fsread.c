@@ -13,7 +13,7 @@
 
 #include "answer.h"
 #include "init_priv.h"
-#include "util.h"
+#include "base.h"
 #include "walk.h"
 
 #define MAX_READ (BH_CHAN_MAX_FRAME - 1u - BH_CHAN_CONTENT_FIXED)
@@ -63,7 +63,7 @@ static uint64_t mtime_ms(const struct stat *sb)
 
 static int open_dir_of(const struct fs_req *rq, char *buf, size_t n)
 {
-	bh_autoclose int work = open_work();
+	cleanup_close int work = open_work();
 
 	if (work < 0)
 		return work;
@@ -172,8 +172,8 @@ static void read_body(int fd, const void *arg)
 {
 	const struct fs_req *rq = arg;
 	char path[BH_PATH_MAX + 1];
-	bh_autoclose int dfd = -1;
-	bh_autoclose int ffd = -1;
+	cleanup_close int dfd = -1;
+	cleanup_close int ffd = -1;
 	const char *base;
 	size_t dir_len, hdr, got = 0;
 	uint32_t cap = rq->max < MAX_READ ? rq->max : MAX_READ;
@@ -317,7 +317,7 @@ static int finish(struct init *st, struct helper *h, uint64_t now)
 
 int fsops_progress(struct init *st)
 {
-	uint64_t now = now_ns();
+	uint64_t now = now_mono_ns();
 
 	for (int i = 0; i < MAX_FSOPS; i++) {
 		int ret = finish(st, &st->fsops[i], now);

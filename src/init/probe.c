@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base.h"
 
 extern char **environ;
 
@@ -55,7 +55,7 @@ static void emit(const char *key, const char *value)
 __attribute__((format(printf, 2, 3))) static void emitf(const char *key,
 							const char *fmt, ...)
 {
-	bh_autofree char *value = NULL;
+	cleanup_free char *value = NULL;
 	va_list ap;
 	int n;
 
@@ -163,7 +163,7 @@ static void strv_free(struct strv *s)
 	*s = (struct strv){ 0 };
 }
 
-#define bh_autostrv __attribute__((cleanup(strv_free)))
+#define cleanup_strv __attribute__((cleanup(strv_free)))
 
 /* Takes ownership of str (also on failure). */
 static int strv_push(struct strv *s, char *str)
@@ -206,7 +206,7 @@ static void strv_sort_unique(struct strv *s)
 
 static void emit_list(const char *key, struct strv *s)
 {
-	bh_autofree char *joined = NULL;
+	cleanup_free char *joined = NULL;
 	size_t len = 1, off = 0;
 
 	strv_sort_unique(s);
@@ -241,8 +241,8 @@ static int cmp_int(const void *a, const void *b)
 
 static char *read_small_file(const char *path)
 {
-	bh_autofclose FILE *f = fopen(path, "re");
-	bh_autofree char *buf = NULL;
+	cleanup_file FILE *f = fopen(path, "re");
+	cleanup_free char *buf = NULL;
 	size_t cap = 0, len = 0, n;
 
 	if (!f)
@@ -260,7 +260,7 @@ static char *read_small_file(const char *path)
 		len += n;
 	} while (n > 0);
 	buf[len] = '\0';
-	return BH_STEAL_PTR(buf);
+	return steal_ptr(buf);
 }
 
 /* Runs of whitespace become one space; the ends are trimmed. */
@@ -327,7 +327,7 @@ static int try_create(const char *path, bool must_remove)
 	int err = create_once(path, must_remove);
 
 	for (int i = 1; err == EEXIST && i <= 8; i++) {
-		bh_autofree char *alt = NULL;
+		cleanup_free char *alt = NULL;
 
 		if (asprintf(&alt, "%s.%d", path, i) < 0) {
 			alt = NULL;
@@ -342,7 +342,7 @@ static int try_create(const char *path, bool must_remove)
 
 static void probe_ids(void)
 {
-	bh_autofree char *map = read_small_file("/proc/self/uid_map");
+	cleanup_free char *map = read_small_file("/proc/self/uid_map");
 
 	emitf("uid", "%u", (unsigned)getuid());
 	emitf("gid", "%u", (unsigned)getgid());
@@ -365,10 +365,10 @@ static void probe_status(void)
 		{ "cap_prm", "CapPrm" },	  { "no_new_privs", "NoNewPrivs" },
 		{ "seccomp", "Seccomp" },
 	};
-	bh_autofree char *status = read_small_file("/proc/self/status");
+	cleanup_free char *status = read_small_file("/proc/self/status");
 
-	for (size_t i = 0; i < BH_ARRAY_SIZE(facts); i++) {
-		bh_autofree char *v =
+	for (size_t i = 0; i < ARRAY_SIZE(facts); i++) {
+		cleanup_free char *v =
 			status ? status_field(status, facts[i].field) : NULL;
 
 		emit(facts[i].key, v ? v : "absent");
@@ -433,7 +433,7 @@ static int parse_mount_line(char *line, struct mount *m)
 	size_t n = 0, sep = 0;
 	char *save = NULL;
 
-	for (char *t = strtok_r(line, " \n", &save); t && n < BH_ARRAY_SIZE(tok);
+	for (char *t = strtok_r(line, " \n", &save); t && n < ARRAY_SIZE(tok);
 	     t = strtok_r(NULL, " \n", &save))
 		tok[n++] = t;
 	for (size_t i = 6; i < n; i++) {
@@ -462,8 +462,8 @@ static int parse_mount_line(char *line, struct mount *m)
 
 static int read_mounts(struct mounts *ms)
 {
-	bh_autofclose FILE *f = fopen("/proc/self/mountinfo", "re");
-	bh_autofree char *line = NULL;
+	cleanup_file FILE *f = fopen("/proc/self/mountinfo", "re");
+	cleanup_free char *line = NULL;
 	size_t cap = 0;
 
 	if (!f)
@@ -496,11 +496,11 @@ static bool under(const char *path, const char *dir)
 
 static void probe_writable_mounts(const struct mounts *ms)
 {
-	bh_autostrv struct strv ok = { 0 };
+	cleanup_strv struct strv ok = { 0 };
 
 	for (size_t i = 0; i < ms->n; i++) {
 		const char *mp = ms->m[i].point;
-		bh_autofree char *path = NULL;
+		cleanup_free char *path = NULL;
 
 		if (under(mp, "/proc") || under(mp, "/sys"))
 			continue;
@@ -518,7 +518,7 @@ static void probe_writable_mounts(const struct mounts *ms)
 /* The last entry for a mount point is the one on top, the one in effect. */
 static void probe_mount_of(const struct mounts *ms, const char *point)
 {
-	bh_autofree char *key = NULL;
+	cleanup_free char *key = NULL;
 	const struct mount *top = NULL;
 
 	for (size_t i = 0; i < ms->n; i++)
@@ -547,8 +547,8 @@ static void probe_mounts(void)
 
 static int ifaces_from_proc(struct strv *names)
 {
-	bh_autofclose FILE *f = fopen("/proc/net/dev", "re");
-	bh_autofree char *line = NULL;
+	cleanup_file FILE *f = fopen("/proc/net/dev", "re");
+	cleanup_free char *line = NULL;
 	size_t cap = 0;
 
 	if (!f)
@@ -571,7 +571,7 @@ static int ifaces_from_proc(struct strv *names)
 
 static void probe_net_ifaces(void)
 {
-	bh_autostrv struct strv names = { 0 };
+	cleanup_strv struct strv names = { 0 };
 	struct if_nameindex *ifs = if_nameindex();
 
 	if (ifs) {
@@ -593,7 +593,7 @@ static void probe_net_ifaces(void)
 static const char *connect_result(void)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(80) };
-	bh_autoclose int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK |
+	cleanup_close int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK |
 						      SOCK_CLOEXEC, 0);
 	struct pollfd p;
 	socklen_t len = sizeof(int);
@@ -639,7 +639,7 @@ static void probe_rlimits(void)
 		{ "rlimit_fsize", RLIMIT_FSIZE },
 	};
 
-	for (size_t i = 0; i < BH_ARRAY_SIZE(lims); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(lims); i++) {
 		struct rlimit rl;
 
 		if (getrlimit(lims[i].res, &rl) < 0)
@@ -655,8 +655,8 @@ static void probe_rlimits(void)
 /* Lists our open descriptors, leaving out the one reading the listing. */
 static int collect_fds(int **out, size_t *count)
 {
-	bh_autoclosedir DIR *d = opendir("/proc/self/fd");
-	bh_autofree int *fds = NULL;
+	cleanup_dir DIR *d = opendir("/proc/self/fd");
+	cleanup_free int *fds = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *e;
 
@@ -680,7 +680,7 @@ static int collect_fds(int **out, size_t *count)
 		fds[n++] = (int)fd;
 	}
 	qsort(fds, n, sizeof(*fds), cmp_int);
-	*out = BH_STEAL_PTR(fds);
+	*out = steal_ptr(fds);
 	*count = n;
 	return 0;
 }
@@ -689,8 +689,8 @@ static int collect_fds(int **out, size_t *count)
  * Numeric order: a string sort would put 10 before 2. */
 static void probe_fds(void)
 {
-	bh_autofree int *fds = NULL;
-	bh_autofree char *buf = NULL;
+	cleanup_free int *fds = NULL;
+	cleanup_free char *buf = NULL;
 	size_t n = 0, len = 0;
 	FILE *m;
 	int ret = collect_fds(&fds, &n);
@@ -712,7 +712,7 @@ static void probe_fds(void)
 
 static void probe_pid1(void)
 {
-	bh_autoclosedir DIR *d = opendir("/proc/1/fd");
+	cleanup_dir DIR *d = opendir("/proc/1/fd");
 	int fd;
 
 	emitf("pid1_fd_readable", "%d", d && readdir(d) != NULL);
@@ -753,7 +753,7 @@ static void probe_pid1(void)
 
 static void probe_environ(void)
 {
-	bh_autostrv struct strv names = { 0 };
+	cleanup_strv struct strv names = { 0 };
 
 	for (char **e = environ; e && *e; e++) {
 		const char *eq = strchr(*e, '=');

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "init_priv.h"
-#include "util.h"
+#include "base.h"
 
 int path_check(const uint8_t *p, size_t n, bool allow_empty)
 {
@@ -75,7 +75,7 @@ int open_work(void)
  * as the dirfd of every later *at() call. */
 static int open_step(int dirfd, const char *name)
 {
-	bh_autoclose int fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	cleanup_close int fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	struct stat sb;
 
 	if (fd < 0)
@@ -86,14 +86,14 @@ static int open_step(int dirfd, const char *name)
 		return -ELOOP;
 	if (!S_ISDIR(sb.st_mode))
 		return -ENOTDIR;
-	return bh_steal_fd(&fd);
+	return steal_fd(fd);
 }
 
 int walk_dir(int work, const char *dir, size_t n, walk_created_fn created, void *arg)
 {
 	char comp[BH_PATH_MAX + 1];
 	char prefix[BH_PATH_MAX + 1];
-	bh_autoclose int cur = fcntl(work, F_DUPFD_CLOEXEC, 3);
+	cleanup_close int cur = fcntl(work, F_DUPFD_CLOEXEC, 3);
 	size_t start = 0;
 
 	if (cur < 0)
@@ -124,7 +124,7 @@ int walk_dir(int work, const char *dir, size_t n, walk_created_fn created, void 
 		cur = next;
 		start = end + 1;
 	}
-	return bh_steal_fd(&cur);
+	return steal_fd(cur);
 }
 
 void path_split(const char *path, size_t n, size_t *dir_len, const char **base)
