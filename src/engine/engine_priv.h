@@ -4,7 +4,9 @@
 
 #include "internal.h"
 #include "chan_check.h"
-#include "channel_proto.h"
+#include "channel.h"
+#include "codec.h"
+#include "path_rule.h"
 
 #include <poll.h>
 #include <sys/epoll.h>
@@ -132,18 +134,6 @@ struct done_frame {
 	uint64_t disk_used; /* bytes in /work, /tmp, /dev/shm after the call */
 };
 
-/* little-endian framing helpers (sandbox.c) */
-struct reader {
-	const uint8_t *p;
-	size_t left;
-	bool bad;
-};
-void put_u32(struct buf *b, uint32_t v);
-void put_u64(struct buf *b, uint64_t v);
-void put_str(struct buf *b, const void *s, size_t n);
-uint32_t get_u32(struct reader *r);
-uint64_t get_u64(struct reader *r);
-const uint8_t *get_str(struct reader *r, size_t *n);
 typedef void (*sandbox_exec_fn)(bh_engine *e, void *arg, struct sandbox *sb,
 				const struct bh_exec_result *res, const bh_error *err);
 

@@ -88,22 +88,24 @@ static void forget_dead(struct init *st, int lang)
 
 static int check_files(struct init *st, const struct cell_req *rq)
 {
-	struct bh_cursor c = rq->files;
+	struct proto_cursor c = rq->files;
 
 	for (uint32_t i = 0; i < rq->nfiles; i++) {
 		const uint8_t *path, *data;
 		uint32_t plen, dlen;
 		char shown[512];
+		enum proto_path_problem why;
 		int ret;
 
-		bh_get_str(&c, &path, &plen);
-		bh_get_str(&c, &data, &dlen);
-		ret = path_check(path, plen, false);
-		if (ret == 0)
+		proto_get_str(&c, &path, &plen);
+		proto_get_str(&c, &data, &dlen);
+		why = proto_path_check(path, plen, 0);
+		if (why == PROTO_PATH_OK)
 			continue;
 		path_printable(path, plen, shown, sizeof(shown));
-		ret = queue_rejected(st, rq->call_id, BH_CHAN_REJECT_FILES, -ret,
-				     "invalid path \"%s\": %s", shown, path_problem(ret));
+		ret = queue_rejected(st, rq->call_id, BH_CHAN_REJECT_FILES, proto_path_errno(why),
+				     "invalid path \"%s\": %s", shown,
+				     proto_path_problem_text(why));
 		return ret < 0 ? ret : 1;
 	}
 	return 0;
@@ -243,10 +245,10 @@ int handle_cell(struct init *st, uint8_t **payload, size_t len)
 
 int handle_warm(struct init *st, const uint8_t *payload, size_t len)
 {
-	struct bh_cursor c = bh_cursor_make(payload, len);
+	struct proto_cursor c = proto_cursor(payload, len);
 	uint32_t mask;
 
-	if (bh_get_u32(&c, &mask) < 0 || c.left != 0)
+	if (proto_get_u32(&c, &mask) < 0 || c.left != 0)
 		return -EPROTO;
 	reap(st);
 	for (int lang = 0; lang < NLANG; lang++) {

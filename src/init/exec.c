@@ -16,7 +16,7 @@ struct exec_req {
 	uint32_t timeout_ms;
 	uint32_t output_cap;
 	uint32_t argc;
-	struct bh_cursor argv; /* the argc strings, still encoded */
+	struct proto_cursor argv; /* the argc strings, still encoded */
 	const uint8_t *stdin_data;
 	uint32_t stdin_len;
 };
@@ -112,7 +112,7 @@ static void free_argv(char ***argv)
 static int build_argv(const struct exec_req *rq, char ***out, uint32_t *bad)
 {
 	__attribute__((cleanup(free_argv))) char **argv = NULL;
-	struct bh_cursor c = rq->argv;
+	struct proto_cursor c = rq->argv;
 
 	argv = calloc((size_t)rq->argc + 1u, sizeof(*argv));
 	if (!argv)
@@ -121,7 +121,7 @@ static int build_argv(const struct exec_req *rq, char ***out, uint32_t *bad)
 		const uint8_t *s;
 		uint32_t n;
 
-		if (bh_get_str(&c, &s, &n) < 0)
+		if (proto_get_str(&c, &s, &n) < 0)
 			return -EPROTO; /* parse_exec already walked these */
 		if (memchr(s, 0, n)) {
 			*bad = i;
@@ -362,24 +362,24 @@ void exec_ready(struct init *st, int tag)
 
 static int parse_exec(const uint8_t *p, size_t n, struct exec_req *rq)
 {
-	struct bh_cursor c = bh_cursor_make(p, n);
+	struct proto_cursor c = proto_cursor(p, n);
 	const uint8_t *s;
 	uint32_t len;
 
-	if (bh_get_u64(&c, &rq->call_id) < 0 ||
-	    bh_get_u32(&c, &rq->timeout_ms) < 0 ||
-	    bh_get_u32(&c, &rq->output_cap) < 0 ||
-	    bh_get_u32(&c, &rq->argc) < 0)
+	if (proto_get_u64(&c, &rq->call_id) < 0 ||
+	    proto_get_u32(&c, &rq->timeout_ms) < 0 ||
+	    proto_get_u32(&c, &rq->output_cap) < 0 ||
+	    proto_get_u32(&c, &rq->argc) < 0)
 		return -EPROTO;
 	/* Each string costs at least its length word. */
 	if (rq->argc > c.left / 4u)
 		return -EPROTO;
 	rq->argv = c;
 	for (uint32_t i = 0; i < rq->argc; i++)
-		if (bh_get_str(&c, &s, &len) < 0)
+		if (proto_get_str(&c, &s, &len) < 0)
 			return -EPROTO;
 	rq->argv.left -= c.left;
-	if (bh_get_str(&c, &rq->stdin_data, &rq->stdin_len) < 0)
+	if (proto_get_str(&c, &rq->stdin_data, &rq->stdin_len) < 0)
 		return -EPROTO;
 	/* Trailing bytes mean the two sides disagree about the layout. */
 	return c.left == 0 ? 0 : -EPROTO;

@@ -5,7 +5,7 @@
  * nothing outside it. That is why bh_init_main() refuses to run when
  * getpid() != 1.
  *
- * Requests (channel_proto.h): EXEC (exec.c) and CELL (cell.c) are calls,
+ * Requests (channel.h): EXEC (exec.c) and CELL (cell.c) are calls,
  * one at a time; WARM starts interpreters (interp.c); LIST and READ run in
  * forked helpers (fsread.c) and may overlap a call. The init itself never
  * blocks for long: every descriptor it reads or writes after start-up is

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 #include "base.h"
-#include "channel_proto.h"
+#include "channel.h"
 #include "frame.h"
 
 /* The uid (and gid) user code runs as; /work belongs to it. */
@@ -34,16 +34,13 @@
 /* LIST and READ helpers running at once. */
 #define MAX_FSOPS 4
 #define FAIL_MSG_MAX (BH_CHAN_MESSAGE_MAX + 1u) /* with its NUL */
-#define BH_PATH_MAX 4096u
-
-/* Both streams at their cap must still fit one DONE frame. */
-#define MAX_OUTPUT_CAP ((BH_CHAN_MAX_FRAME - 1u - BH_CHAN_DONE_FIXED) / 2u)
 
 #define NLANG 2
 
 /* ---- common.c ---- */
 extern int diag_fd;
 __attribute__((format(printf, 1, 2))) void diag(const char *fmt, ...);
+uint64_t now_mono_ns(void);
 int ms_until(uint64_t now, uint64_t when);
 int min_timeout(int a, int b);
 int set_nonblock(int fd);

@@ -10,40 +10,6 @@
 #include "init_priv.h"
 #include "base.h"
 
-int path_check(const uint8_t *p, size_t n, bool allow_empty)
-{
-	size_t start = 0;
-
-	if (n == 0)
-		return allow_empty ? 0 : -EINVAL;
-	if (n > BH_PATH_MAX)
-		return -ENAMETOOLONG;
-	if (p[0] == '/')
-		return -EINVAL;
-	for (size_t i = 0; i <= n; i++) {
-		size_t len;
-
-		if (i < n && (p[i] < 0x20 || p[i] == 0x7f))
-			return -EINVAL;
-		if (i < n && p[i] != '/')
-			continue;
-		len = i - start;
-		if (len == 0 || (len == 1 && p[start] == '.') ||
-		    (len == 2 && p[start] == '.' && p[start + 1] == '.'))
-			return -EINVAL;
-		start = i + 1;
-	}
-	return 0;
-}
-
-const char *path_problem(int ret)
-{
-	if (ret == -EINVAL)
-		return "must be relative to /work, without \"..\", \".\", empty "
-		       "components or control characters";
-	return strerror(-ret);
-}
-
 void path_printable(const uint8_t *p, size_t n, char *out, size_t cap)
 {
 	size_t o = 0;
@@ -91,14 +57,14 @@ static int open_step(int dirfd, const char *name)
 
 int walk_dir(int work, const char *dir, size_t n, walk_created_fn created, void *arg)
 {
-	char comp[BH_PATH_MAX + 1];
-	char prefix[BH_PATH_MAX + 1];
+	char comp[BH_MAX_PATH_BYTES + 1];
+	char prefix[BH_MAX_PATH_BYTES + 1];
 	cleanup_close int cur = fcntl(work, F_DUPFD_CLOEXEC, 3);
 	size_t start = 0;
 
 	if (cur < 0)
 		return -errno;
-	if (n > BH_PATH_MAX)
+	if (n > BH_MAX_PATH_BYTES)
 		return -ENAMETOOLONG;
 	while (start < n) {
 		const char *slash = memchr(dir + start, '/', n - start);
