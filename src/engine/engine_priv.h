@@ -6,6 +6,7 @@
 #include "chan_check.h"
 #include "channel.h"
 #include "codec.h"
+#include "invocation.h"
 #include "path_rule.h"
 
 #include <poll.h>

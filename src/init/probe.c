@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "probe_keys.h"
 
 extern char **environ;
 
@@ -344,8 +345,8 @@ static void probe_ids(void)
 {
 	cleanup_free char *map = read_small_file("/proc/self/uid_map");
 
-	emitf("uid", "%u", (unsigned)getuid());
-	emitf("gid", "%u", (unsigned)getgid());
+	emitf(PROBE_UID, "%u", (unsigned)getuid());
+	emitf(PROBE_GID, "%u", (unsigned)getgid());
 	if (map) {
 		char *eol = strchr(map, '\n');
 
@@ -353,7 +354,7 @@ static void probe_ids(void)
 			*eol = '\0';
 		collapse_ws(map);
 	}
-	emit("uid_map", map ? map : "absent");
+	emit(PROBE_UID_MAP, map ? map : "absent");
 }
 
 static void probe_status(void)
@@ -361,9 +362,9 @@ static void probe_status(void)
 	static const struct {
 		const char *key, *field;
 	} facts[] = {
-		{ "cap_eff", "CapEff" },	  { "cap_bnd", "CapBnd" },
-		{ "cap_prm", "CapPrm" },	  { "no_new_privs", "NoNewPrivs" },
-		{ "seccomp", "Seccomp" },
+		{ PROBE_CAP_EFF, "CapEff" },	  { PROBE_CAP_BND, "CapBnd" },
+		{ PROBE_CAP_PRM, "CapPrm" },	  { PROBE_NO_NEW_PRIVS, "NoNewPrivs" },
+		{ PROBE_SECCOMP_MODE, "Seccomp" },
 	};
 	cleanup_free char *status = read_small_file("/proc/self/status");
 
@@ -512,7 +513,7 @@ static void probe_writable_mounts(const struct mounts *ms)
 		if (try_create(path, true) == 0 && strv_push(&ok, strdup(mp)) < 0)
 			break;
 	}
-	emit_list("writable_mounts", &ok);
+	emit_list(PROBE_WRITABLE_MOUNTS, &ok);
 }
 
 /* The last entry for a mount point is the one on top, the one in effect. */
@@ -524,7 +525,7 @@ static void probe_mount_of(const struct mounts *ms, const char *point)
 	for (size_t i = 0; i < ms->n; i++)
 		if (strcmp(ms->m[i].point, point) == 0)
 			top = &ms->m[i];
-	if (asprintf(&key, "mount.%s", point) < 0)
+	if (asprintf(&key, PROBE_MOUNT "%s", point) < 0)
 		return;
 	if (!top)
 		emit(key, "absent");
@@ -583,11 +584,11 @@ static void probe_net_ifaces(void)
 		int ret = ifaces_from_proc(&names);
 
 		if (ret < 0) {
-			emit("net_ifaces", errno_name(-ret));
+			emit(PROBE_NET_IFACES, errno_name(-ret));
 			return;
 		}
 	}
-	emit_list("net_ifaces", &names);
+	emit_list(PROBE_NET_IFACES, &names);
 }
 
 static const char *connect_result(void)
@@ -619,12 +620,12 @@ static void probe_uname(void)
 	struct utsname u;
 
 	if (uname(&u) < 0) {
-		emit("kernel_release", errno_name(errno));
-		emit("kernel_version", errno_name(errno));
+		emit(PROBE_KERNEL_RELEASE, errno_name(errno));
+		emit(PROBE_KERNEL_VERSION, errno_name(errno));
 		return;
 	}
-	emit("kernel_release", u.release);
-	emit("kernel_version", u.version);
+	emit(PROBE_KERNEL_RELEASE, u.release);
+	emit(PROBE_KERNEL_VERSION, u.version);
 }
 
 static void probe_rlimits(void)
@@ -633,10 +634,10 @@ static void probe_rlimits(void)
 		const char *key;
 		int res;
 	} lims[] = {
-		{ "rlimit_nproc", RLIMIT_NPROC },
-		{ "rlimit_nofile", RLIMIT_NOFILE },
-		{ "rlimit_core", RLIMIT_CORE },
-		{ "rlimit_fsize", RLIMIT_FSIZE },
+		{ PROBE_RLIMIT_NPROC, RLIMIT_NPROC },
+		{ PROBE_RLIMIT_NOFILE, RLIMIT_NOFILE },
+		{ PROBE_RLIMIT_CORE, RLIMIT_CORE },
+		{ PROBE_RLIMIT_FSIZE, RLIMIT_FSIZE },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(lims); i++) {
@@ -696,18 +697,18 @@ static void probe_fds(void)
 	int ret = collect_fds(&fds, &n);
 
 	if (ret < 0) {
-		emit("fds", errno_name(-ret));
+		emit(PROBE_FDS, errno_name(-ret));
 		return;
 	}
 	m = open_memstream(&buf, &len);
 	if (!m) {
-		emit("fds", "ENOMEM");
+		emit(PROBE_FDS, "ENOMEM");
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
 		fprintf(m, "%s%d", i ? "," : "", fds[i]);
 	fclose(m);
-	emit("fds", buf ? buf : "");
+	emit(PROBE_FDS, buf ? buf : "");
 }
 
 static void probe_pid1(void)
@@ -715,20 +716,20 @@ static void probe_pid1(void)
 	cleanup_dir DIR *d = opendir("/proc/1/fd");
 	int fd;
 
-	emitf("pid1_fd_readable", "%d", d && readdir(d) != NULL);
+	emitf(PROBE_PID1_FD_READABLE, "%d", d && readdir(d) != NULL);
 	fd = open("/proc/1/mem", O_RDONLY | O_CLOEXEC);
-	emitf("pid1_mem_readable", "%d", fd >= 0);
+	emitf(PROBE_PID1_MEM_READABLE, "%d", fd >= 0);
 	if (fd >= 0)
 		close(fd);
 	fd = open("/proc/1/environ", O_RDONLY | O_CLOEXEC);
-	emitf("pid1_environ_readable", "%d", fd >= 0);
+	emitf(PROBE_PID1_ENVIRON_READABLE, "%d", fd >= 0);
 	if (fd >= 0)
 		close(fd);
 	struct stat st;
 	if (stat("/proc/1", &st) == 0)
-		emitf("pid1_uid", "%u", (unsigned)st.st_uid);
+		emitf(PROBE_PID1_UID, "%u", (unsigned)st.st_uid);
 	else
-		emit("pid1_uid", errno_name(errno));
+		emit(PROBE_PID1_UID, errno_name(errno));
 	/* The walls that matter: can user code open any of the init's
 	 * descriptors (its channel to the engine) through /proc/1/fd, listed
 	 * or not? Opened non-blocking and closed at once, stealing nothing. */
@@ -747,8 +748,8 @@ static void probe_pid1(void)
 		if (r >= 0)
 			close(r);
 	}
-	emit("pid1_fds_openable", reached[0] ? reached : "none");
-	emitf("no_new_privs_prctl", "%d", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+	emit(PROBE_PID1_FDS_OPENABLE, reached[0] ? reached : "none");
+	emitf(PROBE_NO_NEW_PRIVS_PRCTL, "%d", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
 }
 
 static void probe_environ(void)
@@ -762,7 +763,7 @@ static void probe_environ(void)
 						      : strlen(*e))) < 0)
 			break;
 	}
-	emit_list("environ", &names);
+	emit_list(PROBE_ENVIRON, &names);
 }
 
 /* If the attach worked, pid 1 is about to enter the attach stop; detaching
@@ -799,27 +800,27 @@ static void probe_escape_attempts(void)
 	snprintf(syslog_r, sizeof(syslog_r), "%s", syslog_result());
 	snprintf(unshare_r, sizeof(unshare_r), "%s",
 		 unshare(CLONE_NEWUSER) < 0 ? errno_name(errno) : "ok");
-	emit("unshare_user", unshare_r);
-	emit("ptrace_pid1", ptrace_r);
-	emit("syslog", syslog_r);
+	emit(PROBE_UNSHARE_USER, unshare_r);
+	emit(PROBE_PTRACE_PID1, ptrace_r);
+	emit(PROBE_SYSLOG, syslog_r);
 }
 
 int bh_probe_main(void)
 {
 	probe_ids();
 	probe_status();
-	probe_writable("root_writable", "root_errno", "/" PROBE_NAME);
-	probe_writable("usr_writable", "usr_errno", "/usr/" PROBE_NAME);
+	probe_writable(PROBE_ROOT_WRITABLE, PROBE_ROOT_ERRNO, "/" PROBE_NAME);
+	probe_writable(PROBE_USR_WRITABLE, PROBE_USR_ERRNO, "/usr/" PROBE_NAME);
 	probe_mounts();
 	probe_net_ifaces();
-	emit("connect_public", connect_result());
+	emit(PROBE_CONNECT_PUBLIC, connect_result());
 	probe_uname();
 	probe_rlimits();
 	probe_fds();
 	probe_pid1();
 	probe_environ();
 	bh_probe_seccomp(emit, errno_name);
-	emitf("pid", "%d", (int)getpid());
+	emitf(PROBE_PID, "%d", (int)getpid());
 	probe_escape_attempts();
 	fflush(stdout);
 	return 0;

@@ -16,6 +16,7 @@
 #include "warden.h"
 
 #include "base.h"
+#include "invocation.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -121,13 +122,14 @@ next:
 
 int bh_warden_main(int argc, char **argv)
 {
-	if (argc != 5) {
+	if (argc != BH_WARDEN_ARGC) {
 		fprintf(stderr, "usage: bulkhead-init --warden ENGINE_PID LOCK_PATH CGROUP_PARENT\n");
 		return 2;
 	}
 	char *end;
-	long engine = strtol(argv[2], &end, 10);
-	const char *lock_path = argv[3], *parent = argv[4];
+	long engine = strtol(argv[BH_WARDEN_ARG_ENGINE_PID], &end, 10);
+	const char *lock_path = argv[BH_WARDEN_ARG_LOCK];
+	const char *parent = argv[BH_WARDEN_ARG_CGROUP_PARENT];
 	if (*end || engine <= 1 || strncmp(parent, "/bulkhead/", 10) || strstr(parent, "..")) {
 		fprintf(stderr, "bulkhead-init --warden: bad arguments\n");
 		return 2;

@@ -156,7 +156,4 @@ enum bh_chan_done_flags {
 	BH_CHAN_INTERP_ENDED = 1u << 4,   /* the interpreter is gone after this cell */
 };
 
-/* Where the init finds itself inside the sandbox (a read-only bind mount). */
-#define BH_INIT_SANDBOX_PATH "/opt/bulkhead/bulkhead-init"
-
 #endif
