@@ -288,6 +288,9 @@ void engine_maybe_crash(bh_engine *e, const char *point);
 /* ---- the engine ---- */
 struct pending_exec;
 struct bh_store;
+/* What bh_exec refuses before anything is dispatched (BH_REFUSAL_REQUEST):
+ * 0, or -1 with *err. */
+int exec_request_check(const struct bh_exec_request *req, bh_error **err);
 
 /* ---- the view sandboxes bind from (view.c) ---- */
 struct view {
