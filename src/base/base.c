@@ -4,6 +4,22 @@
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
+
+void bh_closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+
+void bh_close_now(int *fd)
+{
+	bh_closep(fd);
+	*fd = -1;
+}
 
 void *xzalloc(size_t n)
 {
@@ -23,9 +39,12 @@ char *xstrdup(const char *s)
 
 char *xstrndup(const char *s, size_t n)
 {
-	char *p = strndup(s ? s : "", n);
+	char *p = malloc(n + 1);
 	if (!p)
 		abort();
+	if (n)
+		memcpy(p, s, n);
+	p[n] = '\0';
 	return p;
 }
 

@@ -13,7 +13,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -29,14 +28,7 @@ static inline void bh_freep(void *p)
 	errno = saved;
 }
 
-static inline void bh_closep(int *fd)
-{
-	if (*fd >= 0) {
-		int saved = errno;
-		close(*fd);
-		errno = saved;
-	}
-}
+void bh_closep(int *fd);
 
 static inline void bh_fclosep(FILE **f)
 {
@@ -63,11 +55,7 @@ static inline void bh_closedirp(DIR **d)
 
 /* Closes now and marks the variable empty, so a later cleanup handler on
  * the same variable does not close a number that may have been reused. */
-static inline void bh_close_now(int *fd)
-{
-	bh_closep(fd);
-	*fd = -1;
-}
+void bh_close_now(int *fd);
 
 /* Hand ownership on: returns the value and leaves the old owner empty. */
 #define steal_ptr(p) ({ __typeof__(p) _s = (p); (p) = NULL; _s; })
@@ -77,7 +65,7 @@ static inline void bh_close_now(int *fd)
 
 void *xzalloc(size_t n);
 char *xstrdup(const char *s); /* NULL -> "" */
-char *xstrndup(const char *s, size_t n);
+char *xstrndup(const char *s, size_t n); /* exactly n bytes, a NUL among them kept */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- clocks ---- */

@@ -8,6 +8,7 @@
 #include "base.h"
 
 #include <sys/types.h>
+#include <unistd.h>
 
 /* Reads a whole file (at most max bytes); returns NULL with errno set. */
 char *read_file(const char *path, size_t max, size_t *len);

@@ -216,7 +216,7 @@ static int read_files(const struct jr *r, const cJSON *obj, struct wire_cell_run
 	if (count > (int)BH_MAX_FILES)
 		return jr_fail(r, "cell.files holds %d files, more than the %u allowed", count,
 			       BH_MAX_FILES);
-	out->files = wire_xzalloc(((size_t)count + 1) * sizeof *out->files);
+	out->files = xzalloc(((size_t)count + 1) * sizeof *out->files);
 	size_t total = 0;
 	char path[48];
 	for (const cJSON *f = arr ? arr->child : NULL; f; f = f->next) {
