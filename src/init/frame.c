@@ -144,13 +144,13 @@ static void outq_drained(struct bh_outq *q)
 		buf_free(&q->buf);
 }
 
-int bh_outq_flush(struct bh_outq *q, int fd)
+int write_ready(int fd, const uint8_t *p, size_t len, size_t *off)
 {
-	while (bh_outq_pending(q) > 0) {
-		ssize_t n = write(fd, q->buf.data + q->head, bh_outq_pending(q));
+	while (*off < len) {
+		ssize_t n = write(fd, p + *off, len - *off);
 
 		if (n > 0) {
-			q->head += (size_t)n;
+			*off += (size_t)n;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -159,6 +159,15 @@ int bh_outq_flush(struct bh_outq *q, int fd)
 			return 1;
 		return n < 0 ? -errno : -EIO;
 	}
+	return 0;
+}
+
+int bh_outq_flush(struct bh_outq *q, int fd)
+{
+	int ret = write_ready(fd, q->buf.data, q->buf.len, &q->head);
+
+	if (ret != 0)
+		return ret;
 	outq_drained(q);
 	return 0;
 }

@@ -67,4 +67,8 @@ int bh_outq_flush(struct bh_outq *q, int fd);
 
 void bh_outq_free(struct bh_outq *q);
 
+/* Writes p[*off..len) to a non-blocking fd, advancing *off: 0 once all is
+ * written, 1 when the descriptor would block, -errno on a write error. */
+int write_ready(int fd, const uint8_t *p, size_t len, size_t *off);
+
 #endif

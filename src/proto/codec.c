@@ -22,34 +22,36 @@ int proto_take(struct proto_cursor *c, size_t n, const uint8_t **out)
 	return 0;
 }
 
-int proto_get_u8(struct proto_cursor *c, uint8_t *out)
+static int get_le(struct proto_cursor *c, unsigned bytes, uint64_t *v)
 {
 	const uint8_t *b;
-	*out = 0;
-	if (proto_take(c, 1, &b) < 0)
+	*v = 0;
+	if (proto_take(c, bytes, &b) < 0)
 		return -EPROTO;
-	*out = b[0];
+	for (unsigned i = 0; i < bytes; i++)
+		*v |= (uint64_t)b[i] << (8 * i);
 	return 0;
+}
+
+int proto_get_u8(struct proto_cursor *c, uint8_t *out)
+{
+	uint64_t v;
+	int ret = get_le(c, 1, &v);
+	*out = (uint8_t)v;
+	return ret;
 }
 
 int proto_get_u32(struct proto_cursor *c, uint32_t *out)
 {
-	const uint8_t *b;
-	*out = 0;
-	if (proto_take(c, 4, &b) < 0)
-		return -EPROTO;
-	*out = proto_le32(b);
-	return 0;
+	uint64_t v;
+	int ret = get_le(c, 4, &v);
+	*out = (uint32_t)v;
+	return ret;
 }
 
 int proto_get_u64(struct proto_cursor *c, uint64_t *out)
 {
-	const uint8_t *b;
-	*out = 0;
-	if (proto_take(c, 8, &b) < 0)
-		return -EPROTO;
-	*out = (uint64_t)proto_le32(b) | (uint64_t)proto_le32(b + 4) << 32;
-	return 0;
+	return get_le(c, 8, out);
 }
 
 int proto_get_str(struct proto_cursor *c, const uint8_t **s, uint32_t *len)
