@@ -77,9 +77,7 @@ bool app_can_act(struct app *a, bool quiet)
 
 struct view *app_push(struct app *a, const struct view_ops *ops, const char *arg)
 {
-	struct view *v = calloc(1, sizeof *v);
-	if (!v)
-		abort();
+	struct view *v = xzalloc(sizeof *v);
 	v->ops = ops;
 	v->t.sort_col = -1;
 	snprintf(v->arg, sizeof v->arg, "%s", arg ? arg : "");
