@@ -40,13 +40,6 @@ static const struct view_ops *const all_views[] = {
 	&view_leaks,	 &view_replay, &view_help,
 };
 
-uint64_t app_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 void app_flash(struct app *a, enum ui_color c, const char *fmt, ...)
 {
 	va_list ap;
@@ -54,7 +47,7 @@ void app_flash(struct app *a, enum ui_color c, const char *fmt, ...)
 	vsnprintf(a->flash, sizeof a->flash, fmt, ap);
 	va_end(ap);
 	a->flash_color = c;
-	a->flash_until = app_now_ms() + FLASH_MS;
+	a->flash_until = now_mono_ms() + FLASH_MS;
 }
 
 void app_busy(struct app *a, const char *what)
@@ -84,9 +77,7 @@ bool app_can_act(struct app *a, bool quiet)
 
 struct view *app_push(struct app *a, const struct view_ops *ops, const char *arg)
 {
-	struct view *v = calloc(1, sizeof *v);
-	if (!v)
-		abort();
+	struct view *v = xzalloc(sizeof *v);
 	v->ops = ops;
 	v->t.sort_col = -1;
 	snprintf(v->arg, sizeof v->arg, "%s", arg ? arg : "");
@@ -161,7 +152,7 @@ void app_refresh(struct app *a)
 	a->src->ops->sessions(a->src, header_counts_cb, a);
 	if (a->view->ops->load)
 		a->view->ops->load(a, a->view);
-	a->next_refresh = app_now_ms() + REFRESH_MS;
+	a->next_refresh = now_mono_ms() + REFRESH_MS;
 }
 
 /* ---- drawing ---- */
@@ -307,9 +298,9 @@ static void draw(struct app *a)
 	if (*a->spinner_what) {
 		static const char spin[] = "|/-\\";
 		attron(theme_attr(C_WARN));
-		mvprintw(a->lines - 1, 0, "%c %s...", spin[(app_now_ms() / 200) % 4], a->spinner_what);
+		mvprintw(a->lines - 1, 0, "%c %s...", spin[(now_mono_ms() / 200) % 4], a->spinner_what);
 		attroff(theme_attr(C_WARN));
-	} else if (*a->flash && app_now_ms() < a->flash_until) {
+	} else if (*a->flash && now_mono_ms() < a->flash_until) {
 		attron(theme_attr(a->flash_color));
 		mvprintw(a->lines - 1, 0, "%.*s", a->cols, a->flash);
 		attroff(theme_attr(a->flash_color));
@@ -534,7 +525,7 @@ static bool script_next_line(struct script *s)
 			continue;
 		s->n = s->next = 0;
 		if (!strncmp(line, ":sleep ", 7)) {
-			s->wait_until = app_now_ms() + strtoull(line + 7, NULL, 10);
+			s->wait_until = now_mono_ms() + strtoull(line + 7, NULL, 10);
 			return true;
 		}
 		if (!strncmp(line, ":save-display ", 14)) {
@@ -579,12 +570,12 @@ static bool script_next_line(struct script *s)
 /* Feeds the next key (or runs a :save-display); false at the end. */
 static bool script_step(struct app *a, struct script *s)
 {
-	if (app_now_ms() < s->wait_until)
+	if (now_mono_ms() < s->wait_until)
 		return true;
 	while (s->next >= s->n && !s->has_save) {
 		if (!script_next_line(s))
 			return false;
-		if (app_now_ms() < s->wait_until)
+		if (now_mono_ms() < s->wait_until)
 			return true; /* a :sleep: the next line waits */
 	}
 	if (s->has_save) {
@@ -662,20 +653,20 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 		if (!o->script)
 			fds[n++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
 		n += src->ops->poll_fds(src, fds + n, 16 - n);
-		int timeout = (int)(a->next_refresh > app_now_ms() ? a->next_refresh - app_now_ms() : 0);
+		int timeout = (int)(a->next_refresh > now_mono_ms() ? a->next_refresh - now_mono_ms() : 0);
 		int st = src->ops->timeout_ms(src);
 		if (st >= 0 && st < timeout)
 			timeout = st;
 		if (timeout > 200)
 			timeout = 200; /* the spinner and the flash's expiry */
 		if (o->script && !script_done && settled(a))
-			timeout = script.wait_until > app_now_ms() ? 10 : 0;
+			timeout = script.wait_until > now_mono_ms() ? 10 : 0;
 		poll(fds, (nfds_t)n, timeout);
 		src->ops->process(src);
-		if (app_now_ms() >= a->next_refresh)
+		if (now_mono_ms() >= a->next_refresh)
 			app_refresh(a);
 		if (a->view->ops->tick)
-			a->view->ops->tick(a, a->view, app_now_ms());
+			a->view->ops->tick(a, a->view, now_mono_ms());
 		if (o->script) {
 			if (!script_done && settled(a)) {
 				if (!script_step(a, &script))

@@ -3,6 +3,7 @@
 #ifndef BH_UI_APP_H
 #define BH_UI_APP_H
 
+#include "base.h"
 #include "console.h"
 #include "source.h"
 
@@ -116,7 +117,6 @@ struct app {
 	int lines, cols;
 };
 
-uint64_t app_now_ms(void);
 void app_flash(struct app *a, enum ui_color c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void app_busy(struct app *a, const char *what); /* "" when done */
 struct view *app_push(struct app *a, const struct view_ops *ops, const char *arg);

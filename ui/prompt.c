@@ -28,9 +28,7 @@ struct prompt {
 static struct prompt *prompt_new(struct app *a, enum prompt_kind k, const char *label)
 {
 	free(a->prompt);
-	struct prompt *p = calloc(1, sizeof *p);
-	if (!p)
-		abort();
+	struct prompt *p = xzalloc(sizeof *p);
 	p->kind = k;
 	snprintf(p->label, sizeof p->label, "%s", label);
 	a->prompt = p;
@@ -94,9 +92,7 @@ static void on_answer(void *arg, const struct ui_cell_answer *r, const char *err
 
 static void submit_cell(struct app *a, struct prompt *p)
 {
-	struct cell_run *c = calloc(1, sizeof *c);
-	if (!c)
-		abort();
+	struct cell_run *c = xzalloc(sizeof *c);
 	c->a = a;
 	snprintf(c->fp, sizeof c->fp, "%s", p->fp);
 	app_busy(a, "running a cell");

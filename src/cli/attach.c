@@ -69,7 +69,7 @@ int cli_attach(const struct cli_attach *a, const struct cli_common *c, enum cli_
 	       bh_client **out)
 {
 	*out = NULL;
-	cleanup_free_cli char *found = NULL;
+	cleanup_free char *found = NULL;
 	const char *target = a->target;
 	if (!target && !a->no_attach && mode != CLI_ATTACH_EXPLICIT)
 		target = found = cli_discover_daemon(c);

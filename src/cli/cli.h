@@ -2,6 +2,7 @@
 #ifndef BH_CLI_H
 #define BH_CLI_H
 
+#include "base.h"
 #include "bulkhead.h"
 #include "client.h"
 
@@ -40,8 +41,6 @@ bh_engine *cli_open_engine_collect(const struct cli_common *c, bh_log_fn log);
 int cli_wait_proven(bh_engine *e);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-static inline void cli_freep(void *p) { free(*(void **)p); }
-#define cleanup_free_cli __attribute__((cleanup(cli_freep)))
 
 /* ---- attach mode (attach.c) ---- */
 

@@ -56,7 +56,7 @@ int cmd_console(int argc, char **argv)
 		cli_error("console: needs a terminal (or --script FILE for a headless run)");
 		return CLI_EXIT_USAGE;
 	}
-	cleanup_free_cli char *sock = !attach && !db ? cli_discover_daemon(&common) : NULL;
+	cleanup_free char *sock = !attach && !db ? cli_discover_daemon(&common) : NULL;
 	if (sock)
 		attach = sock;
 	struct ui_source *src = NULL;

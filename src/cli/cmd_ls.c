@@ -11,17 +11,10 @@
 #include <string.h>
 #include <time.h>
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* "45s", "12m", "3h", "2d". */
 static void age(int64_t since_ms, char *out, size_t len)
 {
-	int64_t s = since_ms > 0 ? (now_ms() - since_ms) / 1000 : 0;
+	int64_t s = since_ms > 0 ? ((int64_t)now_real_ms() - since_ms) / 1000 : 0;
 	if (since_ms <= 0)
 		snprintf(out, len, "-");
 	else if (s < 120)
@@ -99,11 +92,6 @@ static void quiet(void *arg, enum bh_log_level level, const char *msg)
 		fprintf(stderr, "bulkhead: %s\n", cli_out_field(stderr, msg));
 }
 
-static char *dup(const char *s)
-{
-	return strdup(s ? s : "");
-}
-
 /* The engine's own sessions, in the operator API's shape. */
 static int embedded(const struct cli_common *c, bool json)
 {
@@ -123,14 +111,14 @@ static int embedded(const struct cli_common *c, bool json)
 		snprintf(v[i].fingerprint, sizeof v[i].fingerprint, "%s", s.fingerprint);
 		snprintf(v[i].last_record_sha256, sizeof v[i].last_record_sha256, "%s",
 			 s.last_record_sha256 ? s.last_record_sha256 : "");
-		v[i].sandbox = dup(s.sandbox);
-		v[i].state = dup(s.state);
-		v[i].isolation = dup(bh_tier_name(s.tier));
-		v[i].floor = dup(s.floor > BH_TIER_NONE ? bh_tier_name(s.floor) : "");
-		v[i].principal = dup(s.principal);
-		v[i].owner = dup(s.owner);
-		v[i].run_key = dup(s.run_key);
-		v[i].end_reason = dup(s.end_reason);
+		v[i].sandbox = xstrdup(s.sandbox);
+		v[i].state = xstrdup(s.state);
+		v[i].isolation = xstrdup(bh_tier_name(s.tier));
+		v[i].floor = xstrdup(s.floor > BH_TIER_NONE ? bh_tier_name(s.floor) : "");
+		v[i].principal = xstrdup(s.principal);
+		v[i].owner = xstrdup(s.owner);
+		v[i].run_key = xstrdup(s.run_key);
+		v[i].end_reason = xstrdup(s.end_reason);
 		v[i].calls = s.calls;
 		v[i].created_unix_ms = s.created_unix_ms;
 		v[i].last_call_unix_ms = s.last_call_unix_ms;

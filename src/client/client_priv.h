@@ -3,23 +3,17 @@
 #ifndef BH_CLIENT_PRIV_H
 #define BH_CLIENT_PRIV_H
 
+#include "base.h"
 #include "client.h"
 
 #include <curl/curl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 
-/* ---- memory (crun's cleanup pattern) ---- */
+/* ---- memory: base.h's cleanup and allocation, and cJSON's ---- */
 
-static inline void client_freep(void *p) { free(*(void **)p); }
 static inline void client_cjson_deletep(cJSON **p) { cJSON_Delete(*p); }
-#define cleanup_free __attribute__((cleanup(client_freep)))
 #define cleanup_cjson __attribute__((cleanup(client_cjson_deletep)))
-#define steal_ptr(p) ({ __typeof__(p) _s = (p); (p) = NULL; _s; })
-
-void *client_xzalloc(size_t n);              /* aborts on OOM, as the engine and wire do */
-char *client_xstrdup(const char *s);         /* NULL -> "" */
-char *client_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- transport (transport.c) ---- */
 

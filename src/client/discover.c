@@ -66,13 +66,13 @@ static char *read_note(const char *file, uid_t owner, char **why)
 	for (char *c = text; *c; c++)
 		if ((unsigned char)*c < 0x20 || (unsigned char)*c == 0x7f)
 			*c = '?';
-	return client_xstrdup(text);
+	return xstrdup(text);
 }
 
 /* The socket's directory decides who can replace it before we connect. */
 static bool dir_guards(const char *sock, uid_t owner, char **why)
 {
-	cleanup_free char *dir = client_xstrdup(sock);
+	cleanup_free char *dir = xstrdup(sock);
 	char *slash = strrchr(dir, '/');
 	slash[slash == dir ? 1 : 0] = '\0';
 	struct stat st;
@@ -122,7 +122,7 @@ int bh_client_discover(const char *state_dir, char **sock, char **why)
 	*sock = NULL;
 	*why = NULL;
 	const char *dir = bh_state_dir_name(state_dir);
-	cleanup_free char *file = client_xasprintf("%s/%s", dir, BH_CLIENT_ATTACH_FILE);
+	cleanup_free char *file = xasprintf("%s/%s", dir, BH_CLIENT_ATTACH_FILE);
 	struct stat st;
 	if (lstat(file, &st) < 0)
 		return 0; /* no note: no daemon */
@@ -165,6 +165,6 @@ int bh_client_discover(const char *state_dir, char **sock, char **why)
 		return -1;
 	int r = probe(path, owner, why);
 	if (r > 0)
-		*sock = client_xstrdup(path);
+		*sock = xstrdup(path);
 	return r;
 }

@@ -10,39 +10,11 @@
 
 #define MAY_HAVE_RUN "The code may have run, and there is no checked answer for it: "
 
-void *client_xzalloc(size_t n)
-{
-	void *p = calloc(1, n);
-	if (!p)
-		abort();
-	return p;
-}
-
-char *client_xstrdup(const char *s)
-{
-	char *d = strdup(s ? s : "");
-	if (!d)
-		abort();
-	return d;
-}
-
-char *client_xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = NULL;
-	int n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		abort();
-	return s;
-}
-
 void client_error_reword(struct bh_client_error *e, const char *words)
 {
 	char *m = e->not_dispatched
-			  ? client_xasprintf("Nothing ran (%s): %s", wire_refusal_name(e->reason), words)
-			  : client_xasprintf(MAY_HAVE_RUN "%s", words);
+			  ? xasprintf("Nothing ran (%s): %s", wire_refusal_name(e->reason), words)
+			  : xasprintf(MAY_HAVE_RUN "%s", words);
 	free(e->message);
 	e->message = m;
 }
@@ -63,11 +35,11 @@ const char *client_error_words(const struct bh_client_error *e)
 struct bh_client_error *client_verror(enum wire_code code, enum wire_refusal reason,
 				      const char *fmt, va_list ap)
 {
-	struct bh_client_error *e = client_xzalloc(sizeof *e);
+	struct bh_client_error *e = xzalloc(sizeof *e);
 	e->code = code;
 	e->not_dispatched = reason != WIRE_REFUSAL_UNSPECIFIED;
 	e->reason = reason;
-	e->end_detail = client_xstrdup("");
+	e->end_detail = xstrdup("");
 	cleanup_free char *words = NULL;
 	if (vasprintf(&words, fmt, ap) < 0)
 		abort();
@@ -116,17 +88,17 @@ void bh_client_error_free(struct bh_client_error *e)
 
 static char *dup_or_null(const char *s)
 {
-	return s ? client_xstrdup(s) : NULL;
+	return s ? xstrdup(s) : NULL;
 }
 
 struct bh_client_error *bh_client_error_dup(const struct bh_client_error *e)
 {
 	if (!e)
 		return NULL;
-	struct bh_client_error *d = client_xzalloc(sizeof *d);
+	struct bh_client_error *d = xzalloc(sizeof *d);
 	*d = *e;
-	d->message = client_xstrdup(e->message);
-	d->end_detail = client_xstrdup(e->end_detail);
+	d->message = xstrdup(e->message);
+	d->end_detail = xstrdup(e->end_detail);
 	if (e->unanswered) {
 		d->record.unanswered = dup_or_null(e->record.unanswered);
 		d->record.provider = dup_or_null(e->record.provider);
@@ -183,14 +155,14 @@ struct bh_client_error *bh_client_error_of(const struct bh_client_http *a)
 				    a->status);
 	struct wire_error we;
 	wire_decode_error((int)a->status, a->body, a->len, &we);
-	struct bh_client_error *e = client_xzalloc(sizeof *e);
+	struct bh_client_error *e = xzalloc(sizeof *e);
 	e->code = we.code;
 	e->http_status = (int)a->status;
 	if (!a->bound) {
 		/* An error keeps its code and words, and loses everything it said
 		 * about the call: its mark, its session end, its record. */
-		e->end_detail = client_xstrdup("");
-		cleanup_free char *words = client_xasprintf(
+		e->end_detail = xstrdup("");
+		cleanup_free char *words = xasprintf(
 			"%s (this answer does not carry the request's id back, so what it says "
 			"about the call is ignored)",
 			we.message);
@@ -206,7 +178,7 @@ struct bh_client_error *bh_client_error_of(const struct bh_client_http *a)
 	}
 	e->session_ended = we.session_ended;
 	e->end = we.end;
-	e->end_detail = client_xstrdup(we.end_detail);
+	e->end_detail = xstrdup(we.end_detail);
 	if (we.unanswered) {
 		e->unanswered = true;
 		e->record = we.record; /* moved */

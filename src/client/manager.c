@@ -18,13 +18,6 @@
 #define DEFAULT_IDLE_CLOSE_MS (10u * 60 * 1000)
 #define DEFAULT_PER_OWNER 3
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 void bh_manager_defaults(struct bh_manager_options *o)
 {
 	memset(o, 0, sizeof *o);
@@ -40,7 +33,7 @@ void bh_owner_digest(const char *token, const char *owner, char out[65])
 	static const char prefix[] = "bulkhead owner digest v1\n";
 	unsigned char key[SHA256_DIGEST_LENGTH], mac[EVP_MAX_MD_SIZE];
 	size_t tlen = token ? strlen(token) : 0;
-	char *material = client_xzalloc(sizeof prefix + tlen);
+	char *material = xzalloc(sizeof prefix + tlen);
 	memcpy(material, prefix, sizeof prefix - 1);
 	if (tlen)
 		memcpy(material + sizeof prefix - 1, token, tlen);
@@ -61,11 +54,11 @@ int bh_manager_new(const struct bh_manager_options *o, bh_manager **out,
 	if (!o || (!o->client == !o->engine))
 		return client_fail(err, client_error(WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
 						     "the manager needs a client or an engine (one)"));
-	bh_manager *m = client_xzalloc(sizeof *m);
+	bh_manager *m = xzalloc(sizeof *m);
 	m->o = *o;
 	m->o.token = NULL;
 	m->be = o->client ? &mgr_client_backend : &mgr_engine_backend;
-	m->token = o->token ? client_xstrdup(o->token) : NULL;
+	m->token = o->token ? xstrdup(o->token) : NULL;
 	if (m->o.floor == BH_TIER_UNKNOWN)
 		m->o.floor = BH_TIER_KERNEL;
 	if (!m->o.languages)
@@ -239,7 +232,7 @@ void mgr_opened(struct entry *e, void *h, const struct bh_client_error *err)
 {
 	e->opening = false;
 	e->h = h;
-	e->idle_since_ms = now_ms();
+	e->idle_since_ms = now_mono_ms();
 	if (err) {
 		/* Nothing is held: forget the key, and tell every waiting call. */
 		if (!e->disposed) {
@@ -279,10 +272,10 @@ void mgr_opened(struct entry *e, void *h, const struct bh_client_error *err)
 static struct entry *entry_open(bh_manager *m, const char *key, const char *owner,
 				struct bh_client_error **err)
 {
-	struct entry *e = client_xzalloc(sizeof *e);
+	struct entry *e = xzalloc(sizeof *e);
 	e->m = m;
-	e->key = client_xstrdup(key);
-	e->owner = owner ? client_xstrdup(owner) : NULL;
+	e->key = xstrdup(key);
+	e->owner = owner ? xstrdup(owner) : NULL;
 	if (owner)
 		bh_owner_digest(m->token, owner, e->owner_digest);
 	e->opening = true;
@@ -304,7 +297,7 @@ static struct entry *entry_open(bh_manager *m, const char *key, const char *owne
 
 char *mgr_text(const uint8_t *p, size_t n, size_t max, bool *cut)
 {
-	char *out = client_xzalloc(n * 3 + 1);
+	char *out = xzalloc(n * 3 + 1);
 	size_t o = 0, chars = 0, i = 0;
 	while (i < n) {
 		if (chars == max) {
@@ -360,7 +353,7 @@ static void call_done(struct entry *e)
 	e->busy--;
 	e->used = ++e->m->clock;
 	if (!e->busy)
-		e->idle_since_ms = now_ms();
+		e->idle_since_ms = now_mono_ms();
 }
 
 void mgr_failed(struct call *c, const struct bh_client_error *err)
@@ -476,20 +469,20 @@ int bh_manager_run_async(bh_manager *m, const char *key, const char *owner,
 		if (!e)
 			return -1;
 	}
-	struct call *c = client_xzalloc(sizeof *c);
+	struct call *c = xzalloc(sizeof *c);
 	c->m = m;
-	c->key = client_xstrdup(key);
-	c->owner = owner ? client_xstrdup(owner) : NULL;
+	c->key = xstrdup(key);
+	c->owner = owner ? xstrdup(owner) : NULL;
 	c->language = in->language;
-	c->code = client_xstrdup(in->code);
+	c->code = xstrdup(in->code);
 	c->cb = cb;
 	c->arg = arg;
 	if (in->n_files) {
-		c->files = client_xzalloc(in->n_files * sizeof *c->files);
+		c->files = xzalloc(in->n_files * sizeof *c->files);
 		for (size_t i = 0; i < in->n_files; i++) {
-			uint8_t *copy = client_xzalloc(in->files[i].len + 1);
+			uint8_t *copy = xzalloc(in->files[i].len + 1);
 			memcpy(copy, in->files[i].content, in->files[i].len);
-			c->files[i].path = client_xstrdup(in->files[i].path);
+			c->files[i].path = xstrdup(in->files[i].path);
 			c->files[i].content = copy;
 			c->files[i].len = in->files[i].len;
 		}
@@ -559,7 +552,7 @@ int bh_manager_timeout_ms(bh_manager *m)
 {
 	if (!m->o.idle_close_ms)
 		return -1;
-	uint64_t now = now_ms();
+	uint64_t now = now_mono_ms();
 	int64_t best = -1;
 	for (struct entry *e = m->live; e; e = e->next) {
 		if (!e->h || e->opening || e->busy || e->waiting)
@@ -576,7 +569,7 @@ void bh_manager_process_timeout(bh_manager *m)
 {
 	if (!m->o.idle_close_ms)
 		return;
-	uint64_t now = now_ms();
+	uint64_t now = now_mono_ms();
 	struct entry *e = m->live;
 	while (e) {
 		struct entry *next = e->next;
@@ -589,7 +582,7 @@ void bh_manager_process_timeout(bh_manager *m)
 
 int bh_manager_wait(bh_manager *m, const bool *done, int timeout_ms)
 {
-	uint64_t until = timeout_ms < 0 ? 0 : now_ms() + (uint64_t)timeout_ms;
+	uint64_t until = timeout_ms < 0 ? 0 : now_mono_ms() + (uint64_t)timeout_ms;
 	bool never = false;
 	if (!done)
 		done = &never;
@@ -599,7 +592,7 @@ int bh_manager_wait(bh_manager *m, const bool *done, int timeout_ms)
 			return 0;
 		int t = bh_manager_timeout_ms(m);
 		if (timeout_ms >= 0) {
-			uint64_t now = now_ms();
+			uint64_t now = now_mono_ms();
 			if (now >= until)
 				return -1;
 			int left = (int)(until - now);

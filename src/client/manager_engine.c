@@ -12,13 +12,13 @@ static struct bh_client_error *error_of(const bh_error *err)
 {
 	struct wire_error we;
 	wire_error_from_bh(err, NULL, &we);
-	struct bh_client_error *e = client_xzalloc(sizeof *e);
+	struct bh_client_error *e = xzalloc(sizeof *e);
 	e->code = we.code;
 	e->not_dispatched = we.not_dispatched;
 	e->reason = we.reason;
 	e->session_ended = we.session_ended;
 	e->end = we.end;
-	e->end_detail = client_xstrdup(we.end_detail);
+	e->end_detail = xstrdup(we.end_detail);
 	client_error_reword(e, we.message ? we.message : err->msg);
 	wire_error_free(&we);
 	return e;

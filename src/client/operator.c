@@ -40,9 +40,9 @@ int bh_client_operator_call_async(bh_client *c, const char *method, const char *
 	if (!method || !*method)
 		return client_fail(err, client_error(WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
 						     "an operator method is a name like ListSessions"));
-	struct op_call *op = client_xzalloc(sizeof *op);
+	struct op_call *op = xzalloc(sizeof *op);
 	*op = (struct op_call){cb, arg};
-	cleanup_free char *path = client_xasprintf(OPS "%s", method);
+	cleanup_free char *path = xasprintf(OPS "%s", method);
 	if (!xfer_start(c, path, json_in && *json_in ? json_in : "{}", on_operator, op, err)) {
 		free(op);
 		return -1;
@@ -63,7 +63,7 @@ static void on_operator_wait(void *arg, const char *json_out, const struct bh_cl
 	if (err)
 		w->err = bh_client_error_dup(err);
 	else
-		w->out = client_xstrdup(json_out);
+		w->out = xstrdup(json_out);
 }
 
 int bh_client_operator_call(bh_client *c, const char *method, const char *json_in,
@@ -106,7 +106,7 @@ static char *get_str(struct reader *r, const cJSON *o, const char *name)
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
 	if (v && !cJSON_IsString(v))
 		shape(r, "%s: %s is not a string", r->what, name);
-	return client_xstrdup(cJSON_IsString(v) ? v->valuestring : "");
+	return xstrdup(cJSON_IsString(v) ? v->valuestring : "");
 }
 
 static void get_fixed(struct reader *r, const cJSON *o, const char *name, char *dst, size_t len)
@@ -213,7 +213,7 @@ int bh_client_parse_sessions(const char *json, struct bh_client_session_info **o
 	cleanup_cjson cJSON *o = parse(&r, json);
 	const cJSON *arr = o ? get_array(&r, o, "sessions") : NULL;
 	size_t count = arr ? (size_t)cJSON_GetArraySize(arr) : 0;
-	struct bh_client_session_info *v = client_xzalloc((count ? count : 1) * sizeof *v);
+	struct bh_client_session_info *v = xzalloc((count ? count : 1) * sizeof *v);
 	size_t i = 0;
 	for (const cJSON *s = arr ? arr->child : NULL; s && i < count; s = s->next)
 		session_info(&r, s, &v[i++]);
@@ -247,7 +247,7 @@ static char *by_fingerprint(const char *fp, struct bh_client_error **err)
 					      "a session is named by its fingerprint (64 hex digits)"));
 		return NULL;
 	}
-	return client_xasprintf("{\"session\":\"%s\"}", fp);
+	return xasprintf("{\"session\":\"%s\"}", fp);
 }
 
 int bh_client_get_session(bh_client *c, const char *fingerprint,
@@ -338,7 +338,7 @@ int bh_client_parse_leaks(const char *json, const char *field, struct bh_leak **
 	cleanup_cjson cJSON *o = parse(&r, json);
 	const cJSON *arr = o ? get_array(&r, o, field) : NULL;
 	size_t count = arr ? (size_t)cJSON_GetArraySize(arr) : 0;
-	struct bh_leak *v = client_xzalloc((count ? count : 1) * sizeof *v);
+	struct bh_leak *v = xzalloc((count ? count : 1) * sizeof *v);
 	size_t i = 0;
 	for (const cJSON *l = arr ? arr->child : NULL; l && i < count; l = l->next, i++) {
 		cleanup_free char *kind = get_str(&r, l, "kind");
@@ -427,7 +427,7 @@ int bh_client_parse_records(const char *json, struct bh_client_records *out,
 	cleanup_cjson cJSON *o = parse(&r, json);
 	const cJSON *arr = o ? get_array(&r, o, "records") : NULL;
 	size_t count = arr ? (size_t)cJSON_GetArraySize(arr) : 0;
-	out->rows = client_xzalloc((count ? count : 1) * sizeof *out->rows);
+	out->rows = xzalloc((count ? count : 1) * sizeof *out->rows);
 	for (const cJSON *x = arr ? arr->child : NULL; x && out->n < count && !r.why[0]; x = x->next) {
 		struct bh_client_record_row *row = &out->rows[out->n];
 		record_of(&r, x, &row->record);
@@ -551,7 +551,7 @@ int bh_client_parse_events(const char *json, struct bh_client_events *out,
 	cleanup_cjson cJSON *o = parse(&r, json);
 	const cJSON *arr = o ? get_array(&r, o, "events") : NULL;
 	size_t count = arr ? (size_t)cJSON_GetArraySize(arr) : 0;
-	out->events = client_xzalloc((count ? count : 1) * sizeof *out->events);
+	out->events = xzalloc((count ? count : 1) * sizeof *out->events);
 	for (const cJSON *x = arr ? arr->child : NULL; x && out->n < count; x = x->next) {
 		struct bh_client_event *e = &out->events[out->n++];
 		e->id = get_i64(&r, x, "id");

@@ -43,7 +43,7 @@ static void on_describe(void *arg, const struct bh_client_http *a)
 int bh_client_describe_async(bh_client *c, bh_client_describe_cb cb, void *arg,
 			     struct bh_client_error **err)
 {
-	struct describe_op *op = client_xzalloc(sizeof *op);
+	struct describe_op *op = xzalloc(sizeof *op);
 	*op = (struct describe_op){cb, arg};
 	if (!xfer_start(c, SVC "Describe", "{}", on_describe, op, err)) {
 		free(op);
@@ -111,10 +111,10 @@ int bh_client_run_async(bh_client *c, const char *code, const struct bh_client_r
 	if (!code)
 		return client_fail(err, client_error(WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
 						     "a run needs code"));
-	struct run_op *op = client_xzalloc(sizeof *op);
+	struct run_op *op = xzalloc(sizeof *op);
 	op->cb = cb;
 	op->arg = arg;
-	op->code = client_xstrdup(code);
+	op->code = xstrdup(code);
 	sent_init(&op->sent, "javascript", opts->floor, opts->timeout_ms);
 	op->sent.req.javascript = (struct wire_javascript_run){.code = op->code,
 							       .code_len = strlen(op->code)};
@@ -212,7 +212,7 @@ int bh_client_open_async(bh_client *c, const struct bh_client_open_opts *opts,
 	struct bh_client_open_opts none = {.floor = BH_TIER_UNKNOWN};
 	if (!opts)
 		opts = &none;
-	struct open_op *op = client_xzalloc(sizeof *op);
+	struct open_op *op = xzalloc(sizeof *op);
 	op->c = c;
 	op->floor = opts->floor > BH_TIER_NONE ? opts->floor : BH_TIER_UNKNOWN;
 	op->cb = cb;

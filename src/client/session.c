@@ -71,15 +71,15 @@ static void op_free(struct session_op *op)
 bh_client_session *session_new(bh_client *c, const char *id,
 			       const struct wire_open_session_response *r, enum bh_tier floor)
 {
-	bh_client_session *s = client_xzalloc(sizeof *s);
+	bh_client_session *s = xzalloc(sizeof *s);
 	s->c = c;
-	s->id = client_xstrdup(id);
+	s->id = xstrdup(id);
 	bh_fingerprint_of(id, s->fingerprint);
 	s->floor = floor;
-	s->end_detail = client_xstrdup("");
-	s->sandbox = client_xstrdup(r ? r->sandbox : "");
-	s->isolation = client_xstrdup(r ? r->isolation : "");
-	s->software_identity = client_xstrdup(r ? r->software_identity : "");
+	s->end_detail = xstrdup("");
+	s->sandbox = xstrdup(r ? r->sandbox : "");
+	s->isolation = xstrdup(r ? r->isolation : "");
+	s->software_identity = xstrdup(r ? r->software_identity : "");
 	s->evidence_known = r != NULL;
 	if (r) {
 		s->expires_unix_ms = r->expires_unix_ms;
@@ -192,7 +192,7 @@ static bool deliver(bh_client_session *s, struct session_op *op, void *res,
 static void stop(bh_client_session *s, const char *why)
 {
 	if (!s->stopped)
-		s->stopped = client_xstrdup(why);
+		s->stopped = xstrdup(why);
 }
 
 static void note_end(bh_client_session *s, enum wire_session_end end, const char *detail)
@@ -201,7 +201,7 @@ static void note_end(bh_client_session *s, enum wire_session_end end, const char
 		return;
 	s->end = end;
 	free(s->end_detail);
-	s->end_detail = client_xstrdup(detail);
+	s->end_detail = xstrdup(detail);
 }
 
 static void on_cell(void *arg, const struct bh_client_http *a);
@@ -360,8 +360,8 @@ static void on_cell(void *arg, const struct bh_client_http *a)
 			if (!s->evidence_known) {
 				free(s->sandbox);
 				free(s->isolation);
-				s->sandbox = client_xstrdup(m.run.sandbox);
-				s->isolation = client_xstrdup(m.run.isolation);
+				s->sandbox = xstrdup(m.run.sandbox);
+				s->isolation = xstrdup(m.run.isolation);
 				s->evidence_known = true;
 			}
 		}
@@ -377,12 +377,12 @@ static void copy_files(struct session_op *op, const struct bh_file *files, size_
 {
 	if (!n)
 		return;
-	op->files = client_xzalloc(n * sizeof *op->files);
+	op->files = xzalloc(n * sizeof *op->files);
 	op->n_files = n;
 	for (size_t i = 0; i < n; i++) {
-		uint8_t *content = client_xzalloc(files[i].len + 1);
+		uint8_t *content = xzalloc(files[i].len + 1);
 		memcpy(content, files[i].content, files[i].len);
-		op->files[i] = (struct bh_file){.path = client_xstrdup(files[i].path),
+		op->files[i] = (struct bh_file){.path = xstrdup(files[i].path),
 						.content = content, .len = files[i].len};
 	}
 }
@@ -400,12 +400,12 @@ int bh_client_session_run_async(bh_client_session *s, const struct bh_client_cel
 	if (!cell->code)
 		return client_fail(err, client_error(WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
 						     "a cell needs code"));
-	struct session_op *op = client_xzalloc(sizeof *op);
+	struct session_op *op = xzalloc(sizeof *op);
 	op->kind = OP_CELL;
 	op->cell_cb = cb;
 	op->arg = arg;
 	size_t len = cell->code_len ? cell->code_len : strlen(cell->code);
-	op->code = client_xzalloc(len + 1);
+	op->code = xzalloc(len + 1);
 	memcpy(op->code, cell->code, len);
 	copy_files(op, cell->files, cell->n_files);
 	sent_init(&op->sent, "cell", client_floor(s->floor, cell->floor), cell->timeout_ms);
@@ -477,7 +477,7 @@ int bh_client_session_close_async(bh_client_session *s, bh_client_close_cb cb, v
 				  struct bh_client_error **err)
 {
 	(void)err;
-	struct session_op *op = client_xzalloc(sizeof *op);
+	struct session_op *op = xzalloc(sizeof *op);
 	op->kind = OP_CLOSE;
 	op->close_cb = cb;
 	op->arg = arg;

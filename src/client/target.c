@@ -49,12 +49,12 @@ int client_parse_target(const char *target, char **base, char **unix_path,
 							     "%s: cleartext HTTP carries the token, so "
 							     "only a loopback daemon is reached this way",
 							     target));
-		*base = client_xasprintf("http://%.*s", (int)n, host);
+		*base = xasprintf("http://%.*s", (int)n, host);
 		*unix_path = NULL;
 		return 0;
 	}
 	if (!strncmp(target, "https://", 8)) {
-		*base = client_xstrdup(target);
+		*base = xstrdup(target);
 		size_t len = strlen(*base);
 		while (len > 8 && (*base)[len - 1] == '/')
 			(*base)[--len] = '\0';
@@ -70,8 +70,8 @@ int client_parse_target(const char *target, char **base, char **unix_path,
 		return client_fail(err, client_error(WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
 						     "unix: needs a socket path"));
 	/* The Host a unix socket's daemon sees: a loopback name. */
-	*base = client_xstrdup("http://localhost");
-	*unix_path = client_xstrdup(path);
+	*base = xstrdup("http://localhost");
+	*unix_path = xstrdup(path);
 	return 0;
 }
 
@@ -109,6 +109,6 @@ int bh_client_token(const char *token_file, char **out, struct bh_client_error *
 	}
 	const char *env = getenv(BH_CLIENT_TOKEN_ENV);
 	if (env && *env)
-		*out = client_xstrdup(env);
+		*out = xstrdup(env);
 	return 0;
 }

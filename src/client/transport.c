@@ -31,13 +31,6 @@ struct xfer {
 	struct xfer *prev, *next;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* ---- libcurl's wishes: sockets and the timer ---- */
 
 static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
@@ -73,7 +66,7 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
 	(void)multi;
 	bh_client *c = userp;
 	c->timer_ms = timeout_ms;
-	c->timer_set_at_ms = now_ms();
+	c->timer_set_at_ms = now_mono_ms();
 	return 0;
 }
 
@@ -88,7 +81,7 @@ int bh_client_timeout_ms(bh_client *c)
 {
 	if (c->timer_ms < 0)
 		return -1;
-	uint64_t elapsed = now_ms() - c->timer_set_at_ms;
+	uint64_t elapsed = now_mono_ms() - c->timer_set_at_ms;
 	if (elapsed >= (uint64_t)c->timer_ms)
 		return 0;
 	uint64_t left = (uint64_t)c->timer_ms - elapsed;
@@ -214,7 +207,7 @@ size_t bh_client_pending(const bh_client *c)
 
 int bh_client_wait(bh_client *c, const bool *done, int timeout_ms)
 {
-	uint64_t until = timeout_ms < 0 ? 0 : now_ms() + (uint64_t)timeout_ms;
+	uint64_t until = timeout_ms < 0 ? 0 : now_mono_ms() + (uint64_t)timeout_ms;
 	struct pollfd *fds = NULL;
 	size_t cap = 0;
 	int rc = 0;
@@ -233,7 +226,7 @@ int bh_client_wait(bh_client *c, const bool *done, int timeout_ms)
 		}
 		int t = bh_client_timeout_ms(c);
 		if (timeout_ms >= 0) {
-			uint64_t now = now_ms();
+			uint64_t now = now_mono_ms();
 			if (now >= until) {
 				rc = -1;
 				break;
@@ -361,7 +354,7 @@ struct xfer *xfer_start(bh_client *c, const char *path, const char *json, bh_cli
 			void *arg, struct bh_client_error **err)
 {
 	count_procedure(c, path);
-	struct xfer *x = client_xzalloc(sizeof *x);
+	struct xfer *x = xzalloc(sizeof *x);
 	x->c = c;
 	x->cb = cb;
 	x->arg = arg;
@@ -375,9 +368,9 @@ struct xfer *xfer_start(bh_client *c, const char *path, const char *json, bh_cli
 	x->easy = curl_easy_init();
 	if (!x->easy)
 		abort();
-	x->body = client_xstrdup(json);
-	cleanup_free char *url = client_xasprintf("%s/%s", c->base, path[0] == '/' ? path + 1 : path);
-	cleanup_free char *rid = client_xasprintf("Plimsoll-Request-Id: %s", x->request_id);
+	x->body = xstrdup(json);
+	cleanup_free char *url = xasprintf("%s/%s", c->base, path[0] == '/' ? path + 1 : path);
+	cleanup_free char *rid = xasprintf("Plimsoll-Request-Id: %s", x->request_id);
 	add_header(x, "Content-Type: application/json");
 	add_header(x, "Connect-Protocol-Version: 1");
 	add_header(x, rid);
@@ -476,14 +469,14 @@ int bh_client_new(const struct bh_client_options *opts, bh_client **out,
 	if (tok && *tok && strpbrk(tok, "\r\n \t"))
 		return client_fail(err, client_error(WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
 						     "the token holds whitespace or a line break"));
-	bh_client *c = client_xzalloc(sizeof *c);
+	bh_client *c = xzalloc(sizeof *c);
 	if (client_parse_target(opts->target, &c->base, &c->unix_path, err) < 0) {
 		free(c);
 		return -1;
 	}
-	c->target = client_xstrdup(opts->target);
+	c->target = xstrdup(opts->target);
 	if (tok && *tok)
-		c->auth = client_xasprintf("Authorization: Bearer %s", tok);
+		c->auth = xasprintf("Authorization: Bearer %s", tok);
 	c->connect_timeout_ms = opts->connect_timeout_ms ? opts->connect_timeout_ms : 10000;
 	c->call_timeout_ms = opts->call_timeout_ms ? opts->call_timeout_ms : 6 * 60 * 1000;
 	c->timer_ms = -1;

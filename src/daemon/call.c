@@ -15,27 +15,6 @@
 #define SANDBOX_PREFIX "/plimsoll.v1.SandboxService/"
 #define OPERATOR_PREFIX "/bulkhead.v1.OperatorService/"
 
-uint64_t daemon_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static int64_t now_unix_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- answers ---- */
 
 void call_answer_text(struct call *c, unsigned status, const char *content_type, char *text)
@@ -133,7 +112,7 @@ void call_wake(struct call *c)
 		c->suspended = false;
 		if (c->watch) {
 			c->watch->phase = CONN_BODY; /* answering: libmicrohttpd's timeout applies */
-			c->watch->since_ms = daemon_now_ms();
+			c->watch->since_ms = now_mono_ms();
 		}
 		MHD_resume_connection(c->conn);
 	}
@@ -162,7 +141,7 @@ static enum MHD_Result send_answer(struct call *c)
 /* A refusal made before the handler: no detail, so the header carries the
  * mark (plimsoll.md §2.5). */
 void call_refuse_early(struct call *c, unsigned status, enum wire_code code, const char *mark,
-			 const char *msg)
+		       const char *msg)
 {
 	c->not_dispatched = mark;
 	struct wire_error err = {.code = code, .message = msg};
@@ -255,7 +234,7 @@ static bool admit(struct call *c)
 		return false;
 	}
 	uint64_t retry = 0;
-	enum ratelimit_verdict v = ratelimit_admit(s->rl, c->who.name, daemon_now_ms(), &retry);
+	enum ratelimit_verdict v = ratelimit_admit(s->rl, c->who.name, now_mono_ms(), &retry);
 	if (v != RATELIMIT_ADMIT) {
 		call_refuse(c, WIRE_RESOURCE_EXHAUSTED, WIRE_REFUSAL_CAPACITY,
 			    "too many calls (%s)%s", ratelimit_verdict_name(v),
@@ -275,8 +254,8 @@ static struct call *call_new(struct listener *l, struct MHD_Connection *conn, co
 	c->srv = s;
 	c->via = l;
 	c->conn = conn;
-	c->t0_us = now_us();
-	c->received_unix_ms = now_unix_ms();
+	c->t0_us = now_mono_us();
+	c->received_unix_ms = (int64_t)now_real_ms();
 	c->code = WIRE_OK;
 	snprintf(c->procedure, sizeof c->procedure, "%s", url[0] == '/' ? url + 1 : url);
 	const union MHD_ConnectionInfo *ci =
@@ -284,7 +263,7 @@ static struct call *call_new(struct listener *l, struct MHD_Connection *conn, co
 	c->watch = ci ? ci->socket_context : NULL;
 	if (c->watch) {
 		c->watch->phase = CONN_BODY;
-		c->watch->since_ms = daemon_now_ms();
+		c->watch->since_ms = now_mono_ms();
 	}
 	const char *rid = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Plimsoll-Request-Id");
 	if (rid && request_id_ok(rid))
@@ -424,7 +403,7 @@ void daemon_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct conn_watch *w = ci ? ci->socket_context : NULL;
 	if (w) {
 		w->phase = CONN_HEADER; /* the next request's header is due */
-		w->since_ms = daemon_now_ms();
+		w->since_ms = now_mono_ms();
 	}
 	if (!c)
 		return;
@@ -459,7 +438,7 @@ static void refuse_connection(struct server *s, struct conn_watch *w)
 	s->metrics.peer_refusals[w->via->tcp]++;
 	/* One line at most every 10 s: a flood must not flood the log. */
 	s->peer_refusals_unlogged++;
-	uint64_t now = daemon_now_ms();
+	uint64_t now = now_mono_ms();
 	if (now - s->peer_refusal_logged_ms >= 10000) {
 		fprintf(stderr, "bulkhead serve: refused %llu connection(s) over the per-peer limit of %u "
 				"(the last from uid %d on the %s listener)\n",
@@ -485,7 +464,7 @@ void daemon_on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 		w->fd = ci ? ci->connect_fd : -1;
 		w->phase = CONN_HEADER;
-		w->since_ms = daemon_now_ms();
+		w->since_ms = now_mono_ms();
 		w->via = l;
 		w->peer = peer_uid(w->fd, l->tcp);
 		/* One local user must not hold every slot of a listener. */
@@ -518,7 +497,7 @@ void daemon_on_connection(void *cls, struct MHD_Connection *conn, void **socket_
  * (libmicrohttpd then sees the end of its stream and closes it). */
 void daemon_enforce_deadlines(struct server *s)
 {
-	uint64_t now = daemon_now_ms();
+	uint64_t now = now_mono_ms();
 	for (struct conn_watch *w = s->conns; w; w = w->next) {
 		uint64_t limit = w->phase == CONN_HEADER ? DAEMON_HEADER_DEADLINE_MS
 			       : w->phase == CONN_BODY  ? DAEMON_BODY_DEADLINE_MS

@@ -1,4 +1,5 @@
 #include "clients.h"
+#include "base.h"
 #include "why.h"
 
 #include <errno.h>
@@ -131,14 +132,9 @@ void clients_token_digest(const char *token, size_t len, unsigned char digest[CL
 	EVP_Digest(token, len, digest, &mdlen, EVP_sha256(), NULL);
 }
 
-void clients_digest_hex(const unsigned char digest[CLIENTS_DIGEST_LEN], char hex[65])
+void clients_digest_hex(const unsigned char digest[CLIENTS_DIGEST_LEN], char out[65])
 {
-	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < CLIENTS_DIGEST_LEN; i++) {
-		hex[2 * i] = digits[digest[i] >> 4];
-		hex[2 * i + 1] = digits[digest[i] & 15];
-	}
-	hex[64] = '\0';
+	hex(digest, CLIENTS_DIGEST_LEN, out);
 }
 
 static int hex_value(char ch)

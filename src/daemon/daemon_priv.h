@@ -2,6 +2,7 @@
 #ifndef BH_DAEMON_PRIV_H
 #define BH_DAEMON_PRIV_H
 
+#include "base.h"
 #include "clients.h"
 #include "daemon.h"
 #include "metrics.h"
@@ -126,7 +127,6 @@ void call_not_started(struct call *c, bh_error *err);
 void call_wake(struct call *c);
 /* A handler that will answer later keeps ctx until then. */
 void call_pending(struct call *c, void *ctx, void (*ctx_free)(void *));
-uint64_t daemon_now_ms(void);
 
 /* ---- the services ---- */
 void sandbox_service(struct call *c, const char *method);

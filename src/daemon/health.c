@@ -35,7 +35,7 @@ void health_endpoint(struct call *c, const char *path)
 					 text("not ready: %s\n", "shutting down"));
 			return;
 		}
-		uint64_t now = daemon_now_ms();
+		uint64_t now = now_mono_ms();
 		if (!s->ready.text ||
 		    now - s->ready.at_ms >= (s->ready.ok ? READY_CACHE_MS : NOT_READY_CACHE_MS)) {
 			bh_error *err = NULL;

@@ -459,7 +459,7 @@ static void list_events(struct call *c, cJSON *msg)
 	if (!w)
 		abort();
 	*w = (struct event_wait){.c = c, .after = after, .limit = limit,
-				 .until_ms = daemon_now_ms() + (uint64_t)(ms > 30000 ? 30000 : ms),
+				 .until_ms = now_mono_ms() + (uint64_t)(ms > 30000 ? 30000 : ms),
 				 .next = waiters};
 	waiters = w;
 	call_pending(c, w, wait_free);
@@ -472,7 +472,7 @@ bool operator_waiting(void)
 
 void operator_poll_waiters(struct server *s, bool closing)
 {
-	uint64_t now = daemon_now_ms();
+	uint64_t now = now_mono_ms();
 	for (struct event_wait *w = waiters, *next; w; w = next) {
 		next = w->next;
 		struct call *c = w->c;

@@ -205,10 +205,10 @@ static void drain_and_close(struct server *s)
 	s->draining = true;
 	operator_poll_waiters(s, true);
 	uint32_t budget = s->cfg->drain_ms ? s->cfg->drain_ms : 30000;
-	uint64_t until = daemon_now_ms() + budget;
+	uint64_t until = now_mono_ms() + budget;
 	fprintf(stderr, "bulkhead serve: stopping: new calls refused, waiting up to %u ms for "
 			"calls in flight\n", budget);
-	while (engine_calls_pending(s) && daemon_now_ms() < until)
+	while (engine_calls_pending(s) && now_mono_ms() < until)
 		run_once(s, 100);
 	/* Closing the engine answers whatever still waits (refused: closing). */
 	audit_engine_events(s, false);
@@ -382,23 +382,23 @@ int bh_daemon_serve(const struct bh_daemon_config *cfg, char **why)
 	}
 	if (cfg->on_ready)
 		cfg->on_ready(cfg->on_ready_arg, s.socket_path, s.n_ls > 1 ? s.ls[1].port : 0);
-	uint64_t next_sweep = daemon_now_ms() + 1000, next_poll = 0;
+	uint64_t next_sweep = now_mono_ms() + 1000, next_poll = 0;
 	audit_engine_events(&s, true);
 	while (!s.stop) {
 		/* Never sleep past the next sweep: deadlines and the audit
 		 * of the engine's events are due every second. */
-		uint64_t now = daemon_now_ms();
+		uint64_t now = now_mono_ms();
 		int tmo = loop_timeout(&s);
 		int to_sweep = next_sweep > now ? (int)(next_sweep - now) : 0;
 		run_once(&s, tmo < to_sweep ? tmo : to_sweep);
-		if (daemon_now_ms() >= next_poll) {
+		if (now_mono_ms() >= next_poll) {
 			operator_poll_waiters(&s, false);
-			next_poll = daemon_now_ms() + 100;
+			next_poll = now_mono_ms() + 100;
 		}
-		if (daemon_now_ms() >= next_sweep) {
+		if (now_mono_ms() >= next_sweep) {
 			daemon_enforce_deadlines(&s);
 			audit_engine_events(&s, false);
-			next_sweep = daemon_now_ms() + 1000;
+			next_sweep = now_mono_ms() + 1000;
 		}
 	}
 	drain_and_close(&s);

@@ -236,7 +236,8 @@ struct bh_exec_request {
 	const void *input;       /* fed to the program's stdin */
 	size_t input_len;
 	uint32_t timeout_ms;     /* 0: 30 s; at most 5 min */
-	uint32_t output_cap;     /* bytes kept per stream; 0: 64 KiB */
+	uint32_t output_cap;     /* bytes kept per stream; 0: 64 KiB; at most what one frame
+				    from the init holds for both (BH_MAX_OUTPUT_CAP, ~8 MiB) */
 	const char *principal;   /* whose place it holds while in flight; NULL: "" */
 };
 

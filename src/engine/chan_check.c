@@ -1,54 +1,13 @@
 /* Every frame from a sandbox's init, judged before anything reads it
- * (chan_check.h). The layouts are channel_proto.h's. */
+ * (chan_check.h). The layouts are channel.h's, read with its codec. */
 #include "chan_check.h"
+
+#include "codec.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-
-struct cur {
-	const uint8_t *p;
-	size_t left;
-};
-
-static bool take(struct cur *c, size_t n, const uint8_t **out)
-{
-	if (c->left < n)
-		return false;
-	if (out)
-		*out = c->p;
-	c->p += n;
-	c->left -= n;
-	return true;
-}
-
-static bool u8(struct cur *c, uint8_t *v)
-{
-	const uint8_t *b;
-	if (!take(c, 1, &b))
-		return false;
-	*v = b[0];
-	return true;
-}
-
-static bool u32(struct cur *c, uint32_t *v)
-{
-	const uint8_t *b;
-	if (!take(c, 4, &b))
-		return false;
-	*v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-	return true;
-}
-
-static bool u64(struct cur *c, uint64_t *v)
-{
-	uint32_t lo, hi;
-	if (!u32(c, &lo) || !u32(c, &hi))
-		return false;
-	*v = (uint64_t)lo | (uint64_t)hi << 32;
-	return true;
-}
 
 const char *chan_frame_name(uint8_t type)
 {
@@ -88,24 +47,27 @@ static const char *request_name(uint8_t type)
 
 int chan_ask_of(const uint8_t *frame, size_t len, struct chan_ask *ask)
 {
-	struct cur c = {frame, len};
+	struct proto_cursor c = proto_cursor(frame, len);
 	uint8_t type;
 	uint64_t call_id;
 	uint32_t timeout, path_len;
 
 	*ask = (struct chan_ask){0};
-	if (!u8(&c, &type) || !u64(&c, &call_id))
+	if (proto_get_u8(&c, &type) < 0 || proto_get_u64(&c, &call_id) < 0)
 		return -1;
 	ask->request = type;
 	switch (type) {
 	case BH_CHAN_EXEC:
 	case BH_CHAN_CELL:
-		return u32(&c, &timeout) && u32(&c, &ask->output_cap) ? 0 : -1;
+		proto_get_u32(&c, &timeout);
+		proto_get_u32(&c, &ask->output_cap);
+		return c.bad ? -1 : 0;
 	case BH_CHAN_LIST:
 	case BH_CHAN_READ:
-		if (!u32(&c, &path_len) || !take(&c, path_len, NULL))
-			return -1;
-		return u32(&c, type == BH_CHAN_LIST ? &ask->max_entries : &ask->max_bytes) ? 0 : -1;
+		proto_get_u32(&c, &path_len);
+		proto_take(&c, path_len, NULL);
+		proto_get_u32(&c, type == BH_CHAN_LIST ? &ask->max_entries : &ask->max_bytes);
+		return c.bad ? -1 : 0;
 	default:
 		return -1;
 	}
@@ -140,10 +102,10 @@ static bool allowed(uint8_t request, uint8_t type)
 }
 
 /* i32 errno | string message: a sentence, not a payload. */
-static const char *check_message(struct cur *c, const char *frame, char *why, size_t n)
+static const char *check_message(struct proto_cursor *c, const char *frame, char *why, size_t n)
 {
 	uint32_t err, len;
-	if (!u32(c, &err) || !u32(c, &len))
+	if (proto_get_u32(c, &err) < 0 || proto_get_u32(c, &len) < 0)
 		return say(why, n, "its init sent a %s cut short", frame);
 	if (len > c->left)
 		return say(why, n, "its init sent a %s whose message length (%u) runs past the frame",
@@ -151,17 +113,17 @@ static const char *check_message(struct cur *c, const char *frame, char *why, si
 	if (len > BH_CHAN_MESSAGE_MAX)
 		return say(why, n, "its init sent a %s message of %u bytes; at most %u are allowed",
 			   frame, len, BH_CHAN_MESSAGE_MAX);
-	take(c, len, NULL);
+	proto_take(c, len, NULL);
 	return NULL;
 }
 
 /* One captured stream: its length within the frame and the cap, and the
  * total the init counted at least what it sends. */
-static const char *check_stream(struct cur *c, const char *name, uint64_t total, uint32_t cap,
-				char *why, size_t n)
+static const char *check_stream(struct proto_cursor *c, const char *name, uint64_t total,
+				uint32_t cap, char *why, size_t n)
 {
 	uint32_t len;
-	if (!u32(c, &len))
+	if (proto_get_u32(c, &len) < 0)
 		return say(why, n, "its init sent a DONE cut short before its %s", name);
 	if (len > c->left)
 		return say(why, n, "its init sent a DONE whose %s length (%u) runs past the frame", name,
@@ -172,7 +134,7 @@ static const char *check_stream(struct cur *c, const char *name, uint64_t total,
 	if (total < len)
 		return say(why, n, "its init sent %u bytes of %s but counted %llu in all", len, name,
 			   (unsigned long long)total);
-	take(c, len, NULL);
+	proto_take(c, len, NULL);
 	return NULL;
 }
 
@@ -180,13 +142,19 @@ static const char *check_stream(struct cur *c, const char *name, uint64_t total,
 	(BH_CHAN_TIMED_OUT | BH_CHAN_STDOUT_TRUNCATED | BH_CHAN_STDERR_TRUNCATED |                  \
 	 BH_CHAN_INTERP_STARTED | BH_CHAN_INTERP_ENDED)
 
-static const char *check_done(const struct chan_ask *ask, struct cur *c, char *why, size_t n)
+static const char *check_done(const struct chan_ask *ask, struct proto_cursor *c, char *why,
+			      size_t n)
 {
 	uint32_t exit_code, sig, flags;
 	uint64_t duration, out_total, err_total, disk;
 	const char *bad;
-	if (!u32(c, &exit_code) || !u32(c, &sig) || !u32(c, &flags) || !u64(c, &duration) ||
-	    !u64(c, &out_total) || !u64(c, &err_total))
+	proto_get_u32(c, &exit_code);
+	proto_get_u32(c, &sig);
+	proto_get_u32(c, &flags);
+	proto_get_u64(c, &duration);
+	proto_get_u64(c, &out_total);
+	proto_get_u64(c, &err_total);
+	if (c->bad)
 		return say(why, n, "its init sent a DONE cut short");
 	/* An exit status, 124, or 128 + a signal: always a byte. */
 	if (exit_code > 255)
@@ -199,15 +167,16 @@ static const char *check_done(const struct chan_ask *ask, struct cur *c, char *w
 	if ((bad = check_stream(c, "stdout", out_total, ask->output_cap, why, n)) ||
 	    (bad = check_stream(c, "stderr", err_total, ask->output_cap, why, n)))
 		return bad;
-	if (!u64(c, &disk))
+	if (proto_get_u64(c, &disk) < 0)
 		return say(why, n, "its init sent a DONE cut short before its disk use");
 	return NULL;
 }
 
-static const char *check_listing(const struct chan_ask *ask, struct cur *c, char *why, size_t n)
+static const char *check_listing(const struct chan_ask *ask, struct proto_cursor *c, char *why,
+				 size_t n)
 {
 	uint32_t count;
-	if (!u32(c, &count))
+	if (proto_get_u32(c, &count) < 0)
 		return say(why, n, "its init sent a LISTING cut short");
 	count &= 0x7fffffffu; /* the high bit: more entries than shown */
 	if (count > ask->max_entries)
@@ -221,14 +190,18 @@ static const char *check_listing(const struct chan_ask *ask, struct cur *c, char
 		const uint8_t *name;
 		uint8_t type;
 		uint64_t size, mtime;
-		if (!u32(c, &name_len) || name_len > c->left)
+		if (proto_get_u32(c, &name_len) < 0 || name_len > c->left)
 			return say(why, n, "its init sent a LISTING whose entry %u runs past the frame", i);
-		take(c, name_len, &name);
+		proto_take(c, name_len, &name);
 		if (name_len == 0 || name_len > BH_CHAN_NAME_MAX || memchr(name, '/', name_len) ||
 		    memchr(name, '\0', name_len))
 			return say(why, n, "its init sent a LISTING whose entry %u has a name that is "
 					   "no file name (%u bytes)", i, name_len);
-		if (!u8(c, &type) || !u64(c, &size) || !u64(c, &mtime) || !u32(c, &target_len))
+		proto_get_u8(c, &type);
+		proto_get_u64(c, &size);
+		proto_get_u64(c, &mtime);
+		proto_get_u32(c, &target_len);
+		if (c->bad)
 			return say(why, n, "its init sent a LISTING whose entry %u is cut short", i);
 		if (!type || !strchr("fdlpscb?", type))
 			return say(why, n, "its init sent a LISTING whose entry %u has type 0x%02x", i,
@@ -236,17 +209,21 @@ static const char *check_listing(const struct chan_ask *ask, struct cur *c, char
 		if (target_len > c->left || target_len > BH_CHAN_TARGET_MAX)
 			return say(why, n, "its init sent a LISTING whose entry %u has a link target of "
 					   "%u bytes", i, target_len);
-		take(c, target_len, NULL);
+		proto_take(c, target_len, NULL);
 	}
 	return NULL;
 }
 
-static const char *check_content(const struct chan_ask *ask, struct cur *c, char *why, size_t n)
+static const char *check_content(const struct chan_ask *ask, struct proto_cursor *c, char *why,
+				 size_t n)
 {
 	uint64_t size;
 	uint8_t truncated;
 	uint32_t len;
-	if (!u64(c, &size) || !u8(c, &truncated) || !u32(c, &len))
+	proto_get_u64(c, &size);
+	proto_get_u8(c, &truncated);
+	proto_get_u32(c, &len);
+	if (c->bad)
 		return say(why, n, "its init sent a CONTENT cut short");
 	if (truncated > 1)
 		return say(why, n, "its init sent a CONTENT whose truncated flag is %u", truncated);
@@ -255,14 +232,14 @@ static const char *check_content(const struct chan_ask *ask, struct cur *c, char
 	if (len > ask->max_bytes)
 		return say(why, n, "its init sent %u bytes of a file; at most %u were asked for", len,
 			   ask->max_bytes);
-	take(c, len, NULL);
+	proto_take(c, len, NULL);
 	return NULL;
 }
 
 const char *chan_check_reply(const struct chan_ask *ask, uint8_t type, const uint8_t *p,
 			     size_t len, char *why, size_t n)
 {
-	struct cur c = {p, len};
+	struct proto_cursor c = proto_cursor(p, len);
 	const char *bad;
 	uint32_t reason;
 	if (!allowed(ask->request, type))
@@ -276,7 +253,7 @@ const char *chan_check_reply(const struct chan_ask *ask, uint8_t type, const uin
 		bad = check_message(&c, "FAIL", why, n);
 		break;
 	case BH_CHAN_REJECTED:
-		if (!u32(&c, &reason))
+		if (proto_get_u32(&c, &reason) < 0)
 			return say(why, n, "its init sent a REJECTED cut short");
 		if (reason < BH_CHAN_REJECT_FILES || reason > BH_CHAN_REJECT_MALFORMED)
 			return say(why, n, "its init sent a REJECTED for unknown reason %u", reason);
@@ -299,9 +276,9 @@ const char *chan_check_reply(const struct chan_ask *ask, uint8_t type, const uin
 
 const char *chan_check_ready(const uint8_t *p, size_t len, char *why, size_t n)
 {
-	struct cur c = {p, len};
+	struct proto_cursor c = proto_cursor(p, len);
 	uint32_t version, flags;
-	if (!u32(&c, &version) || !u32(&c, &flags) || c.left)
+	if (proto_get_u32(&c, &version) < 0 || proto_get_u32(&c, &flags) < 0 || c.left)
 		return say(why, n, "its init sent a READY of %zu bytes", len);
 	if (version != BH_CHAN_VERSION)
 		return say(why, n, "its init speaks channel version %u, not %u", version,

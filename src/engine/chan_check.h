@@ -1,4 +1,4 @@
-/* The engine's check of every frame from a sandbox's init (channel_proto.h)
+/* The engine's check of every frame from a sandbox's init (channel.h)
  * before anything reads it: the init runs inside the sandbox, so a
  * compromised or broken one is hostile input. A reply must be of a type the
  * request allows, and every count and length in it within what the request
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "channel_proto.h"
+#include "channel.h"
 
 /* What one request asked of the init. */
 struct chan_ask {

@@ -26,7 +26,6 @@
 #define MAX_TIMEOUT_MS (5u * 60u * 1000u)
 #define DEFAULT_TIMEOUT_MS 30000u
 #define DEFAULT_OUTPUT_CAP (64u * 1024u)
-#define MAX_OUTPUT_CAP (16u * 1024u * 1024u)
 #define MAX_INPUT_BYTES (4u * 1024u * 1024u)
 
 struct pending_exec {
@@ -860,10 +859,9 @@ void engine_proofs_done(bh_engine *e)
 	}
 }
 
-int bh_exec(bh_engine *e, const struct bh_exec_request *req, bh_exec_cb cb, void *arg,
-	    bh_error **err)
+int exec_request_check(const struct bh_exec_request *req, bh_error **err)
 {
-	if (!req || !cb || !req->argv || !req->argv[0])
+	if (!req || !req->argv || !req->argv[0])
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "a call needs a program to run");
 	if (req->argv[0][0] != '/')
 		return bh_refuse(err, BH_REFUSAL_REQUEST,
@@ -872,9 +870,11 @@ int bh_exec(bh_engine *e, const struct bh_exec_request *req, bh_exec_cb cb, void
 	if (req->timeout_ms > MAX_TIMEOUT_MS)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "timeout %u ms is above the %u ms maximum",
 				 req->timeout_ms, MAX_TIMEOUT_MS);
-	if (req->output_cap > MAX_OUTPUT_CAP)
+	/* More than the init could send back in one DONE: it would keep less
+	 * than asked without a word. */
+	if (req->output_cap > BH_MAX_OUTPUT_CAP)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "output cap %u is above the %u maximum",
-				 req->output_cap, MAX_OUTPUT_CAP);
+				 req->output_cap, BH_MAX_OUTPUT_CAP);
 	if (req->input_len > MAX_INPUT_BYTES)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "input of %zu bytes is above the %u maximum",
 				 req->input_len, MAX_INPUT_BYTES);
@@ -882,6 +882,16 @@ int bh_exec(bh_engine *e, const struct bh_exec_request *req, bh_exec_cb cb, void
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "unknown tier %d", (int)req->tier);
 	if (req->floor < BH_TIER_UNKNOWN || req->floor >= BH_TIER_COUNT)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "unknown floor %d", (int)req->floor);
+	return 0;
+}
+
+int bh_exec(bh_engine *e, const struct bh_exec_request *req, bh_exec_cb cb, void *arg,
+	    bh_error **err)
+{
+	if (!cb)
+		return bh_refuse(err, BH_REFUSAL_REQUEST, "a call needs a program to run");
+	if (exec_request_check(req, err) < 0)
+		return -1;
 	if (e->closing)
 		return bh_fail(err, BH_E_CLOSED, 0, "the engine is shutting down; nothing ran");
 	struct pending_exec *p = xzalloc(sizeof *p);

@@ -4,7 +4,10 @@
 
 #include "internal.h"
 #include "chan_check.h"
-#include "channel_proto.h"
+#include "channel.h"
+#include "codec.h"
+#include "invocation.h"
+#include "path_rule.h"
 
 #include <poll.h>
 #include <sys/epoll.h>
@@ -132,18 +135,6 @@ struct done_frame {
 	uint64_t disk_used; /* bytes in /work, /tmp, /dev/shm after the call */
 };
 
-/* little-endian framing helpers (sandbox.c) */
-struct reader {
-	const uint8_t *p;
-	size_t left;
-	bool bad;
-};
-void put_u32(struct buf *b, uint32_t v);
-void put_u64(struct buf *b, uint64_t v);
-void put_str(struct buf *b, const void *s, size_t n);
-uint32_t get_u32(struct reader *r);
-uint64_t get_u64(struct reader *r);
-const uint8_t *get_str(struct reader *r, size_t *n);
 typedef void (*sandbox_exec_fn)(bh_engine *e, void *arg, struct sandbox *sb,
 				const struct bh_exec_result *res, const bh_error *err);
 
@@ -297,6 +288,9 @@ void engine_maybe_crash(bh_engine *e, const char *point);
 /* ---- the engine ---- */
 struct pending_exec;
 struct bh_store;
+/* What bh_exec refuses before anything is dispatched (BH_REFUSAL_REQUEST):
+ * 0, or -1 with *err. */
+int exec_request_check(const struct bh_exec_request *req, bh_error **err);
 
 /* ---- the view sandboxes bind from (view.c) ---- */
 struct view {

@@ -4,6 +4,7 @@
  * everything that could change it: the runtime binary, the kernel and boot,
  * the init binary, the seccomp profile and the limits. */
 #include "engine_priv.h"
+#include "probe_keys.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -245,7 +246,7 @@ static bool has_word(const char *haystack, const char *word)
 static void check_tmpfs(struct tier_slot *s, const char *probe, const char *mnt, bool kernel)
 {
 	char key[64], name[64], v[512];
-	snprintf(key, sizeof key, "mount.%s", mnt);
+	snprintf(key, sizeof key, PROBE_MOUNT "%s", mnt);
 	snprintf(name, sizeof name, "%s mount", mnt);
 	kv(probe, key, v, sizeof v);
 	/* gVisor's mount table leaves out nosuid/nodev; its Sentry has no setuid
@@ -259,7 +260,7 @@ static void check_tmpfs(struct tier_slot *s, const char *probe, const char *mnt,
 static void check_readonly_mount(struct tier_slot *s, const char *probe, const char *mnt)
 {
 	char key[64], name[64], v[512];
-	snprintf(key, sizeof key, "mount.%s", mnt);
+	snprintf(key, sizeof key, PROBE_MOUNT "%s", mnt);
 	snprintf(name, sizeof name, "%s mounted read-only", mnt);
 	kv(probe, key, v, sizeof v);
 	/* "<fstype> <super options> <mount options>": the last field decides. */
@@ -331,36 +332,44 @@ static void check_pairs(struct tier_slot *s, const char *probe, const char *name
 
 static void judge_seccomp(struct tier_slot *s, const char *probe, bool kernel)
 {
-	check_refused_pair(s, probe, "socket(AF_VSOCK) with bit 32 set", "seccomp.socket.AF_VSOCK");
-	check_refused_pair(s, probe, "socket(AF_PACKET) with bit 32 set", "seccomp.socket.AF_PACKET");
-	check_refused_pair(s, probe, "ioctl(TIOCSTI) with bit 32 set", "seccomp.ioctl.TIOCSTI");
-	check_refused_pair(s, probe, "ioctl(TIOCLINUX) with bit 32 set", "seccomp.ioctl.TIOCLINUX");
+	check_refused_pair(s, probe, "socket(AF_VSOCK) with bit 32 set",
+			   PROBE_SECCOMP_SOCKET_AF_VSOCK);
+	check_refused_pair(s, probe, "socket(AF_PACKET) with bit 32 set",
+			   PROBE_SECCOMP_SOCKET_AF_PACKET);
+	check_refused_pair(s, probe, "ioctl(TIOCSTI) with bit 32 set", PROBE_SECCOMP_IOCTL_TIOCSTI);
+	check_refused_pair(s, probe, "ioctl(TIOCLINUX) with bit 32 set",
+			   PROBE_SECCOMP_IOCTL_TIOCLINUX);
 	static const char *const clones[] = {
-		"seccomp.clone.CLONE_NEWTIME", "seccomp.clone.CLONE_NEWNS", "seccomp.clone.CLONE_NEWCGROUP",
-		"seccomp.clone.CLONE_NEWUTS",  "seccomp.clone.CLONE_NEWIPC", "seccomp.clone.CLONE_NEWUSER",
-		"seccomp.clone.CLONE_NEWPID",  "seccomp.clone.CLONE_NEWNET", NULL};
+		PROBE_SECCOMP_CLONE_NEWTIME, PROBE_SECCOMP_CLONE_NEWNS,
+		PROBE_SECCOMP_CLONE_NEWCGROUP, PROBE_SECCOMP_CLONE_NEWUTS,
+		PROBE_SECCOMP_CLONE_NEWIPC, PROBE_SECCOMP_CLONE_NEWUSER,
+		PROBE_SECCOMP_CLONE_NEWPID, PROBE_SECCOMP_CLONE_NEWNET,
+		NULL};
 	check_pairs(s, probe, "clone(CLONE_NEW*) with bit 32 set", clones, false);
-	static const char *const devices[] = {"seccomp.mknod.S_IFCHR", "seccomp.mknod.S_IFBLK",
-					      "seccomp.mknodat.S_IFCHR", "seccomp.mknodat.S_IFBLK", NULL};
+	static const char *const devices[] = {PROBE_SECCOMP_MKNOD_CHR, PROBE_SECCOMP_MKNOD_BLK,
+					      PROBE_SECCOMP_MKNODAT_CHR, PROBE_SECCOMP_MKNODAT_BLK,
+					      NULL};
 	check_pairs(s, probe, "mknod(at) of a device with bit 32 set", devices, false);
 	static const char *const allowed[] = {
-		"seccomp.socket.AF_UNIX", "seccomp.socket.AF_INET",  "seccomp.socket.AF_INET6",
-		"seccomp.socket.AF_NETLINK", "seccomp.ioctl.FIOCLEX", "seccomp.clone.fork",
-		"seccomp.mknod.S_IFIFO",  "seccomp.mknodat.S_IFIFO", NULL};
+		PROBE_SECCOMP_SOCKET_AF_UNIX, PROBE_SECCOMP_SOCKET_AF_INET,
+		PROBE_SECCOMP_SOCKET_AF_INET6, PROBE_SECCOMP_SOCKET_AF_NETLINK,
+		PROBE_SECCOMP_IOCTL_FIOCLEX, PROBE_SECCOMP_CLONE_FORK,
+		PROBE_SECCOMP_MKNOD_FIFO, PROBE_SECCOMP_MKNODAT_FIFO,
+		NULL};
 	check_pairs(s, probe, "allowed argument forms with bit 32 set", allowed, true);
 	char v[512];
 	/* Only the x86_64 ABI is in the profile: the others are the filter's
 	 * bad-architecture action. gVisor has no i386 ABI (its Sentry reads int
 	 * 0x80 as the x86_64 call of that number, 359: none). */
-	kv(probe, "seccomp.i386.socket.AF_VSOCK", v, sizeof v);
+	kv(probe, PROBE_SECCOMP_I386_SOCKET, v, sizeof v);
 	add_line(s, "i386 socket(AF_VSOCK) through int 0x80", v,
 		 kernel ? "refused" : "killed by SIGSYS",
 		 kernel ? strcmp(v, "ok") && strncmp(v, "(not", 4) : !strcmp(v, "killed by SIGSYS"));
-	kv(probe, "seccomp.x32.getpid", v, sizeof v);
+	kv(probe, PROBE_SECCOMP_X32_GETPID, v, sizeof v);
 	add_line(s, "x32 getpid", v, kernel ? "refused" : "killed by SIGSYS",
 		 kernel ? strcmp(v, "ok") && strncmp(v, "(not", 4) : !strcmp(v, "killed by SIGSYS"));
 	/* runsc answers EPERM for any errno rule, the default's included. */
-	kv(probe, "seccomp.newer.listmount", v, sizeof v);
+	kv(probe, PROBE_SECCOMP_NEWER, v, sizeof v);
 	add_line(s, "a syscall newer than the profile (listmount)", v,
 		 kernel ? "EPERM (runsc's errno for every refusal)" : "ENOSYS",
 		 !strcmp(v, kernel ? "EPERM" : "ENOSYS"));
@@ -371,53 +380,53 @@ static void judge(struct proof *p, struct tier_slot *s)
 	const char *probe = p->probe_out ? p->probe_out : "";
 	char v[512], exp[128];
 	bool kernel = p->tier == BH_TIER_KERNEL;
-	check_eq(s, probe, "root filesystem writable", "root_writable", "0");
-	check_eq(s, probe, "/usr writable", "usr_writable", "0");
+	check_eq(s, probe, "root filesystem writable", PROBE_ROOT_WRITABLE, "0");
+	check_eq(s, probe, "/usr writable", PROBE_USR_WRITABLE, "0");
 	/* Not writable could be mere permissions (user code is not root):
 	 * the mount itself must be read-only. */
 	check_readonly_mount(s, probe, "/");
 	check_readonly_mount(s, probe, "/usr");
-	check_eq(s, probe, "writable mounts", "writable_mounts", "/dev/shm,/tmp,/work");
+	check_eq(s, probe, "writable mounts", PROBE_WRITABLE_MOUNTS, "/dev/shm,/tmp,/work");
 	check_tmpfs(s, probe, "/tmp", kernel);
 	check_tmpfs(s, probe, "/work", kernel);
 	check_tmpfs(s, probe, "/dev/shm", kernel);
-	check_eq(s, probe, "network interfaces", "net_ifaces", "lo");
-	kv(probe, "connect_public", v, sizeof v);
+	check_eq(s, probe, "network interfaces", PROBE_NET_IFACES, "lo");
+	kv(probe, PROBE_CONNECT_PUBLIC, v, sizeof v);
 	add_line(s, "connect to 1.1.1.1:80", v, "refused at once (ENETUNREACH)",
 		 !strcmp(v, "ENETUNREACH") || !strcmp(v, "EHOSTUNREACH") || !strcmp(v, "ENETDOWN"));
-	check_eq(s, probe, "effective capabilities", "cap_eff", "0000000000000000");
-	check_eq(s, probe, "bounding capabilities", "cap_bnd", "0000000000000000");
-	check_eq(s, probe, "NoNewPrivs", "no_new_privs_prctl", "1");
+	check_eq(s, probe, "effective capabilities", PROBE_CAP_EFF, "0000000000000000");
+	check_eq(s, probe, "bounding capabilities", PROBE_CAP_BND, "0000000000000000");
+	check_eq(s, probe, "NoNewPrivs", PROBE_NO_NEW_PRIVS_PRCTL, "1");
 	if (!kernel)
-		check_eq(s, probe, "Seccomp mode", "seccomp", "2");
-	check_eq(s, probe, "unshare(CLONE_NEWUSER)", "unshare_user", "EPERM");
+		check_eq(s, probe, "Seccomp mode", PROBE_SECCOMP_MODE, "2");
+	check_eq(s, probe, "unshare(CLONE_NEWUSER)", PROBE_UNSHARE_USER, "EPERM");
 	judge_seccomp(s, probe, kernel);
-	check_eq(s, probe, "ptrace(ATTACH, 1)", "ptrace_pid1", "EPERM");
-	check_eq(s, probe, "running as uid", "uid", "1000");
+	check_eq(s, probe, "ptrace(ATTACH, 1)", PROBE_PTRACE_PID1, "EPERM");
+	check_eq(s, probe, "running as uid", PROBE_UID, "1000");
 	if (!kernel) {
-		kv(probe, "uid_map", v, sizeof v);
+		kv(probe, PROBE_UID_MAP, v, sizeof v);
 		add_line(s, "user namespace uid_map", v, "0 <own host range> 65536",
 			 strncmp(v, "0 0 ", 4) != 0 && strstr(v, " 65536") != NULL);
 	}
-	check_eq(s, probe, "open descriptors of user code", "fds", "0,1,2");
-	check_eq(s, probe, "init runs as another uid", "pid1_uid", "0");
-	check_eq(s, probe, "init descriptors openable", "pid1_fds_openable", "none");
-	check_eq(s, probe, "/proc/1/mem readable", "pid1_mem_readable", "0");
+	check_eq(s, probe, "open descriptors of user code", PROBE_FDS, "0,1,2");
+	check_eq(s, probe, "init runs as another uid", PROBE_PID1_UID, "0");
+	check_eq(s, probe, "init descriptors openable", PROBE_PID1_FDS_OPENABLE, "none");
+	check_eq(s, probe, "/proc/1/mem readable", PROBE_PID1_MEM_READABLE, "0");
 	if (kernel) {
 		/* gVisor 20221219 lists /proc/1/fd and shows /proc/1/environ to
 		 * every uid (fixed upstream in 2025). The wall that matters is the
 		 * line above: none of those descriptors opens, and the init's
 		 * environment is the sandbox's own, checked below. */
-		kv(probe, "pid1_fd_readable", v, sizeof v);
+		kv(probe, PROBE_PID1_FD_READABLE, v, sizeof v);
 		add_line(s, "/proc/1/fd listable", v, "0, or names only under gVisor", true);
-		kv(probe, "pid1_environ_readable", v, sizeof v);
+		kv(probe, PROBE_PID1_ENVIRON_READABLE, v, sizeof v);
 		add_line(s, "/proc/1/environ readable", v, "0, or the sandbox's own env under gVisor",
 			 true);
 	} else {
-		check_eq(s, probe, "/proc/1/fd readable", "pid1_fd_readable", "0");
-		check_eq(s, probe, "/proc/1/environ readable", "pid1_environ_readable", "0");
+		check_eq(s, probe, "/proc/1/fd readable", PROBE_PID1_FD_READABLE, "0");
+		check_eq(s, probe, "/proc/1/environ readable", PROBE_PID1_ENVIRON_READABLE, "0");
 	}
-	kv(probe, "environ", v, sizeof v);
+	kv(probe, PROBE_ENVIRON, v, sizeof v);
 	add_line(s, "environment names", v, "PATH, HOME, LANG, TMPDIR, PYTHON*, matplotlib's only",
 		 env_is_clean(v));
 	struct bundle_spec spec;
@@ -430,7 +439,7 @@ static void judge(struct proof *p, struct tier_slot *s)
 	snprintf(exp, sizeof exp, "%llu", (unsigned long long)p->e->memory_limit_mb * 1048576ull);
 	add_line(s, "memory limit (host cgroup)", v, exp,
 		 p->mem_limit == (long long)p->e->memory_limit_mb * 1048576ll);
-	kv(probe, "kernel_release", v, sizeof v);
+	kv(probe, PROBE_KERNEL_RELEASE, v, sizeof v);
 	if (kernel) {
 		add_line(s, "kernel release inside", v, "4.4.0 (gVisor's Sentry)", !strcmp(v, "4.4.0"));
 		const char *st = p->host_state ? p->host_state : "";
@@ -442,7 +451,7 @@ static void judge(struct proof *p, struct tier_slot *s)
 			procs++;
 		snprintf(v, sizeof v, "%zu processes listed", procs > 0 ? procs - 1 : 0);
 		add_line(s, "runsc ps (host)", v, "the sandbox's processes", procs >= 2);
-		kv(probe, "syslog", v, sizeof v);
+		kv(probe, PROBE_SYSLOG, v, sizeof v);
 		add_line(s, "syslog (diagnostic)", v, "any", true);
 	} else {
 		struct utsname u;
@@ -604,7 +613,7 @@ static void on_probe_open(bh_engine *e, void *arg, struct sandbox *sb, const bh_
 	snprintf(p->sb_name, sizeof p->sb_name, "%s", sb->name);
 	p->rt = sb->rt;
 	proof_step(e, p->tier, "the probe inside its smoke sandbox");
-	static const char *const argv[] = {BH_INIT_SANDBOX_PATH, "--probe", NULL};
+	static const char *const argv[] = {BH_INIT_SANDBOX_PATH, BH_INIT_PROBE, NULL};
 	struct bh_exec_request req = {
 		.argv = argv, .timeout_ms = PROBE_TIMEOUT_MS, .output_cap = 65536};
 	bh_error *e2 = NULL;

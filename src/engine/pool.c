@@ -15,7 +15,7 @@
  * waits, a session that takes one moves its place, and a tenant that finds
  * no room has a ready one closed for it. */
 #include "engine_priv.h"
-#include "channel_proto.h"
+#include "channel.h"
 
 #include <stdlib.h>
 
@@ -97,7 +97,7 @@ static void on_pool_open(bh_engine *e, void *arg, struct sandbox *sb, const bh_e
 	struct buf f = {0};
 	uint8_t type = BH_CHAN_WARM;
 	buf_append(&f, &type, 1);
-	put_u32(&f, (1u << BH_LANG_COUNT) - 1);
+	proto_put_u32(&f, (1u << BH_LANG_COUNT) - 1);
 	sandbox_send(e, sb, &f);
 	buf_free(&f);
 	slot->age_t = loop_timer(e->loop, e->policy.pool_max_age_ms, on_aged, slot);

@@ -52,60 +52,6 @@ char *sandbox_cgroup_leaf(const struct sandbox *sb)
 	return xstrdup(sb->name);
 }
 
-/* ---- little-endian frames ---- */
-
-void put_u32(struct buf *b, uint32_t v)
-{
-	uint8_t x[4] = {v, v >> 8, v >> 16, v >> 24};
-	buf_append(b, x, 4);
-}
-
-void put_u64(struct buf *b, uint64_t v)
-{
-	put_u32(b, (uint32_t)v);
-	put_u32(b, (uint32_t)(v >> 32));
-}
-
-void put_str(struct buf *b, const void *s, size_t n)
-{
-	put_u32(b, (uint32_t)n);
-	buf_append(b, s, n);
-}
-
-
-uint32_t get_u32(struct reader *r)
-{
-	if (r->left < 4) {
-		r->bad = true;
-		return 0;
-	}
-	uint32_t v = (uint32_t)r->p[0] | (uint32_t)r->p[1] << 8 | (uint32_t)r->p[2] << 16 |
-		     (uint32_t)r->p[3] << 24;
-	r->p += 4;
-	r->left -= 4;
-	return v;
-}
-
-uint64_t get_u64(struct reader *r)
-{
-	uint64_t lo = get_u32(r);
-	return lo | (uint64_t)get_u32(r) << 32;
-}
-
-const uint8_t *get_str(struct reader *r, size_t *n)
-{
-	*n = get_u32(r);
-	if (r->bad || *n > r->left) {
-		r->bad = true;
-		*n = 0;
-		return NULL;
-	}
-	const uint8_t *s = r->p;
-	r->p += *n;
-	r->left -= *n;
-	return s;
-}
-
 /* ---- uid ranges: each sandbox its own 65536 host uids ---- */
 
 static int uid_slot_take(bh_engine *e)
@@ -480,11 +426,12 @@ static void maybe_ready(bh_engine *e, struct sandbox *sb, bool started, bool rea
  * the request asked for (chan_check.c) before anyone reads it; anything
  * else, or a reply nobody is waiting for, means the channel cannot be
  * trusted. */
-static void on_reply_frame(bh_engine *e, struct sandbox *sb, uint8_t type, struct reader *r)
+static void on_reply_frame(bh_engine *e, struct sandbox *sb, uint8_t type,
+			   struct proto_cursor *r)
 {
 	char why[256];
-	uint64_t call_id = get_u64(r);
-	if (r->bad) {
+	uint64_t call_id;
+	if (proto_get_u64(r, &call_id) < 0) {
 		snprintf(why, sizeof why, "its init sent a %s without a call id", chan_frame_name(type));
 		sandbox_breached(e, sb, why);
 		return;
@@ -529,9 +476,8 @@ static void dispatch_frames(bh_engine *e, struct sandbox *sb)
 {
 	char why[256];
 	while (sb->rbuf.len >= BH_CHAN_HEADER && sb->state != SB_ENDING && sb->state != SB_FAILED) {
-		struct reader hdr = {.p = sb->rbuf.data, .left = sb->rbuf.len};
-		uint32_t len = get_u32(&hdr);
-		if (len == 0 || len > BH_CHAN_MAX_FRAME) {
+		uint32_t len;
+		if (proto_frame_length(sb->rbuf.data, &len) < 0) {
 			snprintf(why, sizeof why, "its init sent a frame of impossible length (%u)", len);
 			sandbox_breached(e, sb, why);
 			return;
@@ -539,7 +485,7 @@ static void dispatch_frames(bh_engine *e, struct sandbox *sb)
 		if (sb->rbuf.len < 4u + len)
 			return;
 		uint8_t type = sb->rbuf.data[4];
-		struct reader r = {.p = sb->rbuf.data + 5, .left = len - 1};
+		struct proto_cursor r = proto_cursor(sb->rbuf.data + BH_CHAN_HEADER, len - 1);
 		size_t frame_len = 4u + len;
 		switch (type) {
 		case BH_CHAN_READY:
@@ -898,7 +844,7 @@ int sandbox_request(bh_engine *e, struct sandbox *sb, uint64_t call_id, const st
 		return bh_fail(err, BH_E_INVALID, 0, "not a request frame (type 0x%02x)",
 			       frame->len ? frame->data[0] : 0);
 	sb->call_id = call_id;
-	put_u32(&sb->wbuf, (uint32_t)frame->len);
+	proto_put_u32(&sb->wbuf, (uint32_t)frame->len);
 	buf_append(&sb->wbuf, frame->data, frame->len);
 	sb->op_fn = fn;
 	sb->op_arg = arg;
@@ -912,23 +858,27 @@ int sandbox_request(bh_engine *e, struct sandbox *sb, uint64_t call_id, const st
 
 void sandbox_send(bh_engine *e, struct sandbox *sb, const struct buf *frame)
 {
-	put_u32(&sb->wbuf, (uint32_t)frame->len);
+	proto_put_u32(&sb->wbuf, (uint32_t)frame->len);
 	buf_append(&sb->wbuf, frame->data, frame->len);
 	flush_writes(e, sb);
 }
 
 int sandbox_decode_done(const struct sandbox_reply *rep, struct done_frame *d)
 {
-	struct reader r = {.p = rep->payload, .left = rep->len};
-	d->exit_code = (int32_t)get_u32(&r);
-	d->term_signal = get_u32(&r);
-	d->flags = get_u32(&r);
-	d->duration_us = get_u64(&r);
-	d->out_total = get_u64(&r);
-	d->err_total = get_u64(&r);
-	d->out = get_str(&r, &d->out_len);
-	d->err = get_str(&r, &d->err_len);
-	d->disk_used = get_u64(&r);
+	struct proto_cursor r = proto_cursor(rep->payload, rep->len);
+	uint32_t exit_code, out_len, err_len;
+	proto_get_u32(&r, &exit_code);
+	proto_get_u32(&r, &d->term_signal);
+	proto_get_u32(&r, &d->flags);
+	proto_get_u64(&r, &d->duration_us);
+	proto_get_u64(&r, &d->out_total);
+	proto_get_u64(&r, &d->err_total);
+	proto_get_str(&r, &d->out, &out_len);
+	proto_get_str(&r, &d->err, &err_len);
+	proto_get_u64(&r, &d->disk_used);
+	d->exit_code = (int32_t)exit_code;
+	d->out_len = out_len;
+	d->err_len = err_len;
 	return r.bad ? -1 : 0;
 }
 
@@ -936,11 +886,15 @@ int sandbox_decode_done(const struct sandbox_reply *rep, struct done_frame *d)
 void sandbox_decode_refusal(const struct sandbox_reply *rep, int *reason, int *err_no, char *msg,
 			    size_t msglen)
 {
-	struct reader r = {.p = rep->payload, .left = rep->len};
-	*reason = rep->type == BH_CHAN_REJECTED ? (int)get_u32(&r) : 0;
-	*err_no = (int32_t)get_u32(&r);
-	size_t n = 0;
-	const uint8_t *m = get_str(&r, &n);
+	struct proto_cursor r = proto_cursor(rep->payload, rep->len);
+	uint32_t why = 0, err = 0, n = 0;
+	const uint8_t *m;
+	if (rep->type == BH_CHAN_REJECTED)
+		proto_get_u32(&r, &why);
+	proto_get_u32(&r, &err);
+	proto_get_str(&r, &m, &n);
+	*reason = (int)why;
+	*err_no = (int32_t)err;
 	snprintf(msg, msglen, "%.*s", (int)(n < msglen ? n : msglen - 1), m ? (const char *)m : "");
 }
 
@@ -1019,15 +973,14 @@ int sandbox_exec(bh_engine *e, struct sandbox *sb, const struct bh_exec_request 
 	while (req->argv[argc])
 		argc++;
 	struct buf body = {0};
-	uint8_t type = BH_CHAN_EXEC;
-	buf_append(&body, &type, 1);
-	put_u64(&body, call_id);
-	put_u32(&body, req->timeout_ms);
-	put_u32(&body, req->output_cap);
-	put_u32(&body, (uint32_t)argc);
+	proto_put_u8(&body, BH_CHAN_EXEC);
+	proto_put_u64(&body, call_id);
+	proto_put_u32(&body, req->timeout_ms);
+	proto_put_u32(&body, req->output_cap);
+	proto_put_u32(&body, (uint32_t)argc);
 	for (size_t i = 0; i < argc; i++)
-		put_str(&body, req->argv[i], strlen(req->argv[i]));
-	put_str(&body, req->input ? req->input : "", req->input_len);
+		proto_put_str(&body, req->argv[i], strlen(req->argv[i]));
+	proto_put_str(&body, req->input ? req->input : "", req->input_len);
 	struct exec_op *op = xzalloc(sizeof *op);
 	op->fn = fn;
 	op->arg = arg;

@@ -23,11 +23,6 @@
 #define DEFAULT_TIMEOUT_MS 30000u
 #define MAX_TIMEOUT_MS (5u * 60u * 1000u)
 #define DEFAULT_OUTPUT_CAP (64u * 1024u)
-#define MAX_OUTPUT_CAP (1u * 1024u * 1024u)
-#define MAX_CODE (256u * 1024u)
-#define MAX_FILES 200u
-#define MAX_FILES_BYTES (4u * 1024u * 1024u)
-#define MAX_PATH_BYTES 4096u
 #define BACKSTOP_GRACE_MS 5000u
 #define PROTOCOL 3u
 
@@ -611,24 +606,23 @@ static void on_files_reply(bh_engine *e, void *arg, struct sandbox *sb,
 		refuse_op(op, err);
 		bh_error_free(err);
 	} else if (op->kind == OP_LIST && rep->type == BH_CHAN_LISTING) {
-		struct reader r = {.p = rep->payload, .left = rep->len};
-		uint32_t n = get_u32(&r);
+		struct proto_cursor r = proto_cursor(rep->payload, rep->len);
+		uint32_t n;
+		proto_get_u32(&r, &n);
 		bool more = n & 0x80000000u;
 		n &= 0x7fffffffu;
 		struct bh_file_entry *ents = xzalloc((n + 1) * sizeof *ents);
 		char **owned = xzalloc((2 * n + 1) * sizeof *owned);
 		for (uint32_t i = 0; i < n && !r.bad; i++) {
-			size_t nl = 0, tl = 0;
-			const uint8_t *name = get_str(&r, &nl);
-			uint8_t type = r.left ? *r.p : '?';
-			if (r.left) {
-				r.p++;
-				r.left--;
-			}
+			uint32_t nl = 0, tl = 0;
+			const uint8_t *name, *target;
+			uint8_t type;
+			proto_get_str(&r, &name, &nl);
+			proto_get_u8(&r, &type);
 			ents[i].type = (char)type;
-			ents[i].size = get_u64(&r);
-			ents[i].mtime_ms = get_u64(&r);
-			const uint8_t *target = get_str(&r, &tl);
+			proto_get_u64(&r, &ents[i].size);
+			proto_get_u64(&r, &ents[i].mtime_ms);
+			proto_get_str(&r, &target, &tl);
 			owned[2 * i] = xasprintf("%.*s", (int)nl, name ? (const char *)name : "");
 			owned[2 * i + 1] = xasprintf("%.*s", (int)tl, target ? (const char *)target : "");
 			ents[i].name = owned[2 * i];
@@ -646,15 +640,14 @@ static void on_files_reply(bh_engine *e, void *arg, struct sandbox *sb,
 		free(owned);
 		free(ents);
 	} else if (op->kind == OP_READ && rep->type == BH_CHAN_CONTENT) {
-		struct reader r = {.p = rep->payload, .left = rep->len};
-		uint64_t size = get_u64(&r);
-		bool truncated = r.left && *r.p;
-		if (r.left) {
-			r.p++;
-			r.left--;
-		}
-		size_t n = 0;
-		const uint8_t *data = get_str(&r, &n);
+		struct proto_cursor r = proto_cursor(rep->payload, rep->len);
+		uint64_t size;
+		uint8_t truncated;
+		uint32_t n;
+		const uint8_t *data;
+		proto_get_u64(&r, &size);
+		proto_get_u8(&r, &truncated);
+		proto_get_str(&r, &data, &n);
 		if (r.bad) {
 			bh_fail(&err, BH_E_SANDBOX, 0, "the sandbox sent a malformed file");
 			refuse_op(op, err);
@@ -677,14 +670,14 @@ static void exec_frame(struct buf *f, uint64_t call_id, const struct op *op)
 {
 	uint8_t type = BH_CHAN_EXEC;
 	buf_append(f, &type, 1);
-	put_u64(f, call_id);
-	put_u32(f, op->cell.timeout_ms);
-	put_u32(f, op->cell.output_cap);
+	proto_put_u64(f, call_id);
+	proto_put_u32(f, op->cell.timeout_ms);
+	proto_put_u32(f, op->cell.output_cap);
 	static const char *const argv[] = {"/usr/bin/node", "-"};
-	put_u32(f, 2);
+	proto_put_u32(f, 2);
 	for (int i = 0; i < 2; i++)
-		put_str(f, argv[i], strlen(argv[i]));
-	put_str(f, op->code, op->cell.code_len);
+		proto_put_str(f, argv[i], strlen(argv[i]));
+	proto_put_str(f, op->code, op->cell.code_len);
 }
 
 static int send_cell(bh_session *s, struct op *op, bh_error **err)
@@ -697,16 +690,16 @@ static int send_cell(bh_session *s, struct op *op, bh_error **err)
 	}
 	uint8_t type = BH_CHAN_CELL;
 	buf_append(&f, &type, 1);
-	put_u64(&f, call_id);
-	put_u32(&f, op->cell.timeout_ms);
-	put_u32(&f, op->cell.output_cap);
+	proto_put_u64(&f, call_id);
+	proto_put_u32(&f, op->cell.timeout_ms);
+	proto_put_u32(&f, op->cell.output_cap);
 	uint8_t lang = (uint8_t)op->cell.language;
 	buf_append(&f, &lang, 1);
-	put_str(&f, op->code, op->cell.code_len);
-	put_u32(&f, (uint32_t)op->cell.n_files);
+	proto_put_str(&f, op->code, op->cell.code_len);
+	proto_put_u32(&f, (uint32_t)op->cell.n_files);
 	for (size_t i = 0; i < op->cell.n_files; i++) {
-		put_str(&f, op->files[i].path, strlen(op->files[i].path));
-		put_str(&f, op->files[i].content ? op->files[i].content : (const uint8_t *)"",
+		proto_put_str(&f, op->files[i].path, strlen(op->files[i].path));
+		proto_put_str(&f, op->files[i].content ? op->files[i].content : (const uint8_t *)"",
 			op->files[i].len);
 	}
 send:
@@ -725,9 +718,9 @@ static int send_files_op(bh_session *s, struct op *op, bh_error **err)
 	struct buf f = {0};
 	uint8_t type = op->kind == OP_LIST ? BH_CHAN_LIST : BH_CHAN_READ;
 	buf_append(&f, &type, 1);
-	put_u64(&f, call_id);
-	put_str(&f, op->path, strlen(op->path));
-	put_u32(&f, op->kind == OP_LIST ? BH_CHAN_LIST_MAX_ENTRIES : op->max_bytes);
+	proto_put_u64(&f, call_id);
+	proto_put_str(&f, op->path, strlen(op->path));
+	proto_put_u32(&f, op->kind == OP_LIST ? BH_CHAN_LIST_MAX_ENTRIES : op->max_bytes);
 	int ret = sandbox_request(s->e, s->sb, call_id, &f, 30000, on_files_reply, s, err);
 	buf_free(&f);
 	return ret;
@@ -812,7 +805,7 @@ static void on_sandbox_open(bh_engine *e, void *arg, struct sandbox *sb, const b
 		struct buf f = {0};
 		uint8_t type = BH_CHAN_WARM;
 		buf_append(&f, &type, 1);
-		put_u32(&f, s->languages);
+		proto_put_u32(&f, s->languages);
 		sandbox_send(e, sb, &f);
 		buf_free(&f);
 	}
@@ -1509,31 +1502,12 @@ void sessions_tier_proven(bh_engine *e, enum bh_tier tier)
 
 /* ---- calls ---- */
 
-/* Relative, below /work, no "..", ".", empty parts or control characters. */
+/* Relative, below /work, no "..", ".", empty parts or control characters
+ * (the rule the init walks by, path_rule.h). */
 static const char *path_problem(const char *p)
 {
-	if (!p || !*p)
-		return "is empty";
-	if (strlen(p) > MAX_PATH_BYTES)
-		return "is longer than 4096 bytes";
-	if (p[0] == '/')
-		return "is absolute";
-	for (const unsigned char *c = (const unsigned char *)p; *c; c++)
-		if (*c < 0x20 || *c == 0x7f)
-			return "has a control character";
-	const char *part = p;
-	for (;;) {
-		const char *slash = strchr(part, '/');
-		size_t n = slash ? (size_t)(slash - part) : strlen(part);
-		if (n == 0)
-			return "has an empty part";
-		if ((n == 1 && part[0] == '.') || (n == 2 && part[0] == '.' && part[1] == '.'))
-			return "has a . or .. part";
-		if (!slash)
-			break;
-		part = slash + 1;
-	}
-	return NULL;
+	enum proto_path_problem why = proto_path_check(p, p ? strlen(p) : 0, 0);
+	return why == PROTO_PATH_OK ? NULL : proto_path_problem_text(why);
 }
 
 static int enqueue(bh_session *s, struct op *op, bh_error **err)
@@ -1568,18 +1542,18 @@ int bh_session_run(bh_session *s, const struct bh_cell *cell, bh_cell_cb cb, voi
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "a call needs a cell and a callback");
 	if (cell->language != BH_LANG_PYTHON && cell->language != BH_LANG_JAVASCRIPT)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "unknown language %d", (int)cell->language);
-	if (cell->code_len > MAX_CODE)
+	if (cell->code_len > BH_MAX_CODE_BYTES)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "the code is %zu bytes, above the %u limit",
-				 cell->code_len, MAX_CODE);
+				 cell->code_len, BH_MAX_CODE_BYTES);
 	if (cell->timeout_ms > MAX_TIMEOUT_MS)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "timeout %u ms is above the %u ms maximum",
 				 cell->timeout_ms, MAX_TIMEOUT_MS);
-	if (cell->output_cap > MAX_OUTPUT_CAP)
+	if (cell->output_cap > BH_MAX_CELL_OUTPUT_CAP)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "output cap %u is above the %u maximum",
-				 cell->output_cap, MAX_OUTPUT_CAP);
-	if (cell->n_files > MAX_FILES)
+				 cell->output_cap, BH_MAX_CELL_OUTPUT_CAP);
+	if (cell->n_files > BH_MAX_FILES)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "%zu files is more than %u", cell->n_files,
-				 MAX_FILES);
+				 BH_MAX_FILES);
 	if (cell->fresh_process && (cell->language != BH_LANG_JAVASCRIPT || cell->n_files))
 		return bh_refuse(err, BH_REFUSAL_REQUEST,
 				 "a snippet in a fresh process is JavaScript and carries no files");
@@ -1591,9 +1565,9 @@ int bh_session_run(bh_session *s, const struct bh_cell *cell, bh_cell_cb cb, voi
 					 cell->files[i].path ? cell->files[i].path : "", why);
 		total += cell->files[i].len;
 	}
-	if (total > MAX_FILES_BYTES)
+	if (total > BH_MAX_FILES_BYTES)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "the files hold %zu bytes, above the %u limit",
-				 total, MAX_FILES_BYTES);
+				 total, BH_MAX_FILES_BYTES);
 	if (cell->floor != BH_TIER_UNKNOWN && s->state != SS_WAITING_PROOF &&
 	    !bh_tier_meets(s->tier, cell->floor))
 		return bh_refuse(err, BH_REFUSAL_ISOLATION, "the floor %s is above the session's %s tier",

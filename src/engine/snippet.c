@@ -9,7 +9,6 @@
 
 #include <string.h>
 
-#define SNIPPET_MAX_CODE (256u * 1024u)
 
 struct snippet_call {
 	bh_engine *e;
@@ -119,9 +118,9 @@ int bh_run_javascript(bh_engine *e, const struct bh_snippet *req, bh_snippet_cb 
 {
 	if (!req || !cb || !req->code || !req->code_len)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "a run needs code");
-	if (req->code_len > SNIPPET_MAX_CODE)
+	if (req->code_len > BH_MAX_CODE_BYTES)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "code of %zu bytes is above the %u maximum",
-				 req->code_len, SNIPPET_MAX_CODE);
+				 req->code_len, BH_MAX_CODE_BYTES);
 	if (memchr(req->code, 0, req->code_len))
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "code contains a NUL byte");
 	struct snippet_call *c = xzalloc(sizeof *c);

@@ -2,41 +2,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include <openssl/evp.h>
-
-void *xzalloc(size_t n)
-{
-	void *p = calloc(1, n ? n : 1);
-	if (!p)
-		abort();
-	return p;
-}
-
-char *xstrdup(const char *s)
-{
-	char *p = strdup(s ? s : "");
-	if (!p)
-		abort();
-	return p;
-}
-
-char *xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s = NULL;
-	va_start(ap, fmt);
-	int r = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		abort();
-	return s;
-}
 
 char *read_file(const char *path, size_t max, size_t *len)
 {
@@ -218,16 +187,6 @@ uint64_t disk_usage(const char *path)
 	return usage_at(AT_FDCWD, path);
 }
 
-static void hex(const uint8_t *in, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 void sha256_hex(const void *data, size_t len, char out[65])
 {
 	uint8_t md[32];
@@ -268,76 +227,10 @@ int sha256_file_hex(const char *path, char out[65])
 	return 0;
 }
 
-int random_hex(size_t nbytes, char *out)
-{
-	uint8_t b[64];
-	if (nbytes > sizeof b) {
-		errno = EINVAL;
-		return -1;
-	}
-	size_t got = 0;
-	while (got < nbytes) {
-		ssize_t r = getrandom(b + got, nbytes - got, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		got += (size_t)r;
-	}
-	hex(b, nbytes, out);
-	return 0;
-}
-
-uint64_t now_mono_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-uint64_t now_real_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 char *rtrim(char *s)
 {
 	size_t n = strlen(s);
 	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
 		s[--n] = '\0';
 	return s;
-}
-
-void buf_append(struct buf *b, const void *data, size_t n)
-{
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap < b->len + n)
-			cap *= 2;
-		b->data = realloc(b->data, cap);
-		if (!b->data)
-			abort();
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, data, n);
-	b->len += n;
-}
-
-void buf_consume(struct buf *b, size_t n)
-{
-	if (n >= b->len) {
-		b->len = 0;
-		return;
-	}
-	memmove(b->data, b->data + n, b->len - n);
-	b->len -= n;
-}
-
-void buf_free(struct buf *b)
-{
-	free(b->data);
-	b->data = NULL;
-	b->len = b->cap = 0;
 }

@@ -37,7 +37,13 @@ static void exec_warden(const char *init, const char *engine_pid, const char *st
 	size_t n = strlen(state_dir);
 	if (!strncmp(init, state_dir, n) && init[n] == '/')
 		init += n + 1;
-	const char *argv[] = {init, "--warden", engine_pid, "lock", parent, NULL};
+	const char *argv[BH_WARDEN_ARGC + 1] = {
+		[0] = init,
+		[BH_WARDEN_ARG_MODE] = BH_INIT_WARDEN,
+		[BH_WARDEN_ARG_ENGINE_PID] = engine_pid,
+		[BH_WARDEN_ARG_LOCK] = "lock",
+		[BH_WARDEN_ARG_CGROUP_PARENT] = parent,
+	};
 	execv(init, (char *const *)argv);
 	_exit(127);
 }

@@ -9,61 +9,45 @@
 
 static bool ab_room(struct abuf *b, size_t n)
 {
-	size_t want;
-	uint8_t *p;
-
 	if (b->oom)
 		return false;
-	if (b->cap - b->len >= n)
-		return true;
-	want = b->cap ? b->cap : 4096;
-	while (want - b->len < n && want < ((size_t)1 << 40))
-		want *= 2;
-	p = want - b->len >= n ? realloc(b->p, want) : NULL;
-	if (!p) {
+	if (buf_reserve(&b->buf, n) < 0) {
 		b->oom = true;
 		return false;
 	}
-	b->p = p;
-	b->cap = want;
 	return true;
 }
 
+/* Each append reserves first, so the codec's writers never need memory
+ * they could not get (they would abort). */
 void ab_bytes(struct abuf *b, const void *p, size_t n)
 {
-	if (n && ab_room(b, n)) {
-		memcpy(b->p + b->len, p, n);
-		b->len += n;
-	}
+	if (n && ab_room(b, n))
+		buf_append(&b->buf, p, n);
 }
 
 void ab_u8(struct abuf *b, uint8_t v)
 {
-	ab_bytes(b, &v, 1);
+	if (ab_room(b, 1))
+		proto_put_u8(&b->buf, v);
 }
 
 void ab_u32(struct abuf *b, uint32_t v)
 {
-	uint8_t le[4];
-
-	for (int i = 0; i < 4; i++)
-		le[i] = (uint8_t)(v >> (8 * i));
-	ab_bytes(b, le, 4);
+	if (ab_room(b, 4))
+		proto_put_u32(&b->buf, v);
 }
 
 void ab_u64(struct abuf *b, uint64_t v)
 {
-	uint8_t le[8];
-
-	for (int i = 0; i < 8; i++)
-		le[i] = (uint8_t)(v >> (8 * i));
-	ab_bytes(b, le, 8);
+	if (ab_room(b, 8))
+		proto_put_u64(&b->buf, v);
 }
 
 void ab_str(struct abuf *b, const void *p, size_t n)
 {
-	ab_u32(b, (uint32_t)n);
-	ab_bytes(b, p, n);
+	if (ab_room(b, 4 + n))
+		proto_put_str(&b->buf, p, n);
 }
 
 void answer_error(int fd, uint8_t type, uint64_t call_id, uint32_t reason, int err,
@@ -89,36 +73,36 @@ void answer_error(int fd, uint8_t type, uint64_t call_id, uint32_t reason, int e
 	ab_str(&b, msg, (size_t)n);
 	if (b.oom)
 		_exit(124);
-	helper_write_all(fd, b.p, b.len);
+	helper_write_all(fd, b.buf.data, b.buf.len);
 	_exit(0);
 }
 
 void ab_send(int fd, struct abuf *b, uint64_t call_id)
 {
-	if (b->oom || b->len > BH_CHAN_MAX_FRAME) {
-		free(b->p);
+	if (b->oom || b->buf.len > BH_CHAN_MAX_FRAME) {
+		buf_free(&b->buf);
 		answer_error(fd, BH_CHAN_FAIL, call_id, 0, ENOMEM,
 			     "the answer did not fit in memory or in a frame");
 	}
-	helper_write_all(fd, b->p, b->len);
+	helper_write_all(fd, b->buf.data, b->buf.len);
 	_exit(0);
 }
 
 /* ---- init side ---- */
 
-static bool skip_str(struct bh_cursor *c)
+static bool skip_str(struct proto_cursor *c)
 {
 	const uint8_t *s;
 	uint32_t n;
 
-	return bh_get_str(c, &s, &n) == 0;
+	return proto_get_str(c, &s, &n) == 0;
 }
 
-static bool valid_listing(struct bh_cursor *c)
+static bool valid_listing(struct proto_cursor *c)
 {
 	uint32_t n;
 
-	if (bh_get_u32(c, &n) < 0)
+	if (proto_get_u32(c, &n) < 0)
 		return false;
 	n &= ~0x80000000u;
 	for (uint32_t i = 0; i < n; i++) {
@@ -126,21 +110,21 @@ static bool valid_listing(struct bh_cursor *c)
 		uint32_t len;
 		uint64_t skip;
 
-		if (bh_get_str(c, &name, &len) < 0 || len == 0 || len > BH_CHAN_NAME_MAX ||
+		if (proto_get_str(c, &name, &len) < 0 || len == 0 || len > BH_CHAN_NAME_MAX ||
 		    memchr(name, '/', len) || memchr(name, 0, len) || c->left < 1 ||
 		    !memchr("fdlpscb?", c->p[0], 8))
 			return false;
 		c->p++;
 		c->left--;
 		/* The engine holds the init to the same rules (chan_check.c). */
-		if (bh_get_u64(c, &skip) < 0 || bh_get_u64(c, &skip) < 0 ||
-		    bh_get_str(c, &name, &len) < 0 || len > BH_CHAN_TARGET_MAX)
+		if (proto_get_u64(c, &skip) < 0 || proto_get_u64(c, &skip) < 0 ||
+		    proto_get_str(c, &name, &len) < 0 || len > BH_CHAN_TARGET_MAX)
 			return false;
 	}
 	return true;
 }
 
-static bool valid_body(uint8_t type, struct bh_cursor *c)
+static bool valid_body(uint8_t type, struct proto_cursor *c)
 {
 	uint32_t u32;
 	uint64_t u64;
@@ -149,11 +133,11 @@ static bool valid_body(uint8_t type, struct bh_cursor *c)
 	case ANSWER_FILES_OK:
 		return true;
 	case BH_CHAN_FAIL:
-		return bh_get_u32(c, &u32) == 0 && skip_str(c);
+		return proto_get_u32(c, &u32) == 0 && skip_str(c);
 	case BH_CHAN_REJECTED:
-		return bh_get_u32(c, &u32) == 0 && bh_get_u32(c, &u32) == 0 && skip_str(c);
+		return proto_get_u32(c, &u32) == 0 && proto_get_u32(c, &u32) == 0 && skip_str(c);
 	case BH_CHAN_CONTENT:
-		if (bh_get_u64(c, &u64) < 0 || c->left < 1 || c->p[0] > 1)
+		if (proto_get_u64(c, &u64) < 0 || c->left < 1 || c->p[0] > 1)
 			return false;
 		c->p++;
 		c->left--;
@@ -167,7 +151,7 @@ static bool valid_body(uint8_t type, struct bh_cursor *c)
 
 int answer_relay(struct init *st, const struct helper *h, const char *types)
 {
-	struct bh_cursor c;
+	struct proto_cursor c;
 	uint64_t call_id;
 	uint8_t type;
 	int ret;
@@ -177,8 +161,8 @@ int answer_relay(struct init *st, const struct helper *h, const char *types)
 	type = h->buf[0];
 	if (!type || !strchr(types, type))
 		return ANSWER_INVALID;
-	c = bh_cursor_make(h->buf + 1, h->len - 1);
-	if (bh_get_u64(&c, &call_id) < 0 || call_id != h->call_id ||
+	c = proto_cursor(h->buf + 1, h->len - 1);
+	if (proto_get_u64(&c, &call_id) < 0 || call_id != h->call_id ||
 	    !valid_body(type, &c) || c.left != 0)
 		return ANSWER_INVALID;
 	if (type == ANSWER_FILES_OK)
@@ -186,7 +170,7 @@ int answer_relay(struct init *st, const struct helper *h, const char *types)
 	ret = bh_frame_begin(&st->out, type, h->len - 1);
 	if (ret < 0)
 		return ret;
-	bh_put_bytes(&st->out, h->buf + 1, h->len - 1);
+	buf_append(&st->out.buf, h->buf + 1, h->len - 1);
 	reply_queued(st, BH_CHAN_HEADER + h->len - 1);
 	return ANSWER_QUEUED;
 }

@@ -15,11 +15,10 @@
 /* Answer types besides the frame types: the files were written. */
 #define ANSWER_FILES_OK 'K'
 
-/* ---- child side ---- */
+/* ---- child side: the answer built with the channel's codec ---- */
 struct abuf {
-	uint8_t *p;
-	size_t len, cap;
-	bool oom;
+	struct buf buf;
+	bool oom; /* an append found no memory: the answer is lost */
 };
 
 void ab_u8(struct abuf *b, uint8_t v);

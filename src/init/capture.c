@@ -11,8 +11,8 @@
 void capture_init(struct capture *c, int fd, uint32_t cap, bool borrowed)
 {
 	*c = (struct capture){ .fd = fd, .limit = cap, .borrowed = borrowed };
-	if (c->limit > MAX_OUTPUT_CAP)
-		c->limit = MAX_OUTPUT_CAP;
+	if (c->limit > BH_MAX_OUTPUT_CAP)
+		c->limit = BH_MAX_OUTPUT_CAP;
 }
 
 void capture_close(struct capture *c)

@@ -41,7 +41,7 @@
 #include "files.h"
 #include "init_priv.h"
 #include "jsonl.h"
-#include "util.h"
+#include "base.h"
 #include "walk.h"
 
 /* fd 4 closed while the server still runs: how long to wait for it to
@@ -88,22 +88,24 @@ static void forget_dead(struct init *st, int lang)
 
 static int check_files(struct init *st, const struct cell_req *rq)
 {
-	struct bh_cursor c = rq->files;
+	struct proto_cursor c = rq->files;
 
 	for (uint32_t i = 0; i < rq->nfiles; i++) {
 		const uint8_t *path, *data;
 		uint32_t plen, dlen;
 		char shown[512];
+		enum proto_path_problem why;
 		int ret;
 
-		bh_get_str(&c, &path, &plen);
-		bh_get_str(&c, &data, &dlen);
-		ret = path_check(path, plen, false);
-		if (ret == 0)
+		proto_get_str(&c, &path, &plen);
+		proto_get_str(&c, &data, &dlen);
+		why = proto_path_check(path, plen, 0);
+		if (why == PROTO_PATH_OK)
 			continue;
 		path_printable(path, plen, shown, sizeof(shown));
-		ret = queue_rejected(st, rq->call_id, BH_CHAN_REJECT_FILES, -ret,
-				     "invalid path \"%s\": %s", shown, path_problem(ret));
+		ret = queue_rejected(st, rq->call_id, BH_CHAN_REJECT_FILES, proto_path_errno(why),
+				     "invalid path \"%s\": %s", shown,
+				     proto_path_problem_text(why));
 		return ret < 0 ? ret : 1;
 	}
 	return 0;
@@ -169,7 +171,7 @@ static int begin_run(struct init *st)
 		cell_release(st);
 		return ret;
 	}
-	c->t_start = now_ns();
+	c->t_start = now_mono_ns();
 	if (c->timeout_ms)
 		c->deadline = c->t_start + (uint64_t)c->timeout_ms * 1000000u;
 	c->stage = CELL_RUN;
@@ -216,17 +218,17 @@ int handle_cell(struct init *st, uint8_t **payload, size_t len)
 		.lang = rq.lang,
 		.timeout_ms = rq.timeout_ms,
 		.output_cap = rq.output_cap,
-		.payload = BH_STEAL_PTR(*payload),
+		.payload = steal_ptr(*payload),
 		.code = rq.code,
 		.code_len = rq.code_len,
 		.out.fd = -1,
 		.err.fd = -1,
 		.writer.fd = -1,
 	};
-	random_hex(c->nonce, 16);
+	pool_random_hex(16, c->nonce);
 	if (rq.nfiles == 0)
 		return begin_run(st);
-	random_hex(files_tag, 8);
+	pool_random_hex(8, files_tag);
 	files_rq = (struct files_req){
 		.call_id = rq.call_id,
 		.files = rq.files,
@@ -243,10 +245,10 @@ int handle_cell(struct init *st, uint8_t **payload, size_t len)
 
 int handle_warm(struct init *st, const uint8_t *payload, size_t len)
 {
-	struct bh_cursor c = bh_cursor_make(payload, len);
+	struct proto_cursor c = proto_cursor(payload, len);
 	uint32_t mask;
 
-	if (bh_get_u32(&c, &mask) < 0 || c.left != 0)
+	if (proto_get_u32(&c, &mask) < 0 || c.left != 0)
 		return -EPROTO;
 	reap(st);
 	for (int lang = 0; lang < NLANG; lang++) {
@@ -277,7 +279,7 @@ static void set_result(struct cell *c, enum cell_result r, const char *note)
 		return;
 	c->result = r;
 	c->note = note;
-	c->t_end = now_ns();
+	c->t_end = now_mono_ns();
 }
 
 static void on_reply_line(struct cell *c, const char *line, size_t n)
@@ -320,7 +322,7 @@ static void read_reply(struct init *st)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
 		if (n <= 0) {
-			c->hup_at = now_ns();
+			c->hup_at = now_mono_ns();
 			return;
 		}
 		nl = memchr(ip->line + ip->line_len, '\n', (size_t)n);
@@ -345,7 +347,7 @@ static void send_request(struct init *st)
 	jsonl_free(c->wr);
 	c->wr = NULL;
 	if (ret < 0 && !c->hup_at)
-		c->hup_at = now_ns();
+		c->hup_at = now_mono_ns();
 }
 
 void cell_pollfds(struct init *st, struct pollset *ps)
@@ -365,7 +367,7 @@ void cell_pollfds(struct init *st, struct pollset *ps)
 		/* A server that died or broke its reply pipe is no quick cell:
 		 * its pipes are watched at once. */
 		if (!c->hup_at && !ip->exited &&
-		    now_ns() < c->t_start + OUTPUT_WATCH_DELAY_MS * 1000000ull)
+		    now_mono_ns() < c->t_start + OUTPUT_WATCH_DELAY_MS * 1000000ull)
 			break;
 		/* fall through */
 	case CELL_SWEEP:
@@ -537,7 +539,7 @@ int cell_progress(struct init *st)
 {
 	struct cell *c = &st->cell;
 	struct interp *ip = &st->interp[c->lang];
-	uint64_t now = now_ns();
+	uint64_t now = now_mono_ns();
 	bool settled;
 
 	if (c->stage == CELL_FILES)
@@ -566,7 +568,7 @@ int cell_progress(struct init *st)
 int cell_timeout(const struct init *st)
 {
 	const struct cell *c = &st->cell;
-	uint64_t now = now_ns();
+	uint64_t now = now_mono_ns();
 	int t = -1;
 
 	switch (c->stage) {

@@ -1,9 +1,9 @@
-/* The cell request's payload (channel_proto.h), parsed apart from the init's
+/* The cell request's payload (channel.h), parsed apart from the init's
  * state so a fuzz target (tests/fuzz) can drive it with any bytes. */
 #ifndef BH_INIT_CELL_PARSE_H
 #define BH_INIT_CELL_PARSE_H
 
-#include "frame.h"
+#include "codec.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -15,7 +15,7 @@ struct cell_req {
 	uint8_t lang;
 	const uint8_t *code;
 	uint32_t code_len;
-	struct bh_cursor files;
+	struct proto_cursor files;
 	uint32_t nfiles;
 };
 

@@ -1,4 +1,4 @@
-/* Small utilities of init mode: diagnostics, clocks, randomness. */
+/* Small utilities of init mode: diagnostics, timeouts, randomness. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "init_priv.h"
@@ -38,14 +37,6 @@ void diag(const char *fmt, ...)
 	/* Best effort by design: there is nowhere else to report a failure. */
 	w = write(diag_fd, buf, (size_t)n);
 	(void)w;
-}
-
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 int ms_until(uint64_t now, uint64_t when)
@@ -110,7 +101,7 @@ static void fill_random(uint8_t *p, size_t n)
 			close(fd);
 	}
 	if (have < n) {
-		uint64_t x = now_ns() ^ ((uint64_t)getpid() << 32);
+		uint64_t x = now_mono_ns() ^ ((uint64_t)getpid() << 32);
 
 		for (size_t i = have; i < n; i++) {
 			x ^= x << 13;
@@ -148,17 +139,12 @@ static void take_random(uint8_t *p, size_t n)
 	}
 }
 
-void random_hex(char *out, size_t nbytes)
+void pool_random_hex(size_t nbytes, char *out)
 {
-	static const char hex[] = "0123456789abcdef";
 	uint8_t b[64];
 
 	if (nbytes > sizeof(b))
 		nbytes = sizeof(b);
 	take_random(b, nbytes);
-	for (size_t i = 0; i < nbytes; i++) {
-		out[2 * i] = hex[b[i] >> 4];
-		out[2 * i + 1] = hex[b[i] & 15];
-	}
-	out[2 * nbytes] = '\0';
+	hex(b, nbytes, out);
 }

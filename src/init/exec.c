@@ -9,14 +9,14 @@
 #include <unistd.h>
 
 #include "init_priv.h"
-#include "util.h"
+#include "base.h"
 
 struct exec_req {
 	uint64_t call_id;
 	uint32_t timeout_ms;
 	uint32_t output_cap;
 	uint32_t argc;
-	struct bh_cursor argv; /* the argc strings, still encoded */
+	struct proto_cursor argv; /* the argc strings, still encoded */
 	const uint8_t *stdin_data;
 	uint32_t stdin_len;
 };
@@ -112,7 +112,7 @@ static void free_argv(char ***argv)
 static int build_argv(const struct exec_req *rq, char ***out, uint32_t *bad)
 {
 	__attribute__((cleanup(free_argv))) char **argv = NULL;
-	struct bh_cursor c = rq->argv;
+	struct proto_cursor c = rq->argv;
 
 	argv = calloc((size_t)rq->argc + 1u, sizeof(*argv));
 	if (!argv)
@@ -121,7 +121,7 @@ static int build_argv(const struct exec_req *rq, char ***out, uint32_t *bad)
 		const uint8_t *s;
 		uint32_t n;
 
-		if (bh_get_str(&c, &s, &n) < 0)
+		if (proto_get_str(&c, &s, &n) < 0)
 			return -EPROTO; /* parse_exec already walked these */
 		if (memchr(s, 0, n)) {
 			*bad = i;
@@ -131,7 +131,7 @@ static int build_argv(const struct exec_req *rq, char ***out, uint32_t *bad)
 		if (!argv[i])
 			return -ENOMEM;
 	}
-	*out = BH_STEAL_PTR(argv);
+	*out = steal_ptr(argv);
 	return 0;
 }
 
@@ -149,16 +149,16 @@ static void job_arm(struct init *st, const struct exec_req *rq, pid_t pid,
 	};
 	if (rq->timeout_ms)
 		j->deadline = t_start + (uint64_t)rq->timeout_ms * 1000000u;
-	capture_init(&j->out, bh_steal_fd(&f->out_r), rq->output_cap, false);
-	capture_init(&j->err, bh_steal_fd(&f->err_r), rq->output_cap, false);
+	capture_init(&j->out, steal_fd(f->out_r), rq->output_cap, false);
+	capture_init(&j->err, steal_fd(f->err_r), rq->output_cap, false);
 	set_nonblock(j->out.fd);
 	set_nonblock(j->err.fd);
 	if (f->in_w >= 0) {
-		j->in_fd = bh_steal_fd(&f->in_w);
+		j->in_fd = steal_fd(f->in_w);
 		set_nonblock(j->in_fd);
 		/* The stdin bytes live in the request payload: keep it rather
 		 * than copy up to 16 MiB. */
-		j->in_owner = BH_STEAL_PTR(*payload);
+		j->in_owner = steal_ptr(*payload);
 		j->in_data = rq->stdin_data;
 		j->in_len = rq->stdin_len;
 	}
@@ -191,7 +191,7 @@ static int job_start(struct init *st, const struct exec_req *rq,
 	if (ret < 0)
 		return queue_fail(st, rq->call_id, -ret, "pipe: %s",
 				  strerror(-ret));
-	t_start = now_ns();
+	t_start = now_mono_ns();
 	pid = fork();
 	if (pid < 0)
 		return queue_fail(st, rq->call_id, errno, "fork: %s",
@@ -272,14 +272,14 @@ bool exec_reaped(struct init *st, pid_t pid, int status)
 	j->exited = true;
 	j->status = status;
 	if (!j->timed_out)
-		j->t_end = now_ns();
+		j->t_end = now_mono_ns();
 	return true;
 }
 
 int exec_progress(struct init *st)
 {
 	struct job *j = &st->job;
-	uint64_t now = now_ns();
+	uint64_t now = now_mono_ns();
 	bool settled;
 	int ret;
 
@@ -333,7 +333,7 @@ int exec_timeout(const struct init *st)
 	if (j->sweeping)
 		return SWEEP_TICK_MS;
 	if (j->deadline)
-		return ms_until(now_ns(), j->deadline);
+		return ms_until(now_mono_ns(), j->deadline);
 	return -1;
 }
 
@@ -362,24 +362,24 @@ void exec_ready(struct init *st, int tag)
 
 static int parse_exec(const uint8_t *p, size_t n, struct exec_req *rq)
 {
-	struct bh_cursor c = bh_cursor_make(p, n);
+	struct proto_cursor c = proto_cursor(p, n);
 	const uint8_t *s;
 	uint32_t len;
 
-	if (bh_get_u64(&c, &rq->call_id) < 0 ||
-	    bh_get_u32(&c, &rq->timeout_ms) < 0 ||
-	    bh_get_u32(&c, &rq->output_cap) < 0 ||
-	    bh_get_u32(&c, &rq->argc) < 0)
+	if (proto_get_u64(&c, &rq->call_id) < 0 ||
+	    proto_get_u32(&c, &rq->timeout_ms) < 0 ||
+	    proto_get_u32(&c, &rq->output_cap) < 0 ||
+	    proto_get_u32(&c, &rq->argc) < 0)
 		return -EPROTO;
 	/* Each string costs at least its length word. */
 	if (rq->argc > c.left / 4u)
 		return -EPROTO;
 	rq->argv = c;
 	for (uint32_t i = 0; i < rq->argc; i++)
-		if (bh_get_str(&c, &s, &len) < 0)
+		if (proto_get_str(&c, &s, &len) < 0)
 			return -EPROTO;
 	rq->argv.left -= c.left;
-	if (bh_get_str(&c, &rq->stdin_data, &rq->stdin_len) < 0)
+	if (proto_get_str(&c, &rq->stdin_data, &rq->stdin_len) < 0)
 		return -EPROTO;
 	/* Trailing bytes mean the two sides disagree about the layout. */
 	return c.left == 0 ? 0 : -EPROTO;

@@ -17,7 +17,7 @@
 
 #include "answer.h"
 #include "init_priv.h"
-#include "util.h"
+#include "base.h"
 #include "walk.h"
 
 struct entry {
@@ -75,7 +75,7 @@ static void entry_path(const struct entry *e, char *buf, size_t *dir_len,
 
 static void cleanup(struct state *s)
 {
-	char buf[BH_PATH_MAX + 1], tmp[64];
+	char buf[BH_MAX_PATH_BYTES + 1], tmp[64];
 
 	for (uint32_t i = 0; i < s->n; i++) {
 		size_t dir_len;
@@ -157,9 +157,9 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 static void write_temp(struct state *s, uint32_t i)
 {
 	struct entry *e = &s->e[i];
-	char buf[BH_PATH_MAX + 1], tmp[64];
-	bh_autoclose int dfd = -1;
-	bh_autoclose int fd = -1;
+	char buf[BH_MAX_PATH_BYTES + 1], tmp[64];
+	cleanup_close int dfd = -1;
+	cleanup_close int fd = -1;
 	const char *base;
 	size_t dir_len;
 	int ret;
@@ -177,13 +177,13 @@ static void write_temp(struct state *s, uint32_t i)
 	e->temp_made = true;
 	if ((ret = write_all(fd, e->data, e->data_len)) < 0)
 		reject(s, e, -ret, "write");
-	if (close(bh_steal_fd(&fd)) < 0)
+	if (close(steal_fd(fd)) < 0)
 		reject(s, e, errno, "write");
 }
 
 static void rename_all(struct state *s)
 {
-	char buf[BH_PATH_MAX + 1], tmp[64];
+	char buf[BH_MAX_PATH_BYTES + 1], tmp[64];
 	const char *base;
 	size_t dir_len;
 
@@ -224,7 +224,7 @@ void files_body(int fd, const void *arg)
 {
 	const struct files_req *rq = arg;
 	struct state s = { .fd = fd, .rq = rq, .work = -1 };
-	struct bh_cursor c = rq->files;
+	struct proto_cursor c = rq->files;
 	struct abuf ok = { 0 };
 
 	umask(022);
@@ -235,8 +235,8 @@ void files_body(int fd, const void *arg)
 		struct entry *e = &s.e[i];
 
 		/* handle_cell() already walked and checked these. */
-		if (bh_get_str(&c, &e->path, &e->path_len) < 0 ||
-		    bh_get_str(&c, &e->data, &e->data_len) < 0)
+		if (proto_get_str(&c, &e->path, &e->path_len) < 0 ||
+		    proto_get_str(&c, &e->data, &e->data_len) < 0)
 			reject(&s, NULL, EPROTO, NULL);
 	}
 	s.n = rq->nfiles;

@@ -9,7 +9,7 @@
 
 struct files_req {
 	uint64_t call_id;
-	struct bh_cursor files; /* nfiles x (string path | string content) */
+	struct proto_cursor files; /* nfiles x (string path | string content) */
 	uint32_t nfiles;
 	const char *tag; /* random, names the temporaries */
 };

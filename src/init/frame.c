@@ -9,45 +9,6 @@
  * does not pin its memory for the life of the sandbox. */
 #define BH_OUTQ_KEEP (256u * 1024u)
 
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-int bh_get_u32(struct bh_cursor *c, uint32_t *out)
-{
-	if (c->left < 4)
-		return -EPROTO;
-	*out = le32(c->p);
-	c->p += 4;
-	c->left -= 4;
-	return 0;
-}
-
-int bh_get_u64(struct bh_cursor *c, uint64_t *out)
-{
-	if (c->left < 8)
-		return -EPROTO;
-	*out = (uint64_t)le32(c->p) | (uint64_t)le32(c->p + 4) << 32;
-	c->p += 8;
-	c->left -= 8;
-	return 0;
-}
-
-int bh_get_str(struct bh_cursor *c, const uint8_t **out, uint32_t *len)
-{
-	uint32_t n;
-
-	if (bh_get_u32(c, &n) < 0 || n > c->left)
-		return -EPROTO;
-	*out = c->p;
-	*len = n;
-	c->p += n;
-	c->left -= n;
-	return 0;
-}
-
 /* Pulls up to `want` bytes into dst. 1 = got some, 0 = would block,
  * -ENODATA = end of stream, other negative = read error. */
 static int read_some(int fd, uint8_t *dst, size_t want, size_t *got)
@@ -73,9 +34,9 @@ static int read_some(int fd, uint8_t *dst, size_t want, size_t *got)
  * or empty frame is rejected before anything is allocated for it. */
 static int begin_payload(struct bh_reader *r)
 {
-	uint32_t length = le32(r->hdr);
+	uint32_t length;
 
-	if (length == 0 || length > BH_CHAN_MAX_FRAME)
+	if (proto_frame_length(r->hdr, &length) < 0)
 		return -EPROTO;
 	r->payload_len = length - 1u;
 	r->payload_have = 0;
@@ -152,35 +113,15 @@ void bh_reader_free(struct bh_reader *r)
 static int outq_reserve(struct bh_outq *q, size_t need)
 {
 	size_t pending = bh_outq_pending(q);
-	size_t want;
-	uint8_t *p;
 
-	if (q->cap - q->len >= need)
+	if (q->buf.cap - q->buf.len >= need)
 		return 0;
 	if (q->head > 0) {
-		memmove(q->data, q->data + q->head, pending);
+		memmove(q->buf.data, q->buf.data + q->head, pending);
 		q->head = 0;
-		q->len = pending;
-		if (q->cap - q->len >= need)
-			return 0;
+		q->buf.len = pending;
 	}
-	if (need > SIZE_MAX / 2 - pending)
-		return -ENOMEM;
-	want = q->cap ? q->cap : 4096;
-	while (want < pending + need)
-		want *= 2;
-	p = realloc(q->data, want);
-	if (!p)
-		return -ENOMEM;
-	q->data = p;
-	q->cap = want;
-	return 0;
-}
-
-static void put_le(struct bh_outq *q, uint64_t v, unsigned bytes)
-{
-	for (unsigned i = 0; i < bytes; i++)
-		q->data[q->len++] = (uint8_t)(v >> (8 * i));
+	return buf_reserve(&q->buf, need);
 }
 
 int bh_frame_begin(struct bh_outq *q, uint8_t type, size_t payload_len)
@@ -192,53 +133,24 @@ int bh_frame_begin(struct bh_outq *q, uint8_t type, size_t payload_len)
 	ret = outq_reserve(q, BH_CHAN_HEADER + payload_len);
 	if (ret < 0)
 		return ret;
-	put_le(q, payload_len + 1u, 4);
-	q->data[q->len++] = type;
-	return 0;
-}
-
-void bh_put_u32(struct bh_outq *q, uint32_t v)
-{
-	put_le(q, v, 4);
-}
-
-void bh_put_u64(struct bh_outq *q, uint64_t v)
-{
-	put_le(q, v, 8);
-}
-
-void bh_put_str(struct bh_outq *q, const void *s, uint32_t len)
-{
-	put_le(q, len, 4);
-	if (len)
-		memcpy(q->data + q->len, s, len);
-	q->len += len;
-}
-
-void bh_put_bytes(struct bh_outq *q, const void *s, size_t len)
-{
-	if (len)
-		memcpy(q->data + q->len, s, len);
-	q->len += len;
+	return proto_put_header(&q->buf, type, payload_len);
 }
 
 static void outq_drained(struct bh_outq *q)
 {
-	q->head = q->len = 0;
-	if (q->cap > BH_OUTQ_KEEP) {
-		free(q->data);
-		q->data = NULL;
-		q->cap = 0;
-	}
+	q->head = 0;
+	q->buf.len = 0;
+	if (q->buf.cap > BH_OUTQ_KEEP)
+		buf_free(&q->buf);
 }
 
-int bh_outq_flush(struct bh_outq *q, int fd)
+int write_ready(int fd, const uint8_t *p, size_t len, size_t *off)
 {
-	while (bh_outq_pending(q) > 0) {
-		ssize_t n = write(fd, q->data + q->head, bh_outq_pending(q));
+	while (*off < len) {
+		ssize_t n = write(fd, p + *off, len - *off);
 
 		if (n > 0) {
-			q->head += (size_t)n;
+			*off += (size_t)n;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -247,12 +159,21 @@ int bh_outq_flush(struct bh_outq *q, int fd)
 			return 1;
 		return n < 0 ? -errno : -EIO;
 	}
+	return 0;
+}
+
+int bh_outq_flush(struct bh_outq *q, int fd)
+{
+	int ret = write_ready(fd, q->buf.data, q->buf.len, &q->head);
+
+	if (ret != 0)
+		return ret;
 	outq_drained(q);
 	return 0;
 }
 
 void bh_outq_free(struct bh_outq *q)
 {
-	free(q->data);
-	*q = (struct bh_outq){ 0 };
+	buf_free(&q->buf);
+	q->head = 0;
 }

@@ -1,4 +1,6 @@
-/* Little-endian framing for the engine <-> init channel (channel_proto.h).
+/* The init's ends of the engine <-> init channel (channel.h): frames read
+ * from and written to its descriptors. The bytes inside a frame are read
+ * and written with the one codec both sides share (codec.h).
  *
  * Both directions are driven from a poll() loop on non-blocking descriptors,
  * so the reader and the writer keep their progress between calls and never
@@ -9,25 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "channel_proto.h"
-
-/* Bounds-checked walk over a received payload. Every getter returns
- * -EPROTO rather than reading past the end, so a short frame can never be
- * mistaken for a valid one. */
-struct bh_cursor {
-	const uint8_t *p;
-	size_t left;
-};
-
-static inline struct bh_cursor bh_cursor_make(const void *p, size_t n)
-{
-	return (struct bh_cursor){ .p = p, .left = n };
-}
-
-int bh_get_u32(struct bh_cursor *c, uint32_t *out);
-int bh_get_u64(struct bh_cursor *c, uint64_t *out);
-/* A protocol string: u32 length | bytes. *out points into the payload. */
-int bh_get_str(struct bh_cursor *c, const uint8_t **out, uint32_t *len);
+#include "channel.h"
+#include "codec.h"
 
 /* Incremental frame reader. */
 struct bh_reader {
@@ -60,26 +45,20 @@ void bh_reader_free(struct bh_reader *r);
 /* Outgoing byte queue. Frames are appended whole and drained with
  * bh_outq_flush() whenever the descriptor is writable. */
 struct bh_outq {
-	uint8_t *data;
-	size_t head; /* first byte not yet written */
-	size_t len;  /* end of queued bytes */
-	size_t cap;
+	struct buf buf; /* queued bytes, up to buf.len */
+	size_t head;    /* first byte not yet written */
 };
 
 /* Reserves room for one frame carrying payload_len bytes and writes its
- * header; the caller then appends exactly payload_len bytes with the
- * bh_put_* helpers, which cannot fail after a successful begin.
- * Returns -EMSGSIZE if the frame would exceed BH_CHAN_MAX_FRAME. */
+ * header; the caller then appends exactly payload_len bytes to q->buf with
+ * the codec's proto_put_* (or buf_append for raw bytes), which need no
+ * more memory after a successful begin. Returns -EMSGSIZE if the frame
+ * would exceed BH_CHAN_MAX_FRAME, -ENOMEM without room for it. */
 int bh_frame_begin(struct bh_outq *q, uint8_t type, size_t payload_len);
-void bh_put_u32(struct bh_outq *q, uint32_t v);
-void bh_put_u64(struct bh_outq *q, uint64_t v);
-void bh_put_str(struct bh_outq *q, const void *s, uint32_t len);
-/* Raw bytes, no length word: relaying a payload built elsewhere. */
-void bh_put_bytes(struct bh_outq *q, const void *s, size_t len);
 
 static inline size_t bh_outq_pending(const struct bh_outq *q)
 {
-	return q->len - q->head;
+	return q->buf.len - q->head;
 }
 
 /* Writes queued bytes until the queue is empty (returns 0) or the
@@ -87,5 +66,9 @@ static inline size_t bh_outq_pending(const struct bh_outq *q)
 int bh_outq_flush(struct bh_outq *q, int fd);
 
 void bh_outq_free(struct bh_outq *q);
+
+/* Writes p[*off..len) to a non-blocking fd, advancing *off: 0 once all is
+ * written, 1 when the descriptor would block, -errno on a write error. */
+int write_ready(int fd, const uint8_t *p, size_t len, size_t *off);
 
 #endif

@@ -13,7 +13,7 @@
 
 #include "answer.h"
 #include "init_priv.h"
-#include "util.h"
+#include "base.h"
 #include "walk.h"
 
 #define MAX_READ (BH_CHAN_MAX_FRAME - 1u - BH_CHAN_CONTENT_FIXED)
@@ -63,7 +63,7 @@ static uint64_t mtime_ms(const struct stat *sb)
 
 static int open_dir_of(const struct fs_req *rq, char *buf, size_t n)
 {
-	bh_autoclose int work = open_work();
+	cleanup_close int work = open_work();
 
 	if (work < 0)
 		return work;
@@ -75,7 +75,7 @@ static int open_dir_of(const struct fs_req *rq, char *buf, size_t n)
 static void put_entry(struct abuf *b, int dfd, const char *name)
 {
 	struct stat sb;
-	char target[BH_PATH_MAX + 1];
+	char target[BH_CHAN_TARGET_MAX + 1];
 	ssize_t tl = 0;
 
 	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -98,7 +98,7 @@ static void put_entry(struct abuf *b, int dfd, const char *name)
 static void list_body(int fd, const void *arg)
 {
 	const struct fs_req *rq = arg;
-	char path[BH_PATH_MAX + 1];
+	char path[BH_MAX_PATH_BYTES + 1];
 	char **names = NULL;
 	size_t n = 0, cap = 0, shown = 0, count_at;
 	bool more = false;
@@ -138,15 +138,15 @@ static void list_body(int fd, const void *arg)
 		qsort(names, n, sizeof(*names), cmp_names);
 	ab_u8(&b, BH_CHAN_LISTING);
 	ab_u64(&b, rq->call_id);
-	count_at = b.len;
+	count_at = b.buf.len;
 	ab_u32(&b, 0);
 	for (size_t i = 0; i < n && i < rq->max; i++) {
-		size_t before = b.len;
+		size_t before = b.buf.len;
 
 		put_entry(&b, dfd, names[i]);
 		/* A listing always fits one frame: what does not is "more". */
-		if (b.len > BH_CHAN_MAX_FRAME) {
-			b.len = before;
+		if (b.buf.len > BH_CHAN_MAX_FRAME) {
+			b.buf.len = before;
 			break;
 		}
 		shown++;
@@ -157,7 +157,7 @@ static void list_body(int fd, const void *arg)
 		uint32_t v = (uint32_t)shown | (more ? 0x80000000u : 0);
 
 		for (int i = 0; i < 4; i++)
-			b.p[count_at + (size_t)i] = (uint8_t)(v >> (8 * i));
+			b.buf.data[count_at + (size_t)i] = (uint8_t)(v >> (8 * i));
 	}
 	ab_send(fd, &b, rq->call_id);
 }
@@ -171,9 +171,9 @@ static void read_fail(int fd, const struct fs_req *rq, const char *path, int err
 static void read_body(int fd, const void *arg)
 {
 	const struct fs_req *rq = arg;
-	char path[BH_PATH_MAX + 1];
-	bh_autoclose int dfd = -1;
-	bh_autoclose int ffd = -1;
+	char path[BH_MAX_PATH_BYTES + 1];
+	cleanup_close int dfd = -1;
+	cleanup_close int ffd = -1;
 	const char *base;
 	size_t dir_len, hdr, got = 0;
 	uint32_t cap = rq->max < MAX_READ ? rq->max : MAX_READ;
@@ -208,19 +208,20 @@ static void read_body(int fd, const void *arg)
 	ab_u64(&b, sb.st_size > 0 ? (uint64_t)sb.st_size : 0);
 	ab_u8(&b, 0);
 	ab_u32(&b, 0);
-	hdr = b.len;
-	/* Reserve the whole cap at once: read() then lands in place. */
+	hdr = b.buf.len;
+	/* Reserve the whole cap at once, exactly (the helper's memory is the
+	 * sandbox's): read() then lands in place. */
 	{
 		size_t want = hdr + cap;
-		uint8_t *p = realloc(b.p, want ? want : 1);
+		uint8_t *p = realloc(b.buf.data, want ? want : 1);
 
 		if (!p)
 			read_fail(fd, rq, path, ENOMEM);
-		b.p = p;
-		b.cap = want;
+		b.buf.data = p;
+		b.buf.cap = want;
 	}
 	while (got < cap) {
-		ssize_t r = read(ffd, b.p + hdr + got, cap - got);
+		ssize_t r = read(ffd, b.buf.data + hdr + got, cap - got);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -236,10 +237,10 @@ static void read_body(int fd, const void *arg)
 
 		truncated = read(ffd, &probe, 1) > 0;
 	}
-	b.len = hdr + got;
-	b.p[hdr - 5] = truncated;
+	b.buf.len = hdr + got;
+	b.buf.data[hdr - 5] = truncated;
 	for (int i = 0; i < 4; i++)
-		b.p[hdr - 4 + (size_t)i] = (uint8_t)(got >> (8 * i));
+		b.buf.data[hdr - 4 + (size_t)i] = (uint8_t)(got >> (8 * i));
 	ab_send(fd, &b, rq->call_id);
 }
 
@@ -247,11 +248,11 @@ static void read_body(int fd, const void *arg)
 
 static int parse_fs(const uint8_t *p, size_t n, struct fs_req *rq)
 {
-	struct bh_cursor c = bh_cursor_make(p, n);
+	struct proto_cursor c = proto_cursor(p, n);
 
-	if (bh_get_u64(&c, &rq->call_id) < 0 ||
-	    bh_get_str(&c, &rq->path, &rq->path_len) < 0 ||
-	    bh_get_u32(&c, &rq->max) < 0 || c.left != 0)
+	if (proto_get_u64(&c, &rq->call_id) < 0 ||
+	    proto_get_str(&c, &rq->path, &rq->path_len) < 0 ||
+	    proto_get_u32(&c, &rq->max) < 0 || c.left != 0)
 		return -EPROTO;
 	return 0;
 }
@@ -262,15 +263,16 @@ static int start_fsop(struct init *st, const uint8_t *payload, size_t len,
 	struct helper *slot = NULL;
 	struct fs_req rq;
 	char shown[512];
+	enum proto_path_problem why;
 	int ret;
 
 	if (parse_fs(payload, len, &rq) < 0)
 		return -EPROTO;
 	path_printable(rq.path, rq.path_len, shown, sizeof(shown));
-	ret = path_check(rq.path, rq.path_len, kind == HK_LIST);
-	if (ret < 0)
-		return queue_fail(st, rq.call_id, -ret, "invalid path \"%s\": %s", shown,
-				  path_problem(ret));
+	why = proto_path_check(rq.path, rq.path_len, kind == HK_LIST ? PROTO_PATH_ALLOW_EMPTY : 0);
+	if (why != PROTO_PATH_OK)
+		return queue_fail(st, rq.call_id, proto_path_errno(why), "invalid path \"%s\": %s",
+				  shown, proto_path_problem_text(why));
 	for (int i = 0; i < MAX_FSOPS && !slot; i++)
 		if (st->fsops[i].kind == HK_NONE)
 			slot = &st->fsops[i];
@@ -317,7 +319,7 @@ static int finish(struct init *st, struct helper *h, uint64_t now)
 
 int fsops_progress(struct init *st)
 {
-	uint64_t now = now_ns();
+	uint64_t now = now_mono_ns();
 
 	for (int i = 0; i < MAX_FSOPS; i++) {
 		int ret = finish(st, &st->fsops[i], now);

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "init_priv.h"
-#include "util.h"
+#include "base.h"
 
 /* No answer is larger than one frame. */
 #define HELPER_ANSWER_MAX ((size_t)BH_CHAN_MAX_FRAME)
@@ -51,7 +51,7 @@ int helper_start(struct helper *h, enum helper_kind kind, uint64_t call_id,
 		.call_id = call_id,
 		.pid = pid,
 		.fd = p[0],
-		.deadline = now_ns() + HELPER_TIMEOUT_MS * 1000000ull,
+		.deadline = now_mono_ns() + HELPER_TIMEOUT_MS * 1000000ull,
 	};
 	return 0;
 }

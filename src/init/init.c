@@ -5,7 +5,7 @@
  * nothing outside it. That is why bh_init_main() refuses to run when
  * getpid() != 1.
  *
- * Requests (channel_proto.h): EXEC (exec.c) and CELL (cell.c) are calls,
+ * Requests (channel.h): EXEC (exec.c) and CELL (cell.c) are calls,
  * one at a time; WARM starts interpreters (interp.c); LIST and READ run in
  * forked helpers (fsread.c) and may overlap a call. The init itself never
  * blocks for long: every descriptor it reads or writes after start-up is
@@ -38,7 +38,7 @@
 #include <unistd.h>
 
 #include "init_priv.h"
-#include "util.h"
+#include "base.h"
 
 #ifndef __NR_close_range
 #define __NR_close_range 436
@@ -65,14 +65,14 @@ static int close_fds_by_proc(void)
 	 * result does not depend on how the directory behaves while its
 	 * entries disappear (gVisor's procfs is not Linux's). */
 	do {
-		bh_autoclosedir DIR *d = opendir("/proc/self/fd");
+		cleanup_dir DIR *d = opendir("/proc/self/fd");
 		int fds[256];
 		size_t n = 0;
 		struct dirent *e;
 
 		if (!d)
 			return -errno;
-		while (n < BH_ARRAY_SIZE(fds) && (e = readdir(d))) {
+		while (n < ARRAY_SIZE(fds) && (e = readdir(d))) {
 			char *end;
 			long fd = strtol(e->d_name, &end, 10);
 
@@ -118,7 +118,7 @@ static int stdio_to_null(void)
 {
 	/* Not O_CLOEXEC: if 2 was closed this very descriptor becomes 2, and
 	 * dup2() onto itself would not clear the flag. */
-	bh_autoclose int null = open("/dev/null", O_RDWR);
+	cleanup_close int null = open("/dev/null", O_RDWR);
 
 	if (null < 0)
 		return -errno;
@@ -246,7 +246,7 @@ static void flush_before_exit(struct init *st, uint64_t until)
 {
 	while (!st->rep_broken && bh_outq_pending(&st->out) > 0) {
 		struct pollfd p = { .fd = st->rep_fd, .events = POLLOUT };
-		uint64_t now = now_ns();
+		uint64_t now = now_mono_ns();
 
 		if (now >= until || poll(&p, 1, ms_until(now, until)) <= 0)
 			return;
@@ -259,7 +259,7 @@ static void reap_before_exit(struct init *st, uint64_t until)
 {
 	for (;;) {
 		struct pollfd p = { .fd = st->sig_fd, .events = POLLIN };
-		uint64_t now = now_ns();
+		uint64_t now = now_mono_ns();
 
 		sweep_everyone();
 		reap(st);
@@ -274,7 +274,7 @@ static void reap_before_exit(struct init *st, uint64_t until)
 /* Interpreters and helpers included: nothing outlives the channel. */
 __attribute__((noreturn)) static void shutdown_exit(struct init *st, int code)
 {
-	uint64_t until = now_ns() + EXIT_GRACE_MS * 1000000ull;
+	uint64_t until = now_mono_ns() + EXIT_GRACE_MS * 1000000ull;
 
 	sweep_everyone();
 	flush_before_exit(st, until);
@@ -331,7 +331,7 @@ static void handle_frame(struct init *st, uint8_t type, uint8_t **payload,
 static void handle_requests(struct init *st)
 {
 	if (bh_outq_pending(&st->out) < OUTQ_BACKPRESSURE) {
-		bh_autofree uint8_t *payload = NULL;
+		cleanup_free uint8_t *payload = NULL;
 		uint8_t type;
 		size_t len;
 		int ret = bh_reader_step(&st->rd, st->req_fd);
@@ -396,7 +396,7 @@ static void build_pollset(struct init *st, struct pollset *ps)
 
 static int poll_timeout(const struct init *st)
 {
-	uint64_t now = now_ns();
+	uint64_t now = now_mono_ns();
 	int t = st->sig_fd < 0 ? NOSIGFD_TICK_MS : -1;
 
 	t = min_timeout(t, exec_timeout(st));

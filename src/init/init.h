@@ -1,5 +1,5 @@
 /* Init mode: bulkhead-init as PID 1 of a sandbox, serving the engine's
- * channel (channel_proto.h) on the descriptors it was started with. */
+ * channel (channel.h) on the descriptors it was started with. */
 #ifndef BH_INIT_INIT_H
 #define BH_INIT_INIT_H
 

@@ -9,7 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "channel_proto.h"
+#include "base.h"
+#include "channel.h"
 #include "frame.h"
 
 /* The uid (and gid) user code runs as; /work belongs to it. */
@@ -33,22 +34,19 @@
 /* LIST and READ helpers running at once. */
 #define MAX_FSOPS 4
 #define FAIL_MSG_MAX (BH_CHAN_MESSAGE_MAX + 1u) /* with its NUL */
-#define BH_PATH_MAX 4096u
-
-/* Both streams at their cap must still fit one DONE frame. */
-#define MAX_OUTPUT_CAP ((BH_CHAN_MAX_FRAME - 1u - BH_CHAN_DONE_FIXED) / 2u)
 
 #define NLANG 2
 
 /* ---- common.c ---- */
 extern int diag_fd;
 __attribute__((format(printf, 1, 2))) void diag(const char *fmt, ...);
-uint64_t now_ns(void);
+uint64_t now_mono_ns(void);
 int ms_until(uint64_t now, uint64_t when);
 int min_timeout(int a, int b);
 int set_nonblock(int fd);
-/* 2*nbytes lowercase hex digits and a NUL into out. */
-void random_hex(char *out, size_t nbytes);
+/* nbytes (at most 64) random bytes as 2*nbytes hex digits and a NUL, drawn
+ * from a pool (common.c): never fails, and costs no syscall per nonce. */
+void pool_random_hex(size_t nbytes, char *out);
 
 /* ---- capture.c: one output stream, kept up to a cap ---- */
 struct capture {
@@ -325,7 +323,7 @@ __attribute__((noreturn)) void spawn_child(int report_fd, int *fdmap, int nmap,
 /* Between fork() and execve() the child is already the sandbox user,
  * whom a live interpreter could SIGSTOP: the init waits this long at most. */
 #define SPAWN_WAIT_MS 10000
-/* 0 once fd is readable, -ETIMEDOUT past `until` (now_ns() clock). */
+/* 0 once fd is readable, -ETIMEDOUT past `until` (now_mono_ns() clock). */
 int spawn_wait_readable(int fd, uint64_t until);
 /* Waits until execve() succeeded (0) or the child reported why not (1;
  * STAGE_STARTUP past `until`). After a report the caller kills and

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "init_priv.h"
-#include "util.h"
+#include "base.h"
 
 struct lang_def {
 	const char *name;
@@ -201,7 +201,7 @@ int interp_start(struct init *st, int lang, const char **why)
 		*why = "pipe";
 		return -errno;
 	}
-	until = now_ns() + SPAWN_WAIT_MS * 1000000ull;
+	until = now_mono_ns() + SPAWN_WAIT_MS * 1000000ull;
 	pid = fork();
 	if (pid < 0) {
 		*why = "fork";
@@ -238,10 +238,10 @@ int interp_start(struct init *st, int lang, const char **why)
 	*ip = (struct interp){
 		.pid = pid,
 		.fresh = true,
-		.out_fd = bh_steal_fd(&p.out[0]),
-		.err_fd = bh_steal_fd(&p.err[0]),
-		.req_fd = bh_steal_fd(&p.req_w),
-		.rep_fd = bh_steal_fd(&p.rep_r),
+		.out_fd = steal_fd(p.out[0]),
+		.err_fd = steal_fd(p.err[0]),
+		.req_fd = steal_fd(p.req_w),
+		.rep_fd = steal_fd(p.rep_r),
 	};
 	set_nonblock(ip->out_fd);
 	set_nonblock(ip->err_fd);

@@ -1,4 +1,5 @@
 #include "jsonl.h"
+#include "frame.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -135,23 +136,16 @@ static void refill(struct jsonl_out *o)
 int jsonl_write(struct jsonl_out *o, int fd)
 {
 	for (;;) {
-		ssize_t n;
+		int ret;
 
 		if (o->boff == o->blen) {
 			if (o->suffix_done)
 				return 0;
 			refill(o);
 		}
-		n = write(fd, o->buf + o->boff, o->blen - o->boff);
-		if (n > 0) {
-			o->boff += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 1;
-		return n < 0 ? -errno : -EIO;
+		ret = write_ready(fd, o->buf, o->blen, &o->boff);
+		if (ret != 0)
+			return ret;
 	}
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "init.h"
+#include "invocation.h"
 #include "probe.h"
 #include "warden.h"
 
@@ -14,9 +15,9 @@ int main(int argc, char **argv)
 	 * starting the init with no arguments is what matters. */
 	if (argc <= 1)
 		return bh_init_main();
-	if (argc == 2 && strcmp(argv[1], "--probe") == 0)
+	if (argc == 2 && strcmp(argv[1], BH_INIT_PROBE) == 0)
 		return bh_probe_main();
-	if (argc >= 2 && strcmp(argv[1], "--warden") == 0)
+	if (argc >= 2 && strcmp(argv[BH_WARDEN_ARG_MODE], BH_INIT_WARDEN) == 0)
 		return bh_warden_main(argc, argv);
 	fprintf(stderr, "usage: bulkhead-init [--probe | --warden ENGINE_PID LOCK_PATH CGROUP_PARENT]\n");
 	return 2;

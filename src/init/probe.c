@@ -28,7 +28,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base.h"
+#include "probe_keys.h"
 
 extern char **environ;
 
@@ -55,7 +56,7 @@ static void emit(const char *key, const char *value)
 __attribute__((format(printf, 2, 3))) static void emitf(const char *key,
 							const char *fmt, ...)
 {
-	bh_autofree char *value = NULL;
+	cleanup_free char *value = NULL;
 	va_list ap;
 	int n;
 
@@ -163,7 +164,7 @@ static void strv_free(struct strv *s)
 	*s = (struct strv){ 0 };
 }
 
-#define bh_autostrv __attribute__((cleanup(strv_free)))
+#define cleanup_strv __attribute__((cleanup(strv_free)))
 
 /* Takes ownership of str (also on failure). */
 static int strv_push(struct strv *s, char *str)
@@ -206,7 +207,7 @@ static void strv_sort_unique(struct strv *s)
 
 static void emit_list(const char *key, struct strv *s)
 {
-	bh_autofree char *joined = NULL;
+	cleanup_free char *joined = NULL;
 	size_t len = 1, off = 0;
 
 	strv_sort_unique(s);
@@ -241,8 +242,8 @@ static int cmp_int(const void *a, const void *b)
 
 static char *read_small_file(const char *path)
 {
-	bh_autofclose FILE *f = fopen(path, "re");
-	bh_autofree char *buf = NULL;
+	cleanup_file FILE *f = fopen(path, "re");
+	cleanup_free char *buf = NULL;
 	size_t cap = 0, len = 0, n;
 
 	if (!f)
@@ -260,7 +261,7 @@ static char *read_small_file(const char *path)
 		len += n;
 	} while (n > 0);
 	buf[len] = '\0';
-	return BH_STEAL_PTR(buf);
+	return steal_ptr(buf);
 }
 
 /* Runs of whitespace become one space; the ends are trimmed. */
@@ -327,7 +328,7 @@ static int try_create(const char *path, bool must_remove)
 	int err = create_once(path, must_remove);
 
 	for (int i = 1; err == EEXIST && i <= 8; i++) {
-		bh_autofree char *alt = NULL;
+		cleanup_free char *alt = NULL;
 
 		if (asprintf(&alt, "%s.%d", path, i) < 0) {
 			alt = NULL;
@@ -342,10 +343,10 @@ static int try_create(const char *path, bool must_remove)
 
 static void probe_ids(void)
 {
-	bh_autofree char *map = read_small_file("/proc/self/uid_map");
+	cleanup_free char *map = read_small_file("/proc/self/uid_map");
 
-	emitf("uid", "%u", (unsigned)getuid());
-	emitf("gid", "%u", (unsigned)getgid());
+	emitf(PROBE_UID, "%u", (unsigned)getuid());
+	emitf(PROBE_GID, "%u", (unsigned)getgid());
 	if (map) {
 		char *eol = strchr(map, '\n');
 
@@ -353,7 +354,7 @@ static void probe_ids(void)
 			*eol = '\0';
 		collapse_ws(map);
 	}
-	emit("uid_map", map ? map : "absent");
+	emit(PROBE_UID_MAP, map ? map : "absent");
 }
 
 static void probe_status(void)
@@ -361,14 +362,14 @@ static void probe_status(void)
 	static const struct {
 		const char *key, *field;
 	} facts[] = {
-		{ "cap_eff", "CapEff" },	  { "cap_bnd", "CapBnd" },
-		{ "cap_prm", "CapPrm" },	  { "no_new_privs", "NoNewPrivs" },
-		{ "seccomp", "Seccomp" },
+		{ PROBE_CAP_EFF, "CapEff" },	  { PROBE_CAP_BND, "CapBnd" },
+		{ PROBE_CAP_PRM, "CapPrm" },	  { PROBE_NO_NEW_PRIVS, "NoNewPrivs" },
+		{ PROBE_SECCOMP_MODE, "Seccomp" },
 	};
-	bh_autofree char *status = read_small_file("/proc/self/status");
+	cleanup_free char *status = read_small_file("/proc/self/status");
 
-	for (size_t i = 0; i < BH_ARRAY_SIZE(facts); i++) {
-		bh_autofree char *v =
+	for (size_t i = 0; i < ARRAY_SIZE(facts); i++) {
+		cleanup_free char *v =
 			status ? status_field(status, facts[i].field) : NULL;
 
 		emit(facts[i].key, v ? v : "absent");
@@ -433,7 +434,7 @@ static int parse_mount_line(char *line, struct mount *m)
 	size_t n = 0, sep = 0;
 	char *save = NULL;
 
-	for (char *t = strtok_r(line, " \n", &save); t && n < BH_ARRAY_SIZE(tok);
+	for (char *t = strtok_r(line, " \n", &save); t && n < ARRAY_SIZE(tok);
 	     t = strtok_r(NULL, " \n", &save))
 		tok[n++] = t;
 	for (size_t i = 6; i < n; i++) {
@@ -462,8 +463,8 @@ static int parse_mount_line(char *line, struct mount *m)
 
 static int read_mounts(struct mounts *ms)
 {
-	bh_autofclose FILE *f = fopen("/proc/self/mountinfo", "re");
-	bh_autofree char *line = NULL;
+	cleanup_file FILE *f = fopen("/proc/self/mountinfo", "re");
+	cleanup_free char *line = NULL;
 	size_t cap = 0;
 
 	if (!f)
@@ -496,11 +497,11 @@ static bool under(const char *path, const char *dir)
 
 static void probe_writable_mounts(const struct mounts *ms)
 {
-	bh_autostrv struct strv ok = { 0 };
+	cleanup_strv struct strv ok = { 0 };
 
 	for (size_t i = 0; i < ms->n; i++) {
 		const char *mp = ms->m[i].point;
-		bh_autofree char *path = NULL;
+		cleanup_free char *path = NULL;
 
 		if (under(mp, "/proc") || under(mp, "/sys"))
 			continue;
@@ -512,19 +513,19 @@ static void probe_writable_mounts(const struct mounts *ms)
 		if (try_create(path, true) == 0 && strv_push(&ok, strdup(mp)) < 0)
 			break;
 	}
-	emit_list("writable_mounts", &ok);
+	emit_list(PROBE_WRITABLE_MOUNTS, &ok);
 }
 
 /* The last entry for a mount point is the one on top, the one in effect. */
 static void probe_mount_of(const struct mounts *ms, const char *point)
 {
-	bh_autofree char *key = NULL;
+	cleanup_free char *key = NULL;
 	const struct mount *top = NULL;
 
 	for (size_t i = 0; i < ms->n; i++)
 		if (strcmp(ms->m[i].point, point) == 0)
 			top = &ms->m[i];
-	if (asprintf(&key, "mount.%s", point) < 0)
+	if (asprintf(&key, PROBE_MOUNT "%s", point) < 0)
 		return;
 	if (!top)
 		emit(key, "absent");
@@ -547,8 +548,8 @@ static void probe_mounts(void)
 
 static int ifaces_from_proc(struct strv *names)
 {
-	bh_autofclose FILE *f = fopen("/proc/net/dev", "re");
-	bh_autofree char *line = NULL;
+	cleanup_file FILE *f = fopen("/proc/net/dev", "re");
+	cleanup_free char *line = NULL;
 	size_t cap = 0;
 
 	if (!f)
@@ -571,7 +572,7 @@ static int ifaces_from_proc(struct strv *names)
 
 static void probe_net_ifaces(void)
 {
-	bh_autostrv struct strv names = { 0 };
+	cleanup_strv struct strv names = { 0 };
 	struct if_nameindex *ifs = if_nameindex();
 
 	if (ifs) {
@@ -583,17 +584,17 @@ static void probe_net_ifaces(void)
 		int ret = ifaces_from_proc(&names);
 
 		if (ret < 0) {
-			emit("net_ifaces", errno_name(-ret));
+			emit(PROBE_NET_IFACES, errno_name(-ret));
 			return;
 		}
 	}
-	emit_list("net_ifaces", &names);
+	emit_list(PROBE_NET_IFACES, &names);
 }
 
 static const char *connect_result(void)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(80) };
-	bh_autoclose int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK |
+	cleanup_close int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK |
 						      SOCK_CLOEXEC, 0);
 	struct pollfd p;
 	socklen_t len = sizeof(int);
@@ -619,12 +620,12 @@ static void probe_uname(void)
 	struct utsname u;
 
 	if (uname(&u) < 0) {
-		emit("kernel_release", errno_name(errno));
-		emit("kernel_version", errno_name(errno));
+		emit(PROBE_KERNEL_RELEASE, errno_name(errno));
+		emit(PROBE_KERNEL_VERSION, errno_name(errno));
 		return;
 	}
-	emit("kernel_release", u.release);
-	emit("kernel_version", u.version);
+	emit(PROBE_KERNEL_RELEASE, u.release);
+	emit(PROBE_KERNEL_VERSION, u.version);
 }
 
 static void probe_rlimits(void)
@@ -633,13 +634,13 @@ static void probe_rlimits(void)
 		const char *key;
 		int res;
 	} lims[] = {
-		{ "rlimit_nproc", RLIMIT_NPROC },
-		{ "rlimit_nofile", RLIMIT_NOFILE },
-		{ "rlimit_core", RLIMIT_CORE },
-		{ "rlimit_fsize", RLIMIT_FSIZE },
+		{ PROBE_RLIMIT_NPROC, RLIMIT_NPROC },
+		{ PROBE_RLIMIT_NOFILE, RLIMIT_NOFILE },
+		{ PROBE_RLIMIT_CORE, RLIMIT_CORE },
+		{ PROBE_RLIMIT_FSIZE, RLIMIT_FSIZE },
 	};
 
-	for (size_t i = 0; i < BH_ARRAY_SIZE(lims); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(lims); i++) {
 		struct rlimit rl;
 
 		if (getrlimit(lims[i].res, &rl) < 0)
@@ -655,8 +656,8 @@ static void probe_rlimits(void)
 /* Lists our open descriptors, leaving out the one reading the listing. */
 static int collect_fds(int **out, size_t *count)
 {
-	bh_autoclosedir DIR *d = opendir("/proc/self/fd");
-	bh_autofree int *fds = NULL;
+	cleanup_dir DIR *d = opendir("/proc/self/fd");
+	cleanup_free int *fds = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *e;
 
@@ -680,7 +681,7 @@ static int collect_fds(int **out, size_t *count)
 		fds[n++] = (int)fd;
 	}
 	qsort(fds, n, sizeof(*fds), cmp_int);
-	*out = BH_STEAL_PTR(fds);
+	*out = steal_ptr(fds);
 	*count = n;
 	return 0;
 }
@@ -689,46 +690,46 @@ static int collect_fds(int **out, size_t *count)
  * Numeric order: a string sort would put 10 before 2. */
 static void probe_fds(void)
 {
-	bh_autofree int *fds = NULL;
-	bh_autofree char *buf = NULL;
+	cleanup_free int *fds = NULL;
+	cleanup_free char *buf = NULL;
 	size_t n = 0, len = 0;
 	FILE *m;
 	int ret = collect_fds(&fds, &n);
 
 	if (ret < 0) {
-		emit("fds", errno_name(-ret));
+		emit(PROBE_FDS, errno_name(-ret));
 		return;
 	}
 	m = open_memstream(&buf, &len);
 	if (!m) {
-		emit("fds", "ENOMEM");
+		emit(PROBE_FDS, "ENOMEM");
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
 		fprintf(m, "%s%d", i ? "," : "", fds[i]);
 	fclose(m);
-	emit("fds", buf ? buf : "");
+	emit(PROBE_FDS, buf ? buf : "");
 }
 
 static void probe_pid1(void)
 {
-	bh_autoclosedir DIR *d = opendir("/proc/1/fd");
+	cleanup_dir DIR *d = opendir("/proc/1/fd");
 	int fd;
 
-	emitf("pid1_fd_readable", "%d", d && readdir(d) != NULL);
+	emitf(PROBE_PID1_FD_READABLE, "%d", d && readdir(d) != NULL);
 	fd = open("/proc/1/mem", O_RDONLY | O_CLOEXEC);
-	emitf("pid1_mem_readable", "%d", fd >= 0);
+	emitf(PROBE_PID1_MEM_READABLE, "%d", fd >= 0);
 	if (fd >= 0)
 		close(fd);
 	fd = open("/proc/1/environ", O_RDONLY | O_CLOEXEC);
-	emitf("pid1_environ_readable", "%d", fd >= 0);
+	emitf(PROBE_PID1_ENVIRON_READABLE, "%d", fd >= 0);
 	if (fd >= 0)
 		close(fd);
 	struct stat st;
 	if (stat("/proc/1", &st) == 0)
-		emitf("pid1_uid", "%u", (unsigned)st.st_uid);
+		emitf(PROBE_PID1_UID, "%u", (unsigned)st.st_uid);
 	else
-		emit("pid1_uid", errno_name(errno));
+		emit(PROBE_PID1_UID, errno_name(errno));
 	/* The walls that matter: can user code open any of the init's
 	 * descriptors (its channel to the engine) through /proc/1/fd, listed
 	 * or not? Opened non-blocking and closed at once, stealing nothing. */
@@ -747,13 +748,13 @@ static void probe_pid1(void)
 		if (r >= 0)
 			close(r);
 	}
-	emit("pid1_fds_openable", reached[0] ? reached : "none");
-	emitf("no_new_privs_prctl", "%d", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+	emit(PROBE_PID1_FDS_OPENABLE, reached[0] ? reached : "none");
+	emitf(PROBE_NO_NEW_PRIVS_PRCTL, "%d", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
 }
 
 static void probe_environ(void)
 {
-	bh_autostrv struct strv names = { 0 };
+	cleanup_strv struct strv names = { 0 };
 
 	for (char **e = environ; e && *e; e++) {
 		const char *eq = strchr(*e, '=');
@@ -762,7 +763,7 @@ static void probe_environ(void)
 						      : strlen(*e))) < 0)
 			break;
 	}
-	emit_list("environ", &names);
+	emit_list(PROBE_ENVIRON, &names);
 }
 
 /* If the attach worked, pid 1 is about to enter the attach stop; detaching
@@ -799,27 +800,27 @@ static void probe_escape_attempts(void)
 	snprintf(syslog_r, sizeof(syslog_r), "%s", syslog_result());
 	snprintf(unshare_r, sizeof(unshare_r), "%s",
 		 unshare(CLONE_NEWUSER) < 0 ? errno_name(errno) : "ok");
-	emit("unshare_user", unshare_r);
-	emit("ptrace_pid1", ptrace_r);
-	emit("syslog", syslog_r);
+	emit(PROBE_UNSHARE_USER, unshare_r);
+	emit(PROBE_PTRACE_PID1, ptrace_r);
+	emit(PROBE_SYSLOG, syslog_r);
 }
 
 int bh_probe_main(void)
 {
 	probe_ids();
 	probe_status();
-	probe_writable("root_writable", "root_errno", "/" PROBE_NAME);
-	probe_writable("usr_writable", "usr_errno", "/usr/" PROBE_NAME);
+	probe_writable(PROBE_ROOT_WRITABLE, PROBE_ROOT_ERRNO, "/" PROBE_NAME);
+	probe_writable(PROBE_USR_WRITABLE, PROBE_USR_ERRNO, "/usr/" PROBE_NAME);
 	probe_mounts();
 	probe_net_ifaces();
-	emit("connect_public", connect_result());
+	emit(PROBE_CONNECT_PUBLIC, connect_result());
 	probe_uname();
 	probe_rlimits();
 	probe_fds();
 	probe_pid1();
 	probe_environ();
 	bh_probe_seccomp(emit, errno_name);
-	emitf("pid", "%d", (int)getpid());
+	emitf(PROBE_PID, "%d", (int)getpid());
 	probe_escape_attempts();
 	fflush(stdout);
 	return 0;

@@ -6,6 +6,7 @@
  * the profile. Whatever succeeds is undone at once: a socket closed, a child
  * reaped, a node unlinked. */
 #include "probe.h"
+#include "probe_keys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -72,38 +73,40 @@ static void try_rules(probe_emit_fn emit, probe_errname_fn errname)
 	snprintf(node, sizeof node, "/tmp/.bh_probe_node.%d", (int)getpid());
 	const long path = (long)node;
 	const struct rule rules[] = {
-		{"socket.AF_VSOCK", SYS_socket, 0, {40, SOCK_STREAM}, UNDO_CLOSE},
-		{"socket.AF_PACKET", SYS_socket, 0, {17, SOCK_DGRAM}, UNDO_CLOSE},
-		{"socket.AF_UNIX", SYS_socket, 0, {1, SOCK_DGRAM}, UNDO_CLOSE},
-		{"socket.AF_INET", SYS_socket, 0, {2, SOCK_DGRAM}, UNDO_CLOSE},
-		{"socket.AF_INET6", SYS_socket, 0, {10, SOCK_DGRAM}, UNDO_CLOSE},
-		{"socket.AF_NETLINK", SYS_socket, 0, {16, SOCK_DGRAM}, UNDO_CLOSE},
-		{"ioctl.TIOCSTI", SYS_ioctl, 1, {null, 0x5412}, UNDO_NONE},
-		{"ioctl.TIOCLINUX", SYS_ioctl, 1, {null, 0x541C}, UNDO_NONE},
-		{"ioctl.FIOCLEX", SYS_ioctl, 1, {null, 0x5451}, UNDO_NONE},
-		{"clone.CLONE_NEWTIME", SYS_clone, 0, {0x80 | SIGCHLD}, UNDO_REAP},
-		{"clone.CLONE_NEWNS", SYS_clone, 0, {0x20000 | SIGCHLD}, UNDO_REAP},
-		{"clone.CLONE_NEWCGROUP", SYS_clone, 0, {0x2000000 | SIGCHLD}, UNDO_REAP},
-		{"clone.CLONE_NEWUTS", SYS_clone, 0, {0x4000000 | SIGCHLD}, UNDO_REAP},
-		{"clone.CLONE_NEWIPC", SYS_clone, 0, {0x8000000 | SIGCHLD}, UNDO_REAP},
-		{"clone.CLONE_NEWUSER", SYS_clone, 0, {0x10000000 | SIGCHLD}, UNDO_REAP},
-		{"clone.CLONE_NEWPID", SYS_clone, 0, {0x20000000 | SIGCHLD}, UNDO_REAP},
-		{"clone.CLONE_NEWNET", SYS_clone, 0, {0x40000000 | SIGCHLD}, UNDO_REAP},
-		{"clone.fork", SYS_clone, 0, {SIGCHLD}, UNDO_REAP},
-		{"mknod.S_IFCHR", SYS_mknod, 1, {path, S_IFCHR | 0600, 0}, UNDO_UNLINK},
-		{"mknod.S_IFBLK", SYS_mknod, 1, {path, S_IFBLK | 0600, 0}, UNDO_UNLINK},
-		{"mknod.S_IFIFO", SYS_mknod, 1, {path, S_IFIFO | 0600}, UNDO_UNLINK},
-		{"mknodat.S_IFCHR", SYS_mknodat, 2, {AT_FDCWD, path, S_IFCHR | 0600, 0}, UNDO_UNLINK},
-		{"mknodat.S_IFBLK", SYS_mknodat, 2, {AT_FDCWD, path, S_IFBLK | 0600, 0}, UNDO_UNLINK},
-		{"mknodat.S_IFIFO", SYS_mknodat, 2, {AT_FDCWD, path, S_IFIFO | 0600}, UNDO_UNLINK},
+		{PROBE_SECCOMP_SOCKET_AF_VSOCK, SYS_socket, 0, {40, SOCK_STREAM}, UNDO_CLOSE},
+		{PROBE_SECCOMP_SOCKET_AF_PACKET, SYS_socket, 0, {17, SOCK_DGRAM}, UNDO_CLOSE},
+		{PROBE_SECCOMP_SOCKET_AF_UNIX, SYS_socket, 0, {1, SOCK_DGRAM}, UNDO_CLOSE},
+		{PROBE_SECCOMP_SOCKET_AF_INET, SYS_socket, 0, {2, SOCK_DGRAM}, UNDO_CLOSE},
+		{PROBE_SECCOMP_SOCKET_AF_INET6, SYS_socket, 0, {10, SOCK_DGRAM}, UNDO_CLOSE},
+		{PROBE_SECCOMP_SOCKET_AF_NETLINK, SYS_socket, 0, {16, SOCK_DGRAM}, UNDO_CLOSE},
+		{PROBE_SECCOMP_IOCTL_TIOCSTI, SYS_ioctl, 1, {null, 0x5412}, UNDO_NONE},
+		{PROBE_SECCOMP_IOCTL_TIOCLINUX, SYS_ioctl, 1, {null, 0x541C}, UNDO_NONE},
+		{PROBE_SECCOMP_IOCTL_FIOCLEX, SYS_ioctl, 1, {null, 0x5451}, UNDO_NONE},
+		{PROBE_SECCOMP_CLONE_NEWTIME, SYS_clone, 0, {0x80 | SIGCHLD}, UNDO_REAP},
+		{PROBE_SECCOMP_CLONE_NEWNS, SYS_clone, 0, {0x20000 | SIGCHLD}, UNDO_REAP},
+		{PROBE_SECCOMP_CLONE_NEWCGROUP, SYS_clone, 0, {0x2000000 | SIGCHLD}, UNDO_REAP},
+		{PROBE_SECCOMP_CLONE_NEWUTS, SYS_clone, 0, {0x4000000 | SIGCHLD}, UNDO_REAP},
+		{PROBE_SECCOMP_CLONE_NEWIPC, SYS_clone, 0, {0x8000000 | SIGCHLD}, UNDO_REAP},
+		{PROBE_SECCOMP_CLONE_NEWUSER, SYS_clone, 0, {0x10000000 | SIGCHLD}, UNDO_REAP},
+		{PROBE_SECCOMP_CLONE_NEWPID, SYS_clone, 0, {0x20000000 | SIGCHLD}, UNDO_REAP},
+		{PROBE_SECCOMP_CLONE_NEWNET, SYS_clone, 0, {0x40000000 | SIGCHLD}, UNDO_REAP},
+		{PROBE_SECCOMP_CLONE_FORK, SYS_clone, 0, {SIGCHLD}, UNDO_REAP},
+		{PROBE_SECCOMP_MKNOD_CHR, SYS_mknod, 1, {path, S_IFCHR | 0600, 0}, UNDO_UNLINK},
+		{PROBE_SECCOMP_MKNOD_BLK, SYS_mknod, 1, {path, S_IFBLK | 0600, 0}, UNDO_UNLINK},
+		{PROBE_SECCOMP_MKNOD_FIFO, SYS_mknod, 1, {path, S_IFIFO | 0600}, UNDO_UNLINK},
+		{PROBE_SECCOMP_MKNODAT_CHR, SYS_mknodat, 2, {AT_FDCWD, path, S_IFCHR | 0600, 0},
+		 UNDO_UNLINK},
+		{PROBE_SECCOMP_MKNODAT_BLK, SYS_mknodat, 2, {AT_FDCWD, path, S_IFBLK | 0600, 0},
+		 UNDO_UNLINK},
+		{PROBE_SECCOMP_MKNODAT_FIFO, SYS_mknodat, 2, {AT_FDCWD, path, S_IFIFO | 0600},
+		 UNDO_UNLINK},
 	};
 	for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-		char plain[24], hi[24], key[64], value[64];
+		char plain[24], hi[24], value[64];
 		attempt(&rules[i], 0, plain, sizeof plain, errname);
 		attempt(&rules[i], BIT32, hi, sizeof hi, errname);
-		snprintf(key, sizeof key, "seccomp.%s", rules[i].key);
 		snprintf(value, sizeof value, "%s/%s", plain, hi);
-		emit(key, value);
+		emit(rules[i].key, value);
 	}
 	if (null >= 0)
 		close(null);
@@ -163,10 +166,10 @@ static void try_abi(probe_emit_fn emit, probe_errname_fn errname, const char *ke
 void bh_probe_seccomp(probe_emit_fn emit, probe_errname_fn errname)
 {
 	try_rules(emit, errname);
-	try_abi(emit, errname, "seccomp.i386.socket.AF_VSOCK", i386_socket_vsock);
-	try_abi(emit, errname, "seccomp.x32.getpid", x32_getpid);
+	try_abi(emit, errname, PROBE_SECCOMP_I386_SOCKET, i386_socket_vsock);
+	try_abi(emit, errname, PROBE_SECCOMP_X32_GETPID, x32_getpid);
 	/* listmount (Linux 6.8): newer than the profile and its libseccomp. */
 	errno = 0;
 	long r = syscall(458L, 0L, 0L, 0L, 0L);
-	emit("seccomp.newer.listmount", r < 0 ? errname(errno) : "ok");
+	emit(PROBE_SECCOMP_NEWER, r < 0 ? errname(errno) : "ok");
 }

@@ -1,4 +1,4 @@
-/* Frames from the init to the engine (channel_proto.h). Each returns 0 or
+/* Frames from the init to the engine (channel.h). Each returns 0 or
  * -errno when the frame cannot be queued at all. */
 #include <errno.h>
 #include <stdarg.h>
@@ -14,8 +14,8 @@ int queue_ready(struct init *st)
 
 	if (ret < 0)
 		return ret;
-	bh_put_u32(&st->out, BH_CHAN_VERSION);
-	bh_put_u32(&st->out, 0);
+	proto_put_u32(&st->out.buf, BH_CHAN_VERSION);
+	proto_put_u32(&st->out.buf, 0);
 	return 0;
 }
 
@@ -29,45 +29,50 @@ static size_t format_msg(char *msg, size_t cap, const char *fmt, va_list ap)
 	return (size_t)n >= cap ? cap - 1 : (size_t)n;
 }
 
-int queue_fail(struct init *st, uint64_t call_id, int err, const char *fmt, ...)
+/* FAIL, or REJECTED for `reason`: u64 call_id | (u32 reason) | i32 errno
+ * | string message. */
+__attribute__((format(printf, 6, 0))) static int
+queue_message(struct init *st, uint8_t type, uint64_t call_id, uint32_t reason, int err,
+	      const char *fmt, va_list ap)
 {
 	char msg[FAIL_MSG_MAX];
+	size_t n = format_msg(msg, sizeof(msg), fmt, ap);
+	size_t len = 8u + (type == BH_CHAN_REJECTED ? 4u : 0u) + 4u + 4u + n;
+	int ret = bh_frame_begin(&st->out, type, len);
+
+	if (ret < 0)
+		return ret;
+	proto_put_u64(&st->out.buf, call_id);
+	if (type == BH_CHAN_REJECTED)
+		proto_put_u32(&st->out.buf, reason);
+	proto_put_u32(&st->out.buf, (uint32_t)(int32_t)err);
+	proto_put_str(&st->out.buf, msg, n);
+	if (type == BH_CHAN_FAIL)
+		reply_queued(st, BH_CHAN_HEADER + len);
+	return 0;
+}
+
+int queue_fail(struct init *st, uint64_t call_id, int err, const char *fmt, ...)
+{
 	va_list ap;
-	size_t n;
 	int ret;
 
 	va_start(ap, fmt);
-	n = format_msg(msg, sizeof(msg), fmt, ap);
+	ret = queue_message(st, BH_CHAN_FAIL, call_id, 0, err, fmt, ap);
 	va_end(ap);
-	ret = bh_frame_begin(&st->out, BH_CHAN_FAIL, 8u + 4u + 4u + n);
-	if (ret < 0)
-		return ret;
-	bh_put_u64(&st->out, call_id);
-	bh_put_u32(&st->out, (uint32_t)(int32_t)err);
-	bh_put_str(&st->out, msg, (uint32_t)n);
-	reply_queued(st, BH_CHAN_HEADER + 8u + 4u + 4u + n);
-	return 0;
+	return ret;
 }
 
 int queue_rejected(struct init *st, uint64_t call_id, uint32_t reason, int err,
 		   const char *fmt, ...)
 {
-	char msg[FAIL_MSG_MAX];
 	va_list ap;
-	size_t n;
 	int ret;
 
 	va_start(ap, fmt);
-	n = format_msg(msg, sizeof(msg), fmt, ap);
+	ret = queue_message(st, BH_CHAN_REJECTED, call_id, reason, err, fmt, ap);
 	va_end(ap);
-	ret = bh_frame_begin(&st->out, BH_CHAN_REJECTED, 8u + 4u + 4u + 4u + n);
-	if (ret < 0)
-		return ret;
-	bh_put_u64(&st->out, call_id);
-	bh_put_u32(&st->out, reason);
-	bh_put_u32(&st->out, (uint32_t)(int32_t)err);
-	bh_put_str(&st->out, msg, (uint32_t)n);
-	return 0;
+	return ret;
 }
 
 /* What the sandbox's writable mounts hold now: the engine compares it with
@@ -97,16 +102,16 @@ int queue_done(struct init *st, const struct done_info *d)
 			     BH_CHAN_DONE_FIXED + d->out->len + d->err->len);
 	if (ret < 0)
 		return ret;
-	bh_put_u64(&st->out, d->call_id);
-	bh_put_u32(&st->out, (uint32_t)d->code);
-	bh_put_u32(&st->out, d->sig);
-	bh_put_u32(&st->out, flags);
-	bh_put_u64(&st->out, d->duration_us);
-	bh_put_u64(&st->out, d->out->total);
-	bh_put_u64(&st->out, d->err->total);
-	bh_put_str(&st->out, d->out->buf, (uint32_t)d->out->len);
-	bh_put_str(&st->out, d->err->buf, (uint32_t)d->err->len);
-	bh_put_u64(&st->out, disk_used());
+	proto_put_u64(&st->out.buf, d->call_id);
+	proto_put_u32(&st->out.buf, (uint32_t)d->code);
+	proto_put_u32(&st->out.buf, d->sig);
+	proto_put_u32(&st->out.buf, flags);
+	proto_put_u64(&st->out.buf, d->duration_us);
+	proto_put_u64(&st->out.buf, d->out->total);
+	proto_put_u64(&st->out.buf, d->err->total);
+	proto_put_str(&st->out.buf, d->out->buf, (uint32_t)d->out->len);
+	proto_put_str(&st->out.buf, d->err->buf, (uint32_t)d->err->len);
+	proto_put_u64(&st->out.buf, disk_used());
 	reply_queued(st, BH_CHAN_HEADER + BH_CHAN_DONE_FIXED + d->out->len + d->err->len);
 	return 0;
 }

@@ -119,7 +119,7 @@ int spawn_wait_readable(int fd, uint64_t until)
 {
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		uint64_t now = now_ns();
+		uint64_t now = now_mono_ns();
 		int n;
 
 		if (now >= until)

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "init_priv.h"
-#include "util.h"
+#include "base.h"
 
 /* Victims collected per /proc pass before they are signalled; a pass that
  * fills the batch just means another pass follows. */
@@ -50,7 +50,7 @@ void sweep_everyone(void)
 static bool is_dead(pid_t pid)
 {
 	char path[32], buf[512];
-	bh_autoclose int fd = -1;
+	cleanup_close int fd = -1;
 	const char *rp;
 	char state;
 	long threads = 0;
@@ -214,7 +214,7 @@ static size_t collect_spared(const struct init *st, pid_t *spare)
 
 void sweep_begin(struct init *st)
 {
-	st->sweep_started = now_ns();
+	st->sweep_started = now_mono_ns();
 	st->sweep_all = false;
 	st->sweep_note = NULL;
 	killed.n = 0;
@@ -264,7 +264,7 @@ bool sweep_pass(struct init *st)
 	 * passes kill (a chain), or a thread of user code in an interpreter
 	 * keeps starting processes. Those merely slow to die (SIGKILLed,
 	 * freeing their memory) are waited for within the caller's grace. */
-	if (c.fresh > 0 && now_ns() - st->sweep_started >= SWEEP_SPARING_MS * 1000000ull) {
+	if (c.fresh > 0 && now_mono_ns() - st->sweep_started >= SWEEP_SPARING_MS * 1000000ull) {
 		diag("sweep: new processes kept appearing for %d ms; stopping the "
 		     "interpreters with everything else", SWEEP_SPARING_MS);
 		sweep_give_up_sparing(st, "could not be spared: new processes "

@@ -8,41 +8,7 @@
 #include <unistd.h>
 
 #include "init_priv.h"
-#include "util.h"
-
-int path_check(const uint8_t *p, size_t n, bool allow_empty)
-{
-	size_t start = 0;
-
-	if (n == 0)
-		return allow_empty ? 0 : -EINVAL;
-	if (n > BH_PATH_MAX)
-		return -ENAMETOOLONG;
-	if (p[0] == '/')
-		return -EINVAL;
-	for (size_t i = 0; i <= n; i++) {
-		size_t len;
-
-		if (i < n && (p[i] < 0x20 || p[i] == 0x7f))
-			return -EINVAL;
-		if (i < n && p[i] != '/')
-			continue;
-		len = i - start;
-		if (len == 0 || (len == 1 && p[start] == '.') ||
-		    (len == 2 && p[start] == '.' && p[start + 1] == '.'))
-			return -EINVAL;
-		start = i + 1;
-	}
-	return 0;
-}
-
-const char *path_problem(int ret)
-{
-	if (ret == -EINVAL)
-		return "must be relative to /work, without \"..\", \".\", empty "
-		       "components or control characters";
-	return strerror(-ret);
-}
+#include "base.h"
 
 void path_printable(const uint8_t *p, size_t n, char *out, size_t cap)
 {
@@ -75,7 +41,7 @@ int open_work(void)
  * as the dirfd of every later *at() call. */
 static int open_step(int dirfd, const char *name)
 {
-	bh_autoclose int fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	cleanup_close int fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	struct stat sb;
 
 	if (fd < 0)
@@ -86,19 +52,19 @@ static int open_step(int dirfd, const char *name)
 		return -ELOOP;
 	if (!S_ISDIR(sb.st_mode))
 		return -ENOTDIR;
-	return bh_steal_fd(&fd);
+	return steal_fd(fd);
 }
 
 int walk_dir(int work, const char *dir, size_t n, walk_created_fn created, void *arg)
 {
-	char comp[BH_PATH_MAX + 1];
-	char prefix[BH_PATH_MAX + 1];
-	bh_autoclose int cur = fcntl(work, F_DUPFD_CLOEXEC, 3);
+	char comp[BH_MAX_PATH_BYTES + 1];
+	char prefix[BH_MAX_PATH_BYTES + 1];
+	cleanup_close int cur = fcntl(work, F_DUPFD_CLOEXEC, 3);
 	size_t start = 0;
 
 	if (cur < 0)
 		return -errno;
-	if (n > BH_PATH_MAX)
+	if (n > BH_MAX_PATH_BYTES)
 		return -ENAMETOOLONG;
 	while (start < n) {
 		const char *slash = memchr(dir + start, '/', n - start);
@@ -124,7 +90,7 @@ int walk_dir(int work, const char *dir, size_t n, walk_created_fn created, void 
 		cur = next;
 		start = end + 1;
 	}
-	return bh_steal_fd(&cur);
+	return steal_fd(cur);
 }
 
 void path_split(const char *path, size_t n, size_t *dir_len, const char **base)

@@ -1,7 +1,8 @@
 /* Paths under /work, walked one component at a time from a descriptor of
  * /work with O_NOFOLLOW, so a symlink planted anywhere by user code is
  * never followed: it is refused with ELOOP. Used only in forked helpers
- * that already run as the sandbox user. */
+ * that already run as the sandbox user. What a path may be is the one rule
+ * both sides share (path_rule.h). */
 #ifndef BH_INIT_WALK_H
 #define BH_INIT_WALK_H
 
@@ -9,13 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 0, -EINVAL (absolute, "..", "." or empty components, NUL or control
- * characters) or -ENAMETOOLONG (over 4096 bytes). An empty path (/work
- * itself) only when allow_empty. */
-int path_check(const uint8_t *p, size_t n, bool allow_empty);
-
-/* What path_check()'s answer means, for messages. */
-const char *path_problem(int ret);
+#include "path_rule.h"
 
 /* The path with control characters escaped, for messages. */
 void path_printable(const uint8_t *p, size_t n, char *out, size_t cap);

@@ -15,6 +15,9 @@
  * binary is, and it needs nothing but system calls. */
 #include "warden.h"
 
+#include "base.h"
+#include "invocation.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +31,6 @@
 #include <sys/file.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
 
@@ -118,22 +120,16 @@ next:
 	return seen;
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 int bh_warden_main(int argc, char **argv)
 {
-	if (argc != 5) {
+	if (argc != BH_WARDEN_ARGC) {
 		fprintf(stderr, "usage: bulkhead-init --warden ENGINE_PID LOCK_PATH CGROUP_PARENT\n");
 		return 2;
 	}
 	char *end;
-	long engine = strtol(argv[2], &end, 10);
-	const char *lock_path = argv[3], *parent = argv[4];
+	long engine = strtol(argv[BH_WARDEN_ARG_ENGINE_PID], &end, 10);
+	const char *lock_path = argv[BH_WARDEN_ARG_LOCK];
+	const char *parent = argv[BH_WARDEN_ARG_CGROUP_PARENT];
 	if (*end || engine <= 1 || strncmp(parent, "/bulkhead/", 10) || strstr(parent, "..")) {
 		fprintf(stderr, "bulkhead-init --warden: bad arguments\n");
 		return 2;
@@ -157,12 +153,12 @@ int bh_warden_main(int argc, char **argv)
 	 * the dead engine, that is who holds it: retry (the fault loop caught a
 	 * warden giving up here after a kill inside open). A new engine writes
 	 * its own pid once it holds the lock, and then reaps for itself. */
-	long give_up = now_ms() + 3000;
+	uint64_t give_up = now_mono_ms() + 3000;
 	while (flock(lock, LOCK_EX | LOCK_NB) < 0) {
 		char holder[32] = "";
 		ssize_t hn = pread(lock, holder, sizeof holder - 1, 0);
 		holder[hn > 0 ? hn : 0] = '\0';
-		if (strtol(holder, NULL, 10) != engine || now_ms() > give_up) {
+		if (strtol(holder, NULL, 10) != engine || now_mono_ms() > give_up) {
 			close(lock);
 			return 0;
 		}
@@ -173,8 +169,8 @@ int bh_warden_main(int argc, char **argv)
 	if (ftruncate(lock, 0) < 0 || pwrite(lock, me, (size_t)n, 0) < 0) {
 		/* Only a courtesy to the next engine, which then waits less. */
 	}
-	long deadline = now_ms() + KILL_BUDGET_MS;
-	while (kill_pass(parent) > 0 && now_ms() < deadline)
+	uint64_t deadline = now_mono_ms() + KILL_BUDGET_MS;
+	while (kill_pass(parent) > 0 && now_mono_ms() < deadline)
 		usleep(20 * 1000);
 	close(lock);
 	return 0;

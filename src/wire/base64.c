@@ -10,7 +10,7 @@ static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv
 char *wire_base64_encode(const void *data, size_t len, bool pad)
 {
 	const uint8_t *p = data;
-	char *out = wire_xzalloc((len + 2) / 3 * 4 + 1);
+	char *out = xzalloc((len + 2) / 3 * 4 + 1);
 	size_t o = 0, i = 0;
 	for (; i + 3 <= len; i += 3) {
 		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
@@ -65,7 +65,7 @@ int wire_base64_decode(const char *s, size_t len, uint8_t **out, size_t *out_len
 	 * must complete the last group exactly. */
 	if (core % 4 == 1 || pads > 2 || (pads && (core + pads) % 4 != 0))
 		return -1;
-	uint8_t *buf = wire_xzalloc(core / 4 * 3 + 3);
+	uint8_t *buf = xzalloc(core / 4 * 3 + 3);
 	size_t o = 0;
 	uint32_t acc = 0;
 	int bits = 0, url = -1;

@@ -19,6 +19,7 @@
 #define BH_WIRE_H
 
 #include "bulkhead.h"
+#include "channel.h"
 #include "record.h"
 
 #include <cjson/cJSON.h>
@@ -29,11 +30,12 @@
 /* The protocol number bulkhead serves (plimsoll's protocol.Number). */
 #define WIRE_PROTOCOL 3
 
-/* Request limits (plimsoll.md §6.1, DESIGN §8). */
+/* Request limits (plimsoll.md §6.1, DESIGN §8). The code, the files and
+ * their bytes are the engine's and the init's (BH_MAX_CODE_BYTES,
+ * BH_MAX_FILES, BH_MAX_FILES_BYTES in channel.h); a path is held to the
+ * same rule (path_rule.h) and to plimsoll's stricter length, UTF-8 and
+ * backslash checks. */
 #define WIRE_MAX_DEPTH 64
-#define WIRE_MAX_CODE_BYTES (256u << 10)
-#define WIRE_MAX_FILES 200
-#define WIRE_MAX_FILES_BYTES (4u << 20)
 #define WIRE_MAX_PATH_BYTES 1024
 #define WIRE_MAX_NAME_BYTES 64 /* trace id and owner */
 #define WIRE_MAX_IDENTITIES 32

@@ -27,16 +27,16 @@ static int prescan(const char *buf, size_t len, char **why)
 					char q[64];
 					const char *key = key_len ? wire_quote(q, buf + key_start, key_len)
 								  : "a member name";
-					*why = wire_xasprintf("the string under %s contains a NUL character "
-							      "(\\u0000), which bulkhead does not accept",
-							      key);
+					*why = xasprintf("the string under %s contains a NUL character "
+							 "(\\u0000), which bulkhead does not accept",
+							 key);
 					return -1;
 				}
 				i++; /* the escaped character, whatever it is */
 			} else if (c < 0x20) {
-				*why = wire_xasprintf("the body has a raw control character (0x%02x) inside "
-						      "a string, which JSON does not allow",
-						      c);
+				*why = xasprintf("the body has a raw control character (0x%02x) inside "
+						 "a string, which JSON does not allow",
+						 c);
 				return -1;
 			}
 			continue;
@@ -53,7 +53,7 @@ static int prescan(const char *buf, size_t len, char **why)
 		case '{':
 		case '[':
 			if (++depth > WIRE_MAX_DEPTH) {
-				*why = wire_xasprintf("the body nests deeper than %d levels", WIRE_MAX_DEPTH);
+				*why = xasprintf("the body nests deeper than %d levels", WIRE_MAX_DEPTH);
 				return -1;
 			}
 			break;
@@ -74,7 +74,7 @@ int wire_parse_body(const char *buf, size_t len, cJSON **out, char **why)
 	*out = NULL;
 	*why = NULL;
 	if (!buf || len == 0) {
-		*why = wire_xstrdup("the body is empty; send a JSON object ({} when there are no fields)");
+		*why = xstrdup("the body is empty; send a JSON object ({} when there are no fields)");
 		return -1;
 	}
 	if (prescan(buf, len, why) < 0)
@@ -84,20 +84,20 @@ int wire_parse_body(const char *buf, size_t len, cJSON **out, char **why)
 	if (!root) {
 		const char *at = cJSON_GetErrorPtr();
 		size_t off = at && at >= buf && at <= buf + len ? (size_t)(at - buf) : 0;
-		*why = wire_xasprintf("the body is not valid JSON (near byte %zu)", off);
+		*why = xasprintf("the body is not valid JSON (near byte %zu)", off);
 		return -1;
 	}
 	for (const char *p = end; p && p < buf + len; p++) {
 		if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
 			cJSON_Delete(root);
-			*why = wire_xasprintf("the body has data after its JSON value (at byte %zu)",
-					      (size_t)(p - buf));
+			*why = xasprintf("the body has data after its JSON value (at byte %zu)",
+					 (size_t)(p - buf));
 			return -1;
 		}
 	}
 	if (!cJSON_IsObject(root)) {
 		cJSON_Delete(root);
-		*why = wire_xstrdup("the body is not a JSON object");
+		*why = xstrdup("the body is not a JSON object");
 		return -1;
 	}
 	*out = root;

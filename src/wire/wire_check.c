@@ -1,6 +1,8 @@
 /* The character-level rules requests are held to (plimsoll.md §6.1). */
 #include "wire_internal.h"
 
+#include "path_rule.h"
+
 #include <string.h>
 
 /* Strict UTF-8: no overlong forms, no surrogates, nothing past U+10FFFF, as
@@ -58,40 +60,27 @@ bool wire_name_ok(const char *s)
 }
 
 /* Relative and already clean (Go's path.Clean would leave it alone): no empty,
- * "." or ".." segment, which also rules out a leading or trailing slash. */
+ * "." or ".." segment, which also rules out a leading or trailing slash. The
+ * rule is the engine's and the init's (path_rule.h), in its strict form, on
+ * plimsoll's length and in its words. */
 const char *wire_path_problem(const char *p, size_t n)
 {
-	if (n == 0)
-		return "is empty";
+	static const char *const words[] = {
+		[PROTO_PATH_EMPTY] = "is empty",
+		[PROTO_PATH_TOO_LONG] = "is longer than 1024 bytes",
+		[PROTO_PATH_ABSOLUTE] = "is absolute",
+		[PROTO_PATH_CONTROL] = "contains a control character",
+		[PROTO_PATH_BACKSLASH] = "contains a backslash",
+		[PROTO_PATH_EMPTY_PART] = "has an empty segment (a doubled or trailing slash)",
+		[PROTO_PATH_DOT_PART] = "has a '.' or '..' segment",
+	};
+	_Static_assert(WIRE_MAX_PATH_BYTES <= BH_MAX_PATH_BYTES, "the wire is the stricter");
 	if (n > WIRE_MAX_PATH_BYTES)
-		return "is longer than 1024 bytes";
+		return words[PROTO_PATH_TOO_LONG];
 	if (!wire_utf8_valid(p, n))
 		return "is not valid UTF-8";
-	if (p[0] == '/')
-		return "is absolute";
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)p[i];
-		if (c == '\\')
-			return "contains a backslash";
-		if (c < 0x20 || c == 0x7f)
-			return "contains a control character";
-		/* C1 controls, U+0080..U+009F, are C2 80..C2 9F in UTF-8. */
-		if (c == 0xc2 && i + 1 < n && (unsigned char)p[i + 1] >= 0x80 &&
-		    (unsigned char)p[i + 1] <= 0x9f)
-			return "contains a control character";
-	}
-	size_t start = 0;
-	for (size_t i = 0; i <= n; i++) {
-		if (i < n && p[i] != '/')
-			continue;
-		size_t seg = i - start;
-		if (seg == 0)
-			return "has an empty segment (a doubled or trailing slash)";
-		if ((seg == 1 && p[start] == '.') || (seg == 2 && p[start] == '.' && p[start + 1] == '.'))
-			return "has a '.' or '..' segment";
-		start = i + 1;
-	}
-	return NULL;
+	enum proto_path_problem why = proto_path_check(p, n, PROTO_PATH_STRICT);
+	return why == PROTO_PATH_OK ? NULL : words[why];
 }
 
 const char *wire_identity_problem(const char *s)

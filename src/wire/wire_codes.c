@@ -227,11 +227,11 @@ char *wire_session_end_detail(const char *reason, const char *detail)
 {
 	bool has_detail = detail && *detail;
 	if (!reason || plimsoll_word(reason) >= 0)
-		return wire_xstrdup(has_detail ? detail : "");
+		return xstrdup(has_detail ? detail : "");
 	if (!has_detail)
-		return wire_xstrdup(reason);
+		return xstrdup(reason);
 	/* The engine's messages often name the reason already. */
 	if (strstr(detail, reason))
-		return wire_xstrdup(detail);
-	return wire_xasprintf("%s: %s", reason, detail);
+		return xstrdup(detail);
+	return xasprintf("%s: %s", reason, detail);
 }

@@ -117,11 +117,11 @@ void wire_decode_error(int http_status, const char *body, size_t len, struct wir
 {
 	memset(out, 0, sizeof *out);
 	out->code = wire_code_from_http_status(http_status);
-	out->end_detail = wire_xstrdup("");
+	out->end_detail = xstrdup("");
 	cleanup_cjson cJSON *root = NULL;
 	cleanup_free char *why = NULL;
 	if (wire_parse_body(body, len, &root, &why) < 0) {
-		out->message = wire_xasprintf("HTTP %d", http_status);
+		out->message = xasprintf("HTTP %d", http_status);
 		return;
 	}
 	/* A code outside Connect's set is "unknown"; an absent one is the
@@ -131,9 +131,9 @@ void wire_decode_error(int http_status, const char *body, size_t len, struct wir
 		out->code = WIRE_UNKNOWN;
 	const cJSON *message = cJSON_GetObjectItemCaseSensitive(root, "message");
 	if (cJSON_IsString(message) && *message->valuestring)
-		out->message = wire_xstrdup(message->valuestring);
+		out->message = xstrdup(message->valuestring);
 	else
-		out->message = wire_xasprintf("HTTP %d", http_status);
+		out->message = xasprintf("HTTP %d", http_status);
 	const cJSON *details = cJSON_GetObjectItemCaseSensitive(root, "details");
 	if (cJSON_IsArray(details)) {
 		for (const cJSON *d = details->child; d; d = d->next)
@@ -152,7 +152,7 @@ void wire_error_from_status(const struct wire_status *st, struct wire_error *out
 {
 	memset(out, 0, sizeof *out);
 	out->code = st->code;
-	out->message = wire_xstrdup(st->msg);
+	out->message = xstrdup(st->msg);
 	out->not_dispatched = st->reason != WIRE_REFUSAL_UNSPECIFIED;
 	out->reason = st->reason;
 }
@@ -207,7 +207,7 @@ void wire_error_from_bh(const bh_error *err, const struct bh_record *unanswered,
 			struct wire_error *out)
 {
 	memset(out, 0, sizeof *out);
-	out->message = wire_xstrdup(err->msg);
+	out->message = xstrdup(err->msg);
 	if (err->session_end) {
 		out->session_ended = true;
 		out->end = wire_session_end_of(err->session_end);

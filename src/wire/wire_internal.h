@@ -1,25 +1,18 @@
-/* What the wire's files share and nobody else needs: allocation that aborts,
- * refusals, and the proto3 JSON field readers and writers. */
+/* What the wire's files share and nobody else needs: refusals, and the
+ * proto3 JSON field readers and writers. */
 #ifndef BH_WIRE_INTERNAL_H
 #define BH_WIRE_INTERNAL_H
 
+#include "base.h"
 #include "wire.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 
-/* ---- memory (crun's cleanup pattern) ---- */
+/* ---- memory: base.h's cleanup and allocation, and cJSON's ---- */
 
-static inline void wire_freep(void *p) { free(*(void **)p); }
 static inline void wire_cjson_deletep(cJSON **p) { cJSON_Delete(*p); }
-#define cleanup_free __attribute__((cleanup(wire_freep)))
 #define cleanup_cjson __attribute__((cleanup(wire_cjson_deletep)))
-#define steal_ptr(p) ({ __typeof__(p) _s = (p); (p) = NULL; _s; })
-
-void *wire_xzalloc(size_t n);
-char *wire_xstrdup(const char *s);          /* NULL -> "" */
-char *wire_xstrndup(const char *s, size_t n);
-char *wire_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void *wire_check_alloc(void *p);            /* aborts on NULL (cJSON's constructors) */
 
 /* ---- refusals ---- */

@@ -72,7 +72,7 @@ int jr_string(const struct jr *r, const cJSON *obj, const char *path, const char
 	size_t n = strlen(s);
 	if (!wire_utf8_valid(s, n))
 		return jr_fail(r, "%s is not valid UTF-8", full_name(f, sizeof f, path, name));
-	*out = wire_xstrndup(s, n);
+	*out = xstrndup(s, n);
 	if (len)
 		*len = n;
 	return 0;
@@ -256,7 +256,7 @@ int jr_bytes(const struct jr *r, const cJSON *obj, const char *path, const char 
 	if (jr_field(r, obj, path, name, &v) < 0)
 		return -1;
 	if (!v) {
-		*out = wire_xzalloc(1);
+		*out = xzalloc(1);
 		return 0;
 	}
 	if (!cJSON_IsString(v) ||
@@ -305,7 +305,7 @@ int jr_strings(const struct jr *r, const cJSON *obj, const char *path, const cha
 	if (jr_array(r, obj, path, name, &arr) < 0)
 		return -1;
 	int count = arr ? cJSON_GetArraySize(arr) : 0;
-	char **v = wire_xzalloc(((size_t)count + 1) * sizeof *v);
+	char **v = xzalloc(((size_t)count + 1) * sizeof *v);
 	size_t i = 0;
 	for (const cJSON *c = arr ? arr->child : NULL; c; c = c->next, i++) {
 		if (!cJSON_IsString(c) || !wire_utf8_valid(c->valuestring, strlen(c->valuestring))) {
@@ -313,7 +313,7 @@ int jr_strings(const struct jr *r, const cJSON *obj, const char *path, const cha
 			return jr_fail(r, "%s[%zu] must be a UTF-8 string",
 				       full_name(f, sizeof f, path, name), i);
 		}
-		v[i] = wire_xstrdup(c->valuestring);
+		v[i] = xstrdup(c->valuestring);
 	}
 	*out = v;
 	*n = i;
@@ -343,7 +343,7 @@ void jw_string_n(cJSON *obj, const char *name, const char *s, size_t n)
 {
 	if (!s || n == 0)
 		return;
-	cleanup_free char *copy = wire_xstrndup(s, n);
+	cleanup_free char *copy = xstrndup(s, n);
 	wire_check_alloc(cJSON_AddStringToObject(obj, name, copy));
 }
 

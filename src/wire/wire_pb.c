@@ -89,7 +89,7 @@ static void pb_string(struct pb *b, unsigned field, const char *s)
 
 static void pb_done(struct pb *b, struct wire_bytes *out)
 {
-	out->data = b->data ? b->data : wire_xzalloc(1);
+	out->data = b->data ? b->data : xzalloc(1);
 	out->len = b->len;
 }
 
@@ -224,7 +224,7 @@ static int span_string(const struct field *f, char **out)
 	if (!wire_utf8_valid(f->span, f->span_len))
 		return -1;
 	free(*out);
-	*out = wire_xstrndup((const char *)f->span, f->span_len);
+	*out = xstrndup((const char *)f->span, f->span_len);
 	return 0;
 }
 
@@ -272,7 +272,7 @@ int wire_pb_decode_session_ended(const uint8_t *p, size_t n, enum wire_session_e
 		}
 	}
 	*end = end_of_number(v);
-	*detail = text ? steal_ptr(text) : wire_xstrdup("");
+	*detail = text ? steal_ptr(text) : xstrdup("");
 	return 0;
 }
 

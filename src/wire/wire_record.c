@@ -36,13 +36,13 @@ char *wire_encode_record(const struct bh_record *rec)
 void wire_record_init(struct bh_record *rec)
 {
 	memset(rec, 0, sizeof *rec);
-	rec->unanswered = wire_xstrdup("");
-	rec->provider = wire_xstrdup("");
-	rec->isolation = wire_xstrdup("");
-	rec->environment = wire_xstrdup("");
-	rec->policy = wire_xstrdup("");
-	rec->software_identity = wire_xstrdup("");
-	rec->software_rule_id = wire_xstrdup("");
+	rec->unanswered = xstrdup("");
+	rec->provider = xstrdup("");
+	rec->isolation = xstrdup("");
+	rec->environment = xstrdup("");
+	rec->policy = xstrdup("");
+	rec->software_identity = xstrdup("");
+	rec->software_rule_id = xstrdup("");
 }
 
 void wire_record_free(struct bh_record *rec)
@@ -62,13 +62,13 @@ void wire_record_free(struct bh_record *rec)
 void wire_record_copy(struct bh_record *dst, const struct bh_record *src)
 {
 	*dst = *src;
-	dst->unanswered = wire_xstrdup(src->unanswered);
-	dst->provider = wire_xstrdup(src->provider);
-	dst->isolation = wire_xstrdup(src->isolation);
-	dst->environment = wire_xstrdup(src->environment);
-	dst->policy = wire_xstrdup(src->policy);
-	dst->software_identity = wire_xstrdup(src->software_identity);
-	dst->software_rule_id = wire_xstrdup(src->software_rule_id);
+	dst->unanswered = xstrdup(src->unanswered);
+	dst->provider = xstrdup(src->provider);
+	dst->isolation = xstrdup(src->isolation);
+	dst->environment = xstrdup(src->environment);
+	dst->policy = xstrdup(src->policy);
+	dst->software_identity = xstrdup(src->software_identity);
+	dst->software_rule_id = xstrdup(src->software_rule_id);
 }
 
 /* A digest field must fit the record's 64-hex slot. */

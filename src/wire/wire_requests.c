@@ -185,9 +185,9 @@ static int check_code(const struct jr *r, const char *field, const char *code, s
 		return jr_fail(r, "%s is required (it is empty)", field);
 	if (memchr(code, '\0', len))
 		return jr_fail(r, "%s contains a NUL character", field);
-	if (len > WIRE_MAX_CODE_BYTES)
+	if (len > BH_MAX_CODE_BYTES)
 		return jr_fail(r, "%s is %zu bytes, more than the %u allowed", field, len,
-			       WIRE_MAX_CODE_BYTES);
+			       BH_MAX_CODE_BYTES);
 	return 0;
 }
 
@@ -213,10 +213,10 @@ static int read_files(const struct jr *r, const cJSON *obj, struct wire_cell_run
 	if (jr_array(r, obj, "cell", "files", &arr) < 0)
 		return -1;
 	int count = arr ? cJSON_GetArraySize(arr) : 0;
-	if (count > WIRE_MAX_FILES)
-		return jr_fail(r, "cell.files holds %d files, more than the %d allowed", count,
-			       WIRE_MAX_FILES);
-	out->files = wire_xzalloc(((size_t)count + 1) * sizeof *out->files);
+	if (count > (int)BH_MAX_FILES)
+		return jr_fail(r, "cell.files holds %d files, more than the %u allowed", count,
+			       BH_MAX_FILES);
+	out->files = xzalloc(((size_t)count + 1) * sizeof *out->files);
 	size_t total = 0;
 	char path[48];
 	for (const cJSON *f = arr ? arr->child : NULL; f; f = f->next) {
@@ -242,9 +242,9 @@ static int read_files(const struct jr *r, const cJSON *obj, struct wire_cell_run
 			if (!strcmp(out->files[k].path, p))
 				return jr_fail(r, "%s.path %s repeats cell.files[%zu].path", path,
 					       wire_quote(q, p, plen), k);
-		if (clen > WIRE_MAX_FILES_BYTES - total)
+		if (clen > BH_MAX_FILES_BYTES - total)
 			return jr_fail(r, "cell.files hold more than %u bytes of content (at %s)",
-				       WIRE_MAX_FILES_BYTES, path);
+				       BH_MAX_FILES_BYTES, path);
 		total += clen;
 	}
 	return 0;

@@ -1,5 +1,5 @@
-/* Allocation that aborts (a loop owner has no sane way on without memory, as
- * in the engine) and the one way a refusal is filled in. */
+/* cJSON's constructors checked (a loop owner has no sane way on without
+ * memory, as in the engine) and the one way a refusal is filled in. */
 #include "wire_internal.h"
 
 #include <stdio.h>
@@ -10,36 +10,6 @@ void *wire_check_alloc(void *p)
 	if (!p)
 		abort();
 	return p;
-}
-
-void *wire_xzalloc(size_t n)
-{
-	return wire_check_alloc(calloc(1, n ? n : 1));
-}
-
-char *wire_xstrdup(const char *s)
-{
-	return wire_check_alloc(strdup(s ? s : ""));
-}
-
-char *wire_xstrndup(const char *s, size_t n)
-{
-	char *p = wire_check_alloc(malloc(n + 1));
-	if (n)
-		memcpy(p, s, n);
-	p[n] = '\0';
-	return p;
-}
-
-char *wire_xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *out = NULL;
-	if (vasprintf(&out, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	return out;
 }
 
 static int vfail(struct wire_status *st, enum wire_code code, enum wire_refusal reason,

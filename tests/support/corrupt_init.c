@@ -41,14 +41,9 @@ static bool control(char *mode, size_t n, unsigned long *arg)
 	return sscanf(buf, "%63s %lu", mode, arg) >= 1 && n >= 64;
 }
 
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static uint64_t le64(const uint8_t *p)
 {
-	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+	return (uint64_t)proto_le32(p) | (uint64_t)proto_le32(p + 4) << 32;
 }
 
 static void set_le32(uint8_t *p, uint32_t v)
@@ -67,17 +62,17 @@ static void many_entries(struct bh_outq *q, uint64_t call_id, unsigned long n)
 		len += 4 + (size_t)snprintf(name, sizeof(name), "e%lu", i) + 1 + 8 + 8 + 4;
 	if (bh_frame_begin(q, BH_CHAN_LISTING, len) < 0)
 		return;
-	bh_put_u64(q, call_id);
-	bh_put_u32(q, (uint32_t)n);
+	proto_put_u64(&q->buf, call_id);
+	proto_put_u32(&q->buf, (uint32_t)n);
 	for (unsigned long i = 0; i < n; i++) {
 		uint8_t type = 'f';
 		int nl = snprintf(name, sizeof(name), "e%lu", i);
 
-		bh_put_str(q, name, (uint32_t)nl);
-		bh_put_bytes(q, &type, 1);
-		bh_put_u64(q, 0);
-		bh_put_u64(q, 0);
-		bh_put_str(q, "", 0);
+		proto_put_str(&q->buf, name, (uint32_t)nl);
+		buf_append(&q->buf, &type, 1);
+		proto_put_u64(&q->buf, 0);
+		proto_put_u64(&q->buf, 0);
+		proto_put_str(&q->buf, "", 0);
 	}
 }
 
@@ -86,7 +81,7 @@ static void long_stdout(struct bh_outq *q, const uint8_t *p, unsigned long n)
 {
 	/* call_id exit sig flags dur out_total err_total | out | err | disk */
 	uint8_t fixed[8 + 4 + 4 + 4 + 8];
-	uint32_t out_len = le32(p + 44), err_len = le32(p + 48 + out_len);
+	uint32_t out_len = proto_le32(p + 44), err_len = proto_le32(p + 48 + out_len);
 	uint64_t err_total = le64(p + 36), disk = le64(p + 52 + out_len + err_len);
 	uint8_t *err = malloc(err_len + 1u), *out = malloc(n + 1u);
 
@@ -97,12 +92,12 @@ static void long_stdout(struct bh_outq *q, const uint8_t *p, unsigned long n)
 	memset(out, 'x', n);
 	if (bh_frame_begin(q, BH_CHAN_DONE, BH_CHAN_DONE_FIXED + n + err_len) < 0)
 		goto out;
-	bh_put_bytes(q, fixed, sizeof(fixed));
-	bh_put_u64(q, n);
-	bh_put_u64(q, err_total);
-	bh_put_str(q, out, (uint32_t)n);
-	bh_put_str(q, err, err_len);
-	bh_put_u64(q, disk);
+	buf_append(&q->buf, fixed, sizeof(fixed));
+	proto_put_u64(&q->buf, n);
+	proto_put_u64(&q->buf, err_total);
+	proto_put_str(&q->buf, out, (uint32_t)n);
+	proto_put_str(&q->buf, err, err_len);
+	proto_put_u64(&q->buf, disk);
 out:
 	free(err);
 	free(out);
@@ -117,10 +112,10 @@ static void long_content(struct bh_outq *q, uint64_t call_id, unsigned long n)
 		return;
 	memset(data, 'y', n);
 	if (bh_frame_begin(q, BH_CHAN_CONTENT, 8 + 8 + 1 + 4 + n) == 0) {
-		bh_put_u64(q, call_id);
-		bh_put_u64(q, n);
-		bh_put_bytes(q, &truncated, 1);
-		bh_put_str(q, data, (uint32_t)n);
+		proto_put_u64(&q->buf, call_id);
+		proto_put_u64(&q->buf, n);
+		buf_append(&q->buf, &truncated, 1);
+		proto_put_str(&q->buf, data, (uint32_t)n);
 	}
 	free(data);
 }
@@ -128,8 +123,8 @@ static void long_content(struct bh_outq *q, uint64_t call_id, unsigned long n)
 void reply_queued(struct init *st, size_t frame_len)
 {
 	struct bh_outq *q = &st->out;
-	size_t start = q->len - frame_len;
-	uint8_t *f = q->data + start, type = f[4], *p = f + BH_CHAN_HEADER;
+	size_t start = q->buf.len - frame_len;
+	uint8_t *f = q->buf.data + start, type = f[4], *p = f + BH_CHAN_HEADER;
 	char mode[64];
 	unsigned long arg;
 
@@ -140,12 +135,12 @@ void reply_queued(struct init *st, size_t frame_len)
 	} else if (type == BH_CHAN_LISTING && !strcmp(mode, "listing-entries")) {
 		uint64_t call_id = le64(p);
 
-		q->len = start;
+		q->buf.len = start;
 		many_entries(q, call_id, arg);
 	} else if (type == BH_CHAN_CONTENT && !strcmp(mode, "content-bytes")) {
 		uint64_t call_id = le64(p);
 
-		q->len = start;
+		q->buf.len = start;
 		long_content(q, call_id, arg);
 	} else if (type == BH_CHAN_DONE && !strcmp(mode, "done-stdout")) {
 		uint8_t *copy = malloc(frame_len);
@@ -153,7 +148,7 @@ void reply_queued(struct init *st, size_t frame_len)
 		if (!copy)
 			return;
 		memcpy(copy, f, frame_len);
-		q->len = start;
+		q->buf.len = start;
 		long_stdout(q, copy + BH_CHAN_HEADER, arg);
 		free(copy);
 	} else if (type == BH_CHAN_DONE && !strcmp(mode, "done-stdout-length")) {

@@ -82,7 +82,7 @@ static void go(struct app *a, struct view *v, size_t to)
 {
 	struct player *p = P(v);
 	p->cur = to;
-	p->next_ms = app_now_ms() + PLAY_MS;
+	p->next_ms = now_mono_ms() + PLAY_MS;
 	set_sub(v);
 	(void)a;
 }

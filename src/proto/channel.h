@@ -3,15 +3,17 @@
  * The sandbox's stdin and stdout are two pipes the engine holds; the init moves
  * them to descriptors user code cannot reach (close-on-exec, init not dumpable)
  * and speaks framed binary messages over them. Both sides include this header:
- * it is the whole contract. Integers are little-endian.
+ * it is the whole contract, with the limits both sides hold to at its end
+ * (codec.h reads and writes the frames, path_rule.h judges their paths).
+ * Integers are little-endian.
  *
  *   frame   := u32 length (of type + payload) | u8 type | payload
  *   string  := u32 length | bytes            (no terminator)
  *
  * The engine never trusts a frame's length beyond BH_CHAN_MAX_FRAME.
  */
-#ifndef BH_CHANNEL_PROTO_H
-#define BH_CHANNEL_PROTO_H
+#ifndef BH_PROTO_CHANNEL_H
+#define BH_PROTO_CHANNEL_H
 
 #define BH_CHAN_VERSION 1u
 #define BH_CHAN_MAX_FRAME (16u * 1024u * 1024u)
@@ -116,6 +118,30 @@ enum bh_chan_reply {
 /* The message of a FAIL or REJECTED. */
 #define BH_CHAN_MESSAGE_MAX 4095u
 
+/* ---- what a request may ask: the engine refuses more before sending ---- */
+
+/* The most output kept per stream (output_cap): both streams at their cap
+ * must still fit one DONE frame. An EXEC may ask up to this; the init
+ * could not honour more. */
+#define BH_MAX_OUTPUT_CAP ((BH_CHAN_MAX_FRAME - 1u - BH_CHAN_DONE_FIXED) / 2u)
+/* A cell's output_cap: a session keeps less than a one-off program may. */
+#define BH_MAX_CELL_OUTPUT_CAP (1u * 1024u * 1024u)
+/* A cell's code (and a snippet's), its files, their bytes in all, and one
+ * file's path (relative to /work; path_rule.h). */
+#define BH_MAX_CODE_BYTES (256u * 1024u)
+#define BH_MAX_FILES 200u
+#define BH_MAX_FILES_BYTES (4u * 1024u * 1024u)
+#define BH_MAX_PATH_BYTES 4096u
+
+/* A CELL at every limit still fits one frame: type, call id, timeout, cap,
+ * language, the code's string, the count, each file's two strings. */
+_Static_assert(1u + 8u + 4u + 4u + 1u + 4u + BH_MAX_CODE_BYTES + 4u +
+			       BH_MAX_FILES * (4u + BH_MAX_PATH_BYTES + 4u) + BH_MAX_FILES_BYTES <=
+		       BH_CHAN_MAX_FRAME,
+	       "a cell at the limits must fit one frame");
+_Static_assert(BH_MAX_CELL_OUTPUT_CAP <= BH_MAX_OUTPUT_CAP,
+	       "a cell may not ask more output than a DONE frame holds");
+
 enum bh_chan_reject {
 	BH_CHAN_REJECT_FILES = 1,     /* a file could not be written */
 	BH_CHAN_REJECT_LANGUAGE = 2,  /* no interpreter for the language */
@@ -129,8 +155,5 @@ enum bh_chan_done_flags {
 	BH_CHAN_INTERP_STARTED = 1u << 3, /* this cell ran in a fresh interpreter */
 	BH_CHAN_INTERP_ENDED = 1u << 4,   /* the interpreter is gone after this cell */
 };
-
-/* Where the init finds itself inside the sandbox (a read-only bind mount). */
-#define BH_INIT_SANDBOX_PATH "/opt/bulkhead/bulkhead-init"
 
 #endif
