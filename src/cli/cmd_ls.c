@@ -124,13 +124,13 @@ static int embedded(const struct cli_common *c, bool json)
 		snprintf(v[i].last_record_sha256, sizeof v[i].last_record_sha256, "%s",
 			 s.last_record_sha256 ? s.last_record_sha256 : "");
 		v[i].sandbox = dup(s.sandbox);
-		v[i].state = dup(s.state);
+		v[i].state = dup(bh_session_state_name(s.state));
 		v[i].isolation = dup(bh_tier_name(s.tier));
 		v[i].floor = dup(s.floor > BH_TIER_NONE ? bh_tier_name(s.floor) : "");
 		v[i].principal = dup(s.principal);
 		v[i].owner = dup(s.owner);
 		v[i].run_key = dup(s.run_key);
-		v[i].end_reason = dup(s.end_reason);
+		v[i].end_reason = dup(bh_end_reason_name(s.end_reason));
 		v[i].calls = s.calls;
 		v[i].created_unix_ms = s.created_unix_ms;
 		v[i].last_call_unix_ms = s.last_call_unix_ms;

@@ -358,7 +358,7 @@ struct bh_engine {
 	struct bh_timer *pool_retry;
 };
 
-/* The provider name records and answers carry for a tier (snippet.c). */
+/* The provider name records and answers carry for a tier (vocab.c). */
 const char *engine_provider(enum bh_tier tier);
 
 /* ---- the warm pool (pool.c) ---- */

@@ -31,20 +31,6 @@
 #define BACKSTOP_GRACE_MS 5000u
 #define PROTOCOL 3u
 
-enum session_state {
-	SS_WAITING_PROOF,
-	SS_OPENING,
-	SS_READY,
-	SS_BUSY,
-	SS_PAUSING,
-	SS_PAUSED,
-	SS_HIBERNATING,
-	SS_HIBERNATED,
-	SS_WAKING,
-	SS_ENDED,
-};
-static const char *const ss_names[] = {"waiting", "opening",	 "ready",      "busy",	 "pausing",
-				       "paused",  "hibernating", "hibernated", "waking", "ended"};
 #define TOMBSTONE_MS (10u * 60u * 1000u)
 
 enum op_kind { OP_CELL, OP_LIST, OP_READ, OP_CLOSE };
@@ -79,14 +65,14 @@ struct bh_session {
 	uint32_t lifetime_ms;
 	uint32_t idle_ms; /* 0: the engine's */
 	char *principal, *owner, *run_key;
-	enum session_state state;
+	enum bh_session_state state;
 	struct sandbox *sb;
 	bh_session_open_cb open_cb;
 	void *open_arg;
-	struct op *queue; /* head is in flight when state is SS_BUSY */
+	struct op *queue; /* head is in flight when state is BH_SESSION_BUSY */
 	uint64_t calls;
 	char last_record[65];
-	const char *end_reason; /* static strings */
+	enum bh_end_reason end_reason;
 	char end_detail[256];
 	struct bh_record last; /* the last record handed out, for the callback */
 	/* lifecycle */
@@ -111,22 +97,6 @@ struct bh_session {
 static void arm_idle(bh_session *s);
 static void arm_life(bh_session *s);
 static void wake(bh_session *s);
-
-const char *bh_language_name(enum bh_language l)
-{
-	return l == BH_LANG_PYTHON ? "python" : l == BH_LANG_JAVASCRIPT ? "javascript" : "unknown";
-}
-
-int bh_language_parse(const char *name, enum bh_language *out)
-{
-	if (name && !strcmp(name, "python"))
-		*out = BH_LANG_PYTHON;
-	else if (name && !strcmp(name, "javascript"))
-		*out = BH_LANG_JAVASCRIPT;
-	else
-		return -1;
-	return 0;
-}
 
 const char *bh_session_id(const bh_session *s)
 {
@@ -161,18 +131,20 @@ bh_session *bh_engine_find_session(bh_engine *e, const char *session_id, const c
 	return NULL;
 }
 
-static void set_state(bh_session *s, enum session_state st)
+static void set_state(bh_session *s, enum bh_session_state st)
 {
 	if (s->state == st)
 		return;
-	bh_log(s->e, BH_LOG_DEBUG, "session %.12s: %s -> %s", s->fp, ss_names[s->state], ss_names[st]);
+	const char *from = bh_session_state_name(s->state), *to = bh_session_state_name(st);
+	bh_log(s->e, BH_LOG_DEBUG, "session %.12s: %s -> %s", s->fp, from, to);
 	/* ready <-> busy happens twice a call: it is not persisted (one
 	 * transaction per cell, the record's). */
-	bool hot = (s->state == SS_READY && st == SS_BUSY) || (s->state == SS_BUSY && st == SS_READY);
-	if (s->e->store && st != SS_ENDED && st != SS_WAITING_PROOF && !hot) {
+	bool hot = (s->state == BH_SESSION_READY && st == BH_SESSION_BUSY) ||
+		   (s->state == BH_SESSION_BUSY && st == BH_SESSION_READY);
+	if (s->e->store && st != BH_SESSION_ENDED && st != BH_SESSION_WAITING && !hot) {
 		char detail[64];
-		snprintf(detail, sizeof detail, "%s -> %s", ss_names[s->state], ss_names[st]);
-		store_session_state(s->e->store, s->fp, ss_names[st], NULL);
+		snprintf(detail, sizeof detail, "%s -> %s", from, to);
+		store_session_state(s->e->store, s->fp, st, NULL);
 		store_event(s->e->store, "state", s->fp, s->sandbox_name, detail);
 	}
 	s->state = st;
@@ -221,7 +193,8 @@ static void refuse_op(struct op *op, const bh_error *err)
 
 static void ended_error(bh_session *s, bh_error **err)
 {
-	bh_refuse(err, BH_REFUSAL_REQUEST, "the session has ended (%s)%s%s", s->end_reason,
+	bh_refuse(err, BH_REFUSAL_REQUEST, "the session has ended (%s)%s%s",
+		  bh_end_reason_name(s->end_reason),
 		  s->end_detail[0] ? ": " : "", s->end_detail);
 	(*err)->session_end = s->end_reason;
 }
@@ -292,7 +265,8 @@ static void store_end(bh_session *s)
 		if (s->end_unstored)
 			bh_log(e, BH_LOG_INFO, "session %.12s: its end is stored now", s->fp);
 		s->end_unstored = false;
-		store_event(e->store, "ended", s->fp, s->sandbox_name, s->end_reason);
+		store_event(e->store, "ended", s->fp, s->sandbox_name,
+			    bh_end_reason_name(s->end_reason));
 		return;
 	}
 	if (!s->end_unstored)
@@ -306,9 +280,9 @@ static void store_end(bh_session *s)
 
 /* The one place a session ends: the store learns why, waiting operations
  * are refused (a close is answered), and the sandbox goes. */
-static void end_session(bh_session *s, const char *reason, const char *detail)
+static void end_session(bh_session *s, enum bh_end_reason reason, const char *detail)
 {
-	if (s->state == SS_ENDED)
+	if (s->state == BH_SESSION_ENDED)
 		return;
 	bh_engine *e = s->e;
 	loop_timer_cancel(e->loop, s->idle_t);
@@ -322,10 +296,11 @@ static void end_session(bh_session *s, const char *reason, const char *detail)
 	}
 	s->end_reason = reason;
 	snprintf(s->end_detail, sizeof s->end_detail, "%s", detail ? detail : "");
-	set_state(s, SS_ENDED);
+	set_state(s, BH_SESSION_ENDED);
 	if (e->store && s->sandbox_name[0])
 		store_end(s);
-	bh_log(e, BH_LOG_INFO, "session %.12s ended: %s%s%s", s->fp, reason, detail ? ": " : "",
+	bh_log(e, BH_LOG_INFO, "session %.12s ended: %s%s%s", s->fp,
+	       bh_end_reason_name(reason), detail ? ": " : "",
 	       detail ? detail : "");
 	if (s->sb) {
 		struct sandbox *sb = s->sb;
@@ -507,18 +482,18 @@ static void cell_answered(bh_session *s, struct op *op, const struct done_frame 
 			 "the session's files in /work, /tmp and /dev/shm use %llu MiB; its disk "
 			 "budget is %u MiB",
 			 (unsigned long long)(d->disk_used >> 20), s->e->policy.disk_budget_mb);
-		r.ended = "disk_exceeded";
+		r.ended = BH_END_DISK_EXCEEDED;
 		r.ended_detail = detail;
 	}
 	op->cell_cb(op->arg, &r, NULL);
 	if (over)
-		end_session(s, "disk_exceeded", detail);
+		end_session(s, BH_END_DISK_EXCEEDED, detail);
 }
 
 /* The call may have run and there is no answer: a version-3 record keeps
  * its place in the chain, and the session ends with its sandbox. */
 static void cell_unanswered(bh_session *s, struct op *op, const char *code_name, const char *why,
-			    bool oom, const char *end)
+			    bool oom, enum bh_end_reason end)
 {
 	fill_record(s, &s->last, op, 3);
 	s->last.unanswered = code_name;
@@ -548,7 +523,8 @@ static void on_cell_reply(bh_engine *e, void *arg, struct sandbox *sb, const str
 		s->sb = NULL; /* the sandbox is already being torn down */
 		/* A breach of the channel is the boundary failing, whatever
 		 * else happened; otherwise an OOM kill is the likeliest end. */
-		const char *end = rep->breach ? "boundary_failed" : "main_process_ended";
+		enum bh_end_reason end =
+			rep->breach ? BH_END_BOUNDARY_FAILED : BH_END_MAIN_PROCESS_ENDED;
 		cell_unanswered(s, op,
 				rep->breach ? "data_loss" : rep->oom ? "resource_exhausted" : "unknown",
 				rep->lost, rep->oom, end);
@@ -559,12 +535,13 @@ static void on_cell_reply(bh_engine *e, void *arg, struct sandbox *sb, const str
 	if (rep->type == BH_CHAN_DONE) {
 		struct done_frame d;
 		if (sandbox_decode_done(rep, &d) < 0) {
-			cell_unanswered(s, op, "data_loss", "a malformed answer", false, "boundary_failed");
+			cell_unanswered(s, op, "data_loss", "a malformed answer", false,
+					BH_END_BOUNDARY_FAILED);
 			op_free(op);
-			end_session(s, "boundary_failed", "the init sent a malformed answer");
+			end_session(s, BH_END_BOUNDARY_FAILED, "the init sent a malformed answer");
 			return;
 		}
-		set_state(s, SS_READY);
+		set_state(s, BH_SESSION_READY);
 		cell_answered(s, op, &d, rep->oom);
 	} else {
 		int reason, err_no;
@@ -576,7 +553,7 @@ static void on_cell_reply(bh_engine *e, void *arg, struct sandbox *sb, const str
 									       : BH_REFUSAL_ENVIRONMENT;
 		bh_refuse(&err, why, "%s", msg);
 		err->sys_errno = err_no;
-		set_state(s, SS_READY);
+		set_state(s, BH_SESSION_READY);
 		op->cell_cb(op->arg, NULL, err);
 		bh_error_free(err);
 	}
@@ -599,10 +576,11 @@ static void on_files_reply(bh_engine *e, void *arg, struct sandbox *sb,
 		bh_error_free(err);
 		op_free(op);
 		s->sb = NULL;
-		end_session(s, rep->breach ? "boundary_failed" : "main_process_ended", rep->lost);
+		end_session(s, rep->breach ? BH_END_BOUNDARY_FAILED : BH_END_MAIN_PROCESS_ENDED,
+			    rep->lost);
 		return;
 	}
-	set_state(s, SS_READY);
+	set_state(s, BH_SESSION_READY);
 	if (rep->type == BH_CHAN_FAIL) {
 		int reason, err_no;
 		char msg[512];
@@ -736,36 +714,36 @@ static int send_files_op(bh_session *s, struct op *op, bh_error **err)
 /* Starts the operation at the head of the queue when the sandbox is free. */
 static void dispatch(bh_session *s)
 {
-	if (s->queue && (s->state == SS_PAUSED || s->state == SS_HIBERNATED)) {
+	if (s->queue && (s->state == BH_SESSION_PAUSED || s->state == BH_SESSION_HIBERNATED)) {
 		wake(s);
 		return;
 	}
-	if (s->state == SS_READY && s->expire_pending) {
-		end_session(s, "expired", "its lifetime of awake time ran out");
+	if (s->state == BH_SESSION_READY && s->expire_pending) {
+		end_session(s, BH_END_EXPIRED, "its lifetime of awake time ran out");
 		return;
 	}
-	if (s->state == SS_READY && s->queue && s->idle_t) {
+	if (s->state == BH_SESSION_READY && s->queue && s->idle_t) {
 		loop_timer_cancel(s->e->loop, s->idle_t);
 		s->idle_t = NULL;
 	}
-	if (s->state == SS_READY && !s->queue)
+	if (s->state == BH_SESSION_READY && !s->queue)
 		arm_idle(s);
-	while (s->state == SS_READY && s->queue) {
+	while (s->state == BH_SESSION_READY && s->queue) {
 		struct op *op = s->queue;
 		if (op->kind == OP_CLOSE) {
 			s->queue = op->next;
-			end_session(s, "closed", NULL);
+			end_session(s, BH_END_CLOSED, NULL);
 			answer_close(s, op);
 			op_free(op);
 			return;
 		}
 		bh_error *err = NULL;
-		set_state(s, SS_BUSY);
+		set_state(s, BH_SESSION_BUSY);
 		int ret = op->kind == OP_CELL ? send_cell(s, op, &err) : send_files_op(s, op, &err);
 		if (ret == 0)
 			return;
 		s->queue = op->next;
-		set_state(s, SS_READY);
+		set_state(s, BH_SESSION_READY);
 		refuse_op(op, err);
 		bh_error_free(err);
 		op_free(op);
@@ -783,7 +761,7 @@ static void on_sandbox_lost(bh_engine *e, void *arg, struct sandbox *sb, const c
 	if (s->sb != sb)
 		return;
 	s->sb = NULL; /* it is already closing */
-	end_session(s, sb->breached ? "boundary_failed" : "main_process_ended", why);
+	end_session(s, sb->breached ? BH_END_BOUNDARY_FAILED : BH_END_MAIN_PROCESS_ENDED, why);
 }
 
 static void own_sandbox(bh_session *s, struct sandbox *sb)
@@ -797,15 +775,15 @@ static void on_sandbox_open(bh_engine *e, void *arg, struct sandbox *sb, const b
 {
 	bh_session *s = arg;
 	if (err) {
-		end_session(s, "boundary_failed", err->msg);
+		end_session(s, BH_END_BOUNDARY_FAILED, err->msg);
 		return;
 	}
-	if (s->state == SS_ENDED) { /* closed while opening */
+	if (s->state == BH_SESSION_ENDED) { /* closed while opening */
 		sandbox_close(e, sb);
 		return;
 	}
 	own_sandbox(s, sb);
-	set_state(s, SS_READY);
+	set_state(s, BH_SESSION_READY);
 	s->awake_since_us = now_mono_us();
 	arm_life(s);
 	if (s->languages) {
@@ -912,7 +890,7 @@ static int start_open(bh_session *s, bh_error **err)
 		.principal = s->principal,
 		.owner = s->owner,
 		.run_key = s->run_key,
-		.state = "opening",
+		.state = BH_SESSION_OPENING,
 		.engine_pid = getpid(),
 		.lease_until_ms = now + 120000,
 		.created_ms = now,
@@ -940,7 +918,7 @@ static int start_open(bh_session *s, bh_error **err)
 		}
 		return -1;
 	}
-	s->state = SS_OPENING;
+	s->state = BH_SESSION_OPENING;
 	/* The store takes writes again: ends it could not take go in now, not
 	 * at their next retry. */
 	for (bh_session *o = e->sessions; o; o = o->next)
@@ -954,7 +932,7 @@ static int start_open(bh_session *s, bh_error **err)
 		return 0;
 	}
 	if (sandbox_open(e, tier, s->sandbox_name, on_sandbox_open, s, err) < 0) {
-		store_session_end(e->store, s->fp, "boundary_failed", (*err)->msg, NULL);
+		store_session_end(e->store, s->fp, BH_END_BOUNDARY_FAILED, (*err)->msg, NULL);
 		return -1;
 	}
 	engine_maybe_crash(e, "open");
@@ -964,9 +942,9 @@ static int start_open(bh_session *s, bh_error **err)
 static void session_open_failed(bh_session *s, const bh_error *err)
 {
 	/* Refused before anything was created: no row, no sandbox. */
-	s->end_reason = "boundary_failed";
+	s->end_reason = BH_END_BOUNDARY_FAILED;
 	snprintf(s->end_detail, sizeof s->end_detail, "%s", err->msg);
-	s->state = SS_ENDED;
+	s->state = BH_SESSION_ENDED;
 	if (s->open_cb) {
 		bh_session_open_cb cb = s->open_cb;
 		s->open_cb = NULL;
@@ -989,18 +967,18 @@ static void session_open_failed(bh_session *s, const bh_error *err)
 
 static bool live(const bh_session *s)
 {
-	return s->state != SS_ENDED;
+	return s->state != BH_SESSION_ENDED;
 }
 
 static bool holds_memory(const bh_session *s)
 {
-	return live(s) && s->state != SS_HIBERNATED;
+	return live(s) && s->state != BH_SESSION_HIBERNATED;
 }
 
 static bool replaceable(const bh_session *s)
 {
-	return !s->queue && (s->state == SS_READY || s->state == SS_PAUSED ||
-			     s->state == SS_HIBERNATED);
+	return !s->queue && (s->state == BH_SESSION_READY || s->state == BH_SESSION_PAUSED ||
+			     s->state == BH_SESSION_HIBERNATED);
 }
 
 void sessions_census(bh_engine *e, const char *principal, struct census *c)
@@ -1041,7 +1019,8 @@ static int admit(bh_engine *e, const struct bh_session_opts *o, bh_error **err)
 					 owned);
 		bh_log(e, BH_LOG_INFO, "owner cap %u reached: replacing session %.12s",
 		       e->policy.max_per_owner, lru->fp);
-		end_session(lru, "replaced", "its owner opened another sandbox at the owner cap");
+		end_session(lru, BH_END_REPLACED,
+			    "its owner opened another sandbox at the owner cap");
 	}
 	enum bh_tier tier = o->tier == BH_TIER_UNKNOWN ? bh_engine_best_tier(e) : o->tier;
 	struct admit_ask ask = {.kind = ADMIT_SESSION, .principal = principal, .tier = tier};
@@ -1064,8 +1043,9 @@ static void on_retention(bh_engine *e, void *arg)
 	(void)e;
 	bh_session *s = arg;
 	s->retention_t = NULL;
-	if (s->state == SS_HIBERNATED)
-		end_session(s, "retention_expired", "its hibernation image outlived the retention");
+	if (s->state == BH_SESSION_HIBERNATED)
+		end_session(s, BH_END_RETENTION_EXPIRED,
+			    "its hibernation image outlived the retention");
 }
 
 /* Hibernation images share one disk budget: past it the oldest images go
@@ -1075,15 +1055,15 @@ static void enforce_images_budget(bh_engine *e, bh_session *newest)
 {
 	uint64_t cap = (uint64_t)e->policy.images_budget_mb * 1048576u, total = 0;
 	for (bh_session *s = e->sessions; s; s = s->next)
-		if (s->state == SS_HIBERNATED)
+		if (s->state == BH_SESSION_HIBERNATED)
 			total += s->image_bytes;
 	while (total > cap) {
 		bh_session *oldest = NULL;
 		for (bh_session *s = e->sessions; s; s = s->next)
-			if (s->state == SS_HIBERNATED && s != newest &&
+			if (s->state == BH_SESSION_HIBERNATED && s != newest &&
 			    (!oldest || s->hibernated_ms < oldest->hibernated_ms))
 				oldest = s;
-		if (!oldest && newest && newest->state == SS_HIBERNATED)
+		if (!oldest && newest && newest->state == BH_SESSION_HIBERNATED)
 			oldest = newest;
 		if (!oldest)
 			return;
@@ -1094,7 +1074,7 @@ static void enforce_images_budget(bh_engine *e, bh_session *newest)
 		bh_log(e, BH_LOG_INFO, "session %.12s: image of %llu MiB deleted: %s", oldest->fp,
 		       (unsigned long long)(oldest->image_bytes >> 20), detail);
 		total -= oldest->image_bytes;
-		end_session(oldest, "retention_expired", detail);
+		end_session(oldest, BH_END_RETENTION_EXPIRED, detail);
 	}
 }
 
@@ -1102,12 +1082,12 @@ static void on_hibernated(bh_engine *e, void *arg, struct sandbox *sb, const bh_
 {
 	(void)sb;
 	bh_session *s = arg;
-	if (s->state != SS_HIBERNATING)
+	if (s->state != BH_SESSION_HIBERNATING)
 		return;
 	if (err) {
 		bh_log(e, BH_LOG_WARN, "session %.12s: %s", s->fp, err->msg);
 		finish_action(s, err);
-		end_session(s, "main_process_ended", err->msg);
+		end_session(s, BH_END_MAIN_PROCESS_ENDED, err->msg);
 		return;
 	}
 	if (s->awake_since_us) {
@@ -1116,7 +1096,7 @@ static void on_hibernated(bh_engine *e, void *arg, struct sandbox *sb, const bh_
 	}
 	loop_timer_cancel(e->loop, s->life_t);
 	s->life_t = NULL;
-	set_state(s, SS_HIBERNATED);
+	set_state(s, BH_SESSION_HIBERNATED);
 	store_session_hibernated(e->store, s->fp, (int64_t)(s->awake_used_us / 1000u),
 				 (int64_t)s->lifetime_ms, NULL);
 	engine_maybe_crash(e, "hibernated"); /* the row says so: the next engine restores it */
@@ -1125,7 +1105,7 @@ static void on_hibernated(bh_engine *e, void *arg, struct sandbox *sb, const bh_
 	s->image_bytes = disk_usage(s->sb->image_dir);
 	finish_action(s, NULL);
 	enforce_images_budget(e, s);
-	if (s->state == SS_HIBERNATED)
+	if (s->state == BH_SESSION_HIBERNATED)
 		dispatch(s);
 }
 
@@ -1133,9 +1113,9 @@ static int hibernate(bh_session *s, bh_error **err)
 {
 	char image[4200];
 	snprintf(image, sizeof image, "%s/images/%s", s->e->state_dir, s->sandbox_name);
-	set_state(s, SS_HIBERNATING);
+	set_state(s, BH_SESSION_HIBERNATING);
 	if (sandbox_hibernate(s->e, s->sb, image, on_hibernated, s, err) < 0) {
-		set_state(s, s->sb->state == SB_PAUSED ? SS_PAUSED : SS_READY);
+		set_state(s, s->sb->state == SB_PAUSED ? BH_SESSION_PAUSED : BH_SESSION_READY);
 		return -1;
 	}
 	/* Dying with the checkpoint in flight: the next engine reaps the
@@ -1148,12 +1128,13 @@ static void on_sleep(bh_engine *e, void *arg)
 {
 	bh_session *s = arg;
 	s->sleep_t = NULL;
-	if (s->state != SS_PAUSED)
+	if (s->state != BH_SESSION_PAUSED)
 		return;
 	if (!sandbox_can_hibernate(s->sb)) {
 		/* The container tier cannot checkpoint here; closing frees the
 		 * memory, and the next call learns it has a fresh sandbox. */
-		end_session(s, "idle_closed", "paused past hibernate_after; this tier cannot hibernate");
+		end_session(s, BH_END_IDLE_CLOSED,
+			    "paused past hibernate_after; this tier cannot hibernate");
 		return;
 	}
 	bh_error *err = NULL;
@@ -1167,16 +1148,16 @@ static void on_paused(bh_engine *e, void *arg, struct sandbox *sb, const bh_erro
 {
 	(void)sb;
 	bh_session *s = arg;
-	if (s->state != SS_PAUSING)
+	if (s->state != BH_SESSION_PAUSING)
 		return;
 	if (err) {
 		bh_log(e, BH_LOG_WARN, "session %.12s: %s", s->fp, err->msg);
-		set_state(s, SS_READY);
+		set_state(s, BH_SESSION_READY);
 		finish_action(s, err);
 		dispatch(s);
 		return;
 	}
-	set_state(s, SS_PAUSED);
+	set_state(s, BH_SESSION_PAUSED);
 	s->sleep_t = loop_timer(e->loop, e->policy.hibernate_after_ms, on_sleep, s);
 	finish_action(s, NULL);
 	dispatch(s); /* a call that arrived meanwhile wakes it again */
@@ -1186,9 +1167,9 @@ static int pause_now(bh_session *s, bh_error **err)
 {
 	loop_timer_cancel(s->e->loop, s->idle_t);
 	s->idle_t = NULL;
-	set_state(s, SS_PAUSING);
+	set_state(s, BH_SESSION_PAUSING);
 	if (sandbox_pause(s->e, s->sb, on_paused, s, err) < 0) {
-		set_state(s, SS_READY);
+		set_state(s, BH_SESSION_READY);
 		return -1;
 	}
 	engine_maybe_crash(s->e, "pause"); /* the freeze is in flight */
@@ -1199,10 +1180,10 @@ static void on_idle(bh_engine *e, void *arg)
 {
 	bh_session *s = arg;
 	s->idle_t = NULL;
-	if (s->state != SS_READY || s->queue)
+	if (s->state != BH_SESSION_READY || s->queue)
 		return;
 	if (!s->claimed) {
-		end_session(s, "unclaimed", "no call named it before its first idle timeout");
+		end_session(s, BH_END_UNCLAIMED, "no call named it before its first idle timeout");
 		return;
 	}
 	bh_error *err = NULL;
@@ -1240,12 +1221,12 @@ static void on_lifetime(bh_engine *e, void *arg)
 	(void)e;
 	bh_session *s = arg;
 	s->life_t = NULL;
-	if (s->state == SS_BUSY || s->state == SS_WAKING || s->state == SS_PAUSING ||
-	    s->state == SS_HIBERNATING) {
+	if (s->state == BH_SESSION_BUSY || s->state == BH_SESSION_WAKING ||
+	    s->state == BH_SESSION_PAUSING || s->state == BH_SESSION_HIBERNATING) {
 		s->expire_pending = true; /* ends once the sandbox is free */
 		return;
 	}
-	end_session(s, "expired", "its lifetime of awake time ran out");
+	end_session(s, BH_END_EXPIRED, "its lifetime of awake time ran out");
 }
 
 static void arm_life(bh_session *s)
@@ -1260,11 +1241,11 @@ static void arm_life(bh_session *s)
 static void on_woken(bh_engine *e, void *arg, struct sandbox *sb, const bh_error *err)
 {
 	bh_session *s = arg;
-	if (s->state != SS_WAKING)
+	if (s->state != BH_SESSION_WAKING)
 		return;
 	if (err) {
 		finish_action(s, err);
-		end_session(s, "main_process_ended", err->msg);
+		end_session(s, BH_END_MAIN_PROCESS_ENDED, err->msg);
 		return;
 	}
 	s->woke_us = now_mono_us() - sb->control_started_us;
@@ -1276,7 +1257,7 @@ static void on_woken(bh_engine *e, void *arg, struct sandbox *sb, const bh_error
 		s->image_bytes = 0; /* the restore deleted the image it was done with */
 	loop_timer_cancel(e->loop, s->retention_t);
 	s->retention_t = NULL;
-	set_state(s, SS_READY);
+	set_state(s, BH_SESSION_READY);
 	if (!s->awake_since_us)
 		s->awake_since_us = now_mono_us();
 	arm_life(s);
@@ -1295,7 +1276,7 @@ static void stay_hibernated(bh_session *s, const bh_error *why)
 	while (q) {
 		struct op *n = q->next;
 		if (q->kind == OP_CLOSE) {
-			end_session(s, "closed", NULL);
+			end_session(s, BH_END_CLOSED, NULL);
 			answer_close(s, q);
 		} else {
 			refuse_op(q, why);
@@ -1308,7 +1289,7 @@ static void stay_hibernated(bh_session *s, const bh_error *why)
 static void wake(bh_session *s)
 {
 	bh_engine *e = s->e;
-	bool hibernated = s->state == SS_HIBERNATED;
+	bool hibernated = s->state == BH_SESSION_HIBERNATED;
 	bh_error *err = NULL;
 	struct admit_ask ask = {.kind = ADMIT_WAKE, .principal = s->principal, .tier = s->tier};
 	if (hibernated && admit_sandbox(e, &ask, &err) < 0) {
@@ -1318,11 +1299,11 @@ static void wake(bh_session *s)
 	}
 	loop_timer_cancel(e->loop, s->sleep_t);
 	s->sleep_t = NULL;
-	set_state(s, SS_WAKING);
+	set_state(s, BH_SESSION_WAKING);
 	int r = hibernated ? sandbox_restore(e, s->sb, on_woken, s, &err)
 			   : sandbox_resume(e, s->sb, on_woken, s, &err);
 	if (r < 0) {
-		end_session(s, "main_process_ended", err->msg);
+		end_session(s, BH_END_MAIN_PROCESS_ENDED, err->msg);
 		bh_error_free(err);
 	}
 }
@@ -1331,7 +1312,7 @@ static void wake(bh_session *s)
 
 static int start_action(bh_session *s, bh_action_cb cb, void *arg, bh_error **err)
 {
-	if (s->state == SS_ENDED) {
+	if (s->state == BH_SESSION_ENDED) {
 		ended_error(s, err);
 		return -1;
 	}
@@ -1346,10 +1327,10 @@ int bh_session_pause(bh_session *s, bh_action_cb cb, void *arg, bh_error **err)
 {
 	if (start_action(s, cb, arg, err) < 0)
 		return -1;
-	if (s->state != SS_READY || s->queue) {
+	if (s->state != BH_SESSION_READY || s->queue) {
 		s->act_cb = NULL;
 		return bh_refuse(err, BH_REFUSAL_CAPACITY, "the session is %s; only an idle one pauses",
-				 ss_names[s->state]);
+				 bh_session_state_name(s->state));
 	}
 	if (pause_now(s, err) < 0) {
 		s->act_cb = NULL;
@@ -1362,10 +1343,10 @@ int bh_session_resume(bh_session *s, bh_action_cb cb, void *arg, bh_error **err)
 {
 	if (start_action(s, cb, arg, err) < 0)
 		return -1;
-	if (s->state != SS_PAUSED && s->state != SS_HIBERNATED) {
+	if (s->state != BH_SESSION_PAUSED && s->state != BH_SESSION_HIBERNATED) {
 		s->act_cb = NULL;
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "the session is %s, not asleep",
-				 ss_names[s->state]);
+				 bh_session_state_name(s->state));
 	}
 	wake(s);
 	return 0;
@@ -1375,10 +1356,10 @@ int bh_session_hibernate(bh_session *s, bh_action_cb cb, void *arg, bh_error **e
 {
 	if (start_action(s, cb, arg, err) < 0)
 		return -1;
-	if ((s->state != SS_READY && s->state != SS_PAUSED) || s->queue || !s->sb) {
+	if ((s->state != BH_SESSION_READY && s->state != BH_SESSION_PAUSED) || s->queue || !s->sb) {
 		s->act_cb = NULL;
 		return bh_refuse(err, BH_REFUSAL_CAPACITY, "the session is %s; only an idle one hibernates",
-				 ss_names[s->state]);
+				 bh_session_state_name(s->state));
 	}
 	if (!sandbox_can_hibernate(s->sb)) {
 		s->act_cb = NULL;
@@ -1398,7 +1379,7 @@ int bh_session_hibernate(bh_session *s, bh_action_cb cb, void *arg, bh_error **e
 
 void bh_session_kill(bh_session *s)
 {
-	end_session(s, "killed", "an operator killed it");
+	end_session(s, BH_END_KILLED, "an operator killed it");
 }
 
 void bh_session_get_info(const bh_session *s, struct bh_session_info *o)
@@ -1407,7 +1388,7 @@ void bh_session_get_info(const bh_session *s, struct bh_session_info *o)
 	*o = (struct bh_session_info){
 		.fingerprint = s->fp,
 		.sandbox = s->sandbox_name,
-		.state = ss_names[s->state],
+		.state = s->state,
 		.tier = s->tier,
 		.floor = s->floor,
 		.principal = s->principal,
@@ -1420,7 +1401,7 @@ void bh_session_get_info(const bh_session *s, struct bh_session_info *o)
 		.expires_unix_ms = (int64_t)now_real_ms() + ((int64_t)s->lifetime_ms - (int64_t)(used / 1000u)),
 		.awake_ms = used / 1000u,
 		.idle_ms = idle_ms_of(s),
-		.end_reason = s->state == SS_ENDED ? s->end_reason : NULL,
+		.end_reason = s->state == BH_SESSION_ENDED ? s->end_reason : BH_END_NONE,
 		.from_pool = s->from_pool,
 	};
 }
@@ -1482,7 +1463,7 @@ int bh_session_open(bh_engine *e, const struct bh_session_opts *opts, bh_session
 	}
 	bh_fingerprint_of(s->id, s->fp);
 	if (!engine_tier_decided(e, s->tier)) {
-		s->state = SS_WAITING_PROOF;
+		s->state = BH_SESSION_WAITING;
 	} else if (start_open(s, err) < 0) {
 		free(s->principal), free(s->owner), free(s->run_key), free(s);
 		return -1;
@@ -1496,7 +1477,7 @@ int bh_session_open(bh_engine *e, const struct bh_session_opts *opts, bh_session
 void sessions_tier_proven(bh_engine *e, enum bh_tier tier)
 {
 	for (bh_session *s = e->sessions; s; s = s->next) {
-		if (s->state != SS_WAITING_PROOF || !engine_tier_decided(e, s->tier) ||
+		if (s->state != BH_SESSION_WAITING || !engine_tier_decided(e, s->tier) ||
 		    (tier != BH_TIER_UNKNOWN && s->tier != tier))
 			continue;
 		bh_error *err = NULL;
@@ -1538,7 +1519,7 @@ static const char *path_problem(const char *p)
 
 static int enqueue(bh_session *s, struct op *op, bh_error **err)
 {
-	if (s->state == SS_ENDED) {
+	if (s->state == BH_SESSION_ENDED) {
 		ended_error(s, err);
 		op_free(op);
 		return -1;
@@ -1594,7 +1575,7 @@ int bh_session_run(bh_session *s, const struct bh_cell *cell, bh_cell_cb cb, voi
 	if (total > MAX_FILES_BYTES)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "the files hold %zu bytes, above the %u limit",
 				 total, MAX_FILES_BYTES);
-	if (cell->floor != BH_TIER_UNKNOWN && s->state != SS_WAITING_PROOF &&
+	if (cell->floor != BH_TIER_UNKNOWN && s->state != BH_SESSION_WAITING &&
 	    !bh_tier_meets(s->tier, cell->floor))
 		return bh_refuse(err, BH_REFUSAL_ISOLATION, "the floor %s is above the session's %s tier",
 				 bh_tier_name(cell->floor), bh_tier_name(s->tier));
@@ -1632,7 +1613,7 @@ int bh_session_close(bh_session *s, bh_close_cb cb, void *arg, bh_error **err)
 	close_op->kind = OP_CLOSE;
 	close_op->close_cb = cb;
 	close_op->arg = arg;
-	if (s->state == SS_ENDED) {
+	if (s->state == BH_SESSION_ENDED) {
 		answer_close(s, close_op);
 		op_free(close_op);
 		return 0;
@@ -1644,14 +1625,14 @@ int bh_session_close(bh_session *s, bh_close_cb cb, void *arg, bh_error **err)
 		s->queue->next = NULL;
 		bh_error *e2 = NULL;
 		bh_refuse(&e2, BH_REFUSAL_REQUEST, "the session is closing");
-		e2->session_end = "closed";
+		e2->session_end = BH_END_CLOSED;
 		refuse_op(waiting, e2);
 		bh_error_free(e2);
 		op_free(waiting);
 	}
-	if (s->state == SS_WAITING_PROOF || s->state == SS_OPENING) {
+	if (s->state == BH_SESSION_WAITING || s->state == BH_SESSION_OPENING) {
 		/* Nothing ran yet: end it now; the opening sandbox is closed when it arrives. */
-		end_session(s, "closed", NULL);
+		end_session(s, BH_END_CLOSED, NULL);
 		answer_close(s, close_op);
 		op_free(close_op);
 		return 0;
@@ -1698,7 +1679,7 @@ int bh_session_read_file(bh_session *s, const char *path, uint32_t max_bytes, bh
 void sessions_close_all(bh_engine *e)
 {
 	for (bh_session *s = e->sessions; s; s = s->next) {
-		if (s->state == SS_HIBERNATED && s->sb) {
+		if (s->state == BH_SESSION_HIBERNATED && s->sb) {
 			/* An image on disk survives its engine: the next one re-adopts it. */
 			loop_timer_cancel(e->loop, s->retention_t);
 			s->retention_t = NULL;
@@ -1706,15 +1687,15 @@ void sessions_close_all(bh_engine *e)
 			s->sb = NULL;
 			continue;
 		}
-		end_session(s, "shutdown", NULL);
+		end_session(s, BH_END_SHUTDOWN, NULL);
 	}
 }
 
 void sessions_hibernate_for_shutdown(bh_engine *e)
 {
 	for (bh_session *s = e->sessions; s; s = s->next) {
-		if ((s->state != SS_READY && s->state != SS_PAUSED) || s->queue || !s->sb ||
-		    !sandbox_can_hibernate(s->sb))
+		if ((s->state != BH_SESSION_READY && s->state != BH_SESSION_PAUSED) || s->queue ||
+		    !s->sb || !sandbox_can_hibernate(s->sb))
 			continue;
 		loop_timer_cancel(e->loop, s->idle_t);
 		loop_timer_cancel(e->loop, s->sleep_t);
@@ -1730,7 +1711,7 @@ void sessions_hibernate_for_shutdown(bh_engine *e)
 bool sessions_hibernating(bh_engine *e)
 {
 	for (bh_session *s = e->sessions; s; s = s->next)
-		if (s->state == SS_HIBERNATING)
+		if (s->state == BH_SESSION_HIBERNATING)
 			return true;
 	return false;
 }
@@ -1812,17 +1793,18 @@ static void readopt(void *arg, const struct store_hibernated_row *r)
 		bh_log(e, BH_LOG_WARN,
 		       "registry row %.12s: %s (a tampered store?): ended, nothing of it touched",
 		       r->fingerprint, detail);
-		store_session_end(e->store, r->fingerprint, "reaped", detail, NULL);
+		store_session_end(e->store, r->fingerprint, BH_END_REAPED, detail, NULL);
 		store_event(e->store, "invalid_row", r->fingerprint, "", detail);
 		return;
 	}
 	if (bh_tier_parse(r->tier, &tier) < 0 || !image_and_bundle(e, r->sandbox)) {
-		store_session_end(e->store, r->fingerprint, "reaped", "its hibernation image is gone", NULL);
+		store_session_end(e->store, r->fingerprint, BH_END_REAPED,
+				  "its hibernation image is gone", NULL);
 		return;
 	}
 	struct sandbox *sb = sandbox_adopt_hibernated(e, tier, r->sandbox);
 	if (!sb) {
-		store_session_end(e->store, r->fingerprint, "reaped",
+		store_session_end(e->store, r->fingerprint, BH_END_REAPED,
 				  "its tier's runtime is not available to restore it", NULL);
 		return;
 	}
@@ -1844,7 +1826,7 @@ static void readopt(void *arg, const struct store_hibernated_row *r)
 	s->lifetime_ms = r->lifetime_ms > 0 ? (uint32_t)r->lifetime_ms : e->policy.lifetime_ms;
 	s->awake_used_us = (uint64_t)r->awake_ms * 1000u;
 	s->claimed = true;
-	s->state = SS_HIBERNATED;
+	s->state = BH_SESSION_HIBERNATED;
 	int64_t slept = (int64_t)now_real_ms() - r->hibernated_ms;
 	int64_t left = (int64_t)e->policy.retention_ms - (slept > 0 ? slept : 0);
 	s->retention_t = loop_timer(e->loop, left > 0 ? (uint64_t)left : 0, on_retention, s);
@@ -1865,7 +1847,7 @@ void sessions_reconcile(bh_engine *e)
 	struct reap_ctx c = {.e = e};
 	store_live_sessions(e->store, collect_live, &c, NULL);
 	for (size_t i = 0; i < c.n; i++) {
-		store_session_end(e->store, c.fps[i], "reaped", "its engine died", NULL);
+		store_session_end(e->store, c.fps[i], BH_END_REAPED, "its engine died", NULL);
 		store_event(e->store, "reaped", c.fps[i], "", "its engine died");
 	}
 	free(c.fps);

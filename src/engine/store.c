@@ -331,7 +331,7 @@ int store_session_intent(struct bh_store *s, const struct store_session_row *r, 
 	bind_text(st, 6, r->principal);
 	bind_text(st, 7, r->owner);
 	bind_text(st, 8, r->run_key);
-	bind_text(st, 9, r->state);
+	bind_text(st, 9, bh_session_state_name(r->state));
 	sqlite3_bind_int64(st, 10, r->engine_pid);
 	sqlite3_bind_int64(st, 11, r->lease_until_ms);
 	sqlite3_bind_int64(st, 12, r->created_ms);
@@ -339,18 +339,18 @@ int store_session_intent(struct bh_store *s, const struct store_session_row *r, 
 	return step_done(s, st, "record the sandbox's intent row", err);
 }
 
-int store_session_state(struct bh_store *s, const char *fingerprint, const char *state,
+int store_session_state(struct bh_store *s, const char *fingerprint, enum bh_session_state state,
 			bh_error **err)
 {
 	sqlite3_stmt *st = prepare(s, "UPDATE sessions SET state = ? WHERE fingerprint = ?", err);
 	if (!st)
 		return -1;
-	bind_text(st, 1, state);
+	bind_text(st, 1, bh_session_state_name(state));
 	bind_text(st, 2, fingerprint);
 	return step_done(s, st, "update a session's state", err);
 }
 
-int store_session_end(struct bh_store *s, const char *fingerprint, const char *reason,
+int store_session_end(struct bh_store *s, const char *fingerprint, enum bh_end_reason reason,
 		      const char *detail, bh_error **err)
 {
 	sqlite3_stmt *st = prepare(s,
@@ -359,7 +359,7 @@ int store_session_end(struct bh_store *s, const char *fingerprint, const char *r
 				   err);
 	if (!st)
 		return -1;
-	bind_text(st, 1, reason);
+	bind_text(st, 1, bh_end_reason_name(reason));
 	bind_text(st, 2, detail);
 	sqlite3_bind_int64(st, 3, (int64_t)now_real_ms());
 	bind_text(st, 4, fingerprint);
@@ -732,6 +732,18 @@ bool store_knows_sandbox(struct bh_store *s, const char *sandbox)
 	return known;
 }
 
+/* Names neither value: a crafted store's text is not copied into the
+ * message that reports it. */
+static int bad_session_row(struct bh_store *s, sqlite3_stmt *st, bh_error **err)
+{
+	bool state_ok = bh_session_state_parse(col_text(st, 8), &(enum bh_session_state){0}) == 0;
+	return bh_fail(err, BH_E_INVALID, 0,
+		       "store %s: read the sessions: the row created at %lld ms has %s that is no "
+		       "name bulkhead writes: a crafted or damaged store",
+		       s->path, (long long)sqlite3_column_int64(st, 12),
+		       state_ok ? "an end reason" : "a state");
+}
+
 int store_session_rows(struct bh_store *s, size_t limit, bh_history_session_fn fn, void *arg,
 		       bh_error **err)
 {
@@ -752,13 +764,19 @@ int store_session_rows(struct bh_store *s, size_t limit, bh_history_session_fn f
 			.fingerprint = col_text(st, 0), .sandbox = col_text(st, 1),
 			.runtime = col_text(st, 2), .tier = col_text(st, 3), .floor = col_text(st, 4),
 			.principal = col_text(st, 5), .owner = col_text(st, 6), .run_key = col_text(st, 7),
-			.state = col_text(st, 8), .end_reason = col_text(st, 9),
 			.end_detail = col_text(st, 10), .last_record_sha256 = col_text(st, 11),
 			.created_ms = sqlite3_column_int64(st, 12), .expires_ms = sqlite3_column_int64(st, 13),
 			.last_call_ms = sqlite3_column_int64(st, 14), .ended_ms = sqlite3_column_int64(st, 15),
 			.awake_ms = sqlite3_column_int64(st, 16),
 			.calls = (uint64_t)sqlite3_column_int64(st, 17),
 		};
+		/* The columns hold names (the schema is text); a name this
+		 * build does not write is a bad row, not a state. */
+		if (bh_session_state_parse(col_text(st, 8), &r.state) < 0 ||
+		    bh_end_reason_parse(col_text(st, 9), &r.end_reason) < 0) {
+			ret = bad_session_row(s, st, err);
+			break;
+		}
 		ret = fn(arg, &r);
 		if (ret)
 			break;

@@ -224,7 +224,8 @@ SESSION_TEST(close_reports_the_calls_and_the_last_record)
 	struct cell_outcome *after = harness_cell(&h, s, PY, "1", 0);
 	cr_assert_not(after->answered);
 	cr_assert_eq(after->err_code, BH_E_NOT_DISPATCHED);
-	cr_assert_str_eq(after->session_end, "closed");
+	cr_assert_eq(after->session_end, BH_END_CLOSED, "%s",
+		     bh_end_reason_name(after->session_end));
 	cell_outcome_free(a), cell_outcome_free(b), cell_outcome_free(after);
 }
 
