@@ -278,7 +278,7 @@ void proof_step(bh_engine *e, enum bh_tier tier, const char *waiting_for);
 double proof_seconds(bh_engine *e, enum bh_tier tier);
 void proof_watch_stop(bh_engine *e);
 
-/* ---- sessions (session.c) ---- */
+/* ---- sessions (session*.c; session_priv.h inside) ---- */
 /* Sessions waiting for a proof: those pinned to `tier` start (BH_TIER_UNKNOWN:
  * every proof finished, all of them). */
 void sessions_tier_proven(bh_engine *e, enum bh_tier tier);
@@ -292,6 +292,7 @@ bool sessions_keeps_bundle(bh_engine *e, const char *sandbox);
 /* At close with shutdown_hibernate: put idle kernel-tier sessions to disk. */
 void sessions_hibernate_for_shutdown(bh_engine *e);
 bool sessions_hibernating(bh_engine *e);
+/* The crash_at test hook (testhook.c). */
 void engine_maybe_crash(bh_engine *e, const char *point);
 
 /* ---- the engine ---- */
