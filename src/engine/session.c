@@ -118,6 +118,7 @@ void op_refuse(struct op *op, const bh_error *err)
 
 void session_ended_error(const bh_session *s, bh_error **err)
 {
+	assert(err);
 	bh_refuse(err, BH_REFUSAL_REQUEST, "the session has ended (%s)%s%s",
 		  bh_end_reason_name(s->end_reason),
 		  s->end_detail[0] ? ": " : "", s->end_detail);

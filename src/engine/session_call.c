@@ -80,6 +80,7 @@ static void fill_record(bh_session *s, struct bh_record *rec, const struct op *o
 static int commit(bh_session *s, struct bh_record *rec, const struct op *op,
 		  const struct bh_cell_result *r, bh_error **err)
 {
+	assert(err);
 	bh_engine *e = s->e;
 	bh_record_seal(rec);
 	char flags[160] = "";
@@ -344,6 +345,7 @@ static void exec_frame(struct buf *f, uint64_t call_id, const struct op *op)
 
 static int send_cell(bh_session *s, struct op *op, bh_error **err)
 {
+	assert(err);
 	uint64_t call_id = sandbox_next_call_id();
 	struct buf f = {0};
 	if (op->cell.fresh_process) {
@@ -376,6 +378,7 @@ send:
 
 static int send_files_op(bh_session *s, struct op *op, bh_error **err)
 {
+	assert(err);
 	uint64_t call_id = sandbox_next_call_id();
 	struct buf f = {0};
 	uint8_t type = op->kind == OP_LIST ? BH_CHAN_LIST : BH_CHAN_READ;
@@ -456,6 +459,7 @@ static const char *path_problem(const char *p)
 
 static int enqueue(bh_session *s, struct op *op, bh_error **err)
 {
+	assert(err);
 	if (s->state == BH_SESSION_ENDED) {
 		session_ended_error(s, err);
 		op_free(op);
@@ -482,6 +486,8 @@ static int enqueue(bh_session *s, struct op *op, bh_error **err)
 int bh_session_run(bh_session *s, const struct bh_cell *cell, bh_cell_cb cb, void *arg,
 		   bh_error **err)
 {
+	cleanup_error bh_error *unasked = NULL;
+	err = err ? err : &unasked;
 	if (!cell || !cb)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "a call needs a cell and a callback");
 	if (cell->language != BH_LANG_PYTHON && cell->language != BH_LANG_JAVASCRIPT)
@@ -585,6 +591,8 @@ int bh_session_close(bh_session *s, bh_close_cb cb, void *arg, bh_error **err)
 
 int bh_session_list_files(bh_session *s, const char *path, bh_list_cb cb, void *arg, bh_error **err)
 {
+	cleanup_error bh_error *unasked = NULL;
+	err = err ? err : &unasked;
 	const char *why = path && *path ? path_problem(path) : NULL;
 	if (why)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "path \"%s\" %s", path, why);
@@ -599,6 +607,8 @@ int bh_session_list_files(bh_session *s, const char *path, bh_list_cb cb, void *
 int bh_session_read_file(bh_session *s, const char *path, uint32_t max_bytes, bh_read_cb cb,
 			 void *arg, bh_error **err)
 {
+	cleanup_error bh_error *unasked = NULL;
+	err = err ? err : &unasked;
 	const char *why = path_problem(path);
 	if (why)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "path \"%s\" %s", path ? path : "", why);

@@ -86,6 +86,7 @@ static void on_hibernated(bh_engine *e, void *arg, struct sandbox *sb, const bh_
 
 int session_hibernate(bh_session *s, bh_error **err)
 {
+	assert(err);
 	char image[4200];
 	snprintf(image, sizeof image, "%s/images/%s", s->e->state_dir, s->sandbox_name);
 	set_state(s, BH_SESSION_HIBERNATING);
@@ -140,6 +141,7 @@ static void on_paused(bh_engine *e, void *arg, struct sandbox *sb, const bh_erro
 
 static int pause_now(bh_session *s, bh_error **err)
 {
+	assert(err);
 	loop_timer_cancel(s->e->loop, s->idle_t);
 	s->idle_t = NULL;
 	set_state(s, BH_SESSION_PAUSING);
@@ -268,6 +270,7 @@ void session_wake(bh_session *s)
 
 static int start_action(bh_session *s, bh_action_cb cb, void *arg, bh_error **err)
 {
+	assert(err);
 	if (s->state == BH_SESSION_ENDED) {
 		session_ended_error(s, err);
 		return -1;
@@ -281,6 +284,8 @@ static int start_action(bh_session *s, bh_action_cb cb, void *arg, bh_error **er
 
 int bh_session_pause(bh_session *s, bh_action_cb cb, void *arg, bh_error **err)
 {
+	cleanup_error bh_error *unasked = NULL;
+	err = err ? err : &unasked;
 	if (start_action(s, cb, arg, err) < 0)
 		return -1;
 	if (s->state != BH_SESSION_READY || s->queue) {
@@ -297,6 +302,8 @@ int bh_session_pause(bh_session *s, bh_action_cb cb, void *arg, bh_error **err)
 
 int bh_session_resume(bh_session *s, bh_action_cb cb, void *arg, bh_error **err)
 {
+	cleanup_error bh_error *unasked = NULL;
+	err = err ? err : &unasked;
 	if (start_action(s, cb, arg, err) < 0)
 		return -1;
 	if (s->state != BH_SESSION_PAUSED && s->state != BH_SESSION_HIBERNATED) {
@@ -310,6 +317,8 @@ int bh_session_resume(bh_session *s, bh_action_cb cb, void *arg, bh_error **err)
 
 int bh_session_hibernate(bh_session *s, bh_action_cb cb, void *arg, bh_error **err)
 {
+	cleanup_error bh_error *unasked = NULL;
+	err = err ? err : &unasked;
 	if (start_action(s, cb, arg, err) < 0)
 		return -1;
 	if ((s->state != BH_SESSION_READY && s->state != BH_SESSION_PAUSED) || s->queue || !s->sb) {

@@ -101,6 +101,7 @@ static void on_handoff(bh_engine *e, void *arg)
  * latched: the first open after space returns is admitted. */
 static int refuse_if_disk_low(bh_engine *e, bh_error **err)
 {
+	assert(err);
 	struct statvfs v;
 	if (statvfs(e->state_dir, &v) < 0)
 		return 0; /* the store's own writes will say what is wrong */
@@ -112,14 +113,14 @@ static int refuse_if_disk_low(bh_engine *e, bh_error **err)
 		  "no space for a new session: the state directory's disk (%s) has %llu KiB free, "
 		  "below the %u MiB minimum; open sessions go on",
 		  e->state_dir, (unsigned long long)(free_b >> 10), e->policy.state_min_free_mb);
-	if (err)
-		(*err)->sys_errno = ENOSPC;
+	(*err)->sys_errno = ENOSPC;
 	return -1;
 }
 
 /* Tier, floor and offer; then the intent row, then the runtime. */
 static int start_open(bh_session *s, bh_error **err)
 {
+	assert(err);
 	bh_engine *e = s->e;
 	enum bh_tier tier = s->tier == BH_TIER_UNKNOWN ? bh_engine_best_tier(e) : s->tier;
 	if (tier == BH_TIER_UNKNOWN)
@@ -156,24 +157,17 @@ static int start_open(bh_session *s, bh_error **err)
 		.expires_ms = now + (int64_t)s->lifetime_ms,
 	};
 	/* The intent row comes first: a crash after this line is recoverable. */
-	bh_error *store_err = NULL;
-	if (store_session_intent(e->store, &row, &store_err) < 0) {
+	if (store_session_intent(e->store, &row, err) < 0) {
 		if (pooled)
 			sandbox_close(e, pooled);
 		/* The disk filled below the minimum's margin (SQLITE_FULL): nothing
 		 * was created, so it is a refusal naming the disk, not a failure. */
-		if (store_err->sys_errno == ENOSPC) {
+		if ((*err)->sys_errno == ENOSPC) {
+			cleanup_free char *why = xstrdup((*err)->msg);
 			bh_refuse(err, BH_REFUSAL_ENVIRONMENT,
 				  "no space for a new session: the state directory's disk is full (%s)",
-				  store_err->msg);
-			if (err)
-				(*err)->sys_errno = ENOSPC;
-			bh_error_free(store_err);
-		} else if (err) {
-			bh_error_free(*err);
-			*err = store_err;
-		} else {
-			bh_error_free(store_err);
+				  why);
+			(*err)->sys_errno = ENOSPC;
 		}
 		return -1;
 	}
@@ -253,6 +247,7 @@ void sessions_census(bh_engine *e, const char *principal, struct census *c)
  * the engine's admission (admission.c). */
 static int admit(bh_engine *e, const struct bh_session_opts *o, bh_error **err)
 {
+	assert(err);
 	const char *principal = o->principal ? o->principal : "";
 	const char *owner = o->owner ? o->owner : "";
 	size_t owned = 0;
@@ -299,6 +294,8 @@ static uint32_t effective_idle_ms(const bh_engine *e, uint32_t asked)
 int bh_session_open(bh_engine *e, const struct bh_session_opts *opts, bh_session_open_cb cb,
 		    void *arg, bh_session **out, bh_error **err)
 {
+	cleanup_error bh_error *unasked = NULL;
+	err = err ? err : &unasked;
 	*out = NULL;
 	struct bh_session_opts none = {.tier = BH_TIER_UNKNOWN, .floor = BH_TIER_UNKNOWN};
 	if (!opts)

@@ -1,13 +1,28 @@
 /* Sessions inside the engine: the struct every session file works on, the
  * operations queued on it, and the functions the files share. A session's
  * state changes only through set_state (session.c); it ends only through
- * end_session; it is freed only by session_free. */
+ * end_session; it is freed only by session_free.
+ *
+ * Every fallible function of these files requires its err argument (and
+ * asserts it). The public calls keep bulkhead.h's promise that err may be
+ * NULL at their own door: each that passes err on begins with
+ *	cleanup_error bh_error *unasked = NULL;
+ *	err = err ? err : &unasked;
+ * so nothing inside writes through a NULL err. */
 #ifndef BH_SESSION_PRIV_H
 #define BH_SESSION_PRIV_H
 
 #include "engine_priv.h"
 #include "record.h"
 #include "store.h"
+
+#include <assert.h>
+
+static inline void session_error_drop(bh_error **err)
+{
+	bh_error_free(*err);
+}
+#define cleanup_error __attribute__((cleanup(session_error_drop)))
 
 enum op_kind { OP_CELL, OP_LIST, OP_READ, OP_CLOSE };
 
