@@ -399,7 +399,8 @@ bool pool_yield(bh_engine *e);
 void warden_start(bh_engine *e);
 void warden_stop(bh_engine *e);
 
-/* Called by evidence.c when the last proof finishes. */
+/* Called by evidence.c when the last proof finishes, and as each tier's
+ * does: the calls and sessions that waited start (exec.c). */
 void engine_proofs_done(bh_engine *e);
 void engine_tier_proven(bh_engine *e, enum bh_tier tier);
 bool engine_tier_decided(bh_engine *e, enum bh_tier tier);
