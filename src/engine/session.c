@@ -136,6 +136,21 @@ void session_answer_close(bh_session *s, struct op *op)
 	op->close_cb(op->arg, &r, NULL);
 }
 
+void session_answer_queue(bh_session *s, const bh_error *err)
+{
+	struct op *q = s->queue;
+	s->queue = NULL;
+	while (q) {
+		struct op *n = q->next;
+		if (q->kind == OP_CLOSE)
+			session_answer_close(s, q);
+		else
+			op_refuse(q, err);
+		op_free(q);
+		q = n;
+	}
+}
+
 void session_free(bh_session *s)
 {
 	if (s->handoff_t)
@@ -235,19 +250,9 @@ void end_session(bh_session *s, enum bh_end_reason reason, const char *detail)
 		/* The row says ended; the kill and delete are in flight. */
 		engine_maybe_crash(e, "close");
 	}
-	struct op *q = s->queue;
-	s->queue = NULL;
 	bh_error *err = NULL;
 	session_ended_error(s, &err);
-	while (q) {
-		struct op *n = q->next;
-		if (q->kind == OP_CLOSE)
-			session_answer_close(s, q);
-		else
-			op_refuse(q, err);
-		op_free(q);
-		q = n;
-	}
+	session_answer_queue(s, err);
 	bh_error_free(err);
 	err = NULL;
 	if (s->act_cb) {

@@ -203,17 +203,7 @@ static void session_open_failed(bh_session *s, const bh_error *err)
 		s->open_cb = NULL;
 		cb(s->open_arg, s, err);
 	}
-	struct op *q = s->queue;
-	s->queue = NULL;
-	while (q) {
-		struct op *n = q->next;
-		if (q->kind == OP_CLOSE)
-			session_answer_close(s, q);
-		else
-			op_refuse(q, err);
-		op_free(q);
-		q = n;
-	}
+	session_answer_queue(s, err);
 }
 
 static bool live(const bh_session *s)

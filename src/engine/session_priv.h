@@ -106,6 +106,9 @@ void session_store_end(bh_session *s);
 /* The refusal of anything asked of an ended session: why it ended. */
 void session_ended_error(const bh_session *s, bh_error **err);
 void session_answer_close(bh_session *s, struct op *op);
+/* Answers everything queued on a session that ended: a close with how it
+ * ended, anything else refused with err. */
+void session_answer_queue(bh_session *s, const bh_error *err);
 /* Its idle window: the one it asked for, else the engine's. */
 uint32_t session_idle_ms(const bh_session *s);
 void op_free(struct op *op);
