@@ -688,7 +688,8 @@ static int store_share(void)
 		fake_hex(fp, 0xfeedu, (unsigned)m);
 		struct store_session_row row = {
 			.fingerprint = fp, .sandbox = "bh-bench", .runtime = "crun", .tier = "container",
-			.floor = "", .principal = "bench", .owner = "", .run_key = "", .state = "ready",
+			.floor = "", .principal = "bench", .owner = "", .run_key = "",
+			.state = BH_SESSION_READY,
 			.engine_pid = getpid(), .created_ms = 1, .expires_ms = 2,
 		};
 		if (store_session_intent(st[m], &row, &err) < 0) {

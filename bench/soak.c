@@ -60,7 +60,7 @@ static void on_cell(void *arg, const struct bh_cell_result *r, const bh_error *e
 	w->done = true;
 	if (err) {
 		snprintf(w->err, sizeof w->err, "%s", err->msg);
-		w->ended = err->session_end != NULL;
+		w->ended = err->session_end != BH_END_NONE;
 	} else if (r->exit_code != 0) {
 		snprintf(w->err, sizeof w->err, "the cell exited %d", r->exit_code);
 	}

@@ -120,6 +120,21 @@ void app_pop(struct app *a)
 		view_free(v);
 }
 
+/* The header counts these states, and the rest together as "changing". */
+static const enum bh_session_state counted[] = {BH_SESSION_READY, BH_SESSION_BUSY, BH_SESSION_PAUSED,
+						BH_SESSION_HIBERNATED, BH_SESSION_ENDED};
+#define N_COUNTED (sizeof counted / sizeof counted[0])
+
+static size_t counted_as(const char *name)
+{
+	enum bh_session_state st;
+	if (bh_session_state_parse(name, &st) == 0)
+		for (size_t k = 0; k < N_COUNTED; k++)
+			if (counted[k] == st)
+				return k;
+	return N_COUNTED; /* opening, waking and the like */
+}
+
 static void header_counts_cb(void *arg, const struct ui_session *rows, size_t n, const char *err)
 {
 	struct app *a = arg;
@@ -128,21 +143,17 @@ static void header_counts_cb(void *arg, const struct ui_session *rows, size_t n,
 		snprintf(a->counts, sizeof a->counts, "%s", strcmp(a->src->ops->kind, "none") ? "sessions: ?" : "none");
 		return;
 	}
-	static const char *const states[] = {"ready", "busy", "paused", "hibernated", "ended"};
-	size_t c[6] = {0};
-	for (size_t i = 0; i < n; i++) {
-		size_t k = 0;
-		while (k < 5 && strcmp(rows[i].state, states[k]))
-			k++;
-		c[k]++; /* k == 5: opening, waking and the like */
-	}
+	size_t c[N_COUNTED + 1] = {0};
+	for (size_t i = 0; i < n; i++)
+		c[counted_as(rows[i].state)]++;
 	/* Only the states that have sessions: it must fit 80 columns. */
 	size_t used = 0;
 	a->counts[0] = '\0';
-	for (size_t k = 0; k < 6; k++)
+	for (size_t k = 0; k <= N_COUNTED; k++)
 		if (c[k] && used < sizeof a->counts)
 			used += (size_t)snprintf(a->counts + used, sizeof a->counts - used, "%s%zu %s",
-						 used ? ", " : "", c[k], k < 5 ? states[k] : "changing");
+						 used ? ", " : "", c[k],
+						 k < N_COUNTED ? bh_session_state_name(counted[k]) : "changing");
 	if (!used)
 		snprintf(a->counts, sizeof a->counts, "none");
 }

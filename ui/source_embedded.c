@@ -106,14 +106,14 @@ static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
 		struct ui_session *r = &rows[i];
 		snprintf(r->fp, sizeof r->fp, "%s", in.fingerprint);
 		snprintf(r->sandbox, sizeof r->sandbox, "%s", in.sandbox ? in.sandbox : "");
-		snprintf(r->state, sizeof r->state, "%s", in.state);
+		snprintf(r->state, sizeof r->state, "%s", bh_session_state_name(in.state));
 		snprintf(r->tier, sizeof r->tier, "%s", bh_tier_name(in.tier));
 		snprintf(r->floor, sizeof r->floor, "%s", in.floor > BH_TIER_NONE ? bh_tier_name(in.floor) : "");
 		snprintf(r->principal, sizeof r->principal, "%s", in.principal ? in.principal : "");
 		snprintf(r->owner, sizeof r->owner, "%s", in.owner ? in.owner : "");
 		snprintf(r->run_key, sizeof r->run_key, "%s", in.run_key ? in.run_key : "");
 		snprintf(r->last_record, sizeof r->last_record, "%s", in.last_record_sha256 ? in.last_record_sha256 : "");
-		snprintf(r->end_reason, sizeof r->end_reason, "%s", in.end_reason ? in.end_reason : "");
+		snprintf(r->end_reason, sizeof r->end_reason, "%s", bh_end_reason_name(in.end_reason));
 		r->calls = in.calls;
 		r->awake_ms = in.awake_ms;
 		r->created_ms = in.created_unix_ms;
@@ -336,7 +336,7 @@ static void on_cell(void *arg, const struct bh_cell_result *r, const bh_error *e
 		};
 		if (r->record)
 			snprintf(a.record, sizeof a.record, "%s", r->record->record_sha256);
-		snprintf(a.ended, sizeof a.ended, "%s", r->ended ? r->ended : "");
+		snprintf(a.ended, sizeof a.ended, "%s", bh_end_reason_name(r->ended));
 		p->cb(p->arg, &a, NULL);
 		free(out);
 		free(errout);

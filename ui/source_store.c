@@ -49,14 +49,14 @@ static int add_session(void *arg, const struct bh_history_session *h)
 	memset(r, 0, sizeof *r);
 	snprintf(r->fp, sizeof r->fp, "%s", h->fingerprint);
 	snprintf(r->sandbox, sizeof r->sandbox, "%s", h->sandbox);
-	snprintf(r->state, sizeof r->state, "%s", h->state);
+	snprintf(r->state, sizeof r->state, "%s", bh_session_state_name(h->state));
 	snprintf(r->tier, sizeof r->tier, "%s", h->tier);
 	snprintf(r->floor, sizeof r->floor, "%s", h->floor);
 	snprintf(r->principal, sizeof r->principal, "%s", h->principal);
 	snprintf(r->owner, sizeof r->owner, "%s", h->owner);
 	snprintf(r->run_key, sizeof r->run_key, "%s", h->run_key);
 	snprintf(r->last_record, sizeof r->last_record, "%s", h->last_record_sha256);
-	snprintf(r->end_reason, sizeof r->end_reason, "%s", h->end_reason);
+	snprintf(r->end_reason, sizeof r->end_reason, "%s", bh_end_reason_name(h->end_reason));
 	r->calls = h->calls;
 	r->awake_ms = (uint64_t)h->awake_ms;
 	r->created_ms = h->created_ms;

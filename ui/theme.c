@@ -5,7 +5,6 @@
 
 #include <curses.h>
 #include <stdlib.h>
-#include <string.h>
 
 static bool colour;
 
@@ -38,18 +37,28 @@ int theme_attr(enum ui_color c)
 	return COLOR_PAIR(c) | (c == C_TITLE ? A_BOLD : 0);
 }
 
-enum ui_color theme_for_state(const char *s)
+/* The rows carry the operator API's words; one this console does not know
+ * (a newer daemon's) is drawn plain. */
+enum ui_color theme_for_state(const char *name)
 {
-	if (!s)
+	enum bh_session_state st;
+	if (bh_session_state_parse(name, &st) < 0)
 		return C_NORMAL;
-	if (!strcmp(s, "ready"))
+	switch (st) {
+	case BH_SESSION_READY:
 		return C_GOOD;
-	if (!strcmp(s, "busy") || !strcmp(s, "opening") || !strcmp(s, "waking") ||
-	    !strcmp(s, "pausing") || !strcmp(s, "hibernating") || !strcmp(s, "waiting"))
+	case BH_SESSION_WAITING:
+	case BH_SESSION_OPENING:
+	case BH_SESSION_BUSY:
+	case BH_SESSION_PAUSING:
+	case BH_SESSION_HIBERNATING:
+	case BH_SESSION_WAKING:
 		return C_WARN;
-	if (!strcmp(s, "paused") || !strcmp(s, "hibernated"))
+	case BH_SESSION_PAUSED:
+	case BH_SESSION_HIBERNATED:
 		return C_CALM;
-	if (!strcmp(s, "ended"))
+	case BH_SESSION_ENDED:
 		return C_DIM;
+	}
 	return C_NORMAL;
 }

@@ -112,13 +112,13 @@ static int embedded(const struct cli_common *c, bool json)
 		snprintf(v[i].last_record_sha256, sizeof v[i].last_record_sha256, "%s",
 			 s.last_record_sha256 ? s.last_record_sha256 : "");
 		v[i].sandbox = xstrdup(s.sandbox);
-		v[i].state = xstrdup(s.state);
+		v[i].state = xstrdup(bh_session_state_name(s.state));
 		v[i].isolation = xstrdup(bh_tier_name(s.tier));
 		v[i].floor = xstrdup(s.floor > BH_TIER_NONE ? bh_tier_name(s.floor) : "");
 		v[i].principal = xstrdup(s.principal);
 		v[i].owner = xstrdup(s.owner);
 		v[i].run_key = xstrdup(s.run_key);
-		v[i].end_reason = xstrdup(s.end_reason);
+		v[i].end_reason = xstrdup(bh_end_reason_name(s.end_reason));
 		v[i].calls = s.calls;
 		v[i].created_unix_ms = s.created_unix_ms;
 		v[i].last_call_unix_ms = s.last_call_unix_ms;

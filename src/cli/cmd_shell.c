@@ -111,7 +111,7 @@ static void on_close(void *arg, const struct bh_close_result *r, const bh_error 
 	}
 	printf("[closed %.12s: %llu calls, last record %.12s, %s]\n", r->fingerprint,
 	       (unsigned long long)r->calls, r->last_record_sha256,
-	       cli_out_field(stdout, r->end_reason));
+	       cli_out_field(stdout, bh_end_reason_name(r->end_reason)));
 	fflush(stdout);
 }
 

@@ -74,8 +74,8 @@ static void on_cell(void *arg, const struct bh_cell_result *r, const bh_error *e
 		.timed_out = r->timed_out,
 		.stdout_text = mgr_text(r->out, r->out_len, max, &cut),
 		.stderr_text = mgr_text(r->errout, r->errout_len, max, &cut),
-		.state_kept = !r->interpreter_ended && !r->ended,
-		.files_persist = !r->ended,
+		.state_kept = !r->interpreter_ended && r->ended == BH_END_NONE,
+		.files_persist = r->ended == BH_END_NONE,
 		.fresh_interpreter = r->interpreter_started,
 	};
 	out.truncated = cut || r->stdout_truncated || r->stderr_truncated;
@@ -83,7 +83,7 @@ static void on_cell(void *arg, const struct bh_cell_result *r, const bh_error *e
 		 bh_tier_name(bh_session_tier(c->e->h)));
 	if (r->record)
 		snprintf(out.record_sha256, sizeof out.record_sha256, "%s", r->record->record_sha256);
-	mgr_answered(c, &out, r->ended != NULL);
+	mgr_answered(c, &out, r->ended != BH_END_NONE);
 }
 
 static int run_cell(bh_manager *m, struct call *c, struct bh_client_error **err)

@@ -46,23 +46,22 @@ char *metrics_render(const struct metrics *m, bh_engine *e)
 		abort();
 	fprintf(f, "# HELP bulkhead_sessions Sessions the engine holds, by state.\n"
 		   "# TYPE bulkhead_sessions gauge\n");
-	static const char *const states[] = {"waiting", "opening", "ready", "busy", "pausing", "paused",
-					     "hibernating", "hibernated", "waking", "ended"};
-	size_t counts[sizeof states / sizeof states[0]] = {0};
+	size_t counts[BH_SESSION_STATE_COUNT] = {0};
 	if (e) {
 		bh_session **list = NULL;
 		size_t n = bh_engine_sessions(e, &list);
 		for (size_t i = 0; i < n; i++) {
 			struct bh_session_info info;
 			bh_session_get_info(list[i], &info);
-			for (size_t j = 0; j < sizeof states / sizeof states[0]; j++)
-				if (!strcmp(info.state, states[j]))
-					counts[j]++;
+			if ((unsigned)info.state < BH_SESSION_STATE_COUNT)
+				counts[info.state]++;
 		}
 		free(list);
 	}
-	for (size_t j = 0; j < sizeof states / sizeof states[0]; j++)
-		fprintf(f, "bulkhead_sessions{state=\"%s\"} %zu\n", states[j], counts[j]);
+	/* Every state, in the engine's order, zeros included. */
+	for (int j = 0; j < BH_SESSION_STATE_COUNT; j++)
+		fprintf(f, "bulkhead_sessions{state=\"%s\"} %zu\n",
+			bh_session_state_name((enum bh_session_state)j), counts[j]);
 	fprintf(f, "# HELP bulkhead_pool_ready Never-used sandboxes ready in the warm pool, by tier.\n"
 		   "# TYPE bulkhead_pool_ready gauge\n");
 	static const enum bh_tier pooled[] = {BH_TIER_CONTAINER, BH_TIER_KERNEL};

@@ -51,7 +51,7 @@ static cJSON *session_json(const bh_session *s)
 	cJSON *o = cJSON_CreateObject();
 	add_str(o, "session", i.fingerprint);
 	add_str(o, "sandbox", i.sandbox);
-	add_str(o, "state", i.state);
+	add_str(o, "state", bh_session_state_name(i.state));
 	add_str(o, "isolation", bh_tier_name(i.tier));
 	if (i.floor > BH_TIER_NONE)
 		add_str(o, "minimumIsolation", bh_tier_name(i.floor));
@@ -64,7 +64,7 @@ static cJSON *session_json(const bh_session *s)
 	add_i64(o, "lastCallUnixMs", i.last_call_unix_ms);
 	add_i64(o, "expiresUnixMs", i.expires_unix_ms);
 	add_i64(o, "awakeMs", (int64_t)i.awake_ms);
-	add_str(o, "endReason", i.end_reason);
+	add_str(o, "endReason", bh_end_reason_name(i.end_reason));
 	return o;
 }
 
@@ -101,7 +101,8 @@ static void list_sessions(struct call *c, cJSON *msg)
 	for (size_t i = 0; i < n; i++) {
 		struct bh_session_info info;
 		bh_session_get_info(list[i], &info);
-		if (cJSON_IsString(state) && strcmp(state->valuestring, info.state))
+		if (cJSON_IsString(state) &&
+		    strcmp(state->valuestring, bh_session_state_name(info.state)))
 			continue;
 		cJSON_AddItemToArray(arr, session_json(list[i]));
 	}
@@ -161,7 +162,7 @@ static void on_closed(void *arg, const struct bh_close_result *res, const bh_err
 			add_str(o, "session", res->fingerprint);
 			add_i64(o, "calls", (int64_t)res->calls);
 			add_str(o, "lastRecordSha256", res->last_record_sha256);
-			add_str(o, "endReason", res->end_reason);
+			add_str(o, "endReason", bh_end_reason_name(res->end_reason));
 			call_answer_json(c, print(o));
 		}
 	}

@@ -12,7 +12,7 @@
  *     session) by the memory budget: their memory limits must sum to at
  *     most memory_budget_mb.
  * The per-owner cap and its LRU replacement are the session's own
- * (session.c) and run before this.
+ * (session_open.c) and run before this.
  *
  * The pool's sandboxes belong to nobody: they count against max_sessions
  * and the budget but never against a principal, a session that takes one

@@ -8,6 +8,11 @@
  *
  * Fallible functions return < 0 and, when err is not NULL, fill *err with a
  * bh_error the caller frees with bh_error_free().
+ *
+ * The vocabulary (tiers, refusals, languages, session states, end reasons,
+ * leak kinds) is enums; each has one name table (vocab.c) and a _name()
+ * function, and those read back from text a _parse() that refuses a name it
+ * does not know.
  */
 #ifndef BULKHEAD_H
 #define BULKHEAD_H
@@ -23,6 +28,37 @@ extern "C" {
 #define BULKHEAD_VERSION "0.1.0"
 
 typedef struct bh_engine bh_engine;
+
+/* ---- why a session ended ---------------------------------------------- */
+
+/* The store and the operator API keep these; plimsoll's wire maps each to
+ * its nearest SessionEnd (src/wire/wire_codes.c), the finer one in
+ * endDetail. */
+enum bh_end_reason {
+	BH_END_NONE = 0,           /* it has not ended; its name is "" */
+	/* plimsoll's own words, in its order */
+	BH_END_CLOSED,             /* someone asked for the close */
+	BH_END_EXPIRED,            /* its lifetime of awake time ran out */
+	BH_END_DISK_EXCEEDED,      /* its files passed the disk budget */
+	BH_END_MAIN_PROCESS_ENDED, /* its sandbox died (killed, out of memory, a failed wake) */
+	BH_END_BOUNDARY_FAILED,    /* its sandbox could not be opened, or broke its channel */
+	BH_END_SANDBOX_CHANGED,    /* plimsoll's; the engine does not end a session so */
+	BH_END_SHUTDOWN,           /* the engine closed */
+	BH_END_REPLACED,           /* its owner opened another at the owner cap */
+	BH_END_NOT_FOUND,          /* plimsoll's: no such session for this caller */
+	BH_END_UNCLAIMED,          /* no call named it before its first idle timeout */
+	/* bulkhead's finer ones */
+	BH_END_IDLE_CLOSED,        /* paused past hibernate_after on a tier that cannot hibernate */
+	BH_END_RETENTION_EXPIRED,  /* its image outlived the retention (or the images budget) */
+	BH_END_KILLED,             /* an operator killed it */
+	BH_END_REAPED,             /* reconciliation or gc found its engine or its image gone */
+	BH_END_OOM,                /* the whole sandbox died of memory (the engine ends that
+				      main_process_ended today, its detail "oom") */
+};
+#define BH_END_REASON_COUNT 16
+const char *bh_end_reason_name(enum bh_end_reason r); /* "closed"; "" for NONE */
+/* 0 and *out, or -1 for a name that is no end reason ("" is NONE). */
+int bh_end_reason_parse(const char *name, enum bh_end_reason *out);
 
 /* ---- errors ---------------------------------------------------------- */
 
@@ -48,13 +84,14 @@ enum bh_refusal {
 	BH_REFUSAL_CAPACITY,
 	BH_REFUSAL_ENVIRONMENT,
 };
+#define BH_REFUSAL_COUNT 8
 
 typedef struct bh_error {
 	enum bh_error_code code;
 	enum bh_refusal refusal; /* set when code is BH_E_NOT_DISPATCHED */
 	int sys_errno;           /* 0 when no system call is to blame */
 	char *msg;               /* complete sentence-ish text, never NULL */
-	const char *session_end; /* the session's end reason when a call found it ended (static) */
+	enum bh_end_reason session_end; /* why, when a call found its session ended */
 } bh_error;
 
 void bh_error_free(bh_error *err);
@@ -311,6 +348,23 @@ enum bh_language { BH_LANG_PYTHON = 0, BH_LANG_JAVASCRIPT = 1 };
 const char *bh_language_name(enum bh_language l);
 int bh_language_parse(const char *name, enum bh_language *out);
 
+enum bh_session_state {
+	BH_SESSION_WAITING,     /* its tier is still being proven */
+	BH_SESSION_OPENING,
+	BH_SESSION_READY,
+	BH_SESSION_BUSY,        /* a call or a file operation is in flight */
+	BH_SESSION_PAUSING,
+	BH_SESSION_PAUSED,
+	BH_SESSION_HIBERNATING,
+	BH_SESSION_HIBERNATED,
+	BH_SESSION_WAKING,      /* resuming or restoring */
+	BH_SESSION_ENDED,
+};
+#define BH_SESSION_STATE_COUNT 10
+const char *bh_session_state_name(enum bh_session_state st); /* "ready" */
+/* 0 and *out, or -1 for a name that is no session state. */
+int bh_session_state_parse(const char *name, enum bh_session_state *out);
+
 struct bh_session_opts {
 	enum bh_tier tier;     /* BH_TIER_UNKNOWN: the strongest offered */
 	enum bh_tier floor;    /* BH_TIER_UNKNOWN: none */
@@ -381,7 +435,7 @@ struct bh_cell_result {
 	uint64_t wall_us;        /* from the call to its answer, waiting included */
 	const struct bh_record *record; /* committed to the store before this answer */
 	uint64_t woke_us;        /* resuming or restoring the sandbox first took this long */
-	const char *ended;       /* set when the session ended during or after this call */
+	enum bh_end_reason ended; /* set when the session ended during or after this call */
 	const char *ended_detail; /* then why, in words (for plimsoll's endDetail) */
 };
 
@@ -398,7 +452,7 @@ struct bh_close_result {
 	const char *fingerprint;
 	uint64_t calls;
 	const char *last_record_sha256;
-	const char *end_reason;  /* "closed", or why it had ended before */
+	enum bh_end_reason end_reason; /* closed, or why it had ended before */
 };
 typedef void (*bh_close_cb)(void *arg, const struct bh_close_result *res, const bh_error *err);
 /* Waits for a call in flight, refuses one waiting, ends the sandbox. */
@@ -433,8 +487,7 @@ void bh_session_kill(bh_session *s);
 struct bh_session_info {
 	const char *fingerprint;
 	const char *sandbox;     /* the runtime's container name */
-	const char *state;       /* waiting opening ready busy pausing paused hibernating
-				    hibernated waking ended */
+	enum bh_session_state state;
 	enum bh_tier tier, floor;
 	const char *principal, *owner, *run_key;
 	uint64_t calls;
@@ -442,7 +495,7 @@ struct bh_session_info {
 	int64_t created_unix_ms, last_call_unix_ms, expires_unix_ms;
 	uint64_t awake_ms;       /* lifetime used */
 	uint32_t idle_ms;        /* its idle window in effect */
-	const char *end_reason;  /* NULL while live */
+	enum bh_end_reason end_reason; /* BH_END_NONE while live */
 	bool from_pool;          /* its sandbox came ready from the warm pool */
 };
 void bh_session_get_info(const bh_session *s, struct bh_session_info *out);
@@ -461,6 +514,7 @@ enum bh_leak_kind {
 	BH_LEAK_STALE_IMAGE,/* a hibernation image nothing will restore, or past retention */
 	BH_LEAK_STRAY_CGROUP, /* a cgroup below the engine's parent with no container */
 };
+#define BH_LEAK_KIND_COUNT 6
 const char *bh_leak_kind_name(enum bh_leak_kind k);
 
 struct bh_leak {
@@ -536,10 +590,13 @@ int bh_history_events(bh_history *h, int64_t after_id, size_t limit, bh_event_fn
 int bh_history_events_newest(bh_history *h, int64_t before_id, size_t limit, bh_event_fn fn,
 			     void *arg, bh_error **err);
 /* The registry's rows: the sessions the store remembers, newest first, at
- * most limit (0: 1000). */
+ * most limit (0: 1000). A row whose state or end reason is no name this
+ * build knows fails the read, naming the row (a crafted or damaged store). */
 struct bh_history_session {
 	const char *fingerprint, *sandbox, *runtime, *tier, *floor, *principal, *owner, *run_key;
-	const char *state, *end_reason, *end_detail, *last_record_sha256;
+	enum bh_session_state state;
+	enum bh_end_reason end_reason;
+	const char *end_detail, *last_record_sha256;
 	int64_t created_ms, expires_ms, last_call_ms, ended_ms, awake_ms;
 	uint64_t calls;
 };

@@ -269,7 +269,7 @@ void proof_step(bh_engine *e, enum bh_tier tier, const char *waiting_for);
 double proof_seconds(bh_engine *e, enum bh_tier tier);
 void proof_watch_stop(bh_engine *e);
 
-/* ---- sessions (session.c) ---- */
+/* ---- sessions (session*.c; session_priv.h inside) ---- */
 /* Sessions waiting for a proof: those pinned to `tier` start (BH_TIER_UNKNOWN:
  * every proof finished, all of them). */
 void sessions_tier_proven(bh_engine *e, enum bh_tier tier);
@@ -283,6 +283,7 @@ bool sessions_keeps_bundle(bh_engine *e, const char *sandbox);
 /* At close with shutdown_hibernate: put idle kernel-tier sessions to disk. */
 void sessions_hibernate_for_shutdown(bh_engine *e);
 bool sessions_hibernating(bh_engine *e);
+/* The crash_at test hook (testhook.c). */
 void engine_maybe_crash(bh_engine *e, const char *point);
 
 /* ---- the engine ---- */
@@ -352,7 +353,7 @@ struct bh_engine {
 	struct bh_timer *pool_retry;
 };
 
-/* The provider name records and answers carry for a tier (snippet.c). */
+/* The provider name records and answers carry for a tier (vocab.c). */
 const char *engine_provider(enum bh_tier tier);
 
 /* ---- the warm pool (pool.c) ---- */
@@ -392,7 +393,8 @@ bool pool_yield(bh_engine *e);
 void warden_start(bh_engine *e);
 void warden_stop(bh_engine *e);
 
-/* Called by evidence.c when the last proof finishes. */
+/* Called by evidence.c when the last proof finishes, and as each tier's
+ * does: the calls and sessions that waited start (exec.c). */
 void engine_proofs_done(bh_engine *e);
 void engine_tier_proven(bh_engine *e, enum bh_tier tier);
 bool engine_tier_decided(bh_engine *e, enum bh_tier tier);

@@ -11,16 +11,6 @@
 
 #define OVERDUE_MARGIN_MS (5 * 60 * 1000)
 
-const char *bh_leak_kind_name(enum bh_leak_kind k)
-{
-	static const char *const names[] = {
-		[BH_LEAK_ORPHAN] = "orphan",	     [BH_LEAK_ABANDONED] = "abandoned",
-		[BH_LEAK_GHOST] = "ghost",	     [BH_LEAK_OVERDUE] = "overdue",
-		[BH_LEAK_STALE_IMAGE] = "stale-image", [BH_LEAK_STRAY_CGROUP] = "stray-cgroup",
-	};
-	return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "unknown";
-}
-
 struct findings {
 	struct bh_leak *v;
 	size_t n;
@@ -142,12 +132,14 @@ size_t bh_engine_leaks(bh_engine *e, struct bh_leak **out)
 	for (size_t i = 0; i < ns; i++) {
 		struct bh_session_info info;
 		bh_session_get_info(list[i], &info);
-		if (info.end_reason || info.expires_unix_ms + OVERDUE_MARGIN_MS > now)
+		if (info.end_reason != BH_END_NONE ||
+		    info.expires_unix_ms + OVERDUE_MARGIN_MS > now)
 			continue;
 		struct bh_leak *l = add(&f, BH_LEAK_OVERDUE, info.sandbox);
 		snprintf(l->fingerprint, sizeof l->fingerprint, "%s", info.fingerprint);
 		l->first_seen_ms = info.created_unix_ms;
-		snprintf(l->reason, sizeof l->reason, "%s past its lifetime by %lld s", info.state,
+		snprintf(l->reason, sizeof l->reason, "%s past its lifetime by %lld s",
+			 bh_session_state_name(info.state),
 			 (long long)((now - info.expires_unix_ms) / 1000));
 		snprintf(l->holder, sizeof l->holder, "this engine");
 	}
@@ -235,7 +227,8 @@ size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped)
 			if (rt)
 				runtime_destroy_sync(rt, l->sandbox);
 			if (l->fingerprint[0] && e->store)
-				store_session_end(e->store, l->fingerprint, "reaped", l->reason, NULL);
+				store_session_end(e->store, l->fingerprint, BH_END_REAPED, l->reason,
+						  NULL);
 			/* A name the runtime listed becomes a path only if it is one
 			 * bulkhead makes. */
 			if (sandbox_name_valid(l->sandbox)) {
@@ -246,7 +239,8 @@ size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped)
 		}
 		case BH_LEAK_GHOST:
 			if (e->store)
-				store_session_end(e->store, l->fingerprint, "reaped", l->reason, NULL);
+				store_session_end(e->store, l->fingerprint, BH_END_REAPED, l->reason,
+						  NULL);
 			break;
 		case BH_LEAK_OVERDUE: {
 			bh_session **list = NULL;

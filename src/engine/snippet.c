@@ -22,11 +22,6 @@ struct snippet_call {
 	struct bh_record rec;
 };
 
-const char *engine_provider(enum bh_tier tier)
-{
-	return tier == BH_TIER_KERNEL ? "bulkhead-runsc" : "bulkhead-crun";
-}
-
 static void snippet_free(struct snippet_call *c)
 {
 	free(c->code);

@@ -1,4 +1,5 @@
 #include "store.h"
+#include "store_priv.h"
 #include "internal.h"
 #include "store_files.h"
 #include "store_untrusted.h"
@@ -8,41 +9,6 @@
 #include <sqlite3.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* How long a statement waits for another process's lock (a backup, gc). */
-#define STORE_BUSY_TIMEOUT_MS 5000
-
-/* Statements are prepared once per store and kept: preparing is a third
- * of a record's commit otherwise. Keyed by the SQL text; one in use (a
- * callback of an iteration may come back in) is prepared afresh. */
-#define STMT_CACHE 32
-struct cached_stmt {
-	char *sql;
-	sqlite3_stmt *st;
-	bool busy;
-};
-
-/* What the WAL hook saw: checkpoints are scheduled by the engine's loop
- * from these, never run inside a commit. */
-struct wal_watch {
-	int pages;               /* frames in the WAL after the last commit */
-	bool since_checkpoint;   /* a commit came after the last complete checkpoint */
-	bool truncated;          /* the file is empty: nothing for an idle TRUNCATE */
-	uint64_t last_commit_us;
-	int full_pages;          /* tell full_fn once a commit leaves this many */
-	void (*full_fn)(void *arg);
-	void *full_arg;
-};
-
-struct bh_store {
-	sqlite3 *db;
-	bool readonly;
-	char *path;             /* named in a read's errors */
-	struct store_work work; /* opened for reading: the bound on one query's work */
-	struct cached_stmt cache[STMT_CACHE];
-	size_t n_cache;
-	struct wal_watch wal;
-};
 
 /* Migrations are numbered; each runs once, in order, inside a transaction,
  * and PRAGMA user_version records how far a store has come. */
@@ -194,7 +160,7 @@ void store_close(struct bh_store *s)
 	free(s);
 }
 
-static sqlite3_stmt *prepare(struct bh_store *s, const char *sql, bh_error **err)
+sqlite3_stmt *store_prepare(struct bh_store *s, const char *sql, bh_error **err)
 {
 	struct cached_stmt *slot = NULL;
 	/* Each statement starts with a fresh allowance (a trip a loop that
@@ -232,7 +198,7 @@ static sqlite3_stmt *prepare(struct bh_store *s, const char *sql, bh_error **err
 
 /* Hands a statement back: a kept one is reset for its next use (which
  * also ends the read a SELECT holds), a one-off is finalized. */
-static void release(struct bh_store *s, sqlite3_stmt *st)
+void store_release(struct bh_store *s, sqlite3_stmt *st)
 {
 	for (size_t i = 0; i < s->n_cache; i++) {
 		if (s->cache[i].st == st) {
@@ -245,18 +211,18 @@ static void release(struct bh_store *s, sqlite3_stmt *st)
 	sqlite3_finalize(st);
 }
 
-static void bind_text(sqlite3_stmt *st, int i, const char *v)
+void store_bind_text(sqlite3_stmt *st, int i, const char *v)
 {
 	sqlite3_bind_text(st, i, v ? v : "", -1, SQLITE_TRANSIENT);
 }
 
-static void copy_col(sqlite3_stmt *st, int i, char *dst, size_t n)
+void store_copy_col(sqlite3_stmt *st, int i, char *dst, size_t n)
 {
 	const char *v = (const char *)sqlite3_column_text(st, i);
 	snprintf(dst, n, "%s", v ? v : "");
 }
 
-static const char *col_text(sqlite3_stmt *st, int i)
+const char *store_col_text(sqlite3_stmt *st, int i)
 {
 	const char *t = (const char *)sqlite3_column_text(st, i);
 	return t ? t : "";
@@ -264,7 +230,7 @@ static const char *col_text(sqlite3_stmt *st, int i)
 
 /* One step of a read: each row gets a fresh allowance of work (bounded
  * for a store opened for reading, unbounded for the engine's own). */
-static int step_row(struct bh_store *s, sqlite3_stmt *st)
+int store_step_row(struct bh_store *s, sqlite3_stmt *st)
 {
 	s->work.used = 0;
 	return sqlite3_step(st);
@@ -272,7 +238,7 @@ static int step_row(struct bh_store *s, sqlite3_stmt *st)
 
 /* How a read loop ended (rc its last step): done, or stopped by its
  * callback (a row), or an error naming the store; the statement goes back. */
-static int read_end(struct bh_store *s, sqlite3_stmt *st, int rc, const char *what, bh_error **err)
+int store_read_end(struct bh_store *s, sqlite3_stmt *st, int rc, const char *what, bh_error **err)
 {
 	int ret = 0;
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
@@ -287,14 +253,14 @@ static int read_end(struct bh_store *s, sqlite3_stmt *st, int rc, const char *wh
 				      s->path, what, sqlite3_errmsg(s->db));
 		s->work.tripped = false;
 	}
-	release(s, st);
+	store_release(s, st);
 	return ret;
 }
 
 static int step_done(struct bh_store *s, sqlite3_stmt *st, const char *what, bh_error **err)
 {
 	int rc = sqlite3_step(st);
-	release(s, st);
+	store_release(s, st);
 	if (rc != SQLITE_DONE)
 		return db_fail(err, s->db, what);
 	return 0;
@@ -304,11 +270,11 @@ static int step_done(struct bh_store *s, sqlite3_stmt *st, const char *what, bh_
  * COMMIT run on every record). */
 static int exec1(struct bh_store *s, const char *sql, bh_error **err)
 {
-	sqlite3_stmt *st = prepare(s, sql, err);
+	sqlite3_stmt *st = store_prepare(s, sql, err);
 	if (!st)
 		return -1;
 	int rc = sqlite3_step(st);
-	release(s, st);
+	store_release(s, st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return db_fail(err, s->db, sql);
 	return 0;
@@ -316,22 +282,22 @@ static int exec1(struct bh_store *s, const char *sql, bh_error **err)
 
 int store_session_intent(struct bh_store *s, const struct store_session_row *r, bh_error **err)
 {
-	sqlite3_stmt *st = prepare(s,
+	sqlite3_stmt *st = store_prepare(s,
 				   "INSERT INTO sessions (fingerprint, sandbox, runtime, tier, floor, principal, "
 				   "owner, run_key, state, engine_pid, lease_until_ms, created_ms, expires_ms) "
 				   "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
 				   err);
 	if (!st)
 		return -1;
-	bind_text(st, 1, r->fingerprint);
-	bind_text(st, 2, r->sandbox);
-	bind_text(st, 3, r->runtime);
-	bind_text(st, 4, r->tier);
-	bind_text(st, 5, r->floor);
-	bind_text(st, 6, r->principal);
-	bind_text(st, 7, r->owner);
-	bind_text(st, 8, r->run_key);
-	bind_text(st, 9, r->state);
+	store_bind_text(st, 1, r->fingerprint);
+	store_bind_text(st, 2, r->sandbox);
+	store_bind_text(st, 3, r->runtime);
+	store_bind_text(st, 4, r->tier);
+	store_bind_text(st, 5, r->floor);
+	store_bind_text(st, 6, r->principal);
+	store_bind_text(st, 7, r->owner);
+	store_bind_text(st, 8, r->run_key);
+	store_bind_text(st, 9, bh_session_state_name(r->state));
 	sqlite3_bind_int64(st, 10, r->engine_pid);
 	sqlite3_bind_int64(st, 11, r->lease_until_ms);
 	sqlite3_bind_int64(st, 12, r->created_ms);
@@ -339,30 +305,30 @@ int store_session_intent(struct bh_store *s, const struct store_session_row *r, 
 	return step_done(s, st, "record the sandbox's intent row", err);
 }
 
-int store_session_state(struct bh_store *s, const char *fingerprint, const char *state,
+int store_session_state(struct bh_store *s, const char *fingerprint, enum bh_session_state state,
 			bh_error **err)
 {
-	sqlite3_stmt *st = prepare(s, "UPDATE sessions SET state = ? WHERE fingerprint = ?", err);
+	sqlite3_stmt *st = store_prepare(s, "UPDATE sessions SET state = ? WHERE fingerprint = ?", err);
 	if (!st)
 		return -1;
-	bind_text(st, 1, state);
-	bind_text(st, 2, fingerprint);
+	store_bind_text(st, 1, bh_session_state_name(state));
+	store_bind_text(st, 2, fingerprint);
 	return step_done(s, st, "update a session's state", err);
 }
 
-int store_session_end(struct bh_store *s, const char *fingerprint, const char *reason,
+int store_session_end(struct bh_store *s, const char *fingerprint, enum bh_end_reason reason,
 		      const char *detail, bh_error **err)
 {
-	sqlite3_stmt *st = prepare(s,
+	sqlite3_stmt *st = store_prepare(s,
 				   "UPDATE sessions SET state = 'ended', end_reason = ?, end_detail = ?, "
 				   "ended_ms = ? WHERE fingerprint = ? AND state != 'ended'",
 				   err);
 	if (!st)
 		return -1;
-	bind_text(st, 1, reason);
-	bind_text(st, 2, detail);
+	store_bind_text(st, 1, bh_end_reason_name(reason));
+	store_bind_text(st, 2, detail);
 	sqlite3_bind_int64(st, 3, (int64_t)now_real_ms());
-	bind_text(st, 4, fingerprint);
+	store_bind_text(st, 4, fingerprint);
 	return step_done(s, st, "end a session", err);
 }
 
@@ -373,7 +339,7 @@ int store_record_commit(struct bh_store *s, const struct bh_record *rec,
 {
 	if (exec1(s, "BEGIN IMMEDIATE", err) < 0)
 		return -1;
-	sqlite3_stmt *st = prepare(
+	sqlite3_stmt *st = store_prepare(
 		s,
 		"INSERT INTO records (version, request_sha256, result_sha256, unanswered, provider, "
 		"isolation, environment, policy, software_identity, software_rule_id, started_unix_ms, "
@@ -384,25 +350,25 @@ int store_record_commit(struct bh_store *s, const struct bh_record *rec,
 	if (!st)
 		goto rollback;
 	sqlite3_bind_int(st, 1, rec->version);
-	bind_text(st, 2, rec->request_sha256);
-	bind_text(st, 3, rec->result_sha256);
-	bind_text(st, 4, rec->unanswered);
-	bind_text(st, 5, rec->provider);
-	bind_text(st, 6, rec->isolation);
-	bind_text(st, 7, rec->environment);
-	bind_text(st, 8, rec->policy);
-	bind_text(st, 9, rec->software_identity);
-	bind_text(st, 10, rec->software_rule_id);
+	store_bind_text(st, 2, rec->request_sha256);
+	store_bind_text(st, 3, rec->result_sha256);
+	store_bind_text(st, 4, rec->unanswered);
+	store_bind_text(st, 5, rec->provider);
+	store_bind_text(st, 6, rec->isolation);
+	store_bind_text(st, 7, rec->environment);
+	store_bind_text(st, 8, rec->policy);
+	store_bind_text(st, 9, rec->software_identity);
+	store_bind_text(st, 10, rec->software_rule_id);
 	sqlite3_bind_int64(st, 11, rec->started_unix_ms);
 	sqlite3_bind_int64(st, 12, rec->ended_unix_ms);
-	bind_text(st, 13, rec->session);
+	store_bind_text(st, 13, rec->session);
 	sqlite3_bind_int64(st, 14, (int64_t)rec->sequence);
-	bind_text(st, 15, rec->previous_sha256);
-	bind_text(st, 16, rec->record_sha256);
-	bind_text(st, 17, x ? x->language : "");
+	store_bind_text(st, 15, rec->previous_sha256);
+	store_bind_text(st, 16, rec->record_sha256);
+	store_bind_text(st, 17, x ? x->language : "");
 	if (x)
 		sqlite3_bind_int(st, 18, x->exit_code);
-	bind_text(st, 19, x ? x->flags : "");
+	store_bind_text(st, 19, x ? x->flags : "");
 	if (x)
 		sqlite3_bind_int64(st, 20, (int64_t)x->duration_us);
 	if (x && keep_content) {
@@ -418,16 +384,16 @@ int store_record_commit(struct bh_store *s, const struct bh_record *rec,
 	if (step_done(s, st, "insert a record", err) < 0)
 		goto rollback;
 	if (rec->session[0]) {
-		st = prepare(s,
+		st = store_prepare(s,
 			     "UPDATE sessions SET calls = ?, last_record_sha256 = ?, last_call_ms = ? "
 			     "WHERE fingerprint = ?",
 			     err);
 		if (!st)
 			goto rollback;
 		sqlite3_bind_int64(st, 1, (int64_t)rec->sequence);
-		bind_text(st, 2, rec->record_sha256);
+		store_bind_text(st, 2, rec->record_sha256);
 		sqlite3_bind_int64(st, 3, rec->ended_unix_ms);
-		bind_text(st, 4, rec->session);
+		store_bind_text(st, 4, rec->session);
 		if (step_done(s, st, "update the session's chain", err) < 0)
 			goto rollback;
 	}
@@ -443,21 +409,21 @@ int store_event(struct bh_store *s, const char *kind, const char *fingerprint, c
 		const char *detail)
 {
 	sqlite3_stmt *st =
-		prepare(s, "INSERT INTO events (at_ms, kind, session, sandbox, detail) VALUES (?,?,?,?,?)",
+		store_prepare(s, "INSERT INTO events (at_ms, kind, session, sandbox, detail) VALUES (?,?,?,?,?)",
 			NULL);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, (int64_t)now_real_ms());
-	bind_text(st, 2, kind);
-	bind_text(st, 3, fingerprint);
-	bind_text(st, 4, sandbox);
-	bind_text(st, 5, detail);
+	store_bind_text(st, 2, kind);
+	store_bind_text(st, 3, fingerprint);
+	store_bind_text(st, 4, sandbox);
+	store_bind_text(st, 5, detail);
 	return step_done(s, st, "insert an event", NULL);
 }
 
 int store_live_sessions(struct bh_store *s, store_live_fn fn, void *arg, bh_error **err)
 {
-	sqlite3_stmt *st = prepare(
+	sqlite3_stmt *st = store_prepare(
 		s, "SELECT fingerprint, sandbox, runtime, state, engine_pid FROM sessions WHERE state != 'ended'",
 		err);
 	if (!st)
@@ -466,306 +432,38 @@ int store_live_sessions(struct bh_store *s, store_live_fn fn, void *arg, bh_erro
 		fn(arg, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
 		   (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
 		   sqlite3_column_int64(st, 4));
-	release(s, st);
+	store_release(s, st);
 	return 0;
-}
-
-
-static int each_record(struct bh_store *s, sqlite3_stmt *st, store_record_fn fn, void *arg,
-		       bh_error **err)
-{
-	int ret = 0, rc;
-	while ((rc = step_row(s, st)) == SQLITE_ROW) {
-		struct store_record_row r = {.id = sqlite3_column_int64(st, 0)};
-		r.rec.version = sqlite3_column_int(st, 1);
-		copy_col(st, 2, r.rec.request_sha256, sizeof r.rec.request_sha256);
-		copy_col(st, 3, r.rec.result_sha256, sizeof r.rec.result_sha256);
-		/* Never NULL, even from a store whose columns allow it. */
-		r.rec.unanswered = col_text(st, 4);
-		r.rec.provider = col_text(st, 5);
-		r.rec.isolation = col_text(st, 6);
-		r.rec.environment = col_text(st, 7);
-		r.rec.policy = col_text(st, 8);
-		r.rec.software_identity = col_text(st, 9);
-		r.rec.software_rule_id = col_text(st, 10);
-		r.rec.started_unix_ms = sqlite3_column_int64(st, 11);
-		r.rec.ended_unix_ms = sqlite3_column_int64(st, 12);
-		copy_col(st, 13, r.rec.session, sizeof r.rec.session);
-		r.rec.sequence = (uint64_t)sqlite3_column_int64(st, 14);
-		copy_col(st, 15, r.rec.previous_sha256, sizeof r.rec.previous_sha256);
-		copy_col(st, 16, r.rec.record_sha256, sizeof r.rec.record_sha256);
-		r.language = col_text(st, 17);
-		r.flags = col_text(st, 18);
-		r.exit_code = sqlite3_column_int(st, 19);
-		r.duration_us = sqlite3_column_int64(st, 20);
-		ret = fn(arg, &r);
-		if (ret)
-			break;
-	}
-	if (read_end(s, st, rc, "read the records", err) < 0)
-		return -1;
-	return ret < 0 ? -1 : 0;
-}
-
-#define RECORD_COLUMNS                                                                          \
-	"SELECT id, version, request_sha256, result_sha256, unanswered, provider, isolation, "  \
-	"environment, policy, software_identity, software_rule_id, started_unix_ms, "           \
-	"ended_unix_ms, session, sequence, previous_sha256, record_sha256, language, flags, "   \
-	"exit_code, duration_us FROM records "
-
-/* Whether a row callback asked to stop (store_records reads in two parts). */
-struct stop_probe {
-	store_record_fn fn;
-	void *arg;
-	int *stopped;
-};
-
-static int probe_row(void *arg, const struct store_record_row *r)
-{
-	struct stop_probe *p = arg;
-	int ret = p->fn(p->arg, r);
-	if (ret)
-		*p->stopped = ret;
-	return ret;
-}
-
-/* A session's records are found through records_chain (session, sequence),
- * a partial index WHERE session != '': a query may use it only when its
- * WHERE says so too, hence the `session != ''` beside `session = ?`. Every
- * read below walks an index or the rowid; none sorts a whole table. */
-int store_records(struct bh_store *s, const char *session, store_record_fn fn, void *arg,
-		  bh_error **err)
-{
-	if (session && *session) {
-		sqlite3_stmt *st = prepare(
-			s, RECORD_COLUMNS "WHERE session = ?1 AND session != '' ORDER BY sequence", err);
-		if (!st)
-			return -1;
-		bind_text(st, 1, session);
-		return each_record(s, st, fn, arg, err);
-	}
-	/* Single runs first (session '' sorts first), then each chain in
-	 * order: the order "session, sequence, id" gives, row by row. */
-	sqlite3_stmt *st = prepare(s, RECORD_COLUMNS "WHERE session = '' ORDER BY id", err);
-	if (!st)
-		return -1;
-	int stopped = 0;
-	struct stop_probe probe = {.fn = fn, .arg = arg, .stopped = &stopped};
-	if (each_record(s, st, probe_row, &probe, err) < 0)
-		return -1;
-	if (stopped)
-		return 0;
-	st = prepare(s, RECORD_COLUMNS "WHERE session != '' ORDER BY session, sequence", err);
-	if (!st)
-		return -1;
-	return each_record(s, st, fn, arg, err);
-}
-
-int store_records_page(struct bh_store *s, const char *session, int64_t after_id, size_t limit,
-		       store_record_fn fn, void *arg, bh_error **err)
-{
-	bool one = session && *session;
-	sqlite3_stmt *st = prepare(
-		s,
-		one ? RECORD_COLUMNS "WHERE session = ?1 AND session != '' AND id > ?2 ORDER BY id LIMIT ?3"
-		    : RECORD_COLUMNS "WHERE ?1 = '' AND id > ?2 ORDER BY id LIMIT ?3",
-		err);
-	if (!st)
-		return -1;
-	bind_text(st, 1, session);
-	sqlite3_bind_int64(st, 2, after_id);
-	sqlite3_bind_int64(st, 3, (int64_t)limit);
-	return each_record(s, st, fn, arg, err);
-}
-
-int store_records_newest(struct bh_store *s, const char *session, int64_t before_id, size_t limit,
-			 store_record_fn fn, void *arg, bh_error **err)
-{
-	bool one = session && *session;
-	/* The newest `limit` before the cursor, then listed oldest first. */
-	sqlite3_stmt *st = prepare(
-		s,
-		one ? "SELECT * FROM (" RECORD_COLUMNS "WHERE session = ?1 AND session != '' AND id < ?2 "
-		      "ORDER BY id DESC LIMIT ?3) ORDER BY id"
-		    : "SELECT * FROM (" RECORD_COLUMNS "WHERE ?1 = '' AND id < ?2 "
-		      "ORDER BY id DESC LIMIT ?3) ORDER BY id",
-		err);
-	if (!st)
-		return -1;
-	bind_text(st, 1, session);
-	sqlite3_bind_int64(st, 2, before_id > 0 ? before_id : INT64_MAX);
-	sqlite3_bind_int64(st, 3, (int64_t)limit);
-	return each_record(s, st, fn, arg, err);
-}
-
-int store_record_at(struct bh_store *s, const char *session, uint64_t sequence, store_record_fn fn,
-		    void *arg, bh_error **err)
-{
-	sqlite3_stmt *st = prepare(
-		s, RECORD_COLUMNS "WHERE session = ?1 AND session != '' AND sequence = ?2 LIMIT 1", err);
-	if (!st)
-		return -1;
-	bind_text(st, 1, session);
-	sqlite3_bind_int64(st, 2, (int64_t)sequence);
-	return each_record(s, st, fn, arg, err);
-}
-
-struct public_page {
-	bh_record_fn fn;
-	void *arg;
-};
-
-static int public_row(void *arg, const struct store_record_row *r)
-{
-	struct public_page *p = arg;
-	struct bh_record_row row = {
-		.id = r->id,
-		.record = &r->rec,
-		.language = r->language ? r->language : "",
-		.flags = r->flags ? r->flags : "",
-		.exit_code = r->exit_code,
-		.duration_us = r->duration_us,
-	};
-	return p->fn(p->arg, &row);
-}
-
-int store_record_rows(struct bh_store *s, const char *session, int64_t after_id, size_t limit,
-		      bh_record_fn fn, void *arg, bh_error **err)
-{
-	struct public_page p = {.fn = fn, .arg = arg};
-	return store_records_page(s, session ? session : "", after_id, limit ? limit : 1000, public_row,
-				  &p, err);
-}
-
-int store_record_rows_newest(struct bh_store *s, const char *session, int64_t before_id,
-			     size_t limit, bh_record_fn fn, void *arg, bh_error **err)
-{
-	struct public_page p = {.fn = fn, .arg = arg};
-	return store_records_newest(s, session ? session : "", before_id, limit ? limit : 1000,
-				    public_row, &p, err);
-}
-
-int store_record_row_at(struct bh_store *s, const char *session, uint64_t sequence,
-			bh_record_fn fn, void *arg, bh_error **err)
-{
-	struct public_page p = {.fn = fn, .arg = arg};
-	return store_record_at(s, session ? session : "", sequence, public_row, &p, err);
-}
-
-static int each_event(struct bh_store *s, sqlite3_stmt *st, store_event_fn fn, void *arg,
-		      bh_error **err)
-{
-	int ret = 0, rc;
-	while ((rc = step_row(s, st)) == SQLITE_ROW) {
-		struct bh_event ev = {
-			.id = sqlite3_column_int64(st, 0),
-			.at_unix_ms = sqlite3_column_int64(st, 1),
-			.kind = col_text(st, 2),
-			.session = col_text(st, 3),
-			.sandbox = col_text(st, 4),
-			.detail = col_text(st, 5),
-		};
-		ret = fn(arg, &ev);
-		if (ret)
-			break;
-	}
-	if (read_end(s, st, rc, "read the events", err) < 0)
-		return -1;
-	return ret < 0 ? -1 : 0;
-}
-
-int store_events(struct bh_store *s, int64_t after_id, size_t limit, store_event_fn fn, void *arg,
-		 bh_error **err)
-{
-	sqlite3_stmt *st = prepare(s,
-				   "SELECT id, at_ms, kind, session, sandbox, detail FROM events "
-				   "WHERE id > ? ORDER BY id LIMIT ?",
-				   err);
-	if (!st)
-		return -1;
-	sqlite3_bind_int64(st, 1, after_id);
-	sqlite3_bind_int64(st, 2, (int64_t)limit);
-	return each_event(s, st, fn, arg, err);
-}
-
-int store_events_newest(struct bh_store *s, int64_t before_id, size_t limit, store_event_fn fn,
-			void *arg, bh_error **err)
-{
-	sqlite3_stmt *st = prepare(s,
-				   "SELECT * FROM (SELECT id, at_ms, kind, session, sandbox, detail FROM "
-				   "events WHERE id < ? ORDER BY id DESC LIMIT ?) ORDER BY id",
-				   err);
-	if (!st)
-		return -1;
-	sqlite3_bind_int64(st, 1, before_id > 0 ? before_id : INT64_MAX);
-	sqlite3_bind_int64(st, 2, (int64_t)limit);
-	return each_event(s, st, fn, arg, err);
 }
 
 bool store_live_row(struct bh_store *s, const char *sandbox, char fp[65], int64_t *created_ms,
 		    int64_t *engine_pid)
 {
-	sqlite3_stmt *st = prepare(
+	sqlite3_stmt *st = store_prepare(
 		s, "SELECT fingerprint, created_ms, engine_pid FROM sessions WHERE sandbox = ? AND state != 'ended'",
 		NULL);
 	if (!st)
 		return false;
-	bind_text(st, 1, sandbox);
+	store_bind_text(st, 1, sandbox);
 	bool live = sqlite3_step(st) == SQLITE_ROW;
 	if (live) {
-		copy_col(st, 0, fp, 65);
+		store_copy_col(st, 0, fp, 65);
 		*created_ms = sqlite3_column_int64(st, 1);
 		*engine_pid = sqlite3_column_int64(st, 2);
 	}
-	release(s, st);
+	store_release(s, st);
 	return live;
 }
 
 bool store_knows_sandbox(struct bh_store *s, const char *sandbox)
 {
-	sqlite3_stmt *st = prepare(s, "SELECT 1 FROM sessions WHERE sandbox = ?", NULL);
+	sqlite3_stmt *st = store_prepare(s, "SELECT 1 FROM sessions WHERE sandbox = ?", NULL);
 	if (!st)
 		return false;
-	bind_text(st, 1, sandbox);
+	store_bind_text(st, 1, sandbox);
 	bool known = sqlite3_step(st) == SQLITE_ROW;
-	release(s, st);
+	store_release(s, st);
 	return known;
-}
-
-int store_session_rows(struct bh_store *s, size_t limit, bh_history_session_fn fn, void *arg,
-		       bh_error **err)
-{
-	/* LIMIT keeps SQLite's sort to the newest `limit` rows (a top-N
-	 * sorter), never the whole registry in memory. */
-	sqlite3_stmt *st = prepare(
-		s,
-		"SELECT fingerprint, sandbox, runtime, tier, floor, principal, owner, run_key, state, "
-		"end_reason, end_detail, last_record_sha256, created_ms, expires_ms, last_call_ms, "
-		"ended_ms, awake_ms, calls FROM sessions ORDER BY created_ms DESC LIMIT ?",
-		err);
-	if (!st)
-		return -1;
-	sqlite3_bind_int64(st, 1, limit ? (int64_t)limit : -1);
-	int ret = 0, rc;
-	while ((rc = step_row(s, st)) == SQLITE_ROW) {
-		struct bh_history_session r = {
-			.fingerprint = col_text(st, 0), .sandbox = col_text(st, 1),
-			.runtime = col_text(st, 2), .tier = col_text(st, 3), .floor = col_text(st, 4),
-			.principal = col_text(st, 5), .owner = col_text(st, 6), .run_key = col_text(st, 7),
-			.state = col_text(st, 8), .end_reason = col_text(st, 9),
-			.end_detail = col_text(st, 10), .last_record_sha256 = col_text(st, 11),
-			.created_ms = sqlite3_column_int64(st, 12), .expires_ms = sqlite3_column_int64(st, 13),
-			.last_call_ms = sqlite3_column_int64(st, 14), .ended_ms = sqlite3_column_int64(st, 15),
-			.awake_ms = sqlite3_column_int64(st, 16),
-			.calls = (uint64_t)sqlite3_column_int64(st, 17),
-		};
-		ret = fn(arg, &r);
-		if (ret)
-			break;
-	}
-	if (read_end(s, st, rc, "read the sessions", err) < 0)
-		return -1;
-	return ret < 0 ? -1 : 0;
 }
 
 int store_ping(struct bh_store *s, bh_error **err)
@@ -864,7 +562,7 @@ void store_set_work_bound(struct bh_store *s, uint64_t steps)
 int store_session_hibernated(struct bh_store *s, const char *fingerprint, int64_t awake_ms,
 			     int64_t lifetime_ms, bh_error **err)
 {
-	sqlite3_stmt *st = prepare(s,
+	sqlite3_stmt *st = store_prepare(s,
 				   "UPDATE sessions SET state = 'hibernated', awake_ms = ?, lifetime_ms = ?, "
 				   "hibernated_ms = ? WHERE fingerprint = ?",
 				   err);
@@ -873,13 +571,13 @@ int store_session_hibernated(struct bh_store *s, const char *fingerprint, int64_
 	sqlite3_bind_int64(st, 1, awake_ms);
 	sqlite3_bind_int64(st, 2, lifetime_ms);
 	sqlite3_bind_int64(st, 3, (int64_t)now_real_ms());
-	bind_text(st, 4, fingerprint);
+	store_bind_text(st, 4, fingerprint);
 	return step_done(s, st, "record a hibernation", err);
 }
 
 int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *arg, bh_error **err)
 {
-	sqlite3_stmt *st = prepare(
+	sqlite3_stmt *st = store_prepare(
 		s,
 		"SELECT fingerprint, sandbox, runtime, tier, floor, principal, owner, run_key, created_ms, "
 		"coalesce(last_call_ms, 0), awake_ms, lifetime_ms, coalesce(hibernated_ms, 0), calls, "
@@ -907,7 +605,7 @@ int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *
 		};
 		fn(arg, &r);
 	}
-	release(s, st);
+	store_release(s, st);
 	return 0;
 }
 
@@ -924,7 +622,7 @@ long long store_prune(struct bh_store *s, int64_t cutoff_ms, bh_error **err)
 		return -1;
 	long long records = 0;
 	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
-		sqlite3_stmt *st = prepare(s, steps[i], err);
+		sqlite3_stmt *st = store_prepare(s, steps[i], err);
 		if (!st) {
 			exec1(s, "ROLLBACK", NULL);
 			return -1;
@@ -933,7 +631,7 @@ long long store_prune(struct bh_store *s, int64_t cutoff_ms, bh_error **err)
 		int rc = sqlite3_step(st);
 		if (i < 2)
 			records += sqlite3_changes(s->db);
-		release(s, st);
+		store_release(s, st);
 		if (rc != SQLITE_DONE) {
 			db_fail(err, s->db, "prune the history");
 			exec1(s, "ROLLBACK", NULL);

@@ -15,7 +15,7 @@ struct bh_store;
 
 struct store_session_row {
 	const char *fingerprint, *sandbox, *runtime, *tier, *floor, *principal, *owner, *run_key;
-	const char *state;
+	enum bh_session_state state;
 	int64_t engine_pid, lease_until_ms, created_ms, expires_ms;
 };
 
@@ -35,8 +35,11 @@ int store_open(const char *path, bool readonly, bool sync_full, struct bh_store 
 void store_close(struct bh_store *s);
 
 int store_session_intent(struct bh_store *s, const struct store_session_row *row, bh_error **err);
-int store_session_state(struct bh_store *s, const char *fingerprint, const char *state, bh_error **err);
-int store_session_end(struct bh_store *s, const char *fingerprint, const char *reason,
+/* The store keeps the vocabulary's names (bh_session_state_name,
+ * bh_end_reason_name); readers parse them back. */
+int store_session_state(struct bh_store *s, const char *fingerprint, enum bh_session_state state,
+			bh_error **err);
+int store_session_end(struct bh_store *s, const char *fingerprint, enum bh_end_reason reason,
 		      const char *detail, bh_error **err);
 /* In one transaction: the record, and the session's call count and last digest. */
 int store_record_commit(struct bh_store *s, const struct bh_record *rec,

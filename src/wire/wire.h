@@ -106,11 +106,11 @@ enum wire_session_end {
 const char *wire_session_end_enum_name(enum wire_session_end e); /* "SESSION_END_CLOSED" */
 const char *wire_session_end_name(enum wire_session_end e);      /* "closed", "open", "unknown" */
 /* bulkhead's end reason (the store's vocabulary, finer than plimsoll's) ->
- * the nearest plimsoll value. NULL -> WIRE_END_OPEN. */
-enum wire_session_end wire_session_end_of(const char *reason);
+ * the nearest plimsoll value. BH_END_NONE -> WIRE_END_OPEN. */
+enum wire_session_end wire_session_end_of(enum bh_end_reason reason);
 /* The endDetail text for a reason: the engine's detail, prefixed with the
  * finer reason when the plimsoll value cannot say it ("idle_closed: ..."). */
-char *wire_session_end_detail(const char *reason, const char *detail);
+char *wire_session_end_detail(enum bh_end_reason reason, const char *detail);
 
 /* ---- refusals and failures ---------------------------------------------- */
 

@@ -167,10 +167,12 @@ const char *wire_session_end_name(enum wire_session_end e)
 	return ends[e].name;
 }
 
-/* bulkhead's end reasons that plimsoll has no word for, and the word a
- * plimsoll client should read for each. A client acts on any end the same
- * way (it drops the session and, once, retries in a new one); the value only
- * has to tell it truly who ended the session and whether the state is gone.
+/* bulkhead's end reason -> plimsoll's SessionEnd. A switch with no default,
+ * so a reason added to the engine does not compile until it is given a
+ * plimsoll value here. Most are plimsoll's own word; for the finer ones a
+ * client acts on any end the same way (it drops the session and, once,
+ * retries in a new one), so the value only has to tell it truly who ended
+ * the session and whether the state is gone:
  *  - idle_closed: a container-tier session paused past hibernate_after is
  *    closed by the daemon's timers, not by anyone's request and not by a
  *    fault. plimsoll's word for "the daemon's clock ended it" is EXPIRED;
@@ -187,51 +189,63 @@ const char *wire_session_end_name(enum wire_session_end e)
  *  - oom: the whole sandbox died of memory (gVisor's outcome): its main
  *    process ended, MAIN_PROCESS_ENDED.
  * endDetail keeps the finer reason (wire_session_end_detail). */
-static const struct {
-	const char *reason;
-	enum wire_session_end end;
-} finer[] = {
-	{"idle_closed", WIRE_END_EXPIRED},
-	{"retention_expired", WIRE_END_EXPIRED},
-	{"killed", WIRE_END_CLOSED},
-	{"reaped", WIRE_END_SHUTDOWN},
-	{"oom", WIRE_END_MAIN_PROCESS_ENDED},
-};
-
-/* -1 when reason is none of plimsoll's own words. */
-static int plimsoll_word(const char *reason)
+enum wire_session_end wire_session_end_of(enum bh_end_reason reason)
 {
-	for (size_t i = WIRE_END_CLOSED; i < COUNT(ends); i++)
-		if (!strcmp(reason, ends[i].name))
-			return (int)i;
-	return -1;
-}
-
-enum wire_session_end wire_session_end_of(const char *reason)
-{
-	if (!reason)
+	switch (reason) {
+	case BH_END_NONE:
 		return WIRE_END_OPEN;
-	int own = plimsoll_word(reason);
-	if (own >= 0)
-		return (enum wire_session_end)own;
-	for (size_t i = 0; i < COUNT(finer); i++)
-		if (!strcmp(reason, finer[i].reason))
-			return finer[i].end;
-	/* A reason this table has not heard of still means the session ended:
-	 * never UNSPECIFIED, which reads as open. CLOSED is the plainest end, and
-	 * the detail names the real one. */
+	case BH_END_CLOSED:
+		return WIRE_END_CLOSED;
+	case BH_END_EXPIRED:
+		return WIRE_END_EXPIRED;
+	case BH_END_DISK_EXCEEDED:
+		return WIRE_END_DISK_EXCEEDED;
+	case BH_END_MAIN_PROCESS_ENDED:
+		return WIRE_END_MAIN_PROCESS_ENDED;
+	case BH_END_BOUNDARY_FAILED:
+		return WIRE_END_BOUNDARY_FAILED;
+	case BH_END_SANDBOX_CHANGED:
+		return WIRE_END_SANDBOX_CHANGED;
+	case BH_END_SHUTDOWN:
+		return WIRE_END_SHUTDOWN;
+	case BH_END_REPLACED:
+		return WIRE_END_REPLACED;
+	case BH_END_NOT_FOUND:
+		return WIRE_END_NOT_FOUND;
+	case BH_END_UNCLAIMED:
+		return WIRE_END_UNCLAIMED;
+	case BH_END_IDLE_CLOSED:
+	case BH_END_RETENTION_EXPIRED:
+		return WIRE_END_EXPIRED;
+	case BH_END_KILLED:
+		return WIRE_END_CLOSED;
+	case BH_END_REAPED:
+		return WIRE_END_SHUTDOWN;
+	case BH_END_OOM:
+		return WIRE_END_MAIN_PROCESS_ENDED;
+	}
+	/* Not a value of the enum (a caller's cast): it still means the session
+	 * ended, never UNSPECIFIED, which reads as open. */
 	return WIRE_END_CLOSED;
 }
 
-char *wire_session_end_detail(const char *reason, const char *detail)
+/* Whether plimsoll's value says the reason in its own word. */
+static bool plimsoll_says(enum bh_end_reason reason)
+{
+	const char *plimsolls = wire_session_end_name(wire_session_end_of(reason));
+	return !strcmp(bh_end_reason_name(reason), plimsolls);
+}
+
+char *wire_session_end_detail(enum bh_end_reason reason, const char *detail)
 {
 	bool has_detail = detail && *detail;
-	if (!reason || plimsoll_word(reason) >= 0)
+	if (reason == BH_END_NONE || plimsoll_says(reason))
 		return xstrdup(has_detail ? detail : "");
+	const char *finer = bh_end_reason_name(reason);
 	if (!has_detail)
-		return xstrdup(reason);
+		return xstrdup(finer);
 	/* The engine's messages often name the reason already. */
-	if (strstr(detail, reason))
+	if (strstr(detail, finer))
 		return xstrdup(detail);
-	return xasprintf("%s: %s", reason, detail);
+	return xasprintf("%s: %s", finer, detail);
 }

@@ -21,7 +21,7 @@ struct faults_cell {
 	char out[512];
 	char record[65];
 	char err[512];
-	const char *session_end; /* static, from the engine */
+	enum bh_end_reason session_end;
 	enum bh_refusal refusal;
 	enum bh_error_code code;
 };

@@ -170,8 +170,8 @@ static void on_close(void *arg, const struct bh_close_result *r, const bh_error 
 	w->done = true;
 	if (err)
 		snprintf(w->err, sizeof w->err, "%s", err->msg);
-	else if (strcmp(r->end_reason, "closed"))
-		snprintf(w->err, sizeof w->err, "closed as %s", r->end_reason);
+	else if (r->end_reason != BH_END_CLOSED)
+		snprintf(w->err, sizeof w->err, "closed as %s", bh_end_reason_name(r->end_reason));
 }
 
 int faults_close(bh_engine *e, bh_session *s, char *why, size_t n)

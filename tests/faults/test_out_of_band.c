@@ -93,12 +93,12 @@ static long init_pid(enum bh_tier tier, bh_session *s)
 }
 
 /* Runs the loop until s has ended (stated slack: 15 s); its end reason. */
-static const char *wait_ended(bh_session *s, int ms)
+static enum bh_end_reason wait_ended(bh_session *s, int ms)
 {
 	struct bh_session_info info;
 	for (int waited = 0; waited < ms; waited += 50) {
 		bh_session_get_info(s, &info);
-		if (info.end_reason)
+		if (info.end_reason != BH_END_NONE)
 			return info.end_reason;
 		spin(h.e, 50);
 	}
@@ -139,15 +139,16 @@ static void killed_out_of_band(enum bh_tier tier, const char *how)
 	}
 
 	/* Noticed while idle (the channel closes), within a stated 15 s. */
-	const char *reason = wait_ended(victim, 15000);
+	enum bh_end_reason reason = wait_ended(victim, 15000);
 	cr_log_info("%s, %s killed by %s: ended %s", bh_tier_name(tier), sandbox_of(victim), how,
-		    reason ? reason : "(not yet)");
+		    reason != BH_END_NONE ? bh_end_reason_name(reason) : "(not yet)");
 	bystander_answers(bystander, 2);
 	faults_cell(h.e, victim, "print(x)", 30000, &c);
 	cr_assert(!c.answered, "a killed sandbox answered: %s", c.out);
-	cr_assert_not_null(c.session_end, "the refusal names no end reason: %s", c.err);
-	cr_assert_str_eq(c.session_end, "main_process_ended", "%s", c.err);
-	cr_assert_str_eq(wait_ended(victim, 1000), "main_process_ended");
+	cr_assert_neq(c.session_end, BH_END_NONE, "the refusal names no end reason: %s", c.err);
+	cr_assert_eq(c.session_end, BH_END_MAIN_PROCESS_ENDED, "%s: %s",
+		     bh_end_reason_name(c.session_end), c.err);
+	cr_assert_eq(wait_ended(victim, 1000), BH_END_MAIN_PROCESS_ENDED);
 	cr_log_info("the next call: %s", c.err);
 	bystander_answers(bystander, 3);
 	char why[512];
@@ -227,10 +228,11 @@ Test(faults, sigstopped_container_hits_its_deadline_and_ends_without_hanging_the
 	cr_log_info("stopped sandbox: answered after %.1f s: %s", took, p.c.err);
 	cr_assert(!p.c.answered, "a stopped sandbox answered");
 	cr_assert_geq(took, 2.0, "the call ended before its own deadline: %s", p.c.err);
-	cr_assert_not_null(p.c.session_end, "%s", p.c.err);
-	cr_assert_str_eq(p.c.session_end, "main_process_ended", "%s", p.c.err);
+	cr_assert_neq(p.c.session_end, BH_END_NONE, "%s", p.c.err);
+	cr_assert_eq(p.c.session_end, BH_END_MAIN_PROCESS_ENDED, "%s: %s",
+		     bh_end_reason_name(p.c.session_end), p.c.err);
 	cr_assert(strstr(p.c.err, "deadline"), "the reason does not say deadline: %s", p.c.err);
-	cr_assert_str_eq(wait_ended(victim, 1000), "main_process_ended");
+	cr_assert_eq(wait_ended(victim, 1000), BH_END_MAIN_PROCESS_ENDED);
 	bystander_answers(bystander, 3);
 	char why[512];
 	cr_assert_eq(faults_close(h.e, bystander, why, sizeof why), 0, "%s", why);

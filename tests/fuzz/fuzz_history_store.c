@@ -34,7 +34,13 @@ static int on_session(void *arg, const struct bh_history_session *s)
 {
 	(void)arg;
 	volatile size_t n = 0;
-	for (const char *p = s->state; *p; p++)
+	/* The reader parsed the state and end reason; their names must be the
+	 * vocabulary's, whatever the store held. */
+	for (const char *p = bh_session_state_name(s->state); *p; p++)
+		n++;
+	for (const char *p = bh_end_reason_name(s->end_reason); *p; p++)
+		n++;
+	for (const char *p = s->end_detail; *p; p++)
 		n++;
 	return 0;
 }

@@ -107,8 +107,8 @@ HOSTILE_TEST(a_memory_bomb_ends_in_oom_inside_the_sandbox_and_dev_shm_is_capped)
 	} else {
 		/* gVisor: the whole sandbox goes, reported as an OOM end. */
 		cr_assert_not(b->answered, "it survived: %s", b->out ? b->out : "");
-		cr_assert_not_null(b->session_end);
-		case_saw("session ended %s: %s", b->session_end, b->err_msg);
+		cr_assert_neq(b->session_end, BH_END_NONE);
+		case_saw("session ended %s: %s", bh_end_reason_name(b->session_end), b->err_msg);
 		struct cell_outcome *n = harness_cell(&h, s, BH_LANG_PYTHON, "1", 0);
 		cr_assert_not(n->answered);
 		cr_assert_eq(n->err_code, BH_E_NOT_DISPATCHED);
@@ -157,9 +157,11 @@ HOSTILE_TEST(a_disk_fill_gets_enospc_inside_and_the_host_disk_is_unaffected)
 	cr_assert(mib <= 256, "/tmp took %d MiB", mib);
 	case_saw("%s", o->out);
 	/* The disk budget (256 MiB) ends the session that crossed it. */
-	case_saw("session told ended=%s", o->r.ended ? o->r.ended : "(none)");
-	cr_assert_not_null(o->r.ended, "the session was not told it crossed its disk budget");
-	cr_assert_str_eq(o->r.ended, "disk_exceeded");
+	case_saw("session told ended=%s",
+		 o->r.ended != BH_END_NONE ? bh_end_reason_name(o->r.ended) : "(none)");
+	cr_assert_neq(o->r.ended, BH_END_NONE,
+		      "the session was not told it crossed its disk budget");
+	cr_assert_eq(o->r.ended, BH_END_DISK_EXCEEDED, "%s", bh_end_reason_name(o->r.ended));
 	cell_outcome_free(o);
 	cr_assert_eq(statvfs(bh_engine_state_dir(h.e), &after), 0);
 	double lost_mib = ((double)before.f_bavail - (double)after.f_bavail) * before.f_frsize /

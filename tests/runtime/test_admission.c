@@ -84,7 +84,7 @@ static void wait_ready(bh_session *s)
 	for (int i = 0; i < 600; i++) {
 		struct bh_session_info info;
 		bh_session_get_info(s, &info);
-		if (strcmp(info.state, "opening") && strcmp(info.state, "waiting"))
+		if (info.state != BH_SESSION_OPENING && info.state != BH_SESSION_WAITING)
 			return;
 		run_for(100);
 	}
@@ -221,7 +221,7 @@ static const char *state_of(bh_session *s)
 {
 	struct bh_session_info i;
 	bh_session_get_info(s, &i);
-	return i.state;
+	return bh_session_state_name(i.state);
 }
 
 Test(admission, a_hibernated_session_is_restored_only_when_the_budget_has_room, .fini = teardown,
@@ -245,7 +245,8 @@ Test(admission, a_hibernated_session_is_restored_only_when_the_budget_has_room, 
 	cr_assert_not(o->answered, "a restore took the budget past its sum: %s", o->out);
 	cr_assert_eq(o->err_code, BH_E_NOT_DISPATCHED, "%s", o->err_msg);
 	cr_assert_eq(o->refusal, BH_REFUSAL_CAPACITY, "%s", o->err_msg);
-	cr_assert_null(o->session_end, "the session ended: %s", o->session_end);
+	cr_assert_eq(o->session_end, BH_END_NONE, "the session ended: %s",
+		     bh_end_reason_name(o->session_end));
 	cell_outcome_free(o);
 	cr_assert_str_eq(state_of(a), "hibernated", "the refused restore changed the session");
 	char last[65], reason[32];

@@ -25,7 +25,7 @@ static const char *state_of(bh_session *s)
 {
 	struct bh_session_info i;
 	bh_session_get_info(s, &i);
-	return i.state;
+	return bh_session_state_name(i.state);
 }
 
 /* Runs the engine's loop for a while (timers fire inside it). */
@@ -117,7 +117,8 @@ Test(lifecycle, retention_deletes_the_image_and_ends_the_session, .fini = teardo
 	struct cell_outcome *o = harness_cell(&h, s, BH_LANG_PYTHON, "x", 0);
 	cr_assert_not(o->answered);
 	cr_assert_eq(o->err_code, BH_E_NOT_DISPATCHED);
-	cr_assert_str_eq(o->session_end, "retention_expired");
+	cr_assert_eq(o->session_end, BH_END_RETENTION_EXPIRED, "%s",
+		     bh_end_reason_name(o->session_end));
 	cell_outcome_free(o);
 	struct stat st;
 	char img[4200];
@@ -134,7 +135,8 @@ Test(lifecycle, a_container_sandbox_paused_too_long_is_closed_idle, .fini = tear
 	run_for(4500);
 	struct cell_outcome *o = harness_cell(&h, s, BH_LANG_PYTHON, "x", 0);
 	cr_assert_not(o->answered);
-	cr_assert_str_eq(o->session_end, "idle_closed");
+	cr_assert_eq(o->session_end, BH_END_IDLE_CLOSED, "%s",
+		     bh_end_reason_name(o->session_end));
 	cell_outcome_free(o);
 	bh_session *fresh = harness_session(&h, BH_TIER_CONTAINER, 1u << BH_LANG_PYTHON);
 	o = ok(fresh, "print('x' in globals())");
@@ -159,7 +161,8 @@ Test(lifecycle, the_owner_cap_replaces_the_least_recently_used_idle_sandbox, .fi
 	struct cell_outcome *r = harness_cell(&h, a, BH_LANG_PYTHON, "1", 0);
 	cr_assert_not(r->answered);
 	cr_assert_eq(r->err_code, BH_E_NOT_DISPATCHED);
-	cr_assert_str_eq(r->session_end, "replaced");
+	cr_assert_eq(r->session_end, BH_END_REPLACED, "%s",
+		     bh_end_reason_name(r->session_end));
 	cell_outcome_free(r);
 	cell_outcome_free(ok(b, "'b still works'"));
 	cell_outcome_free(ok(c, "'c works'"));
@@ -344,16 +347,17 @@ Test(lifecycle, a_session_over_its_disk_budget_ends_and_the_next_call_is_told, .
 	harness_require_tier(&h, BH_TIER_CONTAINER);
 	bh_session *s = harness_session(&h, BH_TIER_CONTAINER, 1u << BH_LANG_PYTHON);
 	struct cell_outcome *small = ok(s, "open('/work/small', 'wb').write(b'x' * 1024)");
-	cr_assert_null(small->r.ended);
+	cr_assert_eq(small->r.ended, BH_END_NONE, "%s", bh_end_reason_name(small->r.ended));
 	cell_outcome_free(small);
 	struct cell_outcome *big = ok(s, "open('/work/big', 'wb').write(b'x' * (16 << 20))");
-	cr_assert_not_null(big->r.ended, "the call that crossed the budget is told");
-	cr_assert_str_eq(big->r.ended, "disk_exceeded");
+	cr_assert_neq(big->r.ended, BH_END_NONE, "the call that crossed the budget is told");
+	cr_assert_eq(big->r.ended, BH_END_DISK_EXCEEDED, "%s", bh_end_reason_name(big->r.ended));
 	cell_outcome_free(big);
 	struct cell_outcome *next = harness_cell(&h, s, BH_LANG_PYTHON, "1", 0);
 	cr_assert_not(next->answered);
 	cr_assert_eq(next->err_code, BH_E_NOT_DISPATCHED);
-	cr_assert_str_eq(next->session_end, "disk_exceeded");
+	cr_assert_eq(next->session_end, BH_END_DISK_EXCEEDED, "%s",
+		     bh_end_reason_name(next->session_end));
 	cell_outcome_free(next);
 }
 
@@ -396,7 +400,8 @@ Test(lifecycle, past_the_images_budget_the_oldest_image_is_deleted_first, .fini 
 	struct cell_outcome *o = harness_cell(&h, a, BH_LANG_PYTHON, "a", 0);
 	cr_assert_not(o->answered);
 	cr_assert_eq(o->err_code, BH_E_NOT_DISPATCHED);
-	cr_assert_str_eq(o->session_end, "retention_expired");
+	cr_assert_eq(o->session_end, BH_END_RETENTION_EXPIRED, "%s",
+		     bh_end_reason_name(o->session_end));
 	cell_outcome_free(o);
 	struct stat st;
 	char img[4200];

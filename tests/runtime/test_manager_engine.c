@@ -64,7 +64,7 @@ static size_t live_sessions(void)
 	for (size_t i = 0; i < n; i++) {
 		struct bh_session_info info;
 		bh_session_get_info(list[i], &info);
-		live += info.end_reason == NULL;
+		live += info.end_reason == BH_END_NONE;
 	}
 	free(list);
 	return live;

@@ -224,7 +224,8 @@ SESSION_TEST(close_reports_the_calls_and_the_last_record)
 	struct cell_outcome *after = harness_cell(&h, s, PY, "1", 0);
 	cr_assert_not(after->answered);
 	cr_assert_eq(after->err_code, BH_E_NOT_DISPATCHED);
-	cr_assert_str_eq(after->session_end, "closed");
+	cr_assert_eq(after->session_end, BH_END_CLOSED, "%s",
+		     bh_end_reason_name(after->session_end));
 	cell_outcome_free(a), cell_outcome_free(b), cell_outcome_free(after);
 }
 
@@ -251,6 +252,56 @@ Test(sessions, a_hundred_cells_chain_and_verify_and_tampering_is_named, .init = 
 	rc = harness_cli(&h, out, sizeof out, "verify");
 	cr_assert_eq(rc, 1, "%s", out);
 	cr_assert_not_null(strstr(out, "sequence 57): its digest does not match"), "%s", out);
+}
+
+static void no_answer_expected(void *arg, const struct bh_cell_result *r, const bh_error *err)
+{
+	(void)arg, (void)r, (void)err;
+	cr_assert_fail("a refused call was answered through its callback too");
+}
+
+static void no_listing_expected(void *arg, const struct bh_file_entry *e, size_t n, bool more,
+				const bh_error *err)
+{
+	(void)arg, (void)e, (void)n, (void)more, (void)err;
+	cr_assert_fail("a refused listing was answered through its callback too");
+}
+
+static void no_file_expected(void *arg, const uint8_t *data, size_t len, uint64_t size,
+			     bool truncated, const bh_error *err)
+{
+	(void)arg, (void)data, (void)len, (void)size, (void)truncated, (void)err;
+	cr_assert_fail("a refused read was answered through its callback too");
+}
+
+static void no_action_expected(void *arg, const bh_error *err)
+{
+	(void)arg, (void)err;
+	cr_assert_fail("a refused action was answered through its callback too");
+}
+
+/* bulkhead.h lets every call be given a NULL err. On an ended session each
+ * call is refused; before, the refusal wrote the end reason through the
+ * NULL err (a crash for the caller who did not ask why). */
+Test(sessions, calls_on_an_ended_session_given_no_err_are_refused_not_a_crash, .init = setup,
+     .fini = teardown)
+{
+	harness_require_tier(&h, BH_TIER_CONTAINER);
+	bh_session *s = harness_session(&h, BH_TIER_CONTAINER, 0);
+	bh_session_kill(s);
+	struct bh_cell c = {.language = PY, .code = "1", .code_len = 1, .floor = BH_TIER_UNKNOWN};
+	cr_assert_eq(bh_session_run(s, &c, no_answer_expected, NULL, NULL), -1);
+	cr_assert_eq(bh_session_list_files(s, "", no_listing_expected, NULL, NULL), -1);
+	cr_assert_eq(bh_session_read_file(s, "a", 0, no_file_expected, NULL, NULL), -1);
+	cr_assert_eq(bh_session_pause(s, no_action_expected, NULL, NULL), -1);
+	cr_assert_eq(bh_session_resume(s, no_action_expected, NULL, NULL), -1);
+	cr_assert_eq(bh_session_hibernate(s, no_action_expected, NULL, NULL), -1);
+	/* And the same calls given an err still learn why. */
+	bh_error *err = NULL;
+	cr_assert_eq(bh_session_run(s, &c, no_answer_expected, NULL, &err), -1);
+	cr_assert_not_null(err);
+	cr_assert_eq(err->session_end, BH_END_KILLED, "%s", bh_end_reason_name(err->session_end));
+	bh_error_free(err);
 }
 
 Test(sessions, a_floor_above_the_tier_opens_nothing, .init = setup, .fini = teardown)

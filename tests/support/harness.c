@@ -395,7 +395,6 @@ static void on_cell(void *arg, const struct bh_cell_result *r, const bh_error *e
 	o->r.out = (const uint8_t *)o->out;
 	o->r.errout = (const uint8_t *)o->errout;
 	o->r.record = NULL;
-	o->r.ended = r->ended; /* static strings */
 	free(w);
 }
 
@@ -480,7 +479,7 @@ static void on_close(void *arg, const struct bh_close_result *r, const bh_error 
 	cr_assert_null(err, "close: %s", err ? err->msg : "");
 	w->calls = r->calls;
 	snprintf(w->last, sizeof w->last, "%s", r->last_record_sha256);
-	snprintf(w->reason, sizeof w->reason, "%s", r->end_reason);
+	snprintf(w->reason, sizeof w->reason, "%s", bh_end_reason_name(r->end_reason));
 }
 
 unsigned long long harness_close_session(struct harness *h, bh_session *s, char last[65],

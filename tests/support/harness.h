@@ -86,7 +86,7 @@ struct cell_outcome {
 	enum bh_error_code err_code;
 	enum bh_refusal refusal;
 	char *err_msg;
-	const char *session_end;
+	enum bh_end_reason session_end;
 	struct bh_cell_result r; /* out/errout/record point into the copies below */
 	char *out, *errout;
 	char record_sha256[65];

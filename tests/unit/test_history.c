@@ -180,6 +180,64 @@ Test(untrusted_store, a_read_past_the_work_bound_fails_naming_the_store)
 	store_close(s);
 }
 
+static int count_session(void *arg, const struct bh_history_session *r)
+{
+	(void)r;
+	(*(size_t *)arg)++;
+	return 0;
+}
+
+/* The registry's state and end reason are text; read back as the engine's
+ * enums, a name it never writes is a bad row (the read fails naming the
+ * store), never a value out of range handed to the console. */
+static void a_bad_session_row_fails_the_read(const char *sql, const char *says)
+{
+	small_store();
+	gen_store_exec(db, sql);
+	bh_history *h = NULL;
+	bh_error *err = NULL;
+	cr_assert_eq(bh_history_open(db, &h, &err), 0, "%s", err ? err->msg : "?");
+	size_t n = 0;
+	cr_assert_eq(bh_history_sessions(h, 0, count_session, &n, &err), -1,
+		     "a row with a state or end reason bulkhead never writes was read (%zu rows)",
+		     n);
+	cr_assert_not_null(err);
+	cr_assert_not_null(strstr(err->msg, db), "the error does not name the store: %s", err->msg);
+	cr_assert_not_null(strstr(err->msg, says), "the error does not say \"%s\": %s", says,
+			   err->msg);
+	cr_assert_null(strstr(err->msg, "grue"), "the store's text is copied into the error: %s",
+		       err->msg);
+	bh_error_free(err);
+	bh_history_close(h);
+}
+
+Test(untrusted_store, a_session_row_with_a_state_bulkhead_never_writes_is_a_bad_row)
+{
+	a_bad_session_row_fails_the_read(
+		"UPDATE sessions SET state = 'eaten_by_a_grue' WHERE rowid = 2;",
+		"has a state that is no name bulkhead writes");
+}
+
+Test(untrusted_store, a_session_row_with_an_end_reason_bulkhead_never_writes_is_a_bad_row)
+{
+	a_bad_session_row_fails_the_read(
+		"UPDATE sessions SET end_reason = 'grue' WHERE rowid = 1;",
+		"has an end reason that is no name bulkhead writes");
+}
+
+Test(untrusted_store, an_honest_stores_sessions_read_back_as_the_engines_words)
+{
+	small_store();
+	bh_history *h = NULL;
+	bh_error *err = NULL;
+	cr_assert_eq(bh_history_open(db, &h, &err), 0, "%s", err ? err->msg : "?");
+	size_t n = 0;
+	cr_assert_eq(bh_history_sessions(h, 0, count_session, &n, &err), 0, "%s",
+		     err ? err->msg : "?");
+	cr_assert_eq(n, 3);
+	bh_history_close(h);
+}
+
 Test(untrusted_store, an_honest_store_opens_and_every_read_answers)
 {
 	small_store();

@@ -1302,46 +1302,64 @@ Test(wire, an_error_body_that_states_nothing_falls_back_to_the_http_status)
 Test(wire, every_bulkhead_end_reason_maps_to_the_nearest_plimsoll_end)
 {
 	struct {
-		const char *reason;
+		enum bh_end_reason reason;
 		enum wire_session_end end;
 	} t[] = {
-		{"closed", WIRE_END_CLOSED},
-		{"expired", WIRE_END_EXPIRED},
-		{"disk_exceeded", WIRE_END_DISK_EXCEEDED},
-		{"main_process_ended", WIRE_END_MAIN_PROCESS_ENDED},
-		{"boundary_failed", WIRE_END_BOUNDARY_FAILED},
-		{"sandbox_changed", WIRE_END_SANDBOX_CHANGED},
-		{"shutdown", WIRE_END_SHUTDOWN},
-		{"replaced", WIRE_END_REPLACED},
-		{"unclaimed", WIRE_END_UNCLAIMED},
-		{"not_found", WIRE_END_NOT_FOUND},
-		{"idle_closed", WIRE_END_EXPIRED},
-		{"retention_expired", WIRE_END_EXPIRED},
-		{"killed", WIRE_END_CLOSED},
-		{"reaped", WIRE_END_SHUTDOWN},
-		{"oom", WIRE_END_MAIN_PROCESS_ENDED},
+		{BH_END_CLOSED, WIRE_END_CLOSED},
+		{BH_END_EXPIRED, WIRE_END_EXPIRED},
+		{BH_END_DISK_EXCEEDED, WIRE_END_DISK_EXCEEDED},
+		{BH_END_MAIN_PROCESS_ENDED, WIRE_END_MAIN_PROCESS_ENDED},
+		{BH_END_BOUNDARY_FAILED, WIRE_END_BOUNDARY_FAILED},
+		{BH_END_SANDBOX_CHANGED, WIRE_END_SANDBOX_CHANGED},
+		{BH_END_SHUTDOWN, WIRE_END_SHUTDOWN},
+		{BH_END_REPLACED, WIRE_END_REPLACED},
+		{BH_END_UNCLAIMED, WIRE_END_UNCLAIMED},
+		{BH_END_NOT_FOUND, WIRE_END_NOT_FOUND},
+		{BH_END_IDLE_CLOSED, WIRE_END_EXPIRED},
+		{BH_END_RETENTION_EXPIRED, WIRE_END_EXPIRED},
+		{BH_END_KILLED, WIRE_END_CLOSED},
+		{BH_END_REAPED, WIRE_END_SHUTDOWN},
+		{BH_END_OOM, WIRE_END_MAIN_PROCESS_ENDED},
 	};
+	cr_assert_eq(sizeof t / sizeof t[0], BH_END_REASON_COUNT - 1,
+		     "every end reason is in the table");
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-		cr_assert_eq(wire_session_end_of(t[i].reason), t[i].end, "%s -> %s", t[i].reason,
+		cr_assert_eq(wire_session_end_of(t[i].reason), t[i].end, "%s -> %s",
+			     bh_end_reason_name(t[i].reason),
 			     wire_session_end_enum_name(wire_session_end_of(t[i].reason)));
-	cr_assert_eq(wire_session_end_of(NULL), WIRE_END_OPEN);
-	cr_assert_eq(wire_session_end_of("eaten_by_a_grue"), WIRE_END_CLOSED, "an unknown end is still an end");
+	cr_assert_eq(wire_session_end_of(BH_END_NONE), WIRE_END_OPEN);
+	cr_assert_eq(wire_session_end_of((enum bh_end_reason)BH_END_REASON_COUNT), WIRE_END_CLOSED,
+		     "an unknown end is still an end");
 	cr_assert_str_eq(wire_session_end_enum_name(WIRE_END_UNCLAIMED), "SESSION_END_UNCLAIMED");
 	cr_assert_str_eq(wire_session_end_name(WIRE_END_NOT_FOUND), "not_found");
 }
 
+/* Each end reason plimsoll has a word for maps to that word, by name: the
+ * two vocabularies cannot drift apart for the words they share. */
+Test(wire, plimsolls_own_end_reasons_map_to_the_end_of_the_same_name)
+{
+	for (int i = BH_END_NONE + 1; i < BH_END_REASON_COUNT; i++) {
+		enum bh_end_reason r = (enum bh_end_reason)i;
+		enum wire_session_end end = wire_session_end_of(r);
+		cr_assert_neq(end, WIRE_END_OPEN, "%s reads as open", bh_end_reason_name(r));
+		bool finer = i >= BH_END_IDLE_CLOSED;
+		cr_assert_eq(strcmp(bh_end_reason_name(r), wire_session_end_name(end)) != 0, finer,
+			     "%s -> %s", bh_end_reason_name(r), wire_session_end_name(end));
+	}
+}
+
 Test(wire, end_detail_keeps_the_finer_reason)
 {
-	char *d = wire_session_end_detail("idle_closed", "paused past hibernate_after");
+	char *d = wire_session_end_detail(BH_END_IDLE_CLOSED, "paused past hibernate_after");
 	cr_assert_str_eq(d, "idle_closed: paused past hibernate_after");
 	free(d);
-	d = wire_session_end_detail("reaped", NULL);
+	d = wire_session_end_detail(BH_END_REAPED, NULL);
 	cr_assert_str_eq(d, "reaped");
 	free(d);
-	d = wire_session_end_detail("killed", "the session has ended (killed)");
+	d = wire_session_end_detail(BH_END_KILLED, "the session has ended (killed)");
 	cr_assert_str_eq(d, "the session has ended (killed)", "no second prefix");
 	free(d);
-	d = wire_session_end_detail("expired", "lifetime passed");
+	d = wire_session_end_detail(BH_END_EXPIRED, "lifetime passed");
 	cr_assert_str_eq(d, "lifetime passed", "plimsoll's own word needs no prefix");
 	free(d);
 }
@@ -1370,7 +1388,7 @@ Test(wire, every_refusal_maps_to_its_not_dispatched_reason)
 }
 
 static bh_error engine_error(enum bh_error_code code, enum bh_refusal r, const char *msg,
-			     const char *end)
+			     enum bh_end_reason end)
 {
 	return (bh_error){.code = code, .refusal = r, .msg = (char *)msg, .session_end = end};
 }
@@ -1379,7 +1397,7 @@ Test(wire, a_call_on_an_idle_closed_session_reads_as_ended_and_not_dispatched)
 {
 	bh_error err = engine_error(BH_E_NOT_DISPATCHED, BH_REFUSAL_REQUEST,
 				    "the session has ended (idle_closed): paused past hibernate_after",
-				    "idle_closed");
+				    BH_END_IDLE_CLOSED);
 	struct wire_error e;
 	wire_error_from_bh(&err, NULL, &e);
 	char *json = wire_encode_error(&e);
@@ -1403,17 +1421,17 @@ Test(wire, engine_errors_become_the_codes_a_plimsoll_client_expects)
 		enum wire_code code;
 		bool marked;
 	} t[] = {
-		{engine_error(BH_E_NOT_DISPATCHED, BH_REFUSAL_CAPACITY, "busy", NULL), WIRE_RESOURCE_EXHAUSTED, true},
-		{engine_error(BH_E_NOT_DISPATCHED, BH_REFUSAL_ISOLATION, "floor", NULL), WIRE_FAILED_PRECONDITION, true},
-		{engine_error(BH_E_NOT_DISPATCHED, BH_REFUSAL_UNSUPPORTED, "lang", NULL), WIRE_UNIMPLEMENTED, true},
-		{engine_error(BH_E_NOT_DISPATCHED, BH_REFUSAL_ENVIRONMENT, "files", NULL), WIRE_FAILED_PRECONDITION, true},
-		{engine_error(BH_E_NOT_DISPATCHED, BH_REFUSAL_PERMISSION, "who", NULL), WIRE_PERMISSION_DENIED, true},
-		{engine_error(BH_E_NOT_DISPATCHED, BH_REFUSAL_REQUEST, "gone", "not_found"), WIRE_NOT_FOUND, true},
-		{engine_error(BH_E_INVALID, BH_REFUSAL_NONE, "bad", NULL), WIRE_INVALID_ARGUMENT, true},
-		{engine_error(BH_E_TIMEOUT, BH_REFUSAL_NONE, "late", NULL), WIRE_DEADLINE_EXCEEDED, false},
-		{engine_error(BH_E_SANDBOX, BH_REFUSAL_NONE, "died", NULL), WIRE_UNKNOWN, false},
-		{engine_error(BH_E_CLOSED, BH_REFUSAL_NONE, "bye", NULL), WIRE_UNAVAILABLE, false},
-		{engine_error(BH_E_RUNTIME, BH_REFUSAL_NONE, "crun", NULL), WIRE_INTERNAL, false},
+		{engine_error(BH_E_NOT_DISPATCHED, BH_REFUSAL_CAPACITY, "busy", BH_END_NONE), WIRE_RESOURCE_EXHAUSTED, true},
+		{engine_error(BH_E_NOT_DISPATCHED, BH_REFUSAL_ISOLATION, "floor", BH_END_NONE), WIRE_FAILED_PRECONDITION, true},
+		{engine_error(BH_E_NOT_DISPATCHED, BH_REFUSAL_UNSUPPORTED, "lang", BH_END_NONE), WIRE_UNIMPLEMENTED, true},
+		{engine_error(BH_E_NOT_DISPATCHED, BH_REFUSAL_ENVIRONMENT, "files", BH_END_NONE), WIRE_FAILED_PRECONDITION, true},
+		{engine_error(BH_E_NOT_DISPATCHED, BH_REFUSAL_PERMISSION, "who", BH_END_NONE), WIRE_PERMISSION_DENIED, true},
+		{engine_error(BH_E_NOT_DISPATCHED, BH_REFUSAL_REQUEST, "gone", BH_END_NOT_FOUND), WIRE_NOT_FOUND, true},
+		{engine_error(BH_E_INVALID, BH_REFUSAL_NONE, "bad", BH_END_NONE), WIRE_INVALID_ARGUMENT, true},
+		{engine_error(BH_E_TIMEOUT, BH_REFUSAL_NONE, "late", BH_END_NONE), WIRE_DEADLINE_EXCEEDED, false},
+		{engine_error(BH_E_SANDBOX, BH_REFUSAL_NONE, "died", BH_END_NONE), WIRE_UNKNOWN, false},
+		{engine_error(BH_E_CLOSED, BH_REFUSAL_NONE, "bye", BH_END_NONE), WIRE_UNAVAILABLE, false},
+		{engine_error(BH_E_RUNTIME, BH_REFUSAL_NONE, "crun", BH_END_NONE), WIRE_INTERNAL, false},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		struct wire_error e;
@@ -1433,7 +1451,7 @@ Test(wire, a_call_that_may_have_run_carries_its_version_3_record)
 	rec.unanswered = "resource_exhausted";
 	bh_record_seal(&rec);
 	bh_error err = engine_error(BH_E_SANDBOX, BH_REFUSAL_NONE, "the sandbox ended during the call (oom)",
-				    "main_process_ended");
+				    BH_END_MAIN_PROCESS_ENDED);
 	struct wire_error e;
 	wire_error_from_bh(&err, &rec, &e);
 	cr_assert_eq(e.code, WIRE_RESOURCE_EXHAUSTED, "the record's own code");

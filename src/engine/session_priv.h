@@ -1,0 +1,141 @@
+/* Sessions inside the engine: the struct every session file works on, the
+ * operations queued on it, and the functions the files share. A session's
+ * state changes only through set_state (session.c); it ends only through
+ * end_session; it is freed only by session_free.
+ *
+ * Every fallible function of these files requires its err argument (and
+ * asserts it). The public calls keep bulkhead.h's promise that err may be
+ * NULL at their own door: each that passes err on begins with
+ *	cleanup_error bh_error *unasked = NULL;
+ *	err = err ? err : &unasked;
+ * so nothing inside writes through a NULL err. */
+#ifndef BH_SESSION_PRIV_H
+#define BH_SESSION_PRIV_H
+
+#include "engine_priv.h"
+#include "record.h"
+#include "store.h"
+
+#include <assert.h>
+
+static inline void session_error_drop(bh_error **err)
+{
+	bh_error_free(*err);
+}
+#define cleanup_error __attribute__((cleanup(session_error_drop)))
+
+enum op_kind { OP_CELL, OP_LIST, OP_READ, OP_CLOSE };
+
+struct op {
+	enum op_kind kind;
+	/* cell */
+	struct bh_cell cell;
+	char *code;
+	struct bh_file *files;
+	bh_cell_cb cell_cb;
+	/* list / read */
+	char *path;
+	uint32_t max_bytes;
+	bh_list_cb list_cb;
+	bh_read_cb read_cb;
+	/* close */
+	bh_close_cb close_cb;
+	void *arg;
+	uint64_t queued_us;
+	int64_t started_unix_ms;
+	struct op *next;
+};
+
+struct bh_session {
+	bh_engine *e;
+	char id[33];
+	char fp[65];
+	char sandbox_name[40];
+	enum bh_tier tier, floor;
+	uint32_t languages;
+	uint32_t lifetime_ms;
+	uint32_t idle_ms; /* 0: the engine's */
+	char *principal, *owner, *run_key;
+	enum bh_session_state state;
+	struct sandbox *sb;
+	bh_session_open_cb open_cb;
+	void *open_arg;
+	struct op *queue; /* head is in flight when state is BH_SESSION_BUSY */
+	uint64_t calls;
+	char last_record[65];
+	enum bh_end_reason end_reason;
+	char end_detail[256];
+	struct bh_record last; /* the last record handed out, for the callback */
+	/* lifecycle */
+	struct bh_timer *idle_t, *sleep_t, *life_t, *retention_t, *tomb_t;
+	uint64_t awake_used_us, awake_since_us; /* lifetime counts awake time only */
+	int64_t created_ms, last_call_ms;
+	bool claimed;        /* a call named it: it is not "unclaimed" */
+	bool expire_pending; /* the lifetime ran out during a call */
+	uint64_t woke_us;    /* for the next cell's answer */
+	int64_t hibernated_ms; /* when its image was written */
+	uint64_t image_bytes;  /* and how much disk it takes */
+	bh_action_cb act_cb; /* an operator's pause/resume/hibernate in flight */
+	void *act_arg;
+	bool from_pool;      /* its sandbox came from the warm pool */
+	struct sandbox *handoff;        /* a pooled sandbox on its way (handoff_t) */
+	struct bh_timer *handoff_t;
+	bool end_unstored;              /* its end is not in the store yet (end_retry_t) */
+	struct bh_timer *end_retry_t;
+	struct bh_session *next;
+};
+
+/* ---- the session and its state door (session.c) ---- */
+
+/* A new session of this engine, its state waiting (for its tier's proof,
+ * or for start_open); it is nobody's until linked into e->sessions. */
+bh_session *session_create(bh_engine *e);
+/* Frees what a session holds: the one place a session is freed. */
+void session_free(bh_session *s);
+/* The one door for a session's state: logs the change and, but for the
+ * ready <-> busy of every call, the end and the wait for a proof, tells
+ * the store (the row and a "state" event). */
+void set_state(bh_session *s, enum bh_session_state st);
+/* The same door for a change the store already knows: the intent row says
+ * opening, a re-adopted row says hibernated. */
+void set_state_quiet(bh_session *s, enum bh_session_state st);
+/* The one place a session ends (session.c). */
+void end_session(bh_session *s, enum bh_end_reason reason, const char *detail);
+/* Stores the end (retried while the store cannot take it). */
+void session_store_end(bh_session *s);
+/* The refusal of anything asked of an ended session: why it ended. */
+void session_ended_error(const bh_session *s, bh_error **err);
+void session_answer_close(bh_session *s, struct op *op);
+/* Answers everything queued on a session that ended: a close with how it
+ * ended, anything else refused with err. */
+void session_answer_queue(bh_session *s, const bh_error *err);
+/* Its idle window: the one it asked for, else the engine's. */
+uint32_t session_idle_ms(const bh_session *s);
+void op_free(struct op *op);
+/* Answers an operation with err (a close is answered by end_session). */
+void op_refuse(struct op *op, const bh_error *err);
+
+/* ---- calls, cells and records (session_call.c) ---- */
+
+/* Starts the operation at the head of the queue when the sandbox is free
+ * (waking it first when it sleeps). */
+void session_dispatch(bh_session *s);
+
+/* ---- opening, admission and the pool hand-off (session_open.c) ---- */
+
+/* The session owns this sandbox; its loss ends the session. */
+void session_own_sandbox(bh_session *s, struct sandbox *sb);
+
+/* ---- the lifecycle clocks and operator actions (session_life.c) ---- */
+
+void session_arm_idle(bh_session *s);
+void session_arm_life(bh_session *s);
+/* Resumes or restores a sleeping session for what waits on it. */
+void session_wake(bh_session *s);
+int session_hibernate(bh_session *s, bh_error **err);
+/* A loop timer's callback: the hibernated session's retention ran out. */
+void session_on_retention(bh_engine *e, void *arg);
+/* Past the images' disk budget the oldest images go, newest last. */
+void sessions_enforce_images_budget(bh_engine *e, bh_session *newest);
+
+#endif
