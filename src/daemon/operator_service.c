@@ -324,7 +324,8 @@ static bool answer_events(struct call *c, int64_t after, size_t limit, bool even
 	return true;
 }
 
-/* A long poll: ListEvents with waitMs parks until an event or the wait ends. */
+/* A long poll: ListEvents with waitMs parks until an event or the wait ends.
+ * The server holds the parked calls (s->waiters). */
 struct event_wait {
 	struct call *c;
 	int64_t after;
@@ -332,16 +333,16 @@ struct event_wait {
 	uint64_t until_ms;
 	struct event_wait *next;
 };
-static struct event_wait *waiters;
 
 static void wait_free(void *p)
 {
-	struct event_wait **pp = &waiters;
-	while (*pp && *pp != p)
+	struct event_wait *w = p;
+	struct event_wait **pp = &w->c->srv->waiters;
+	while (*pp && *pp != w)
 		pp = &(*pp)->next;
 	if (*pp)
-		*pp = ((struct event_wait *)p)->next;
-	free(p);
+		*pp = w->next;
+	free(w);
 }
 
 static void list_events(struct call *c, const struct wire_operator_request *req)
@@ -361,25 +362,24 @@ static void list_events(struct call *c, const struct wire_operator_request *req)
 	struct event_wait *w = calloc(1, sizeof *w);
 	if (!w)
 		abort();
+	struct server *s = c->srv;
 	*w = (struct event_wait){.c = c, .after = req->after_id, .limit = req->limit,
-				 .until_ms = daemon_now_ms() + req->wait_ms, .next = waiters};
-	waiters = w;
+				 .until_ms = daemon_now_ms() + req->wait_ms, .next = s->waiters};
+	s->waiters = w;
 	call_pending(c, w, wait_free);
 }
 
-bool operator_waiting(void)
+bool operator_waiting(const struct server *s)
 {
-	return waiters != NULL;
+	return s->waiters != NULL;
 }
 
 void operator_poll_waiters(struct server *s, bool closing)
 {
 	uint64_t now = daemon_now_ms();
-	for (struct event_wait *w = waiters, *next; w; w = next) {
+	for (struct event_wait *w = s->waiters, *next; w; w = next) {
 		next = w->next;
 		struct call *c = w->c;
-		if (c->srv != s)
-			continue;
 		bool done = c->gone || closing || now >= w->until_ms
 				    ? (c->gone || answer_events(c, w->after, w->limit, true))
 				    : answer_events(c, w->after, w->limit, false);
