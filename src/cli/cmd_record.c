@@ -425,11 +425,11 @@ static int do_operator(struct recording *r, const cJSON *src, const char *action
 		else if (!strcmp(action, "hibernate"))
 			rc = bh_client_hibernate(r->op, fp, &err);
 		if (rc == 0) {
-			struct bh_client_session_info info;
+			struct wire_operator_session info;
 			if (bh_client_get_session(r->op, fp, &info, &err) == 0) {
 				snprintf(text, sizeof text, "session %.12s: %s, %llu calls, %s tier", fp,
 					 info.state, (unsigned long long)info.calls, info.isolation);
-				bh_client_session_info_free(&info);
+				wire_operator_session_free(&info);
 			} else {
 				rc = -1;
 			}
