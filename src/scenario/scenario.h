@@ -6,8 +6,8 @@
  * This file and scenario.c need only libc and cJSON — no curses, no engine —
  * so a fuzz target can link them alone: scenario_parse never crashes and
  * never leaks, whatever the bytes. */
-#ifndef BH_UI_SCENARIO_H
-#define BH_UI_SCENARIO_H
+#ifndef BH_SCENARIO_H
+#define BH_SCENARIO_H
 
 #include <stdbool.h>
 #include <stddef.h>
