@@ -108,6 +108,14 @@ int scenario_parse(const char *json, size_t len, struct scenario **out, char *er
 int scenario_load(const char *path, struct scenario **out, char *err, size_t errlen);
 void scenario_free(struct scenario *s);
 
+/* Writes a recording's text to path only if it loads: scenario_parse accepts
+ * it, so the recorder never leaves a file the player would refuse. Written to
+ * path.tmp, then renamed into place. -1 with err ("... does not load as a
+ * scenario: step 3: ...", or why the write failed), and nothing written. The
+ * name rule (the file is NAME.json) is the player's to apply: a recording may
+ * be written anywhere. */
+int scenario_save(const char *path, const char *text, char *err, size_t errlen);
+
 /* The recorded value of key in a step's answer (compact JSON), or NULL. */
 const char *scenario_answer_get(const struct scenario_step *st, const char *key);
 
