@@ -98,12 +98,18 @@ enum op_kind {
 	OP_FILE,
 };
 
-typedef void (*session_cb)(void *arg, struct wire_operator_session *res,
-			   const struct bh_client_error *err);
-typedef void (*files_cb)(void *arg, struct wire_operator_files *res,
-			 const struct bh_client_error *err);
-typedef void (*file_cb)(void *arg, struct wire_operator_file *res,
-			const struct bh_client_error *err);
+/* Any answer, decoded: the member op_kind names. */
+union answer {
+	struct wire_operator_sessions sessions;
+	struct wire_operator_session session;
+	struct wire_operator_closed closed;
+	struct wire_operator_leaks leaks;
+	struct wire_operator_evidence evidence;
+	struct wire_operator_records records;
+	struct wire_operator_events events;
+	struct wire_operator_files files;
+	struct wire_operator_file file;
+};
 
 struct typed_op {
 	enum op_kind kind;
@@ -112,20 +118,119 @@ struct typed_op {
 	bool one;                           /* OP_RECORDS: the record at (session, sequence) */
 	char session[65];
 	uint64_t sequence;
+	/* An asynchronous caller's callback, or a blocking form's waiter. */
 	union {
 		bh_client_done_cb done;
 		bh_client_sessions_cb sessions;
-		session_cb session;
 		bh_client_closed_cb closed;
 		bh_client_leaks_cb leaks;
 		bh_client_evidence_cb evidence;
 		bh_client_records_cb records;
 		bh_client_events_cb events;
-		files_cb files;
-		file_cb file;
 	} cb;
 	void *arg;
+	struct waiter *wait;
 };
+
+static int decode(const struct typed_op *op, const char *json, union answer *res,
+		  struct wire_status *st)
+{
+	size_t len = json ? strlen(json) : 0;
+	switch (op->kind) {
+	case OP_DONE:
+		return wire_operator_decode_done(op->method, json, len, st);
+	case OP_SESSIONS:
+		return wire_operator_decode_sessions(json, len, &res->sessions, st);
+	case OP_SESSION:
+		return wire_operator_decode_session(json, len, &res->session, st);
+	case OP_CLOSED:
+		return wire_operator_decode_closed(json, len, &res->closed, st);
+	case OP_LEAKS:
+		return wire_operator_decode_leaks(json, len, op->leaks, &res->leaks, st);
+	case OP_EVIDENCE:
+		return wire_operator_decode_evidence(json, len, &res->evidence, st);
+	case OP_RECORDS:
+		return wire_operator_decode_records(json, len, &res->records, st);
+	case OP_EVENTS:
+		return wire_operator_decode_events(json, len, &res->events, st);
+	case OP_FILES:
+		return wire_operator_decode_files(json, len, &res->files, st);
+	case OP_FILE:
+		return wire_operator_decode_file(json, len, &res->file, st);
+	}
+	*st = (struct wire_status){.code = WIRE_INTERNAL};
+	snprintf(st->msg, sizeof st->msg, "%s: no decoder for its answer", op->method);
+	return -1;
+}
+
+/* What the callback did not move out of res. */
+static void release(enum op_kind kind, union answer *res)
+{
+	switch (kind) {
+	case OP_DONE:
+		break;
+	case OP_SESSIONS:
+		wire_operator_sessions_free(&res->sessions);
+		break;
+	case OP_SESSION:
+		wire_operator_session_free(&res->session);
+		break;
+	case OP_CLOSED:
+		wire_operator_closed_free(&res->closed);
+		break;
+	case OP_LEAKS:
+		wire_operator_leaks_free(&res->leaks);
+		break;
+	case OP_EVIDENCE:
+		wire_operator_evidence_free(&res->evidence);
+		break;
+	case OP_RECORDS:
+		wire_operator_records_free(&res->records);
+		break;
+	case OP_EVENTS:
+		wire_operator_events_free(&res->events);
+		break;
+	case OP_FILES:
+		wire_operator_files_free(&res->files);
+		break;
+	case OP_FILE:
+		wire_operator_file_free(&res->file);
+		break;
+	}
+}
+
+/* The asynchronous caller's callback: the answer (res NULL with an error). */
+static void deliver(const struct typed_op *op, union answer *res,
+		    const struct bh_client_error *err)
+{
+	switch (op->kind) {
+	case OP_DONE:
+		op->cb.done(op->arg, err);
+		break;
+	case OP_SESSIONS:
+		op->cb.sessions(op->arg, res ? &res->sessions : NULL, err);
+		break;
+	case OP_CLOSED:
+		op->cb.closed(op->arg, res ? &res->closed : NULL, err);
+		break;
+	case OP_LEAKS:
+		op->cb.leaks(op->arg, res ? &res->leaks : NULL, err);
+		break;
+	case OP_EVIDENCE:
+		op->cb.evidence(op->arg, res ? &res->evidence : NULL, err);
+		break;
+	case OP_RECORDS:
+		op->cb.records(op->arg, res ? &res->records : NULL, err);
+		break;
+	case OP_EVENTS:
+		op->cb.events(op->arg, res ? &res->events : NULL, err);
+		break;
+	case OP_SESSION: /* only blocking forms: answered through op->wait */
+	case OP_FILES:
+	case OP_FILE:
+		break;
+	}
+}
 
 /* record_at asks for one record: an answer with another (or several) is
  * not the one asked for. */
@@ -137,126 +242,30 @@ static const char *not_the_record(const struct typed_op *op, const struct wire_o
 	return NULL;
 }
 
-/* Decodes the answer for its kind, hands it (or the error) to the callback,
- * then frees whatever the callback did not move out. */
+/* Decodes the answer for its kind and hands it (or the error) on; then
+ * frees whatever was not moved out. */
 static void on_typed(void *arg, const char *json, const struct bh_client_error *err)
 {
 	struct typed_op *op = arg;
 	struct bh_client_error *e = NULL;
-	struct wire_status st;
-	size_t len = json ? strlen(json) : 0;
-	union {
-		struct wire_operator_sessions sessions;
-		struct wire_operator_session session;
-		struct wire_operator_closed closed;
-		struct wire_operator_leaks leaks;
-		struct wire_operator_evidence evidence;
-		struct wire_operator_records records;
-		struct wire_operator_events events;
-		struct wire_operator_files files;
-		struct wire_operator_file file;
-	} res;
+	union answer res;
 	memset(&res, 0, sizeof res);
-	int rc = 0;
 	if (!err) {
-		switch (op->kind) {
-		case OP_DONE:
-			rc = wire_operator_decode_done(op->method, json, len, &st);
-			break;
-		case OP_SESSIONS:
-			rc = wire_operator_decode_sessions(json, len, &res.sessions, &st);
-			break;
-		case OP_SESSION:
-			rc = wire_operator_decode_session(json, len, &res.session, &st);
-			break;
-		case OP_CLOSED:
-			rc = wire_operator_decode_closed(json, len, &res.closed, &st);
-			break;
-		case OP_LEAKS:
-			rc = wire_operator_decode_leaks(json, len, op->leaks, &res.leaks, &st);
-			break;
-		case OP_EVIDENCE:
-			rc = wire_operator_decode_evidence(json, len, &res.evidence, &st);
-			break;
-		case OP_RECORDS:
-			rc = wire_operator_decode_records(json, len, &res.records, &st);
-			break;
-		case OP_EVENTS:
-			rc = wire_operator_decode_events(json, len, &res.events, &st);
-			break;
-		case OP_FILES:
-			rc = wire_operator_decode_files(json, len, &res.files, &st);
-			break;
-		case OP_FILE:
-			rc = wire_operator_decode_file(json, len, &res.file, &st);
-			break;
-		}
-		if (rc < 0)
-			e = client_data_loss("%s", st.msg);
+		struct wire_status st;
 		const char *wrong = NULL;
-		if (!e && op->kind == OP_RECORDS && op->one && (wrong = not_the_record(op, &res.records))) {
-			wire_operator_records_free(&res.records);
+		if (decode(op, json, &res, &st) < 0)
+			e = client_data_loss("%s", st.msg);
+		else if (op->kind == OP_RECORDS && op->one && (wrong = not_the_record(op, &res.records)))
 			e = client_error(WIRE_INTERNAL, WIRE_REFUSAL_UNSPECIFIED, "%s", wrong);
-		}
 		err = e;
 	}
-	bool ok = !err;
-	switch (op->kind) {
-	case OP_DONE:
-		op->cb.done(op->arg, err);
-		break;
-	case OP_SESSIONS:
-		op->cb.sessions(op->arg, ok ? &res.sessions : NULL, err);
-		wire_operator_sessions_free(&res.sessions);
-		break;
-	case OP_SESSION:
-		op->cb.session(op->arg, ok ? &res.session : NULL, err);
-		wire_operator_session_free(&res.session);
-		break;
-	case OP_CLOSED:
-		op->cb.closed(op->arg, ok ? &res.closed : NULL, err);
-		wire_operator_closed_free(&res.closed);
-		break;
-	case OP_LEAKS:
-		op->cb.leaks(op->arg, ok ? &res.leaks : NULL, err);
-		wire_operator_leaks_free(&res.leaks);
-		break;
-	case OP_EVIDENCE:
-		op->cb.evidence(op->arg, ok ? &res.evidence : NULL, err);
-		wire_operator_evidence_free(&res.evidence);
-		break;
-	case OP_RECORDS:
-		op->cb.records(op->arg, ok ? &res.records : NULL, err);
-		wire_operator_records_free(&res.records);
-		break;
-	case OP_EVENTS:
-		op->cb.events(op->arg, ok ? &res.events : NULL, err);
-		wire_operator_events_free(&res.events);
-		break;
-	case OP_FILES:
-		op->cb.files(op->arg, ok ? &res.files : NULL, err);
-		wire_operator_files_free(&res.files);
-		break;
-	case OP_FILE:
-		op->cb.file(op->arg, ok ? &res.file : NULL, err);
-		wire_operator_file_free(&res.file);
-		break;
-	}
+	if (op->wait)
+		waiter_settle(op->wait, err ? NULL : &res, err);
+	else
+		deliver(op, err ? NULL : &res, err);
+	release(op->kind, &res);
 	bh_client_error_free(e);
 	free(op);
-}
-
-/* Sends req to method; op (the caller's allocation) is the client's from
- * here, freed after its callback or at once when the call cannot start. */
-static int typed_call(bh_client *c, struct typed_op *op, const struct wire_operator_request *req,
-		      struct bh_client_error **err)
-{
-	cleanup_free char *body = wire_operator_encode_request(req);
-	if (bh_client_operator_call_async(c, op->method, body, on_typed, op, err) < 0) {
-		free(op);
-		return -1;
-	}
-	return 0;
 }
 
 static struct typed_op *op_new(enum op_kind kind, const char *method, void *arg)
@@ -268,6 +277,31 @@ static struct typed_op *op_new(enum op_kind kind, const char *method, void *arg)
 	return op;
 }
 
+/* Sends req to op's method; op is the client's from here, freed after its
+ * callback or at once when the call cannot start. */
+static int typed_call(bh_client *c, struct typed_op *op, const struct wire_operator_request *req,
+		      struct bh_client_error **err)
+{
+	cleanup_free char *body = wire_operator_encode_request(req);
+	if (bh_client_operator_call_async(c, op->method, body, on_typed, op, err) < 0) {
+		free(op);
+		return -1;
+	}
+	return 0;
+}
+
+/* The blocking form of a typed call: the answer is moved into out (size
+ * bytes; NULL for an answer with nothing in it). */
+static int typed_wait(bh_client *c, struct typed_op *op, const struct wire_operator_request *req,
+		      void *out, size_t size, struct bh_client_error **err)
+{
+	struct waiter w = {.out = out, .size = size};
+	op->wait = &w;
+	if (typed_call(c, op, req, err) < 0)
+		return -1;
+	return waiter_wait(c, &w, err);
+}
+
 /* A fingerprint is checked before anything is sent. */
 static int check_fingerprint(const char *fp, struct bh_client_error **err)
 {
@@ -276,57 +310,6 @@ static int check_fingerprint(const char *fp, struct bh_client_error **err)
 						     "a session is named by its fingerprint (64 hex "
 						     "digits)"));
 	return 0;
-}
-
-/* ---- the blocking forms: a typed call run to its answer ---- */
-
-static void settle_done(void *arg, const struct bh_client_error *err)
-{
-	waiter_settle(arg, NULL, err);
-}
-static void settle_sessions(void *arg, struct wire_operator_sessions *res,
-			    const struct bh_client_error *err)
-{
-	waiter_settle(arg, res, err);
-}
-static void settle_session(void *arg, struct wire_operator_session *res,
-			   const struct bh_client_error *err)
-{
-	waiter_settle(arg, res, err);
-}
-static void settle_closed(void *arg, struct wire_operator_closed *res,
-			  const struct bh_client_error *err)
-{
-	waiter_settle(arg, res, err);
-}
-static void settle_leaks(void *arg, struct wire_operator_leaks *res,
-			 const struct bh_client_error *err)
-{
-	waiter_settle(arg, res, err);
-}
-static void settle_evidence(void *arg, struct wire_operator_evidence *res,
-			    const struct bh_client_error *err)
-{
-	waiter_settle(arg, res, err);
-}
-static void settle_records(void *arg, struct wire_operator_records *res,
-			   const struct bh_client_error *err)
-{
-	waiter_settle(arg, res, err);
-}
-static void settle_events(void *arg, struct wire_operator_events *res,
-			  const struct bh_client_error *err)
-{
-	waiter_settle(arg, res, err);
-}
-static void settle_files(void *arg, struct wire_operator_files *res,
-			 const struct bh_client_error *err)
-{
-	waiter_settle(arg, res, err);
-}
-static void settle_file(void *arg, struct wire_operator_file *res, const struct bh_client_error *err)
-{
-	waiter_settle(arg, res, err);
 }
 
 /* ---- sessions ---- */
@@ -342,44 +325,49 @@ int bh_client_list_sessions_async(bh_client *c, const char *state, bh_client_ses
 int bh_client_list_sessions(bh_client *c, const char *state, struct wire_operator_sessions *out,
 			    struct bh_client_error **err)
 {
-	struct waiter w = {.out = out, .size = sizeof *out};
 	memset(out, 0, sizeof *out);
-	if (bh_client_list_sessions_async(c, state, settle_sessions, &w, err) < 0)
-		return -1;
-	return waiter_wait(c, &w, err);
+	return typed_wait(c, op_new(OP_SESSIONS, "ListSessions", NULL),
+			  &(struct wire_operator_request){.state = state}, out, sizeof *out, err);
 }
 
 int bh_client_get_session(bh_client *c, const char *fingerprint, struct wire_operator_session *out,
 			  struct bh_client_error **err)
 {
-	struct waiter w = {.out = out, .size = sizeof *out};
 	memset(out, 0, sizeof *out);
 	if (check_fingerprint(fingerprint, err) < 0)
 		return -1;
-	struct typed_op *op = op_new(OP_SESSION, "GetSession", &w);
-	op->cb.session = settle_session;
-	if (typed_call(c, op, &(struct wire_operator_request){.session = fingerprint}, err) < 0)
-		return -1;
-	return waiter_wait(c, &w, err);
+	return typed_wait(c, op_new(OP_SESSION, "GetSession", NULL),
+			  &(struct wire_operator_request){.session = fingerprint}, out, sizeof *out,
+			  err);
 }
 
 /* ---- actions ---- */
 
+static const char *action_method(enum bh_client_action action)
+{
+	switch (action) {
+	case BH_CLIENT_PAUSE:
+		return "Pause";
+	case BH_CLIENT_RESUME:
+		return "Resume";
+	case BH_CLIENT_HIBERNATE:
+		return "Hibernate";
+	case BH_CLIENT_KILL:
+		return "Kill";
+	}
+	return NULL;
+}
+
 int bh_client_act_async(bh_client *c, enum bh_client_action action, const char *fingerprint,
 			bh_client_done_cb cb, void *arg, struct bh_client_error **err)
 {
-	static const char *const methods[] = {
-		[BH_CLIENT_PAUSE] = "Pause",
-		[BH_CLIENT_RESUME] = "Resume",
-		[BH_CLIENT_HIBERNATE] = "Hibernate",
-		[BH_CLIENT_KILL] = "Kill",
-	};
-	if ((size_t)action >= sizeof methods / sizeof methods[0])
+	const char *method = action_method(action);
+	if (!method)
 		return client_fail(err, client_error(WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
 						     "no such operator action"));
 	if (check_fingerprint(fingerprint, err) < 0)
 		return -1;
-	struct typed_op *op = op_new(OP_DONE, methods[action], arg);
+	struct typed_op *op = op_new(OP_DONE, method, arg);
 	op->cb.done = cb;
 	return typed_call(c, op, &(struct wire_operator_request){.session = fingerprint}, err);
 }
@@ -387,10 +375,10 @@ int bh_client_act_async(bh_client *c, enum bh_client_action action, const char *
 static int act(bh_client *c, enum bh_client_action action, const char *fp,
 	       struct bh_client_error **err)
 {
-	struct waiter w = {0};
-	if (bh_client_act_async(c, action, fp, settle_done, &w, err) < 0)
+	if (check_fingerprint(fp, err) < 0)
 		return -1;
-	return waiter_wait(c, &w, err);
+	return typed_wait(c, op_new(OP_DONE, action_method(action), NULL),
+			  &(struct wire_operator_request){.session = fp}, NULL, 0, err);
 }
 
 int bh_client_pause(bh_client *c, const char *fp, struct bh_client_error **err)
@@ -426,23 +414,47 @@ int bh_client_close_async(bh_client *c, const char *fingerprint, bh_client_close
 int bh_client_close(bh_client *c, const char *fp, struct wire_operator_closed *out,
 		    struct bh_client_error **err)
 {
-	struct waiter w = {.out = out, .size = sizeof *out};
 	memset(out, 0, sizeof *out);
-	if (bh_client_close_async(c, fp, settle_closed, &w, err) < 0)
+	if (check_fingerprint(fp, err) < 0)
 		return -1;
-	return waiter_wait(c, &w, err);
+	return typed_wait(c, op_new(OP_CLOSED, "Close", NULL),
+			  &(struct wire_operator_request){.session = fp}, out, sizeof *out, err);
 }
 
 /* ---- leaks and gc ---- */
 
-static int leaks_async(bh_client *c, enum wire_operator_leak_list list, bh_client_leaks_cb cb,
-		       void *arg, struct bh_client_error **err)
+static struct typed_op *leaks_op(enum wire_operator_leak_list list, void *arg)
 {
 	struct typed_op *op = op_new(OP_LEAKS, list == WIRE_LEAKS_FOUND ? "Leaks" : "Gc", arg);
 	op->leaks = list;
+	return op;
+}
+
+static struct wire_operator_request leaks_request(enum wire_operator_leak_list list)
+{
+	return (struct wire_operator_request){.dry_run = list == WIRE_LEAKS_WOULD_REAP};
+}
+
+static enum wire_operator_leak_list gc_list(bool dry_run)
+{
+	return dry_run ? WIRE_LEAKS_WOULD_REAP : WIRE_LEAKS_REAPED;
+}
+
+static int leaks_async(bh_client *c, enum wire_operator_leak_list list, bh_client_leaks_cb cb,
+		       void *arg, struct bh_client_error **err)
+{
+	struct typed_op *op = leaks_op(list, arg);
 	op->cb.leaks = cb;
-	struct wire_operator_request req = {.dry_run = list == WIRE_LEAKS_WOULD_REAP};
+	struct wire_operator_request req = leaks_request(list);
 	return typed_call(c, op, &req, err);
+}
+
+static int leaks_wait(bh_client *c, enum wire_operator_leak_list list,
+		      struct wire_operator_leaks *out, struct bh_client_error **err)
+{
+	memset(out, 0, sizeof *out);
+	struct wire_operator_request req = leaks_request(list);
+	return typed_wait(c, leaks_op(list, NULL), &req, out, sizeof *out, err);
 }
 
 int bh_client_leaks_async(bh_client *c, bh_client_leaks_cb cb, void *arg,
@@ -454,26 +466,18 @@ int bh_client_leaks_async(bh_client *c, bh_client_leaks_cb cb, void *arg,
 int bh_client_gc_async(bh_client *c, bool dry_run, bh_client_leaks_cb cb, void *arg,
 		       struct bh_client_error **err)
 {
-	return leaks_async(c, dry_run ? WIRE_LEAKS_WOULD_REAP : WIRE_LEAKS_REAPED, cb, arg, err);
+	return leaks_async(c, gc_list(dry_run), cb, arg, err);
 }
 
 int bh_client_leaks(bh_client *c, struct wire_operator_leaks *out, struct bh_client_error **err)
 {
-	struct waiter w = {.out = out, .size = sizeof *out};
-	memset(out, 0, sizeof *out);
-	if (bh_client_leaks_async(c, settle_leaks, &w, err) < 0)
-		return -1;
-	return waiter_wait(c, &w, err);
+	return leaks_wait(c, WIRE_LEAKS_FOUND, out, err);
 }
 
 int bh_client_gc(bh_client *c, bool dry_run, struct wire_operator_leaks *out,
 		 struct bh_client_error **err)
 {
-	struct waiter w = {.out = out, .size = sizeof *out};
-	memset(out, 0, sizeof *out);
-	if (bh_client_gc_async(c, dry_run, settle_leaks, &w, err) < 0)
-		return -1;
-	return waiter_wait(c, &w, err);
+	return leaks_wait(c, gc_list(dry_run), out, err);
 }
 
 /* ---- evidence ---- */
@@ -489,36 +493,37 @@ int bh_client_evidence_async(bh_client *c, bh_client_evidence_cb cb, void *arg,
 int bh_client_evidence(bh_client *c, struct wire_operator_evidence *out,
 		       struct bh_client_error **err)
 {
-	struct waiter w = {.out = out, .size = sizeof *out};
 	memset(out, 0, sizeof *out);
-	if (bh_client_evidence_async(c, settle_evidence, &w, err) < 0)
-		return -1;
-	return waiter_wait(c, &w, err);
+	return typed_wait(c, op_new(OP_EVIDENCE, "Evidence", NULL), &(struct wire_operator_request){0},
+			  out, sizeof *out, err);
 }
 
 /* ---- records ---- */
 
-int bh_client_list_records_async(bh_client *c, const struct wire_operator_request *req,
-				 bh_client_records_cb cb, void *arg, struct bh_client_error **err)
+static struct typed_op *records_op(const struct wire_operator_request *req, void *arg)
 {
 	struct typed_op *op = op_new(OP_RECORDS, "ListRecords", arg);
-	op->cb.records = cb;
 	if (req->has_sequence) {
 		op->one = true;
 		op->sequence = req->sequence;
 		snprintf(op->session, sizeof op->session, "%s", req->session ? req->session : "");
 	}
+	return op;
+}
+
+int bh_client_list_records_async(bh_client *c, const struct wire_operator_request *req,
+				 bh_client_records_cb cb, void *arg, struct bh_client_error **err)
+{
+	struct typed_op *op = records_op(req, arg);
+	op->cb.records = cb;
 	return typed_call(c, op, req, err);
 }
 
 static int records(bh_client *c, const struct wire_operator_request *req,
 		   struct wire_operator_records *out, struct bh_client_error **err)
 {
-	struct waiter w = {.out = out, .size = sizeof *out};
 	memset(out, 0, sizeof *out);
-	if (bh_client_list_records_async(c, req, settle_records, &w, err) < 0)
-		return -1;
-	return waiter_wait(c, &w, err);
+	return typed_wait(c, records_op(req, NULL), req, out, sizeof *out, err);
 }
 
 /* NULL or "": every session's. */
@@ -565,11 +570,8 @@ int bh_client_list_events_async(bh_client *c, const struct wire_operator_request
 static int events(bh_client *c, const struct wire_operator_request *req,
 		  struct wire_operator_events *out, struct bh_client_error **err)
 {
-	struct waiter w = {.out = out, .size = sizeof *out};
 	memset(out, 0, sizeof *out);
-	if (bh_client_list_events_async(c, req, settle_events, &w, err) < 0)
-		return -1;
-	return waiter_wait(c, &w, err);
+	return typed_wait(c, op_new(OP_EVENTS, "ListEvents", NULL), req, out, sizeof *out, err);
 }
 
 int bh_client_list_events(bh_client *c, int64_t after_id, uint32_t limit, uint32_t wait_ms,
@@ -591,31 +593,21 @@ int bh_client_list_events_newest(bh_client *c, int64_t before_id, uint32_t limit
 int bh_client_list_files(bh_client *c, const char *fingerprint, const char *path,
 			 struct wire_operator_files *out, struct bh_client_error **err)
 {
-	struct waiter w = {.out = out, .size = sizeof *out};
 	memset(out, 0, sizeof *out);
 	if (check_fingerprint(fingerprint, err) < 0)
 		return -1;
-	struct typed_op *op = op_new(OP_FILES, "ListFiles", &w);
-	op->cb.files = settle_files;
 	struct wire_operator_request req = {.session = fingerprint, .path = path ? path : ""};
-	if (typed_call(c, op, &req, err) < 0)
-		return -1;
-	return waiter_wait(c, &w, err);
+	return typed_wait(c, op_new(OP_FILES, "ListFiles", NULL), &req, out, sizeof *out, err);
 }
 
 int bh_client_read_file(bh_client *c, const char *fingerprint, const char *path,
 			uint32_t max_bytes, struct wire_operator_file *out,
 			struct bh_client_error **err)
 {
-	struct waiter w = {.out = out, .size = sizeof *out};
 	memset(out, 0, sizeof *out);
 	if (check_fingerprint(fingerprint, err) < 0)
 		return -1;
-	struct typed_op *op = op_new(OP_FILE, "ReadFile", &w);
-	op->cb.file = settle_file;
 	struct wire_operator_request req = {.session = fingerprint, .path = path ? path : "",
 					    .max_bytes = max_bytes};
-	if (typed_call(c, op, &req, err) < 0)
-		return -1;
-	return waiter_wait(c, &w, err);
+	return typed_wait(c, op_new(OP_FILE, "ReadFile", NULL), &req, out, sizeof *out, err);
 }

@@ -62,22 +62,42 @@ int op_read_fixed(const struct jr *r, const cJSON *obj, const char *path, const 
 	return 0;
 }
 
-int op_read_list(const struct jr *r, const cJSON *obj, const char *name, const cJSON **arr,
-		 size_t *n)
+int op_read_items(const struct jr *r, const cJSON *obj, const char *path, const char *name,
+		  size_t size, op_item_fn read, void **items, size_t *n)
 {
+	const cJSON *arr;
+	*items = NULL;
 	*n = 0;
-	if (jr_array(r, obj, "", name, arr) < 0)
+	if (jr_array(r, obj, path, name, &arr) < 0)
 		return -1;
-	*n = *arr ? (size_t)cJSON_GetArraySize(*arr) : 0;
+	size_t count = arr ? (size_t)cJSON_GetArraySize(arr) : 0;
+	char *v = wire_xzalloc(count * size);
+	*items = v;
+	for (const cJSON *el = arr ? arr->child : NULL; el; el = el->next) {
+		char sub[160];
+		snprintf(sub, sizeof sub, "%s%s%s[%zu]", path, *path ? "." : "", name, *n);
+		if (!cJSON_IsObject(el))
+			return jr_fail(r, "%s must be a JSON object", sub);
+		if (read(r, el, sub, v + *n * size) < 0)
+			return -1;
+		(*n)++;
+	}
 	return 0;
 }
 
-int op_read_element(const struct jr *r, const cJSON *el, const char *name, size_t i, char *path,
-		    size_t path_len)
+int op_decode_list(const char *method, const char *body, size_t len, const char *name,
+		   size_t size, op_item_fn read, void **items, size_t *n, op_rest_fn rest,
+		   void *out, struct wire_status *st)
 {
-	snprintf(path, path_len, "%s[%zu]", name, i);
-	if (!cJSON_IsObject(el))
-		return jr_fail(r, "%s must be a JSON object", path);
+	cleanup_cjson cJSON *root = NULL;
+	struct jr r = op_reader(st);
+	*items = NULL;
+	*n = 0;
+	if (op_parse(method, body, len, &root, st) < 0)
+		return -1;
+	if (op_read_items(&r, root, "", name, size, read, items, n) < 0 ||
+	    (rest && rest(&r, root, out) < 0))
+		return op_refused(method, st);
 	return 0;
 }
 
@@ -176,9 +196,9 @@ void wire_operator_sessions_free(struct wire_operator_sessions *s)
 	memset(s, 0, sizeof *s);
 }
 
-static int read_session(const struct jr *r, const cJSON *o, const char *path,
-			struct wire_operator_session *out)
+static int read_session(const struct jr *r, const cJSON *o, const char *path, void *item)
 {
+	struct wire_operator_session *out = item;
 	memset(out, 0, sizeof *out);
 	if (op_read_str(r, o, path, "session", &out->fingerprint) < 0 ||
 	    op_read_str(r, o, path, "sandbox", &out->sandbox) < 0 ||
@@ -217,26 +237,14 @@ int wire_operator_decode_session(const char *body, size_t len, struct wire_opera
 int wire_operator_decode_sessions(const char *body, size_t len, struct wire_operator_sessions *out,
 				  struct wire_status *st)
 {
-	cleanup_cjson cJSON *root = NULL;
-	struct jr r = op_reader(st);
-	const cJSON *arr;
-	size_t count;
+	void *items = NULL;
 	memset(out, 0, sizeof *out);
-	if (op_parse("ListSessions", body, len, &root, st) < 0)
-		return -1;
-	if (op_read_list(&r, root, "sessions", &arr, &count) < 0)
-		return op_refused("ListSessions", st);
-	out->sessions = wire_xzalloc(count * sizeof *out->sessions);
-	for (const cJSON *el = arr ? arr->child : NULL; el; el = el->next) {
-		char path[32];
-		if (op_read_element(&r, el, "sessions", out->n, path, sizeof path) < 0 ||
-		    read_session(&r, el, path, &out->sessions[out->n]) < 0) {
-			wire_operator_sessions_free(out);
-			return op_refused("ListSessions", st);
-		}
-		out->n++;
-	}
-	return 0;
+	int rc = op_decode_list("ListSessions", body, len, "sessions", sizeof *out->sessions,
+				read_session, &items, &out->n, NULL, NULL, st);
+	out->sessions = items;
+	if (rc < 0)
+		wire_operator_sessions_free(out);
+	return rc;
 }
 
 /* ---- Close and the other actions ---- */
@@ -356,8 +364,9 @@ static int read_leak_kind(const struct jr *r, const cJSON *o, const char *path,
 		       wire_quote(q, name, strlen(name)));
 }
 
-static int read_leak(const struct jr *r, const cJSON *o, const char *path, struct bh_leak *out)
+static int read_leak(const struct jr *r, const cJSON *o, const char *path, void *item)
 {
+	struct bh_leak *out = item;
 	memset(out, 0, sizeof *out);
 	if (read_leak_kind(r, o, path, &out->kind) < 0 ||
 	    op_read_fixed(r, o, path, "sandbox", out->sandbox, sizeof out->sandbox) < 0 ||
@@ -373,27 +382,14 @@ static int read_leak(const struct jr *r, const cJSON *o, const char *path, struc
 int wire_operator_decode_leaks(const char *body, size_t len, enum wire_operator_leak_list l,
 			       struct wire_operator_leaks *out, struct wire_status *st)
 {
-	cleanup_cjson cJSON *root = NULL;
-	struct jr r = op_reader(st);
-	const char *method = leak_method(l), *name = wire_operator_leak_list_name(l);
-	const cJSON *arr;
-	size_t count;
+	void *items = NULL;
 	memset(out, 0, sizeof *out);
-	if (op_parse(method, body, len, &root, st) < 0)
-		return -1;
-	if (op_read_list(&r, root, name, &arr, &count) < 0)
-		return op_refused(method, st);
-	out->leaks = wire_xzalloc(count * sizeof *out->leaks);
-	for (const cJSON *el = arr ? arr->child : NULL; el; el = el->next) {
-		char path[32];
-		if (op_read_element(&r, el, name, out->n, path, sizeof path) < 0 ||
-		    read_leak(&r, el, path, &out->leaks[out->n]) < 0) {
-			wire_operator_leaks_free(out);
-			return op_refused(method, st);
-		}
-		out->n++;
-	}
-	return 0;
+	int rc = op_decode_list(leak_method(l), body, len, wire_operator_leak_list_name(l),
+				sizeof *out->leaks, read_leak, &items, &out->n, NULL, NULL, st);
+	out->leaks = items;
+	if (rc < 0)
+		wire_operator_leaks_free(out);
+	return rc;
 }
 
 /* ---- evidence ---- */
@@ -460,75 +456,63 @@ void wire_operator_evidence_free(struct wire_operator_evidence *e)
 	memset(e, 0, sizeof *e);
 }
 
-static int read_line(const struct jr *r, const cJSON *o, const char *path,
-		     struct bh_evidence_line *out)
+static int read_line(const struct jr *r, const cJSON *o, const char *path, void *item)
 {
+	struct bh_evidence_line *out = item;
 	if (op_read_str(r, o, path, "check", &out->name) < 0 ||
 	    op_read_str(r, o, path, "value", &out->value) < 0 ||
 	    op_read_str(r, o, path, "expect", &out->expect) < 0 ||
-	    jr_bool(r, o, path, "ok", &out->ok) < 0)
+	    jr_bool(r, o, path, "ok", &out->ok) < 0) {
+		free((char *)out->name);
+		free((char *)out->value);
+		free((char *)out->expect);
+		memset(out, 0, sizeof *out);
 		return -1;
+	}
 	return 0;
 }
 
-/* A tier whose read failed keeps what it read so far for tier_free. */
-static int read_tier(const struct jr *r, const cJSON *o, const char *path,
-		     struct wire_operator_tier *out)
+static int read_tier(const struct jr *r, const cJSON *o, const char *path, void *item)
 {
-	const cJSON *arr;
+	struct wire_operator_tier *out = item;
+	void *lines = NULL;
+	memset(out, 0, sizeof *out);
 	if (op_read_str(r, o, path, "tier", &out->tier) < 0 ||
 	    jr_bool(r, o, path, "offered", &out->offered) < 0 ||
 	    jr_bool(r, o, path, "cached", &out->cached) < 0 ||
 	    op_read_str(r, o, path, "runtime", &out->runtime) < 0 ||
 	    op_read_str(r, o, path, "runtimeVersion", &out->runtime_version) < 0 ||
 	    op_read_str(r, o, path, "reason", &out->reason) < 0 ||
-	    op_read_str(r, o, path, "environment", &out->environment) < 0 ||
-	    jr_array(r, o, path, "evidence", &arr) < 0)
+	    op_read_str(r, o, path, "environment", &out->environment) < 0) {
+		tier_free(out);
 		return -1;
-	size_t count = arr ? (size_t)cJSON_GetArraySize(arr) : 0;
-	struct bh_evidence_line *lines = wire_xzalloc(count * sizeof *lines);
-	out->evidence = lines;
-	for (const cJSON *el = arr ? arr->child : NULL; el; el = el->next) {
-		char sub[96];
-		snprintf(sub, sizeof sub, "%s.evidence[%zu]", path, out->n_evidence);
-		if (!cJSON_IsObject(el))
-			return jr_fail(r, "%s must be a JSON object", sub);
-		/* Counted first: what a failed read holds is freed with it. */
-		struct bh_evidence_line *l = &lines[out->n_evidence++];
-		if (read_line(r, el, sub, l) < 0)
-			return -1;
 	}
+	int rc = op_read_items(r, o, path, "evidence", sizeof *out->evidence, read_line, &lines,
+			       &out->n_evidence);
+	out->evidence = lines;
+	if (rc < 0)
+		tier_free(out);
+	return rc;
+}
+
+static int read_evidence_rest(const struct jr *r, const cJSON *root, void *item)
+{
+	struct wire_operator_evidence *out = item;
+	if (op_read_str(r, root, "", "strongest", &out->strongest) < 0 ||
+	    jr_bool(r, root, "", "proving", &out->proving) < 0)
+		return -1;
 	return 0;
 }
 
 int wire_operator_decode_evidence(const char *body, size_t len, struct wire_operator_evidence *out,
 				  struct wire_status *st)
 {
-	cleanup_cjson cJSON *root = NULL;
-	struct jr r = op_reader(st);
-	const cJSON *arr;
-	size_t count;
+	void *items = NULL;
 	memset(out, 0, sizeof *out);
-	if (op_parse("Evidence", body, len, &root, st) < 0)
-		return -1;
-	if (op_read_str(&r, root, "", "strongest", &out->strongest) < 0 ||
-	    jr_bool(&r, root, "", "proving", &out->proving) < 0 ||
-	    op_read_list(&r, root, "tiers", &arr, &count) < 0) {
+	int rc = op_decode_list("Evidence", body, len, "tiers", sizeof *out->tiers, read_tier, &items,
+				&out->n_tiers, read_evidence_rest, out, st);
+	out->tiers = items;
+	if (rc < 0)
 		wire_operator_evidence_free(out);
-		return op_refused("Evidence", st);
-	}
-	struct wire_operator_tier *tiers = wire_xzalloc(count * sizeof *tiers);
-	out->tiers = tiers;
-	for (const cJSON *el = arr ? arr->child : NULL; el; el = el->next) {
-		char path[32];
-		if (op_read_element(&r, el, "tiers", out->n_tiers, path, sizeof path) < 0) {
-			wire_operator_evidence_free(out);
-			return op_refused("Evidence", st);
-		}
-		if (read_tier(&r, el, path, &tiers[out->n_tiers++]) < 0) {
-			wire_operator_evidence_free(out);
-			return op_refused("Evidence", st);
-		}
-	}
-	return 0;
+	return rc;
 }

@@ -181,12 +181,12 @@ struct wire_operator_record_row {
  * to follow the tail with), next_before_id its first (for the page before). */
 struct wire_operator_records {
 	struct wire_operator_record_row *rows;
-	size_t n, cap;
+	size_t n, cap; /* cap: the rows allocated (wire_operator_records_add grows them) */
 	int64_t next_after_id, next_before_id;
 };
 
 struct wire_operator_events {
-	struct bh_event *events;
+	struct bh_event *events; /* strings owned */
 	size_t n, cap;
 	int64_t next_after_id, next_before_id;
 };

@@ -41,9 +41,9 @@ void wire_operator_files_free(struct wire_operator_files *f)
 	memset(f, 0, sizeof *f);
 }
 
-static int read_entry(const struct jr *r, const cJSON *o, const char *path,
-		      struct bh_file_entry *out)
+static int read_entry(const struct jr *r, const cJSON *o, const char *path, void *item)
 {
+	struct bh_file_entry *out = item;
 	cleanup_free char *type = NULL;
 	size_t type_len = 0;
 	memset(out, 0, sizeof *out);
@@ -64,31 +64,22 @@ fail:
 	return -1;
 }
 
+static int read_more(const struct jr *r, const cJSON *root, void *out)
+{
+	return jr_bool(r, root, "", "more", out);
+}
+
 int wire_operator_decode_files(const char *body, size_t len, struct wire_operator_files *out,
 			       struct wire_status *st)
 {
-	cleanup_cjson cJSON *root = NULL;
-	struct jr r = op_reader(st);
-	const cJSON *arr;
-	size_t count;
+	void *items = NULL;
 	memset(out, 0, sizeof *out);
-	if (op_parse("ListFiles", body, len, &root, st) < 0)
-		return -1;
-	if (op_read_list(&r, root, "entries", &arr, &count) < 0 ||
-	    jr_bool(&r, root, "", "more", &out->more) < 0)
-		return op_refused("ListFiles", st);
-	struct bh_file_entry *entries = wire_xzalloc(count * sizeof *entries);
-	out->entries = entries;
-	for (const cJSON *el = arr ? arr->child : NULL; el; el = el->next) {
-		char path[32];
-		if (op_read_element(&r, el, "entries", out->n, path, sizeof path) < 0 ||
-		    read_entry(&r, el, path, &entries[out->n]) < 0) {
-			wire_operator_files_free(out);
-			return op_refused("ListFiles", st);
-		}
-		out->n++;
-	}
-	return 0;
+	int rc = op_decode_list("ListFiles", body, len, "entries", sizeof *out->entries, read_entry,
+				&items, &out->n, read_more, &out->more, st);
+	out->entries = items;
+	if (rc < 0)
+		wire_operator_files_free(out);
+	return rc;
 }
 
 char *wire_operator_encode_file(const struct wire_operator_file *f)

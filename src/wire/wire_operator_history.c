@@ -22,11 +22,17 @@ static void cursors_json(cJSON *o, int64_t next_after_id, int64_t next_before_id
 	jw_i64(o, "nextBeforeId", next_before_id);
 }
 
-static int read_cursors(const struct jr *r, const cJSON *o, int64_t *next_after_id,
-			int64_t *next_before_id)
+/* A page's cursors: the members of struct wire_operator_records and _events
+ * that follow their lists. */
+struct cursors {
+	int64_t next_after_id, next_before_id;
+};
+
+static int read_cursors(const struct jr *r, const cJSON *root, void *out)
 {
-	if (jr_i64(r, o, "", "nextAfterId", next_after_id) < 0 ||
-	    jr_i64(r, o, "", "nextBeforeId", next_before_id) < 0)
+	struct cursors *c = out;
+	if (jr_i64(r, root, "", "nextAfterId", &c->next_after_id) < 0 ||
+	    jr_i64(r, root, "", "nextBeforeId", &c->next_before_id) < 0)
 		return -1;
 	return 0;
 }
@@ -83,11 +89,11 @@ void wire_operator_records_free(struct wire_operator_records *page)
 }
 
 /* A row is nothing without its record: one that carries none is refused. */
-static int read_row(const struct jr *r, const cJSON *o, const char *path,
-		    struct wire_operator_record_row *out)
+static int read_row(const struct jr *r, const cJSON *o, const char *path, void *item)
 {
+	struct wire_operator_record_row *out = item;
 	const cJSON *rec;
-	char sub[48];
+	char sub[192];
 	memset(out, 0, sizeof *out);
 	if (jr_object(r, o, path, "record", &rec) < 0)
 		return -1;
@@ -110,28 +116,16 @@ static int read_row(const struct jr *r, const cJSON *o, const char *path,
 int wire_operator_decode_records(const char *body, size_t len, struct wire_operator_records *out,
 				 struct wire_status *st)
 {
-	cleanup_cjson cJSON *root = NULL;
-	struct jr r = op_reader(st);
-	const cJSON *arr;
-	size_t count;
+	void *items = NULL;
+	struct cursors c = {0};
 	memset(out, 0, sizeof *out);
-	if (op_parse("ListRecords", body, len, &root, st) < 0)
-		return -1;
-	if (op_read_list(&r, root, "records", &arr, &count) < 0 ||
-	    read_cursors(&r, root, &out->next_after_id, &out->next_before_id) < 0)
-		return op_refused("ListRecords", st);
-	out->rows = wire_xzalloc(count * sizeof *out->rows);
-	out->cap = count;
-	for (const cJSON *el = arr ? arr->child : NULL; el; el = el->next) {
-		char path[32];
-		if (op_read_element(&r, el, "records", out->n, path, sizeof path) < 0 ||
-		    read_row(&r, el, path, &out->rows[out->n]) < 0) {
-			wire_operator_records_free(out);
-			return op_refused("ListRecords", st);
-		}
-		out->n++;
-	}
-	return 0;
+	int rc = op_decode_list("ListRecords", body, len, "records", sizeof *out->rows, read_row,
+				&items, &out->n, read_cursors, &c, st);
+	*out = (struct wire_operator_records){items, out->n, out->n, c.next_after_id,
+					      c.next_before_id};
+	if (rc < 0)
+		wire_operator_records_free(out);
+	return rc;
 }
 
 /* ---- events ---- */
@@ -186,8 +180,9 @@ void wire_operator_events_free(struct wire_operator_events *page)
 	memset(page, 0, sizeof *page);
 }
 
-static int read_event(const struct jr *r, const cJSON *o, const char *path, struct bh_event *out)
+static int read_event(const struct jr *r, const cJSON *o, const char *path, void *item)
 {
+	struct bh_event *out = item;
 	memset(out, 0, sizeof *out);
 	if (jr_i64(r, o, path, "id", &out->id) < 0 ||
 	    jr_i64(r, o, path, "atUnixMs", &out->at_unix_ms) < 0 ||
@@ -204,26 +199,14 @@ static int read_event(const struct jr *r, const cJSON *o, const char *path, stru
 int wire_operator_decode_events(const char *body, size_t len, struct wire_operator_events *out,
 				struct wire_status *st)
 {
-	cleanup_cjson cJSON *root = NULL;
-	struct jr r = op_reader(st);
-	const cJSON *arr;
-	size_t count;
+	void *items = NULL;
+	struct cursors c = {0};
 	memset(out, 0, sizeof *out);
-	if (op_parse("ListEvents", body, len, &root, st) < 0)
-		return -1;
-	if (op_read_list(&r, root, "events", &arr, &count) < 0 ||
-	    read_cursors(&r, root, &out->next_after_id, &out->next_before_id) < 0)
-		return op_refused("ListEvents", st);
-	out->events = wire_xzalloc(count * sizeof *out->events);
-	out->cap = count;
-	for (const cJSON *el = arr ? arr->child : NULL; el; el = el->next) {
-		char path[32];
-		if (op_read_element(&r, el, "events", out->n, path, sizeof path) < 0 ||
-		    read_event(&r, el, path, &out->events[out->n]) < 0) {
-			wire_operator_events_free(out);
-			return op_refused("ListEvents", st);
-		}
-		out->n++;
-	}
-	return 0;
+	int rc = op_decode_list("ListEvents", body, len, "events", sizeof *out->events, read_event,
+				&items, &out->n, read_cursors, &c, st);
+	*out = (struct wire_operator_events){items, out->n, out->n, c.next_after_id,
+					     c.next_before_id};
+	if (rc < 0)
+		wire_operator_events_free(out);
+	return rc;
 }

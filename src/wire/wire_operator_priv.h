@@ -22,13 +22,24 @@ int op_read_str(const struct jr *r, const cJSON *obj, const char *path, const ch
  * refused, never cut. */
 int op_read_fixed(const struct jr *r, const cJSON *obj, const char *path, const char *name,
 		  char *dst, size_t size);
-/* A list of objects: *arr (NULL when absent or empty) and its length. */
-int op_read_list(const struct jr *r, const cJSON *obj, const char *name, const cJSON **arr,
-		 size_t *n);
-/* Element i of the list name, which must be an object; its path
- * ("sessions[2]") into path. */
-int op_read_element(const struct jr *r, const cJSON *el, const char *name, size_t i, char *path,
-		    size_t path_len);
+/* Reads one element of a list (an object) into out, an item of the caller's
+ * type; on failure it leaves nothing owned in out. */
+typedef int (*op_item_fn)(const struct jr *r, const cJSON *obj, const char *path, void *out);
+/* The list name (in obj, at path) as an array of items of size bytes, each
+ * element an object read by read: *items (never NULL once the list's type is
+ * right) and *n, the items read whole, on a failure too (for the caller's
+ * free). Element i is named "path.name[i]" in a refusal. */
+int op_read_items(const struct jr *r, const cJSON *obj, const char *path, const char *name,
+		  size_t size, op_item_fn read, void **items, size_t *n);
+
+/* The fields of an answer beside its list (cursors, a flag), read into out. */
+typedef int (*op_rest_fn)(const struct jr *r, const cJSON *root, void *out);
+/* An answer to method that is a list name (op_read_items) and, read by rest
+ * when not NULL, the fields beside it. -1 with st ("METHOD: ...") and what
+ * was read left in *items, *n and out for the caller's free. */
+int op_decode_list(const char *method, const char *body, size_t len, const char *name,
+		   size_t size, op_item_fn read, void **items, size_t *n, op_rest_fn rest,
+		   void *out, struct wire_status *st);
 
 /* A list member, written even when empty (the daemon's answers always
  * carry their lists). */
