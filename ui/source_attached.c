@@ -4,7 +4,6 @@
 #include "source.h"
 #include "client.h"
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,56 +69,49 @@ static int pending(struct ui_source *s)
 	return A(s)->pending;
 }
 
-/* ---- one operator call with its JSON answer ---- */
+/* ---- operator calls: typed answers, decoded by the client (wire_operator.h) ---- */
 
-typedef void (*json_fn)(struct attached *m, cJSON *answer, const char *err, void *cb, void *arg);
-
-struct op_call {
+/* One request in flight: the view's callback and its argument. */
+struct ask {
 	struct attached *m;
-	json_fn parse;
-	void *cb, *arg;
+	void *arg;
+	union {
+		ui_sessions_fn sessions;
+		ui_records_fn records;
+		ui_events_fn events;
+		ui_leaks_fn leaks;
+		ui_tiers_fn tiers;
+		ui_done_fn done;
+	} cb;
 };
 
-static void on_operator(void *arg, const char *json, const struct bh_client_error *err)
+static struct ask *ask_new(struct attached *m, void *arg)
 {
-	struct op_call *o = arg;
-	o->m->pending--;
-	cJSON *j = json && !err ? cJSON_Parse(json) : NULL;
-	o->parse(o->m, j, err ? err->message : (j ? NULL : "the daemon's answer is not JSON"), o->cb,
-		 o->arg);
-	cJSON_Delete(j);
-	free(o);
-}
-
-static void operator(struct attached *m, const char *method, const char *body, json_fn parse,
-		     void *cb, void *arg)
-{
-	struct op_call *o = calloc(1, sizeof *o);
-	if (!o)
+	struct ask *a = calloc(1, sizeof *a);
+	if (!a)
 		abort();
-	*o = (struct op_call){.m = m, .parse = parse, .cb = cb, .arg = arg};
+	a->m = m;
+	a->arg = arg;
 	m->pending++;
-	struct bh_client_error *err = NULL;
-	if (bh_client_operator_call_async(m->c, method, body, on_operator, o, &err) < 0) {
-		m->pending--;
-		parse(m, NULL, err ? err->message : "the call could not be made", cb, arg);
-		bh_client_error_free(err);
-		free(o);
-	}
+	return a;
 }
 
-static const char *str(const cJSON *o, const char *name)
+/* The answer arrived (or the call never started): the request is no longer
+ * pending when the view hears of it, so the view's callback gets this copy. */
+static struct ask ask_end(struct ask *a)
 {
-	const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, name));
-	return v ? v : "";
+	struct ask copy = *a;
+	a->m->pending--;
+	free(a);
+	return copy;
 }
 
-static int64_t i64(const cJSON *o, const char *name)
+/* Why a call could not be made, into why (the error is freed). */
+static const char *not_started(struct bh_client_error *err, char *why, size_t n)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-	if (cJSON_IsString(v))
-		return strtoll(v->valuestring, NULL, 10);
-	return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+	snprintf(why, n, "%s", err ? err->message : "the call could not be made");
+	bh_client_error_free(err);
+	return why;
 }
 
 static bool is_mine(struct attached *m, const char *fp)
@@ -130,231 +122,217 @@ static bool is_mine(struct attached *m, const char *fp)
 	return false;
 }
 
-static void parse_sessions(struct attached *m, cJSON *j, const char *err, void *cb, void *arg)
+static void on_sessions(void *arg, struct wire_operator_sessions *res,
+			const struct bh_client_error *err)
 {
-	ui_sessions_fn fn = (ui_sessions_fn)cb;
+	struct ask *a = arg;
 	if (err) {
-		fn(arg, NULL, 0, err);
+		struct ask done = ask_end(a);
+		done.cb.sessions(done.arg, NULL, 0, err->message);
 		return;
 	}
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "sessions");
-	size_t n = (size_t)cJSON_GetArraySize(arr);
-	struct ui_session *rows = calloc(n ? n : 1, sizeof *rows);
-	size_t k = 0;
-	const cJSON *o;
-	cJSON_ArrayForEach(o, arr)
-	{
-		struct ui_session *r = &rows[k++];
-		snprintf(r->fp, sizeof r->fp, "%s", str(o, "session"));
-		snprintf(r->sandbox, sizeof r->sandbox, "%s", str(o, "sandbox"));
-		snprintf(r->state, sizeof r->state, "%s", str(o, "state"));
-		snprintf(r->tier, sizeof r->tier, "%s", str(o, "isolation"));
-		snprintf(r->floor, sizeof r->floor, "%s", str(o, "minimumIsolation"));
-		snprintf(r->principal, sizeof r->principal, "%s", str(o, "principal"));
-		snprintf(r->owner, sizeof r->owner, "%s", str(o, "owner"));
-		snprintf(r->run_key, sizeof r->run_key, "%s", str(o, "runKey"));
-		snprintf(r->last_record, sizeof r->last_record, "%s", str(o, "lastRecordSha256"));
-		snprintf(r->end_reason, sizeof r->end_reason, "%s", str(o, "endReason"));
-		r->calls = (uint64_t)i64(o, "calls");
-		r->awake_ms = (uint64_t)i64(o, "awakeMs");
-		r->created_ms = i64(o, "createdUnixMs");
-		r->last_call_ms = i64(o, "lastCallUnixMs");
-		r->expires_ms = i64(o, "expiresUnixMs");
-		r->mine = is_mine(m, r->fp);
+	struct ui_session *rows = calloc(res->n ? res->n : 1, sizeof *rows);
+	if (!rows)
+		abort();
+	for (size_t i = 0; i < res->n; i++) {
+		const struct wire_operator_session *o = &res->sessions[i];
+		struct ui_session *r = &rows[i];
+		snprintf(r->fp, sizeof r->fp, "%s", o->fingerprint);
+		snprintf(r->sandbox, sizeof r->sandbox, "%s", o->sandbox);
+		snprintf(r->state, sizeof r->state, "%s", o->state);
+		snprintf(r->tier, sizeof r->tier, "%s", o->isolation);
+		snprintf(r->floor, sizeof r->floor, "%s", o->floor);
+		snprintf(r->principal, sizeof r->principal, "%s", o->principal);
+		snprintf(r->owner, sizeof r->owner, "%s", o->owner);
+		snprintf(r->run_key, sizeof r->run_key, "%s", o->run_key);
+		snprintf(r->last_record, sizeof r->last_record, "%s", o->last_record_sha256);
+		snprintf(r->end_reason, sizeof r->end_reason, "%s", o->end_reason);
+		r->calls = o->calls;
+		r->awake_ms = o->awake_ms;
+		r->created_ms = o->created_unix_ms;
+		r->last_call_ms = o->last_call_unix_ms;
+		r->expires_ms = o->expires_unix_ms;
+		r->mine = is_mine(a->m, r->fp);
 	}
-	fn(arg, rows, k, NULL);
+	struct ask done = ask_end(a);
+	done.cb.sessions(done.arg, rows, res->n, NULL);
 	free(rows);
 }
 
 static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
 {
-	operator(A(s), "ListSessions", "{}", parse_sessions, (void *)cb, arg);
+	struct ask *a = ask_new(A(s), arg);
+	a->cb.sessions = cb;
+	struct bh_client_error *err = NULL;
+	if (bh_client_list_sessions_async(A(s)->c, NULL, on_sessions, a, &err) < 0) {
+		char why[512];
+		ask_end(a);
+		cb(arg, NULL, 0, not_started(err, why, sizeof why));
+	}
 }
 
-static void parse_records(struct attached *m, cJSON *j, const char *err, void *cb, void *arg)
+static void on_records(void *arg, struct wire_operator_records *res,
+		       const struct bh_client_error *err)
 {
-	(void)m;
-	ui_records_fn fn = (ui_records_fn)cb;
+	struct ask *a = arg;
 	if (err) {
-		fn(arg, NULL, 0, err);
+		struct ask done = ask_end(a);
+		done.cb.records(done.arg, NULL, 0, err->message);
 		return;
 	}
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "records");
-	size_t n = (size_t)cJSON_GetArraySize(arr);
-	struct ui_record *rows = calloc(n ? n : 1, sizeof *rows);
-	size_t k = 0;
-	const cJSON *o;
-	cJSON_ArrayForEach(o, arr)
-	{
-		const cJSON *rec = cJSON_GetObjectItemCaseSensitive(o, "record");
-		char *text = cJSON_PrintUnformatted(rec);
-		struct bh_record r;
-		struct wire_status st;
-		if (text && wire_decode_record(text, strlen(text), &r, &st) == 0) {
-			ui_record_from(&rows[k++], i64(o, "id"), &r, str(o, "language"), str(o, "flags"),
-				       (int)i64(o, "exitCode"), i64(o, "durationUs"));
-			wire_record_free(&r);
-		}
-		free(text);
+	struct ui_record *rows = calloc(res->n ? res->n : 1, sizeof *rows);
+	if (!rows)
+		abort();
+	for (size_t i = 0; i < res->n; i++) {
+		const struct wire_operator_record_row *o = &res->rows[i];
+		ui_record_from(&rows[i], o->id, &o->record, o->language, o->flags, o->exit_code,
+			       o->duration_us);
 	}
-	fn(arg, rows, k, NULL);
+	struct ask done = ask_end(a);
+	done.cb.records(done.arg, rows, res->n, NULL);
 	free(rows);
 }
 
-/* A history page's request: ids travel as strings (int64 in JSON). */
-static char *page_body(const char *session, const struct ui_page *page)
+/* A history page's request (limit 0: the console's 1000). */
+static struct wire_operator_request page_request(const char *session, const struct ui_page *page)
 {
-	cJSON *o = cJSON_CreateObject();
-	char id[24];
-	if (session)
-		cJSON_AddStringToObject(o, "session", session);
+	struct wire_operator_request req = {.session = session,
+					    .limit = page->limit ? (uint32_t)page->limit : 1000};
 	if (page->newest) {
-		cJSON_AddBoolToObject(o, "newest", 1);
-		if (page->before > 0) {
-			snprintf(id, sizeof id, "%lld", (long long)page->before);
-			cJSON_AddStringToObject(o, "beforeId", id);
-		}
+		req.newest = true;
+		req.before_id = page->before;
 	} else {
-		snprintf(id, sizeof id, "%lld", (long long)page->after);
-		cJSON_AddStringToObject(o, "afterId", id);
+		req.after_id = page->after;
 	}
-	cJSON_AddNumberToObject(o, "limit", (double)(page->limit ? page->limit : 1000));
-	char *body = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	if (!body)
-		abort();
-	return body;
+	return req;
+}
+
+static void ask_records(struct attached *m, const struct wire_operator_request *req,
+			ui_records_fn cb, void *arg)
+{
+	struct ask *a = ask_new(m, arg);
+	a->cb.records = cb;
+	struct bh_client_error *err = NULL;
+	if (bh_client_list_records_async(m->c, req, on_records, a, &err) < 0) {
+		char why[512];
+		ask_end(a);
+		cb(arg, NULL, 0, not_started(err, why, sizeof why));
+	}
 }
 
 static void records(struct ui_source *s, const char *session, const struct ui_page *page,
 		    ui_records_fn cb, void *arg)
 {
-	char *body = page_body(session, page);
-	operator(A(s), "ListRecords", body, parse_records, (void *)cb, arg);
-	free(body);
+	struct wire_operator_request req = page_request(session, page);
+	ask_records(A(s), &req, cb, arg);
 }
 
 static void record_at(struct ui_source *s, const char *session, uint64_t sequence, ui_records_fn cb,
 		      void *arg)
 {
-	cJSON *o = cJSON_CreateObject();
-	char seq[24];
-	snprintf(seq, sizeof seq, "%llu", (unsigned long long)sequence);
-	cJSON_AddStringToObject(o, "session", session);
-	cJSON_AddStringToObject(o, "sequence", seq);
-	char *body = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	if (!body)
-		abort();
-	operator(A(s), "ListRecords", body, parse_records, (void *)cb, arg);
-	free(body);
+	struct wire_operator_request req = {.session = session, .has_sequence = true,
+					    .sequence = sequence};
+	ask_records(A(s), &req, cb, arg);
 }
 
-static void parse_events(struct attached *m, cJSON *j, const char *err, void *cb, void *arg)
+static void on_events(void *arg, struct wire_operator_events *res,
+		      const struct bh_client_error *err)
 {
-	(void)m;
-	ui_events_fn fn = (ui_events_fn)cb;
+	struct ask *a = arg;
 	if (err) {
-		fn(arg, NULL, 0, err);
+		struct ask done = ask_end(a);
+		done.cb.events(done.arg, NULL, 0, err->message);
 		return;
 	}
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "events");
-	size_t n = (size_t)cJSON_GetArraySize(arr);
-	struct ui_event *rows = calloc(n ? n : 1, sizeof *rows);
-	size_t k = 0;
-	const cJSON *o;
-	cJSON_ArrayForEach(o, arr)
-	{
-		struct ui_event *e = &rows[k++];
-		e->id = i64(o, "id");
-		e->at_ms = i64(o, "atUnixMs");
-		snprintf(e->kind, sizeof e->kind, "%s", str(o, "kind"));
-		snprintf(e->session, sizeof e->session, "%s", str(o, "session"));
-		snprintf(e->sandbox, sizeof e->sandbox, "%s", str(o, "sandbox"));
-		snprintf(e->detail, sizeof e->detail, "%s", str(o, "detail"));
+	struct ui_event *rows = calloc(res->n ? res->n : 1, sizeof *rows);
+	if (!rows)
+		abort();
+	for (size_t i = 0; i < res->n; i++) {
+		const struct bh_event *o = &res->events[i];
+		struct ui_event *e = &rows[i];
+		e->id = o->id;
+		e->at_ms = o->at_unix_ms;
+		snprintf(e->kind, sizeof e->kind, "%s", o->kind);
+		snprintf(e->session, sizeof e->session, "%s", o->session);
+		snprintf(e->sandbox, sizeof e->sandbox, "%s", o->sandbox);
+		snprintf(e->detail, sizeof e->detail, "%s", o->detail);
 	}
-	fn(arg, rows, k, NULL);
+	struct ask done = ask_end(a);
+	done.cb.events(done.arg, rows, res->n, NULL);
 	free(rows);
 }
 
 static void events(struct ui_source *s, const struct ui_page *page, ui_events_fn cb, void *arg)
 {
-	char *body = page_body(NULL, page);
-	operator(A(s), "ListEvents", body, parse_events, (void *)cb, arg);
-	free(body);
+	struct ask *a = ask_new(A(s), arg);
+	a->cb.events = cb;
+	struct wire_operator_request req = page_request(NULL, page);
+	struct bh_client_error *err = NULL;
+	if (bh_client_list_events_async(A(s)->c, &req, on_events, a, &err) < 0) {
+		char why[512];
+		ask_end(a);
+		cb(arg, NULL, 0, not_started(err, why, sizeof why));
+	}
 }
 
-static enum bh_leak_kind leak_kind(const char *name)
+static void on_leaks(void *arg, struct wire_operator_leaks *res, const struct bh_client_error *err)
 {
-	for (int k = BH_LEAK_ORPHAN; k <= BH_LEAK_STRAY_CGROUP; k++)
-		if (!strcmp(bh_leak_kind_name((enum bh_leak_kind)k), name))
-			return (enum bh_leak_kind)k;
-	return BH_LEAK_ORPHAN;
+	struct ask done = ask_end(arg);
+	if (err)
+		done.cb.leaks(done.arg, NULL, 0, err->message);
+	else
+		done.cb.leaks(done.arg, res->leaks, res->n, NULL);
 }
 
-static void parse_leaks(struct attached *m, cJSON *j, const char *err, void *cb, void *arg)
+static void ask_leaks(struct ui_source *s, bool reap, ui_leaks_fn cb, void *arg)
 {
-	(void)m;
-	ui_leaks_fn fn = (ui_leaks_fn)cb;
-	if (err) {
-		fn(arg, NULL, 0, err);
-		return;
+	struct ask *a = ask_new(A(s), arg);
+	a->cb.leaks = cb;
+	struct bh_client_error *err = NULL;
+	int rc = reap ? bh_client_gc_async(A(s)->c, false, on_leaks, a, &err)
+		      : bh_client_leaks_async(A(s)->c, on_leaks, a, &err);
+	if (rc < 0) {
+		char why[512];
+		ask_end(a);
+		cb(arg, NULL, 0, not_started(err, why, sizeof why));
 	}
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "leaks");
-	if (!arr)
-		arr = cJSON_GetObjectItemCaseSensitive(j, "reaped");
-	size_t n = (size_t)cJSON_GetArraySize(arr);
-	struct bh_leak *rows = calloc(n ? n : 1, sizeof *rows);
-	size_t k = 0;
-	const cJSON *o;
-	cJSON_ArrayForEach(o, arr)
-	{
-		struct bh_leak *l = &rows[k++];
-		l->kind = leak_kind(str(o, "kind"));
-		snprintf(l->sandbox, sizeof l->sandbox, "%s", str(o, "sandbox"));
-		snprintf(l->fingerprint, sizeof l->fingerprint, "%s", str(o, "session"));
-		snprintf(l->runtime, sizeof l->runtime, "%s", str(o, "runtime"));
-		snprintf(l->reason, sizeof l->reason, "%s", str(o, "reason"));
-		snprintf(l->holder, sizeof l->holder, "%s", str(o, "holder"));
-		l->first_seen_ms = i64(o, "firstSeenUnixMs");
-	}
-	fn(arg, rows, k, NULL);
-	free(rows);
 }
 
 static void leaks(struct ui_source *s, ui_leaks_fn cb, void *arg)
 {
-	operator(A(s), "Leaks", "{}", parse_leaks, (void *)cb, arg);
+	ask_leaks(s, false, cb, arg);
 }
 
 static void reap(struct ui_source *s, ui_leaks_fn cb, void *arg)
 {
-	operator(A(s), "Gc", "{}", parse_leaks, (void *)cb, arg);
+	ask_leaks(s, true, cb, arg);
 }
 
-static void parse_tiers(struct attached *m, cJSON *j, const char *err, void *cb, void *arg)
+static void on_tiers(void *arg, struct wire_operator_evidence *res,
+		     const struct bh_client_error *err)
 {
-	ui_tiers_fn fn = (ui_tiers_fn)cb;
+	struct ask *a = arg;
+	struct attached *m = a->m;
 	if (err) {
-		fn(arg, NULL, 0, err);
+		struct ask done = ask_end(a);
+		done.cb.tiers(done.arg, NULL, 0, err->message);
 		return;
 	}
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "tiers");
-	size_t n = (size_t)cJSON_GetArraySize(arr);
-	struct ui_tier *rows = calloc(n ? n : 1, sizeof *rows);
-	size_t k = 0, used = 0;
+	struct ui_tier *rows = calloc(res->n_tiers ? res->n_tiers : 1, sizeof *rows);
+	if (!rows)
+		abort();
+	size_t used = 0;
 	m->tiers[0] = '\0';
-	const cJSON *o;
-	cJSON_ArrayForEach(o, arr)
-	{
-		struct ui_tier *t = &rows[k++];
-		snprintf(t->tier, sizeof t->tier, "%s", str(o, "tier"));
-		snprintf(t->runtime, sizeof t->runtime, "%s", str(o, "runtime"));
-		snprintf(t->version, sizeof t->version, "%s", str(o, "runtimeVersion"));
-		snprintf(t->reason, sizeof t->reason, "%s", str(o, "reason"));
-		snprintf(t->environment, sizeof t->environment, "%s", str(o, "environment"));
-		t->offered = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "offered"));
-		t->cached = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "cached"));
+	for (size_t i = 0; i < res->n_tiers; i++) {
+		const struct wire_operator_tier *o = &res->tiers[i];
+		struct ui_tier *t = &rows[i];
+		snprintf(t->tier, sizeof t->tier, "%s", o->tier);
+		snprintf(t->runtime, sizeof t->runtime, "%s", o->runtime);
+		snprintf(t->version, sizeof t->version, "%s", o->runtime_version);
+		snprintf(t->reason, sizeof t->reason, "%s", o->reason);
+		snprintf(t->environment, sizeof t->environment, "%s", o->environment);
+		t->offered = o->offered;
+		t->cached = o->cached;
 		/* A daemon pinned to a tier (serve --tier) gives calls that tier
 		 * even when its engine proved a stronger one: the stronger one is
 		 * not offered to them. */
@@ -368,30 +346,35 @@ static void parse_tiers(struct attached *m, cJSON *j, const char *err, void *cb,
 		if (t->offered && used < sizeof m->tiers)
 			used += (size_t)snprintf(m->tiers + used, sizeof m->tiers - used, "%s%s",
 						 used ? " " : "", t->tier);
-		const cJSON *l;
-		cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(o, "evidence"))
-		{
-			if (t->n_lines >= UI_TIER_LINES)
-				break;
-			snprintf(t->lines[t->n_lines].name, sizeof t->lines[0].name, "%s", str(l, "check"));
-			snprintf(t->lines[t->n_lines].value, sizeof t->lines[0].value, "%s", str(l, "value"));
-			snprintf(t->lines[t->n_lines].expect, sizeof t->lines[0].expect, "%s", str(l, "expect"));
-			t->lines[t->n_lines].ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(l, "ok"));
+		for (size_t j = 0; j < o->n_evidence && t->n_lines < UI_TIER_LINES; j++) {
+			const struct bh_evidence_line *l = &o->evidence[j];
+			snprintf(t->lines[t->n_lines].name, sizeof t->lines[0].name, "%s", l->name);
+			snprintf(t->lines[t->n_lines].value, sizeof t->lines[0].value, "%s", l->value);
+			snprintf(t->lines[t->n_lines].expect, sizeof t->lines[0].expect, "%s", l->expect);
+			t->lines[t->n_lines].ok = l->ok;
 			t->n_lines++;
 		}
 	}
-	fn(arg, rows, k, NULL);
+	struct ask done = ask_end(a);
+	done.cb.tiers(done.arg, rows, res->n_tiers, NULL);
 	free(rows);
 }
 
 static void tiers(struct ui_source *s, ui_tiers_fn cb, void *arg)
 {
-	operator(A(s), "Evidence", "{}", parse_tiers, (void *)cb, arg);
+	struct ask *a = ask_new(A(s), arg);
+	a->cb.tiers = cb;
+	struct bh_client_error *err = NULL;
+	if (bh_client_evidence_async(A(s)->c, on_tiers, a, &err) < 0) {
+		char why[512];
+		ask_end(a);
+		cb(arg, NULL, 0, not_started(err, why, sizeof why));
+	}
 }
 
 static void tiers_quiet(void *arg, const struct ui_tier *rows, size_t n, const char *err)
 {
-	(void)arg, (void)rows, (void)n, (void)err; /* parse_tiers kept the summary */
+	(void)arg, (void)rows, (void)n, (void)err; /* on_tiers kept the summary */
 }
 
 static void on_describe(void *arg, struct wire_describe_response *res, const struct bh_client_error *err)
@@ -404,26 +387,41 @@ static void on_describe(void *arg, struct wire_describe_response *res, const str
 	tiers(&m->base, tiers_quiet, NULL); /* the header's summary, with that known */
 }
 
-static void parse_done(struct attached *m, cJSON *j, const char *err, void *cb, void *arg)
+static void on_done(void *arg, const struct bh_client_error *err)
 {
-	(void)m, (void)j;
-	((ui_done_fn)cb)(arg, err);
+	struct ask done = ask_end(arg);
+	done.cb.done(done.arg, err ? err->message : NULL);
+}
+
+static void on_closed(void *arg, struct wire_operator_closed *res, const struct bh_client_error *err)
+{
+	(void)res; /* the view shows the session's end from the list */
+	on_done(arg, err);
 }
 
 static void action(struct ui_source *s, const char *verb, const char *fp, ui_done_fn cb, void *arg)
 {
 	static const struct {
-		const char *verb, *method;
-	} map[] = {{"pause", "Pause"}, {"resume", "Resume"}, {"hibernate", "Hibernate"},
-		   {"close", "Close"}, {"kill", "Kill"}};
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-		if (!strcmp(verb, map[i].verb)) {
-			char body[128];
-			snprintf(body, sizeof body, "{\"session\":\"%s\"}", fp);
-			operator(A(s), map[i].method, body, parse_done, (void *)cb, arg);
-			return;
-		}
-	cb(arg, "unknown action");
+		const char *verb;
+		enum bh_client_action action;
+	} map[] = {{"pause", BH_CLIENT_PAUSE},
+		   {"resume", BH_CLIENT_RESUME},
+		   {"hibernate", BH_CLIENT_HIBERNATE},
+		   {"kill", BH_CLIENT_KILL}};
+	struct ask *a = ask_new(A(s), arg);
+	a->cb.done = cb;
+	struct bh_client_error *err = NULL;
+	int rc = 1;
+	if (!strcmp(verb, "close"))
+		rc = bh_client_close_async(A(s)->c, fp, on_closed, a, &err);
+	for (size_t i = 0; rc > 0 && i < sizeof map / sizeof map[0]; i++)
+		if (!strcmp(verb, map[i].verb))
+			rc = bh_client_act_async(A(s)->c, map[i].action, fp, on_done, a, &err);
+	if (rc != 0) {
+		char why[512];
+		ask_end(a);
+		cb(arg, rc > 0 ? "unknown action" : not_started(err, why, sizeof why));
+	}
 }
 
 /* ---- the console's own sandboxes: plimsoll sessions it holds the ids of ---- */

@@ -1,11 +1,6 @@
 # The operator console (ncurses). Depends on the engine's public API (through
 # its sources only) and, for attach mode, on the client.
 pkg_check_modules(NCURSES REQUIRED IMPORTED_TARGET ncursesw)
-# The scenario loader alone (libc and cJSON, no curses, no engine), so a fuzz
-# target can link it by itself.
-add_library(bulkhead-scenario STATIC ui/scenario.c)
-target_include_directories(bulkhead-scenario PUBLIC ui)
-target_link_libraries(bulkhead-scenario PUBLIC PkgConfig::CJSON m)
 add_library(bulkhead-ui STATIC
   ui/app.c
   ui/files.c

@@ -67,17 +67,17 @@ static void print_findings(const struct bh_leak *v, size_t n, bool json, const c
 /* The daemon's answer, printed as the embedded one would be. */
 static int attached(bh_client *client, bool gc, bool dry, bool json)
 {
-	struct bh_leak *v = NULL;
-	size_t n = 0;
+	struct wire_operator_leaks v;
 	struct bh_client_error *err = NULL;
-	int rc = gc ? bh_client_gc(client, dry, &v, &n, &err) : bh_client_leaks(client, &v, &n, &err);
+	int rc = gc ? bh_client_gc(client, dry, &v, &err) : bh_client_leaks(client, &v, &err);
 	if (rc < 0) {
 		cli_client_error(err);
 		bh_client_error_free(err);
 		return CLI_EXIT_BULKHEAD;
 	}
-	print_findings(v, n, json, gc ? (dry ? "would be reaped" : "reaped") : NULL);
-	free(v);
+	print_findings(v.leaks, v.n, json, gc ? (dry ? "would be reaped" : "reaped") : NULL);
+	size_t n = v.n;
+	wire_operator_leaks_free(&v);
 	return !gc && n ? 1 : 0;
 }
 

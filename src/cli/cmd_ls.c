@@ -27,7 +27,7 @@ static void age(int64_t since_ms, char *out, size_t len)
 		snprintf(out, len, "%lldd", (long long)s / 86400);
 }
 
-static void print_sessions(const struct bh_client_session_info *v, size_t n, bool json)
+static void print_sessions(const struct wire_operator_session *v, size_t n, bool json)
 {
 	if (json) {
 		cJSON *list = cJSON_CreateArray();
@@ -71,16 +71,15 @@ static void print_sessions(const struct bh_client_session_info *v, size_t n, boo
 
 static int attached(bh_client *c, bool json)
 {
-	struct bh_client_session_info *v = NULL;
-	size_t n = 0;
+	struct wire_operator_sessions list;
 	struct bh_client_error *err = NULL;
-	if (bh_client_list_sessions(c, NULL, &v, &n, &err) < 0) {
+	if (bh_client_list_sessions(c, NULL, &list, &err) < 0) {
 		cli_client_error(err);
 		bh_client_error_free(err);
 		return CLI_EXIT_BULKHEAD;
 	}
-	print_sessions(v, n, json);
-	bh_client_sessions_free(v, n);
+	print_sessions(list.sessions, list.n, json);
+	wire_operator_sessions_free(&list);
 	return 0;
 }
 
@@ -102,28 +101,13 @@ static int embedded(const struct cli_common *c, bool json)
 	}
 	bh_session **list = NULL;
 	size_t n = bh_engine_sessions(e, &list);
-	struct bh_client_session_info *v = calloc(n ? n : 1, sizeof *v);
-	if (!v)
+	struct bh_session_info *info = calloc(n ? n : 1, sizeof *info);
+	struct wire_operator_session *v = calloc(n ? n : 1, sizeof *v);
+	if (!info || !v)
 		abort();
 	for (size_t i = 0; i < n; i++) {
-		struct bh_session_info s;
-		bh_session_get_info(list[i], &s);
-		snprintf(v[i].fingerprint, sizeof v[i].fingerprint, "%s", s.fingerprint);
-		snprintf(v[i].last_record_sha256, sizeof v[i].last_record_sha256, "%s",
-			 s.last_record_sha256 ? s.last_record_sha256 : "");
-		v[i].sandbox = xstrdup(s.sandbox);
-		v[i].state = xstrdup(bh_session_state_name(s.state));
-		v[i].isolation = xstrdup(bh_tier_name(s.tier));
-		v[i].floor = xstrdup(s.floor > BH_TIER_NONE ? bh_tier_name(s.floor) : "");
-		v[i].principal = xstrdup(s.principal);
-		v[i].owner = xstrdup(s.owner);
-		v[i].run_key = xstrdup(s.run_key);
-		v[i].end_reason = xstrdup(bh_end_reason_name(s.end_reason));
-		v[i].calls = s.calls;
-		v[i].created_unix_ms = s.created_unix_ms;
-		v[i].last_call_unix_ms = s.last_call_unix_ms;
-		v[i].expires_unix_ms = s.expires_unix_ms;
-		v[i].awake_ms = s.awake_ms;
+		bh_session_get_info(list[i], &info[i]);
+		v[i] = wire_operator_session_of(&info[i]);
 	}
 	free(list);
 	print_sessions(v, n, json);
@@ -132,7 +116,8 @@ static int embedded(const struct cli_common *c, bool json)
 		"%sno daemon holds %s: an engine of this process sees only its own sessions, so no "
 		"live session is listed; a daemon's sessions show with --attach SOCKET%s\n",
 		json ? "bulkhead: " : "(", bh_engine_state_dir(e), json ? "" : ")");
-	bh_client_sessions_free(v, n);
+	free(v); /* its strings are the engine's */
+	free(info);
 	bh_engine_close(e);
 	return 0;
 }

@@ -6,6 +6,7 @@
  * scenario is invented: every answer is the tool's answer as returned. */
 #include "manager.h"
 #include "record.h"
+#include "scenario.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -150,21 +151,26 @@ static void settle(struct worker *w)
 
 /* ---- steps ---- */
 
-static cJSON *hops(const char *const *names, size_t n)
+/* The n hops from first on, in pipeline order: a step lights a run of them
+ * (the format's names, scenario_hop_name). */
+static cJSON *hops(enum scenario_hop first, size_t n)
 {
 	cJSON *a = cJSON_CreateArray();
-	for (size_t i = 0; i < n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(names[i]));
+	for (size_t i = 0; i < n && first + (int)i < SCENARIO_HOP_COUNT; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(scenario_hop_name(first + (int)i)));
 	return a;
 }
 
-static const char *const all_hops[] = {"model", "agent", "execute_code", "manager", "daemon",
-				       "sandbox"};
+/* A call that came back lit every hop, model to sandbox. */
+static cJSON *every_hop(void)
+{
+	return hops(SCENARIO_HOP_MODEL, SCENARIO_HOP_COUNT);
+}
 
-static cJSON *step_new(struct recording *r, const cJSON *src, const char *kind)
+static cJSON *step_new(struct recording *r, const cJSON *src, enum scenario_kind kind)
 {
 	cJSON *s = cJSON_CreateObject();
-	cJSON_AddStringToObject(s, "kind", kind);
+	cJSON_AddStringToObject(s, "kind", scenario_kind_name(kind));
 	const cJSON *turn = cJSON_GetObjectItemCaseSensitive(src, "turn");
 	if (cJSON_IsNumber(turn))
 		r->turn = turn->valueint;
@@ -176,11 +182,11 @@ static cJSON *step_new(struct recording *r, const cJSON *src, const char *kind)
 	return s;
 }
 
-static void step_finish(struct recording *r, cJSON *s, cJSON *lit, const char *stopped_at)
+static void step_finish(struct recording *r, cJSON *s, cJSON *lit, enum scenario_hop stopped_at)
 {
 	cJSON_AddItemToObject(s, "hops", lit);
-	if (stopped_at)
-		cJSON_AddStringToObject(s, "stopped_at", stopped_at);
+	if (stopped_at != SCENARIO_HOP_NONE)
+		cJSON_AddStringToObject(s, "stopped_at", scenario_hop_name(stopped_at));
 	else
 		cJSON_AddNullToObject(s, "stopped_at");
 	cJSON *calls = cJSON_CreateObject();
@@ -242,12 +248,9 @@ static void add_answer(cJSON *s, const struct bh_exec_output *out)
 }
 
 /* The hops a refused call lit, up to the one that refused it. */
-static cJSON *hops_until(const char *stopped_at)
+static cJSON *hops_until(enum scenario_hop stopped_at)
 {
-	size_t n = 0;
-	while (n < 6 && strcmp(all_hops[n], stopped_at))
-		n++;
-	return hops(all_hops, n < 6 ? n + 1 : 6);
+	return hops(SCENARIO_HOP_MODEL, (size_t)stopped_at + 1);
 }
 
 static int do_call(struct recording *r, const cJSON *src, const cJSON *call)
@@ -271,7 +274,7 @@ static int do_call(struct recording *r, const cJSON *src, const cJSON *call)
 		return -1;
 	}
 	const char *key = str_of(src, "run", "run-1"), *owner = str_of(src, "owner", NULL);
-	cJSON *s = step_new(r, src, "call");
+	cJSON *s = step_new(r, src, SCENARIO_CALL);
 	cJSON *in = cJSON_CreateObject();
 	cJSON_AddStringToObject(in, "language", lang_name);
 	cJSON_AddStringToObject(in, "code", code);
@@ -291,23 +294,24 @@ static int do_call(struct recording *r, const cJSON *src, const cJSON *call)
 	while (!o.done)
 		bh_manager_wait(w->m, &o.done, 1000);
 	if (!o.err) {
-		cJSON_AddStringToObject(s, "outcome", "answered");
+		cJSON_AddStringToObject(s, "outcome", scenario_outcome_name(SCENARIO_ANSWERED));
 		add_answer(s, &o.out);
 		cJSON_AddNullToObject(s, "error");
 		bh_exec_output_free(&o.out);
-		step_finish(r, s, hops(all_hops, 6), NULL);
+		step_finish(r, s, every_hop(), SCENARIO_HOP_NONE);
 		return 0;
 	}
 	bool refused = o.err->not_dispatched;
 	/* Refused before a request left the worker: the manager stopped it. */
-	const char *stopped = refused ? (calls_so_far(r, 0) + calls_so_far(r, 1) == before ? "manager"
-											 : "daemon")
-				      : NULL;
-	cJSON_AddStringToObject(s, "outcome", refused ? "refused" : "may_have_run");
+	enum scenario_hop stopped = !refused ? SCENARIO_HOP_NONE
+				    : calls_so_far(r, 0) + calls_so_far(r, 1) == before ? SCENARIO_HOP_MANAGER
+											 : SCENARIO_HOP_DAEMON;
+	cJSON_AddStringToObject(s, "outcome",
+				scenario_outcome_name(refused ? SCENARIO_REFUSED : SCENARIO_MAY_HAVE_RUN));
 	cJSON_AddNullToObject(s, "answer");
 	cJSON_AddStringToObject(s, "error", o.err->message);
 	bh_client_error_free(o.err);
-	step_finish(r, s, refused ? hops_until(stopped) : hops(all_hops, 6), stopped);
+	step_finish(r, s, refused ? hops_until(stopped) : every_hop(), stopped);
 	return 0;
 }
 
@@ -317,25 +321,24 @@ static int do_hook(struct recording *r, const cJSON *src, const char *hook)
 	if (!w)
 		return -1;
 	const char *key = str_of(src, "run", "run-1"), *owner = str_of(src, "owner", NULL);
-	cJSON *s = step_new(r, src, "hook");
+	cJSON *s = step_new(r, src, SCENARIO_HOOK);
 	cJSON_AddStringToObject(s, "hook", hook);
 	struct bh_manager_entry e[16];
 	size_t before = bh_manager_entries(w->m, e, 16);
 	bool had = false;
 	for (size_t i = 0; i < before && i < 16; i++)
 		had = had || !strcmp(e[i].key, key);
-	static const char *const agent_side[] = {"agent", "manager"};
-	static const char *const through[] = {"agent", "manager", "daemon", "sandbox"};
+	/* The agent and its manager, and through to the sandbox when it acts. */
 	if (!strcmp(hook, "turn_start")) {
 		bh_manager_warm(w->m, key, owner);
 		bool opened = bh_manager_entries(w->m, e, 16) > before;
 		/* The turn does not wait; the recorder does, so steps stay in order. */
 		settle(w);
-		step_finish(r, s, opened ? hops(through, 4) : hops(agent_side, 2), NULL);
+		step_finish(r, s, hops(SCENARIO_HOP_AGENT, opened ? 4 : 2), SCENARIO_HOP_NONE);
 	} else { /* suspend or complete (validate() took every other name) */
 		bh_manager_dispose(w->m, key);
 		settle(w);
-		step_finish(r, s, had ? hops(through, 4) : hops(agent_side, 2), NULL);
+		step_finish(r, s, hops(SCENARIO_HOP_AGENT, had ? 4 : 2), SCENARIO_HOP_NONE);
 	}
 	return 0;
 }
@@ -403,10 +406,9 @@ static int ensure_op(struct recording *r)
 
 static int do_operator(struct recording *r, const cJSON *src, const char *action)
 {
-	cJSON *s = step_new(r, src, "operator");
+	cJSON *s = step_new(r, src, SCENARIO_OPERATOR);
 	cJSON_AddStringToObject(s, "action", action);
 	const char *key = str_of(src, "run", "run-1");
-	static const char *const to_sandbox[] = {"daemon", "sandbox"};
 	char text[8192] = "";
 	struct bh_client_error *err = NULL;
 	int rc = 0;
@@ -425,11 +427,11 @@ static int do_operator(struct recording *r, const cJSON *src, const char *action
 		else if (!strcmp(action, "hibernate"))
 			rc = bh_client_hibernate(r->op, fp, &err);
 		if (rc == 0) {
-			struct bh_client_session_info info;
+			struct wire_operator_session info;
 			if (bh_client_get_session(r->op, fp, &info, &err) == 0) {
 				snprintf(text, sizeof text, "session %.12s: %s, %llu calls, %s tier", fp,
 					 info.state, (unsigned long long)info.calls, info.isolation);
-				bh_client_session_info_free(&info);
+				wire_operator_session_free(&info);
 			} else {
 				rc = -1;
 			}
@@ -438,7 +440,7 @@ static int do_operator(struct recording *r, const cJSON *src, const char *action
 			snprintf(text, sizeof text, "%s", err ? err->message : "failed");
 		bh_client_error_free(err);
 		cJSON_AddStringToObject(s, "output", text);
-		step_finish(r, s, hops(to_sandbox, 2), NULL);
+		step_finish(r, s, hops(SCENARIO_HOP_DAEMON, 2), SCENARIO_HOP_NONE);
 		return 0;
 	}
 	if (!strcmp(action, "kill_daemon")) {
@@ -450,7 +452,7 @@ static int do_operator(struct recording *r, const cJSON *src, const char *action
 		bh_client_free(r->op);
 		r->op = NULL;
 		cJSON_AddStringToObject(s, "output", text);
-		step_finish(r, s, hops(to_sandbox, 0), NULL);
+		step_finish(r, s, hops(SCENARIO_HOP_DAEMON, 0), SCENARIO_HOP_NONE);
 		return 0;
 	}
 	if (!strcmp(action, "leaks") || !strcmp(action, "gc")) {
@@ -458,7 +460,7 @@ static int do_operator(struct recording *r, const cJSON *src, const char *action
 		char *out = run_self(args);
 		cJSON_AddStringToObject(s, "output", out ? out : "");
 		free(out);
-		step_finish(r, s, hops(to_sandbox, 2), NULL);
+		step_finish(r, s, hops(SCENARIO_HOP_DAEMON, 2), SCENARIO_HOP_NONE);
 		return 0;
 	}
 	if (!strcmp(action, "restart_daemon")) {
@@ -468,7 +470,7 @@ static int do_operator(struct recording *r, const cJSON *src, const char *action
 		}
 		snprintf(text, sizeof text, "bulkhead serve started again (pid %d)", (int)r->d.pid);
 		cJSON_AddStringToObject(s, "output", text);
-		step_finish(r, s, hops(to_sandbox, 1), NULL);
+		step_finish(r, s, hops(SCENARIO_HOP_DAEMON, 1), SCENARIO_HOP_NONE);
 		return 0;
 	}
 	cJSON_Delete(s);
@@ -582,7 +584,7 @@ static int do_concurrent(struct recording *r, const cJSON *src, const cJSON *cod
 	bool first = true;
 	const cJSON *narrations = cJSON_GetObjectItemCaseSensitive(src, "narrations");
 	cJSON_ArrayForEach(code, codes) {
-		cJSON *s = step_new(r, src, "call");
+		cJSON *s = step_new(r, src, SCENARIO_CALL);
 		const cJSON *own = cJSON_GetArrayItem(narrations, (int)i);
 		if (cJSON_IsString(own))
 			cJSON_ReplaceItemInObject(s, "narration", cJSON_CreateString(own->valuestring));
@@ -597,23 +599,25 @@ static int do_concurrent(struct recording *r, const cJSON *src, const cJSON *cod
 				struct bh_exec_output out;
 				bh_exec_output_from(&res, BH_LANG_PYTHON, first, 0, &out);
 				first = false;
-				cJSON_AddStringToObject(s, "outcome", "answered");
+				cJSON_AddStringToObject(s, "outcome", scenario_outcome_name(SCENARIO_ANSWERED));
 				add_answer(s, &out);
 				cJSON_AddNullToObject(s, "error");
 				bh_exec_output_free(&out);
 				wire_session_run_response_free(&res);
 			} else {
-				cJSON_AddStringToObject(s, "outcome", "may_have_run");
+				cJSON_AddStringToObject(s, "outcome", scenario_outcome_name(SCENARIO_MAY_HAVE_RUN));
 				cJSON_AddNullToObject(s, "answer");
 				cJSON_AddStringToObject(s, "error", st.msg);
 			}
-			step_finish(r, s, hops(all_hops, 6), NULL);
+			step_finish(r, s, every_hop(), SCENARIO_HOP_NONE);
 		} else {
-			cJSON_AddStringToObject(s, "outcome", x[i].not_dispatched ? "refused" : "may_have_run");
+			bool refused = x[i].not_dispatched;
+			cJSON_AddStringToObject(s, "outcome",
+						scenario_outcome_name(refused ? SCENARIO_REFUSED : SCENARIO_MAY_HAVE_RUN));
 			cJSON_AddNullToObject(s, "answer");
 			cJSON_AddStringToObject(s, "error", x[i].body ? x[i].body : "");
-			step_finish(r, s, x[i].not_dispatched ? hops_until("daemon") : hops(all_hops, 6),
-				    x[i].not_dispatched ? "daemon" : NULL);
+			step_finish(r, s, refused ? hops_until(SCENARIO_HOP_DAEMON) : every_hop(),
+				    refused ? SCENARIO_HOP_DAEMON : SCENARIO_HOP_NONE);
 		}
 		free(x[i].body);
 		i++;
@@ -656,10 +660,10 @@ static int play(struct recording *r)
 			rc = do_concurrent(r, st, conc);
 		else { /* wait_ms: validate() let nothing else through */
 			double wait = num_of(st, "wait_ms", 0);
-			cJSON *s = step_new(r, st, "wait");
+			cJSON *s = step_new(r, st, SCENARIO_WAIT);
 			cJSON_AddNumberToObject(s, "ms", wait);
 			run_loops(r, (long)wait);
-			step_finish(r, s, cJSON_CreateArray(), NULL);
+			step_finish(r, s, cJSON_CreateArray(), SCENARIO_HOP_NONE);
 			rc = 0;
 		}
 		if (rc < 0) {
@@ -719,7 +723,7 @@ static cJSON *source_block(struct recording *r)
 static int write_scenario(struct recording *r, const char *out_path)
 {
 	cJSON *sc = cJSON_CreateObject();
-	cJSON_AddStringToObject(sc, "format", "bulkhead-scenario/1");
+	cJSON_AddStringToObject(sc, "format", SCENARIO_FORMAT);
 	static const char *const copied[] = {"name", "title", "teaches"};
 	for (size_t i = 0; i < 3; i++)
 		cJSON_AddStringToObject(sc, copied[i], str_of(r->script, copied[i], ""));
@@ -731,17 +735,14 @@ static int write_scenario(struct recording *r, const char *out_path)
 	r->steps = NULL;
 	char *text = cJSON_Print(sc);
 	cJSON_Delete(sc);
-	char tmp[8420];
-	snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
-	FILE *f = fopen(tmp, "w");
-	if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0 || fclose(f) != 0 ||
-	    rename(tmp, out_path) < 0) {
-		cli_error("cannot write %s: %s", out_path, strerror(errno));
-		free(text);
-		return -1;
-	}
+	/* Round-tripped through the loader before the file exists: a recording
+	 * the player would refuse is never written. */
+	char err[1024];
+	int rc = scenario_save(out_path, text, err, sizeof err);
 	free(text);
-	return 0;
+	if (rc < 0)
+		cli_error("%s", err);
+	return rc;
 }
 
 static cJSON *load_script(const char *path)

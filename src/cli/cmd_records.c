@@ -147,7 +147,7 @@ static int print_attached(bh_client *client, const char *session, struct json_ou
 {
 	int64_t after = 0;
 	for (;;) {
-		struct bh_client_records page;
+		struct wire_operator_records page;
 		struct bh_client_error *err = NULL;
 		if (bh_client_list_records(client, session, after, 500, &page, &err) < 0) {
 			cli_client_error(err);
@@ -159,7 +159,7 @@ static int print_attached(bh_client *client, const char *session, struct json_ou
 				     page.rows[i].exit_code, page.rows[i].flags);
 		bool more = page.n > 0 && page.next_after_id > after;
 		after = page.next_after_id;
-		bh_client_records_free(&page);
+		wire_operator_records_free(&page);
 		if (!more)
 			return 0;
 	}

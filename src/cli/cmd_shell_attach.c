@@ -6,7 +6,7 @@
 #include "cli.h"
 #include "cli_out.h"
 
-#include <cjson/cJSON.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -51,74 +51,47 @@ static int run_cell(bh_client_session *s, enum bh_language lang, const char *cod
 	return status;
 }
 
-/* An operator call about this session; its answer parsed, or NULL (said). */
-static cJSON *about(bh_client *c, const char *method, const char *fp, const char *path)
-{
-	cJSON *in = cJSON_CreateObject();
-	cJSON_AddStringToObject(in, "session", fp);
-	cJSON_AddStringToObject(in, "path", path);
-	char *body = cJSON_PrintUnformatted(in);
-	cJSON_Delete(in);
-	char *json = NULL;
-	struct bh_client_error *err = NULL;
-	int rc = bh_client_operator_call(c, method, body, &json, &err);
-	free(body);
-	if (rc < 0) {
-		print_error(err);
-		bh_client_error_free(err);
-		return NULL;
-	}
-	cJSON *o = cJSON_Parse(json);
-	free(json);
-	if (!o)
-		printf("the daemon's answer to %s is not JSON\n", cli_out_field(stdout, method));
-	return o;
-}
-
 static void list_files(bh_client *c, const char *fp, const char *path)
 {
-	cJSON *o = about(c, "ListFiles", fp, path);
-	if (!o)
+	struct wire_operator_files f;
+	struct bh_client_error *err = NULL;
+	if (bh_client_list_files(c, fp, path, &f, &err) < 0) {
+		print_error(err);
+		bh_client_error_free(err);
 		return;
-	const cJSON *e;
-	cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "entries"))
-	{
-		const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(e, "type"));
-		const char *size = cJSON_GetStringValue(cJSON_GetObjectItem(e, "size"));
-		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(e, "name"));
-		const char *target = cJSON_GetStringValue(cJSON_GetObjectItem(e, "target"));
+	}
+	for (size_t i = 0; i < f.n; i++) {
+		const struct bh_file_entry *e = &f.entries[i];
 		/* Names and targets are the sandbox's, the rest the daemon's. */
-		char t[2] = {type && *type ? type[0] : '?', '\0'};
-		printf("%s %10s  %s", cli_out_field(stdout, t), cli_out_field(stdout, size ? size : "0"),
-		       cli_out_field(stdout, name));
-		if (target)
-			printf(" -> %s", cli_out_field(stdout, target));
+		char t[2] = {e->type ? e->type : '?', '\0'}, size[24];
+		snprintf(size, sizeof size, "%llu", (unsigned long long)e->size);
+		printf("%s %10s  %s", cli_out_field(stdout, t), size, cli_out_field(stdout, e->name));
+		if (*e->target)
+			printf(" -> %s", cli_out_field(stdout, e->target));
 		printf("\n");
 	}
-	if (cJSON_IsTrue(cJSON_GetObjectItem(o, "more")))
+	if (f.more)
 		printf("(more entries not shown)\n");
-	cJSON_Delete(o);
+	wire_operator_files_free(&f);
 }
 
 static void read_file(bh_client *c, const char *fp, const char *path)
 {
-	cJSON *o = about(c, "ReadFile", fp, path);
-	if (!o)
+	struct wire_operator_file f;
+	struct bh_client_error *err = NULL;
+	if (bh_client_read_file(c, fp, path, 0, &f, &err) < 0) {
+		print_error(err);
+		bh_client_error_free(err);
 		return;
-	const char *b64 = cJSON_GetStringValue(cJSON_GetObjectItem(o, "content"));
-	uint8_t *data = NULL;
-	size_t len = 0;
-	if (wire_base64_decode(b64 ? b64 : "", b64 ? strlen(b64) : 0, &data, &len) < 0) {
-		printf("the daemon's file content is not base64\n");
-	} else {
-		cli_out_cell(stdout, data, len);
-		if (cJSON_IsTrue(cJSON_GetObjectItem(o, "truncated"))) {
-			const char *size = cJSON_GetStringValue(cJSON_GetObjectItem(o, "size"));
-			printf("\n(first %zu of %s bytes)\n", len, cli_out_field(stdout, size ? size : "?"));
-		}
 	}
-	free(data);
-	cJSON_Delete(o);
+	cli_out_cell(stdout, f.content, f.len);
+	if (f.truncated) {
+		char size[24] = "?";
+		if (f.size)
+			snprintf(size, sizeof size, "%llu", (unsigned long long)f.size);
+		printf("\n(first %zu of %s bytes)\n", f.len, size);
+	}
+	wire_operator_file_free(&f);
 }
 
 static void close_session(bh_client_session *s)

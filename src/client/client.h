@@ -29,6 +29,7 @@
 #include "bulkhead.h"
 #include "record.h"
 #include "wire.h"
+#include "wire_operator.h"
 
 #include <cjson/cJSON.h>
 #include <poll.h>
@@ -227,8 +228,8 @@ int bh_client_session_close(bh_client_session *s, struct wire_close_session_resp
 
 /* ---- bulkhead.v1.OperatorService --------------------------------------- */
 
-/* json_out is the answer's body, valid during the callback, when the call
- * succeeded. The blocking form hands a copy the caller frees. */
+/* The generic call: json_out is the answer's body, valid during the callback,
+ * when the call succeeded. The blocking form hands a copy the caller frees. */
 typedef void (*bh_client_operator_cb)(void *arg, const char *json_out,
 				      const struct bh_client_error *err);
 int bh_client_operator_call_async(bh_client *c, const char *method, const char *json_in,
@@ -236,100 +237,96 @@ int bh_client_operator_call_async(bh_client *c, const char *method, const char *
 int bh_client_operator_call(bh_client *c, const char *method, const char *json_in,
 			    char **json_out, struct bh_client_error **err);
 
-/* A session as the operator sees it (by fingerprint, never by id). */
-struct bh_client_session_info {
-	char fingerprint[65];
-	char *sandbox, *state, *isolation, *floor, *principal, *owner, *run_key;
-	uint64_t calls;
-	char last_record_sha256[65];
-	int64_t created_unix_ms, last_call_unix_ms, expires_unix_ms;
-	uint64_t awake_ms;
-	char *end_reason;           /* "" while live */
-};
+/* The typed calls: the generic call with a request wire encoded and an
+ * answer wire decoded (wire_operator.h), so the CLI and the console read
+ * every answer the same way. An answer that does not keep its shape is
+ * data_loss. Sessions are named by fingerprint (64 hex digits), checked
+ * before anything is sent. What a callback receives is the library's; a
+ * callback keeps it by moving it out (copy the struct, zero the original),
+ * and the blocking forms hand it over: free it with its wire_operator_*_free. */
+typedef void (*bh_client_done_cb)(void *arg, const struct bh_client_error *err);
+typedef void (*bh_client_sessions_cb)(void *arg, struct wire_operator_sessions *res,
+				      const struct bh_client_error *err);
+typedef void (*bh_client_closed_cb)(void *arg, struct wire_operator_closed *res,
+				    const struct bh_client_error *err);
+typedef void (*bh_client_leaks_cb)(void *arg, struct wire_operator_leaks *res,
+				   const struct bh_client_error *err);
+typedef void (*bh_client_evidence_cb)(void *arg, struct wire_operator_evidence *res,
+				      const struct bh_client_error *err);
+typedef void (*bh_client_records_cb)(void *arg, struct wire_operator_records *res,
+				     const struct bh_client_error *err);
+typedef void (*bh_client_events_cb)(void *arg, struct wire_operator_events *res,
+				    const struct bh_client_error *err);
 
-/* The typed helpers are the generic call plus these parsers, which an
- * asynchronous caller can use on json_out itself. They return -1 with *err
- * (data_loss) for an answer that does not keep its shape. */
-int bh_client_parse_sessions(const char *json, struct bh_client_session_info **out, size_t *n,
-			     struct bh_client_error **err);
-void bh_client_sessions_free(struct bh_client_session_info *v, size_t n);
-void bh_client_session_info_free(struct bh_client_session_info *s); /* its strings */
-int bh_client_list_sessions(bh_client *c, const char *state, struct bh_client_session_info **out,
-			    size_t *n, struct bh_client_error **err);
-int bh_client_get_session(bh_client *c, const char *fingerprint,
-			  struct bh_client_session_info *out, struct bh_client_error **err);
+/* state: NULL or "" for every session. */
+int bh_client_list_sessions_async(bh_client *c, const char *state, bh_client_sessions_cb cb,
+				  void *arg, struct bh_client_error **err);
+int bh_client_list_sessions(bh_client *c, const char *state, struct wire_operator_sessions *out,
+			    struct bh_client_error **err);
+int bh_client_get_session(bh_client *c, const char *fingerprint, struct wire_operator_session *out,
+			  struct bh_client_error **err);
 
+enum bh_client_action { BH_CLIENT_PAUSE, BH_CLIENT_RESUME, BH_CLIENT_HIBERNATE, BH_CLIENT_KILL };
+int bh_client_act_async(bh_client *c, enum bh_client_action action, const char *fingerprint,
+			bh_client_done_cb cb, void *arg, struct bh_client_error **err);
 int bh_client_pause(bh_client *c, const char *fingerprint, struct bh_client_error **err);
 int bh_client_resume(bh_client *c, const char *fingerprint, struct bh_client_error **err);
 int bh_client_hibernate(bh_client *c, const char *fingerprint, struct bh_client_error **err);
 int bh_client_kill(bh_client *c, const char *fingerprint, struct bh_client_error **err);
-
-struct bh_client_closed {
-	uint64_t calls;
-	char last_record_sha256[65];
-	char end_reason[64];
-};
-int bh_client_close(bh_client *c, const char *fingerprint, struct bh_client_closed *out,
+int bh_client_close_async(bh_client *c, const char *fingerprint, bh_client_closed_cb cb, void *arg,
+			  struct bh_client_error **err);
+int bh_client_close(bh_client *c, const char *fingerprint, struct wire_operator_closed *out,
 		    struct bh_client_error **err);
 
-/* Leaks, and what gc reaped (or would reap, dry_run), as the engine's struct. */
-int bh_client_parse_leaks(const char *json, const char *field, struct bh_leak **out, size_t *n,
+/* Leaks, and what gc reaped (or would reap, dry_run). */
+int bh_client_leaks_async(bh_client *c, bh_client_leaks_cb cb, void *arg,
 			  struct bh_client_error **err);
-int bh_client_leaks(bh_client *c, struct bh_leak **out, size_t *n, struct bh_client_error **err);
-int bh_client_gc(bh_client *c, bool dry_run, struct bh_leak **out, size_t *n,
+int bh_client_gc_async(bh_client *c, bool dry_run, bh_client_leaks_cb cb, void *arg,
+		       struct bh_client_error **err);
+int bh_client_leaks(bh_client *c, struct wire_operator_leaks *out, struct bh_client_error **err);
+int bh_client_gc(bh_client *c, bool dry_run, struct wire_operator_leaks *out,
 		 struct bh_client_error **err);
 
-/* The tier evidence as the daemon states it ({"strongest", "tiers": [...]}). */
-int bh_client_evidence(bh_client *c, cJSON **out, struct bh_client_error **err);
+/* The tier evidence as the daemon states it. */
+int bh_client_evidence_async(bh_client *c, bh_client_evidence_cb cb, void *arg,
+			     struct bh_client_error **err);
+int bh_client_evidence(bh_client *c, struct wire_operator_evidence *out,
+		       struct bh_client_error **err);
 
-struct bh_client_record_row {
-	int64_t id;                 /* commit order: the next page starts after it */
-	struct bh_record record;    /* strings owned */
-	char *language, *flags;     /* "" when none */
-	int exit_code;
-	int64_t duration_us;
-};
-struct bh_client_records {
-	struct bh_client_record_row *rows;
-	size_t n;
-	int64_t next_after_id;  /* the page's last id: the cursor for the page after */
-	int64_t next_before_id; /* its first id (0: an empty page): for the page before */
-};
-/* session: a fingerprint or NULL for all; after_id 0 from the first; limit 0:
- * the daemon's page size. */
-int bh_client_parse_records(const char *json, struct bh_client_records *out,
-			    struct bh_client_error **err);
+/* A page of records: req's session (NULL: all), after_id, or newest and
+ * before_id, and limit (0: the daemon's page); with has_sequence, that
+ * session's one record, checked to be the one asked for. */
+int bh_client_list_records_async(bh_client *c, const struct wire_operator_request *req,
+				 bh_client_records_cb cb, void *arg, struct bh_client_error **err);
+/* after_id 0 from the first; limit 0: the daemon's page size. */
 int bh_client_list_records(bh_client *c, const char *session, int64_t after_id, uint32_t limit,
-			   struct bh_client_records *out, struct bh_client_error **err);
+			   struct wire_operator_records *out, struct bh_client_error **err);
 /* Paging from the newest: the last `limit` records before before_id (0: the
  * newest of all), listed in commit order; next_before_id pages further back. */
 int bh_client_list_records_newest(bh_client *c, const char *session, int64_t before_id,
-				  uint32_t limit, struct bh_client_records *out,
+				  uint32_t limit, struct wire_operator_records *out,
 				  struct bh_client_error **err);
 /* One session's record by its sequence: out->n is 1, or 0 when it has none. */
 int bh_client_record_at(bh_client *c, const char *session, uint64_t sequence,
-			struct bh_client_records *out, struct bh_client_error **err);
-void bh_client_records_free(struct bh_client_records *r);
+			struct wire_operator_records *out, struct bh_client_error **err);
 
-struct bh_client_event {
-	int64_t id;
-	int64_t at_unix_ms;
-	char *kind, *session, *sandbox, *detail;
-};
-struct bh_client_events {
-	struct bh_client_event *events;
-	size_t n;
-	int64_t next_after_id, next_before_id; /* as for records */
-};
-/* wait_ms > 0: a long poll that answers once an event exists or the wait ends. */
-int bh_client_parse_events(const char *json, struct bh_client_events *out,
-			   struct bh_client_error **err);
+/* A page of events as for records (no session); wait_ms > 0: a long poll that
+ * answers once an event exists or the wait ends. */
+int bh_client_list_events_async(bh_client *c, const struct wire_operator_request *req,
+				bh_client_events_cb cb, void *arg, struct bh_client_error **err);
 int bh_client_list_events(bh_client *c, int64_t after_id, uint32_t limit, uint32_t wait_ms,
-			  struct bh_client_events *out, struct bh_client_error **err);
+			  struct wire_operator_events *out, struct bh_client_error **err);
 /* The newest events before before_id (0: of all), listed oldest first. */
 int bh_client_list_events_newest(bh_client *c, int64_t before_id, uint32_t limit,
-				 struct bh_client_events *out, struct bh_client_error **err);
-void bh_client_events_free(struct bh_client_events *e);
+				 struct wire_operator_events *out, struct bh_client_error **err);
+
+/* A session's files below /work (path "" for /work itself), and one file's
+ * first max_bytes (0: the daemon's default). */
+int bh_client_list_files(bh_client *c, const char *fingerprint, const char *path,
+			 struct wire_operator_files *out, struct bh_client_error **err);
+int bh_client_read_file(bh_client *c, const char *fingerprint, const char *path,
+			uint32_t max_bytes, struct wire_operator_file *out,
+			struct bh_client_error **err);
 
 /* ---- finding a daemon ----------------------------------------------------- */
 

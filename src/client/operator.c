@@ -1,15 +1,15 @@
 /* bulkhead.v1.OperatorService: one generic call (method + JSON in, JSON
- * out) and typed helpers that are that call plus a parser of its answer.
- * The parsers are public so the console, which calls asynchronously, reads
- * answers the same way. Shapes are the daemon's operator_service.c: proto3
- * JSON, so zero values are absent and 64-bit integers are strings. */
+ * out), and typed calls that are that call with the request encoded and the
+ * answer decoded by wire (wire_operator.h), the codec the daemon encodes
+ * with. The console calls the asynchronous forms, the CLI the blocking ones:
+ * both read every answer the same way. */
 #include "client_priv.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
-#define OPS "bulkhead.v1.OperatorService/"
+#define OPS WIRE_OPERATOR_SERVICE "/"
 
 /* ---- the generic call ---- */
 
@@ -82,523 +82,532 @@ int bh_client_operator_call(bh_client *c, const char *method, const char *json_i
 	return 0;
 }
 
-/* ---- reading answers ---- */
+/* ---- typed calls ---- */
 
-struct reader {
-	const char *what;   /* "ListSessions" */
-	char why[256];      /* the first shape problem */
+/* What answer a typed call reads, and so which callback it has. */
+enum op_kind {
+	OP_DONE,
+	OP_SESSIONS,
+	OP_SESSION,
+	OP_CLOSED,
+	OP_LEAKS,
+	OP_EVIDENCE,
+	OP_RECORDS,
+	OP_EVENTS,
+	OP_FILES,
+	OP_FILE,
 };
 
-static bool shape(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool shape(struct reader *r, const char *fmt, ...)
+/* Any answer, decoded: the member op_kind names. */
+union answer {
+	struct wire_operator_sessions sessions;
+	struct wire_operator_session session;
+	struct wire_operator_closed closed;
+	struct wire_operator_leaks leaks;
+	struct wire_operator_evidence evidence;
+	struct wire_operator_records records;
+	struct wire_operator_events events;
+	struct wire_operator_files files;
+	struct wire_operator_file file;
+};
+
+struct typed_op {
+	enum op_kind kind;
+	const char *method;
+	enum wire_operator_leak_list leaks; /* OP_LEAKS: which list */
+	bool one;                           /* OP_RECORDS: the record at (session, sequence) */
+	char session[65];
+	uint64_t sequence;
+	/* An asynchronous caller's callback, or a blocking form's waiter. */
+	union {
+		bh_client_done_cb done;
+		bh_client_sessions_cb sessions;
+		bh_client_closed_cb closed;
+		bh_client_leaks_cb leaks;
+		bh_client_evidence_cb evidence;
+		bh_client_records_cb records;
+		bh_client_events_cb events;
+	} cb;
+	void *arg;
+	struct waiter *wait;
+};
+
+static int decode(const struct typed_op *op, const char *json, union answer *res,
+		  struct wire_status *st)
 {
-	if (!r->why[0]) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(r->why, sizeof r->why, fmt, ap);
-		va_end(ap);
+	size_t len = json ? strlen(json) : 0;
+	switch (op->kind) {
+	case OP_DONE:
+		return wire_operator_decode_done(op->method, json, len, st);
+	case OP_SESSIONS:
+		return wire_operator_decode_sessions(json, len, &res->sessions, st);
+	case OP_SESSION:
+		return wire_operator_decode_session(json, len, &res->session, st);
+	case OP_CLOSED:
+		return wire_operator_decode_closed(json, len, &res->closed, st);
+	case OP_LEAKS:
+		return wire_operator_decode_leaks(json, len, op->leaks, &res->leaks, st);
+	case OP_EVIDENCE:
+		return wire_operator_decode_evidence(json, len, &res->evidence, st);
+	case OP_RECORDS:
+		return wire_operator_decode_records(json, len, &res->records, st);
+	case OP_EVENTS:
+		return wire_operator_decode_events(json, len, &res->events, st);
+	case OP_FILES:
+		return wire_operator_decode_files(json, len, &res->files, st);
+	case OP_FILE:
+		return wire_operator_decode_file(json, len, &res->file, st);
 	}
-	return false;
+	*st = (struct wire_status){.code = WIRE_INTERNAL};
+	snprintf(st->msg, sizeof st->msg, "%s: no decoder for its answer", op->method);
+	return -1;
 }
 
-static char *get_str(struct reader *r, const cJSON *o, const char *name)
+/* What the callback did not move out of res. */
+static void release(enum op_kind kind, union answer *res)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-	if (v && !cJSON_IsString(v))
-		shape(r, "%s: %s is not a string", r->what, name);
-	return xstrdup(cJSON_IsString(v) ? v->valuestring : "");
-}
-
-static void get_fixed(struct reader *r, const cJSON *o, const char *name, char *dst, size_t len)
-{
-	cleanup_free char *s = get_str(r, o, name);
-	if (strlen(s) >= len)
-		shape(r, "%s: %s is too long", r->what, name);
-	snprintf(dst, len, "%s", s);
-}
-
-/* proto3 JSON writes 64-bit integers as strings; a number is accepted too. */
-static int64_t get_i64(struct reader *r, const cJSON *o, const char *name)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-	if (!v)
-		return 0;
-	if (cJSON_IsNumber(v))
-		return (int64_t)v->valuedouble;
-	if (cJSON_IsString(v)) {
-		char *end;
-		long long n = strtoll(v->valuestring, &end, 10);
-		if (end != v->valuestring && !*end)
-			return n;
+	switch (kind) {
+	case OP_DONE:
+		break;
+	case OP_SESSIONS:
+		wire_operator_sessions_free(&res->sessions);
+		break;
+	case OP_SESSION:
+		wire_operator_session_free(&res->session);
+		break;
+	case OP_CLOSED:
+		wire_operator_closed_free(&res->closed);
+		break;
+	case OP_LEAKS:
+		wire_operator_leaks_free(&res->leaks);
+		break;
+	case OP_EVIDENCE:
+		wire_operator_evidence_free(&res->evidence);
+		break;
+	case OP_RECORDS:
+		wire_operator_records_free(&res->records);
+		break;
+	case OP_EVENTS:
+		wire_operator_events_free(&res->events);
+		break;
+	case OP_FILES:
+		wire_operator_files_free(&res->files);
+		break;
+	case OP_FILE:
+		wire_operator_file_free(&res->file);
+		break;
 	}
-	shape(r, "%s: %s is not an integer", r->what, name);
+}
+
+/* The asynchronous caller's callback: the answer (res NULL with an error). */
+static void deliver(const struct typed_op *op, union answer *res,
+		    const struct bh_client_error *err)
+{
+	switch (op->kind) {
+	case OP_DONE:
+		op->cb.done(op->arg, err);
+		break;
+	case OP_SESSIONS:
+		op->cb.sessions(op->arg, res ? &res->sessions : NULL, err);
+		break;
+	case OP_CLOSED:
+		op->cb.closed(op->arg, res ? &res->closed : NULL, err);
+		break;
+	case OP_LEAKS:
+		op->cb.leaks(op->arg, res ? &res->leaks : NULL, err);
+		break;
+	case OP_EVIDENCE:
+		op->cb.evidence(op->arg, res ? &res->evidence : NULL, err);
+		break;
+	case OP_RECORDS:
+		op->cb.records(op->arg, res ? &res->records : NULL, err);
+		break;
+	case OP_EVENTS:
+		op->cb.events(op->arg, res ? &res->events : NULL, err);
+		break;
+	case OP_SESSION: /* only blocking forms: answered through op->wait */
+	case OP_FILES:
+	case OP_FILE:
+		break;
+	}
+}
+
+/* record_at asks for one record: an answer with another (or several) is
+ * not the one asked for. */
+static const char *not_the_record(const struct typed_op *op, const struct wire_operator_records *r)
+{
+	if (r->n > 1 || (r->n == 1 && (r->rows[0].record.sequence != op->sequence ||
+				       strcmp(r->rows[0].record.session, op->session))))
+		return "ListRecords: the daemon answered another record than the one asked for";
+	return NULL;
+}
+
+/* Decodes the answer for its kind and hands it (or the error) on; then
+ * frees whatever was not moved out. */
+static void on_typed(void *arg, const char *json, const struct bh_client_error *err)
+{
+	struct typed_op *op = arg;
+	struct bh_client_error *e = NULL;
+	union answer res;
+	memset(&res, 0, sizeof res);
+	if (!err) {
+		struct wire_status st;
+		const char *wrong = NULL;
+		if (decode(op, json, &res, &st) < 0)
+			e = client_data_loss("%s", st.msg);
+		else if (op->kind == OP_RECORDS && op->one && (wrong = not_the_record(op, &res.records)))
+			e = client_error(WIRE_INTERNAL, WIRE_REFUSAL_UNSPECIFIED, "%s", wrong);
+		err = e;
+	}
+	if (op->wait)
+		waiter_settle(op->wait, err ? NULL : &res, err);
+	else
+		deliver(op, err ? NULL : &res, err);
+	release(op->kind, &res);
+	bh_client_error_free(e);
+	free(op);
+}
+
+static struct typed_op *op_new(enum op_kind kind, const char *method, void *arg)
+{
+	struct typed_op *op = xzalloc(sizeof *op);
+	op->kind = kind;
+	op->method = method;
+	op->arg = arg;
+	return op;
+}
+
+/* Sends req to op's method; op is the client's from here, freed after its
+ * callback or at once when the call cannot start. */
+static int typed_call(bh_client *c, struct typed_op *op, const struct wire_operator_request *req,
+		      struct bh_client_error **err)
+{
+	cleanup_free char *body = wire_operator_encode_request(req);
+	if (bh_client_operator_call_async(c, op->method, body, on_typed, op, err) < 0) {
+		free(op);
+		return -1;
+	}
 	return 0;
 }
 
-static const cJSON *get_array(struct reader *r, const cJSON *o, const char *name)
+/* The blocking form of a typed call: the answer is moved into out (size
+ * bytes; NULL for an answer with nothing in it). */
+static int typed_wait(bh_client *c, struct typed_op *op, const struct wire_operator_request *req,
+		      void *out, size_t size, struct bh_client_error **err)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-	if (v && !cJSON_IsArray(v))
-		shape(r, "%s: %s is not a list", r->what, name);
-	return cJSON_IsArray(v) ? v : NULL;
+	struct waiter w = {.out = out, .size = size};
+	op->wait = &w;
+	if (typed_call(c, op, req, err) < 0)
+		return -1;
+	return waiter_wait(c, &w, err);
 }
 
-static cJSON *parse(struct reader *r, const char *json)
+/* A fingerprint is checked before anything is sent. */
+static int check_fingerprint(const char *fp, struct bh_client_error **err)
 {
-	cJSON *o = NULL;
-	cleanup_free char *why = NULL;
-	if (wire_parse_body(json ? json : "", json ? strlen(json) : 0, &o, &why) < 0) {
-		shape(r, "%s: the answer is not a JSON object: %s", r->what, why);
-		return NULL;
-	}
-	return o;
-}
-
-static int done(struct reader *r, struct bh_client_error **err)
-{
-	if (!r->why[0])
-		return 0;
-	return client_fail(err, client_data_loss("%s", r->why));
+	if (!fp || strlen(fp) != 64 || strspn(fp, "0123456789abcdef") != 64)
+		return client_fail(err, client_error(WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
+						     "a session is named by its fingerprint (64 hex "
+						     "digits)"));
+	return 0;
 }
 
 /* ---- sessions ---- */
 
-static void session_info(struct reader *r, const cJSON *o, struct bh_client_session_info *s)
+int bh_client_list_sessions_async(bh_client *c, const char *state, bh_client_sessions_cb cb,
+				  void *arg, struct bh_client_error **err)
 {
-	memset(s, 0, sizeof *s);
-	if (!cJSON_IsObject(o))
-		shape(r, "%s: a session is not an object", r->what);
-	get_fixed(r, o, "session", s->fingerprint, sizeof s->fingerprint);
-	s->sandbox = get_str(r, o, "sandbox");
-	s->state = get_str(r, o, "state");
-	s->isolation = get_str(r, o, "isolation");
-	s->floor = get_str(r, o, "minimumIsolation");
-	s->principal = get_str(r, o, "principal");
-	s->owner = get_str(r, o, "owner");
-	s->run_key = get_str(r, o, "runKey");
-	s->calls = (uint64_t)get_i64(r, o, "calls");
-	get_fixed(r, o, "lastRecordSha256", s->last_record_sha256, sizeof s->last_record_sha256);
-	s->created_unix_ms = get_i64(r, o, "createdUnixMs");
-	s->last_call_unix_ms = get_i64(r, o, "lastCallUnixMs");
-	s->expires_unix_ms = get_i64(r, o, "expiresUnixMs");
-	s->awake_ms = (uint64_t)get_i64(r, o, "awakeMs");
-	s->end_reason = get_str(r, o, "endReason");
+	struct typed_op *op = op_new(OP_SESSIONS, "ListSessions", arg);
+	op->cb.sessions = cb;
+	return typed_call(c, op, &(struct wire_operator_request){.state = state}, err);
 }
 
-void bh_client_session_info_free(struct bh_client_session_info *s)
-{
-	free(s->sandbox);
-	free(s->state);
-	free(s->isolation);
-	free(s->floor);
-	free(s->principal);
-	free(s->owner);
-	free(s->run_key);
-	free(s->end_reason);
-}
-
-void bh_client_sessions_free(struct bh_client_session_info *v, size_t n)
-{
-	for (size_t i = 0; v && i < n; i++)
-		bh_client_session_info_free(&v[i]);
-	free(v);
-}
-
-int bh_client_parse_sessions(const char *json, struct bh_client_session_info **out, size_t *n,
-			     struct bh_client_error **err)
-{
-	struct reader r = {.what = "ListSessions"};
-	*out = NULL;
-	*n = 0;
-	cleanup_cjson cJSON *o = parse(&r, json);
-	const cJSON *arr = o ? get_array(&r, o, "sessions") : NULL;
-	size_t count = arr ? (size_t)cJSON_GetArraySize(arr) : 0;
-	struct bh_client_session_info *v = xzalloc((count ? count : 1) * sizeof *v);
-	size_t i = 0;
-	for (const cJSON *s = arr ? arr->child : NULL; s && i < count; s = s->next)
-		session_info(&r, s, &v[i++]);
-	if (done(&r, err) < 0) {
-		bh_client_sessions_free(v, i);
-		return -1;
-	}
-	*out = v;
-	*n = i;
-	return 0;
-}
-
-int bh_client_list_sessions(bh_client *c, const char *state, struct bh_client_session_info **out,
-			    size_t *n, struct bh_client_error **err)
-{
-	cleanup_cjson cJSON *in = cJSON_CreateObject();
-	if (state && *state)
-		cJSON_AddStringToObject(in, "state", state);
-	cleanup_free char *body = cJSON_PrintUnformatted(in);
-	cleanup_free char *json = NULL;
-	if (bh_client_operator_call(c, "ListSessions", body, &json, err) < 0)
-		return -1;
-	return bh_client_parse_sessions(json, out, n, err);
-}
-
-/* {"session": FP} with the fingerprint checked before anything is sent. */
-static char *by_fingerprint(const char *fp, struct bh_client_error **err)
-{
-	if (!fp || strlen(fp) != 64 || strspn(fp, "0123456789abcdef") != 64) {
-		client_fail(err, client_error(WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
-					      "a session is named by its fingerprint (64 hex digits)"));
-		return NULL;
-	}
-	return xasprintf("{\"session\":\"%s\"}", fp);
-}
-
-int bh_client_get_session(bh_client *c, const char *fingerprint,
-			  struct bh_client_session_info *out, struct bh_client_error **err)
+int bh_client_list_sessions(bh_client *c, const char *state, struct wire_operator_sessions *out,
+			    struct bh_client_error **err)
 {
 	memset(out, 0, sizeof *out);
-	cleanup_free char *body = by_fingerprint(fingerprint, err);
-	cleanup_free char *json = NULL;
-	if (!body || bh_client_operator_call(c, "GetSession", body, &json, err) < 0)
+	return typed_wait(c, op_new(OP_SESSIONS, "ListSessions", NULL),
+			  &(struct wire_operator_request){.state = state}, out, sizeof *out, err);
+}
+
+int bh_client_get_session(bh_client *c, const char *fingerprint, struct wire_operator_session *out,
+			  struct bh_client_error **err)
+{
+	memset(out, 0, sizeof *out);
+	if (check_fingerprint(fingerprint, err) < 0)
 		return -1;
-	struct reader r = {.what = "GetSession"};
-	cleanup_cjson cJSON *o = parse(&r, json);
-	session_info(&r, o, out);
-	if (done(&r, err) < 0) {
-		bh_client_session_info_free(out);
-		memset(out, 0, sizeof *out);
-		return -1;
-	}
-	return 0;
+	return typed_wait(c, op_new(OP_SESSION, "GetSession", NULL),
+			  &(struct wire_operator_request){.session = fingerprint}, out, sizeof *out,
+			  err);
 }
 
 /* ---- actions ---- */
 
-static int action(bh_client *c, const char *method, const char *fp, char **json,
-		  struct bh_client_error **err)
+static const char *action_method(enum bh_client_action action)
 {
-	cleanup_free char *body = by_fingerprint(fp, err);
-	cleanup_free char *out = NULL;
-	if (!body || bh_client_operator_call(c, method, body, &out, err) < 0)
+	switch (action) {
+	case BH_CLIENT_PAUSE:
+		return "Pause";
+	case BH_CLIENT_RESUME:
+		return "Resume";
+	case BH_CLIENT_HIBERNATE:
+		return "Hibernate";
+	case BH_CLIENT_KILL:
+		return "Kill";
+	}
+	return NULL;
+}
+
+int bh_client_act_async(bh_client *c, enum bh_client_action action, const char *fingerprint,
+			bh_client_done_cb cb, void *arg, struct bh_client_error **err)
+{
+	const char *method = action_method(action);
+	if (!method)
+		return client_fail(err, client_error(WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
+						     "no such operator action"));
+	if (check_fingerprint(fingerprint, err) < 0)
 		return -1;
-	if (json)
-		*json = steal_ptr(out);
-	return 0;
+	struct typed_op *op = op_new(OP_DONE, method, arg);
+	op->cb.done = cb;
+	return typed_call(c, op, &(struct wire_operator_request){.session = fingerprint}, err);
+}
+
+static int act(bh_client *c, enum bh_client_action action, const char *fp,
+	       struct bh_client_error **err)
+{
+	if (check_fingerprint(fp, err) < 0)
+		return -1;
+	return typed_wait(c, op_new(OP_DONE, action_method(action), NULL),
+			  &(struct wire_operator_request){.session = fp}, NULL, 0, err);
 }
 
 int bh_client_pause(bh_client *c, const char *fp, struct bh_client_error **err)
 {
-	return action(c, "Pause", fp, NULL, err);
+	return act(c, BH_CLIENT_PAUSE, fp, err);
 }
 
 int bh_client_resume(bh_client *c, const char *fp, struct bh_client_error **err)
 {
-	return action(c, "Resume", fp, NULL, err);
+	return act(c, BH_CLIENT_RESUME, fp, err);
 }
 
 int bh_client_hibernate(bh_client *c, const char *fp, struct bh_client_error **err)
 {
-	return action(c, "Hibernate", fp, NULL, err);
+	return act(c, BH_CLIENT_HIBERNATE, fp, err);
 }
 
 int bh_client_kill(bh_client *c, const char *fp, struct bh_client_error **err)
 {
-	return action(c, "Kill", fp, NULL, err);
+	return act(c, BH_CLIENT_KILL, fp, err);
 }
 
-int bh_client_close(bh_client *c, const char *fp, struct bh_client_closed *out,
+int bh_client_close_async(bh_client *c, const char *fingerprint, bh_client_closed_cb cb, void *arg,
+			  struct bh_client_error **err)
+{
+	if (check_fingerprint(fingerprint, err) < 0)
+		return -1;
+	struct typed_op *op = op_new(OP_CLOSED, "Close", arg);
+	op->cb.closed = cb;
+	return typed_call(c, op, &(struct wire_operator_request){.session = fingerprint}, err);
+}
+
+int bh_client_close(bh_client *c, const char *fp, struct wire_operator_closed *out,
 		    struct bh_client_error **err)
 {
 	memset(out, 0, sizeof *out);
-	cleanup_free char *json = NULL;
-	if (action(c, "Close", fp, &json, err) < 0)
+	if (check_fingerprint(fp, err) < 0)
 		return -1;
-	struct reader r = {.what = "Close"};
-	cleanup_cjson cJSON *o = parse(&r, json);
-	out->calls = (uint64_t)get_i64(&r, o, "calls");
-	get_fixed(&r, o, "lastRecordSha256", out->last_record_sha256, sizeof out->last_record_sha256);
-	get_fixed(&r, o, "endReason", out->end_reason, sizeof out->end_reason);
-	return done(&r, err);
+	return typed_wait(c, op_new(OP_CLOSED, "Close", NULL),
+			  &(struct wire_operator_request){.session = fp}, out, sizeof *out, err);
 }
 
 /* ---- leaks and gc ---- */
 
-static enum bh_leak_kind leak_kind(struct reader *r, const char *name)
+static struct typed_op *leaks_op(enum wire_operator_leak_list list, void *arg)
 {
-	for (int k = BH_LEAK_ORPHAN; k <= BH_LEAK_STRAY_CGROUP; k++)
-		if (!strcmp(name, bh_leak_kind_name((enum bh_leak_kind)k)))
-			return (enum bh_leak_kind)k;
-	shape(r, "%s: \"%s\" is not a kind of leak this client knows", r->what, name);
-	return BH_LEAK_ORPHAN;
+	struct typed_op *op = op_new(OP_LEAKS, list == WIRE_LEAKS_FOUND ? "Leaks" : "Gc", arg);
+	op->leaks = list;
+	return op;
 }
 
-int bh_client_parse_leaks(const char *json, const char *field, struct bh_leak **out, size_t *n,
+static struct wire_operator_request leaks_request(enum wire_operator_leak_list list)
+{
+	return (struct wire_operator_request){.dry_run = list == WIRE_LEAKS_WOULD_REAP};
+}
+
+static enum wire_operator_leak_list gc_list(bool dry_run)
+{
+	return dry_run ? WIRE_LEAKS_WOULD_REAP : WIRE_LEAKS_REAPED;
+}
+
+static int leaks_async(bh_client *c, enum wire_operator_leak_list list, bh_client_leaks_cb cb,
+		       void *arg, struct bh_client_error **err)
+{
+	struct typed_op *op = leaks_op(list, arg);
+	op->cb.leaks = cb;
+	struct wire_operator_request req = leaks_request(list);
+	return typed_call(c, op, &req, err);
+}
+
+static int leaks_wait(bh_client *c, enum wire_operator_leak_list list,
+		      struct wire_operator_leaks *out, struct bh_client_error **err)
+{
+	memset(out, 0, sizeof *out);
+	struct wire_operator_request req = leaks_request(list);
+	return typed_wait(c, leaks_op(list, NULL), &req, out, sizeof *out, err);
+}
+
+int bh_client_leaks_async(bh_client *c, bh_client_leaks_cb cb, void *arg,
 			  struct bh_client_error **err)
 {
-	struct reader r = {.what = field};
-	*out = NULL;
-	*n = 0;
-	cleanup_cjson cJSON *o = parse(&r, json);
-	const cJSON *arr = o ? get_array(&r, o, field) : NULL;
-	size_t count = arr ? (size_t)cJSON_GetArraySize(arr) : 0;
-	struct bh_leak *v = xzalloc((count ? count : 1) * sizeof *v);
-	size_t i = 0;
-	for (const cJSON *l = arr ? arr->child : NULL; l && i < count; l = l->next, i++) {
-		cleanup_free char *kind = get_str(&r, l, "kind");
-		v[i].kind = leak_kind(&r, kind);
-		get_fixed(&r, l, "sandbox", v[i].sandbox, sizeof v[i].sandbox);
-		get_fixed(&r, l, "session", v[i].fingerprint, sizeof v[i].fingerprint);
-		get_fixed(&r, l, "runtime", v[i].runtime, sizeof v[i].runtime);
-		get_fixed(&r, l, "reason", v[i].reason, sizeof v[i].reason);
-		get_fixed(&r, l, "holder", v[i].holder, sizeof v[i].holder);
-		v[i].first_seen_ms = get_i64(&r, l, "firstSeenUnixMs");
-	}
-	if (done(&r, err) < 0) {
-		free(v);
-		return -1;
-	}
-	*out = v;
-	*n = i;
-	return 0;
+	return leaks_async(c, WIRE_LEAKS_FOUND, cb, arg, err);
 }
 
-int bh_client_leaks(bh_client *c, struct bh_leak **out, size_t *n, struct bh_client_error **err)
+int bh_client_gc_async(bh_client *c, bool dry_run, bh_client_leaks_cb cb, void *arg,
+		       struct bh_client_error **err)
 {
-	cleanup_free char *json = NULL;
-	if (bh_client_operator_call(c, "Leaks", "{}", &json, err) < 0)
-		return -1;
-	return bh_client_parse_leaks(json, "leaks", out, n, err);
+	return leaks_async(c, gc_list(dry_run), cb, arg, err);
 }
 
-int bh_client_gc(bh_client *c, bool dry_run, struct bh_leak **out, size_t *n,
+int bh_client_leaks(bh_client *c, struct wire_operator_leaks *out, struct bh_client_error **err)
+{
+	return leaks_wait(c, WIRE_LEAKS_FOUND, out, err);
+}
+
+int bh_client_gc(bh_client *c, bool dry_run, struct wire_operator_leaks *out,
 		 struct bh_client_error **err)
 {
-	cleanup_free char *json = NULL;
-	if (bh_client_operator_call(c, "Gc", dry_run ? "{\"dryRun\":true}" : "{}", &json, err) < 0)
-		return -1;
-	return bh_client_parse_leaks(json, dry_run ? "wouldReap" : "reaped", out, n, err);
+	return leaks_wait(c, gc_list(dry_run), out, err);
 }
 
-int bh_client_evidence(bh_client *c, cJSON **out, struct bh_client_error **err)
+/* ---- evidence ---- */
+
+int bh_client_evidence_async(bh_client *c, bh_client_evidence_cb cb, void *arg,
+			     struct bh_client_error **err)
 {
-	cleanup_free char *json = NULL;
-	*out = NULL;
-	if (bh_client_operator_call(c, "Evidence", "{}", &json, err) < 0)
-		return -1;
-	struct reader r = {.what = "Evidence"};
-	cJSON *o = parse(&r, json);
-	if (done(&r, err) < 0)
-		return -1;
-	*out = o;
-	return 0;
+	struct typed_op *op = op_new(OP_EVIDENCE, "Evidence", arg);
+	op->cb.evidence = cb;
+	return typed_call(c, op, &(struct wire_operator_request){0}, err);
+}
+
+int bh_client_evidence(bh_client *c, struct wire_operator_evidence *out,
+		       struct bh_client_error **err)
+{
+	memset(out, 0, sizeof *out);
+	return typed_wait(c, op_new(OP_EVIDENCE, "Evidence", NULL), &(struct wire_operator_request){0},
+			  out, sizeof *out, err);
 }
 
 /* ---- records ---- */
 
-void bh_client_records_free(struct bh_client_records *rs)
+static struct typed_op *records_op(const struct wire_operator_request *req, void *arg)
 {
-	for (size_t i = 0; rs->rows && i < rs->n; i++) {
-		wire_record_free(&rs->rows[i].record);
-		free(rs->rows[i].language);
-		free(rs->rows[i].flags);
+	struct typed_op *op = op_new(OP_RECORDS, "ListRecords", arg);
+	if (req->has_sequence) {
+		op->one = true;
+		op->sequence = req->sequence;
+		snprintf(op->session, sizeof op->session, "%s", req->session ? req->session : "");
 	}
-	free(rs->rows);
-	memset(rs, 0, sizeof *rs);
+	return op;
 }
 
-static void record_of(struct reader *r, const cJSON *o, struct bh_record *out)
+int bh_client_list_records_async(bh_client *c, const struct wire_operator_request *req,
+				 bh_client_records_cb cb, void *arg, struct bh_client_error **err)
 {
-	memset(out, 0, sizeof *out);
-	const cJSON *rec = cJSON_GetObjectItemCaseSensitive(o, "record");
-	if (!cJSON_IsObject(rec)) {
-		shape(r, "%s: a row carries no record", r->what);
-		return;
-	}
-	cleanup_free char *text = cJSON_PrintUnformatted(rec);
-	struct wire_status st;
-	if (!text)
-		abort();
-	if (wire_decode_record(text, strlen(text), out, &st) < 0)
-		shape(r, "%s: %s", r->what, st.msg);
+	struct typed_op *op = records_op(req, arg);
+	op->cb.records = cb;
+	return typed_call(c, op, req, err);
 }
 
-int bh_client_parse_records(const char *json, struct bh_client_records *out,
-			    struct bh_client_error **err)
+static int records(bh_client *c, const struct wire_operator_request *req,
+		   struct wire_operator_records *out, struct bh_client_error **err)
 {
-	struct reader r = {.what = "ListRecords"};
 	memset(out, 0, sizeof *out);
-	cleanup_cjson cJSON *o = parse(&r, json);
-	const cJSON *arr = o ? get_array(&r, o, "records") : NULL;
-	size_t count = arr ? (size_t)cJSON_GetArraySize(arr) : 0;
-	out->rows = xzalloc((count ? count : 1) * sizeof *out->rows);
-	for (const cJSON *x = arr ? arr->child : NULL; x && out->n < count && !r.why[0]; x = x->next) {
-		struct bh_client_record_row *row = &out->rows[out->n];
-		record_of(&r, x, &row->record);
-		if (r.why[0])
-			break;
-		out->n++;
-		row->id = get_i64(&r, x, "id");
-		row->language = get_str(&r, x, "language");
-		row->flags = get_str(&r, x, "flags");
-		row->exit_code = (int)get_i64(&r, x, "exitCode");
-		row->duration_us = get_i64(&r, x, "durationUs");
-	}
-	if (o) {
-		out->next_after_id = get_i64(&r, o, "nextAfterId");
-		out->next_before_id = get_i64(&r, o, "nextBeforeId");
-	}
-	if (done(&r, err) < 0) {
-		bh_client_records_free(out);
-		return -1;
-	}
-	return 0;
+	return typed_wait(c, records_op(req, NULL), req, out, sizeof *out, err);
+}
+
+/* NULL or "": every session's. */
+static const char *session_or_all(const char *session)
+{
+	return session && *session ? session : NULL;
 }
 
 int bh_client_list_records(bh_client *c, const char *session, int64_t after_id, uint32_t limit,
-			   struct bh_client_records *out, struct bh_client_error **err)
+			   struct wire_operator_records *out, struct bh_client_error **err)
 {
-	memset(out, 0, sizeof *out);
-	cleanup_cjson cJSON *in = cJSON_CreateObject();
-	if (session && *session)
-		cJSON_AddStringToObject(in, "session", session);
-	if (after_id > 0) {
-		char id[24];
-		snprintf(id, sizeof id, "%lld", (long long)after_id);
-		cJSON_AddStringToObject(in, "afterId", id);
-	}
-	if (limit)
-		cJSON_AddNumberToObject(in, "limit", limit);
-	cleanup_free char *body = cJSON_PrintUnformatted(in);
-	cleanup_free char *json = NULL;
-	if (bh_client_operator_call(c, "ListRecords", body, &json, err) < 0)
-		return -1;
-	return bh_client_parse_records(json, out, err);
-}
-
-/* An id (int64) travels as a string. */
-static void add_id(cJSON *in, const char *name, long long id)
-{
-	char text[24];
-	snprintf(text, sizeof text, "%lld", id);
-	cJSON_AddStringToObject(in, name, text);
-}
-
-static int newest_call(bh_client *c, const char *method, const char *session, int64_t before_id,
-		       uint32_t limit, char **json, struct bh_client_error **err)
-{
-	cleanup_cjson cJSON *in = cJSON_CreateObject();
-	if (session && *session)
-		cJSON_AddStringToObject(in, "session", session);
-	cJSON_AddBoolToObject(in, "newest", 1);
-	if (before_id > 0)
-		add_id(in, "beforeId", before_id);
-	if (limit)
-		cJSON_AddNumberToObject(in, "limit", limit);
-	cleanup_free char *body = cJSON_PrintUnformatted(in);
-	return bh_client_operator_call(c, method, body, json, err);
+	struct wire_operator_request req = {.session = session_or_all(session), .after_id = after_id,
+					    .limit = limit};
+	return records(c, &req, out, err);
 }
 
 int bh_client_list_records_newest(bh_client *c, const char *session, int64_t before_id,
-				  uint32_t limit, struct bh_client_records *out,
+				  uint32_t limit, struct wire_operator_records *out,
 				  struct bh_client_error **err)
 {
-	memset(out, 0, sizeof *out);
-	cleanup_free char *json = NULL;
-	if (newest_call(c, "ListRecords", session, before_id, limit, &json, err) < 0)
-		return -1;
-	return bh_client_parse_records(json, out, err);
+	struct wire_operator_request req = {.session = session_or_all(session), .newest = true,
+					    .before_id = before_id, .limit = limit};
+	return records(c, &req, out, err);
 }
 
 int bh_client_record_at(bh_client *c, const char *session, uint64_t sequence,
-			struct bh_client_records *out, struct bh_client_error **err)
+			struct wire_operator_records *out, struct bh_client_error **err)
 {
-	memset(out, 0, sizeof *out);
-	cleanup_cjson cJSON *in = cJSON_CreateObject();
-	cJSON_AddStringToObject(in, "session", session ? session : "");
-	add_id(in, "sequence", (long long)sequence);
-	cleanup_free char *body = cJSON_PrintUnformatted(in);
-	cleanup_free char *json = NULL;
-	if (bh_client_operator_call(c, "ListRecords", body, &json, err) < 0)
-		return -1;
-	if (bh_client_parse_records(json, out, err) < 0)
-		return -1;
-	if (out->n > 1 || (out->n == 1 && (out->rows[0].record.sequence != sequence ||
-					   strcmp(out->rows[0].record.session, session ? session : "")))) {
-		bh_client_records_free(out);
-		return client_fail(err, client_error(WIRE_INTERNAL, WIRE_REFUSAL_UNSPECIFIED,
-						     "ListRecords: the daemon answered another record "
-						     "than the one asked for"));
-	}
-	return 0;
+	struct wire_operator_request req = {.session = session ? session : "",
+					    .has_sequence = true, .sequence = sequence};
+	return records(c, &req, out, err);
 }
 
 /* ---- events ---- */
 
-void bh_client_events_free(struct bh_client_events *ev)
+int bh_client_list_events_async(bh_client *c, const struct wire_operator_request *req,
+				bh_client_events_cb cb, void *arg, struct bh_client_error **err)
 {
-	for (size_t i = 0; ev->events && i < ev->n; i++) {
-		free(ev->events[i].kind);
-		free(ev->events[i].session);
-		free(ev->events[i].sandbox);
-		free(ev->events[i].detail);
-	}
-	free(ev->events);
-	memset(ev, 0, sizeof *ev);
+	struct typed_op *op = op_new(OP_EVENTS, "ListEvents", arg);
+	op->cb.events = cb;
+	return typed_call(c, op, req, err);
 }
 
-int bh_client_parse_events(const char *json, struct bh_client_events *out,
-			   struct bh_client_error **err)
+static int events(bh_client *c, const struct wire_operator_request *req,
+		  struct wire_operator_events *out, struct bh_client_error **err)
 {
-	struct reader r = {.what = "ListEvents"};
 	memset(out, 0, sizeof *out);
-	cleanup_cjson cJSON *o = parse(&r, json);
-	const cJSON *arr = o ? get_array(&r, o, "events") : NULL;
-	size_t count = arr ? (size_t)cJSON_GetArraySize(arr) : 0;
-	out->events = xzalloc((count ? count : 1) * sizeof *out->events);
-	for (const cJSON *x = arr ? arr->child : NULL; x && out->n < count; x = x->next) {
-		struct bh_client_event *e = &out->events[out->n++];
-		e->id = get_i64(&r, x, "id");
-		e->at_unix_ms = get_i64(&r, x, "atUnixMs");
-		e->kind = get_str(&r, x, "kind");
-		e->session = get_str(&r, x, "session");
-		e->sandbox = get_str(&r, x, "sandbox");
-		e->detail = get_str(&r, x, "detail");
-	}
-	if (o) {
-		out->next_after_id = get_i64(&r, o, "nextAfterId");
-		out->next_before_id = get_i64(&r, o, "nextBeforeId");
-	}
-	if (done(&r, err) < 0) {
-		bh_client_events_free(out);
-		return -1;
-	}
-	return 0;
+	return typed_wait(c, op_new(OP_EVENTS, "ListEvents", NULL), req, out, sizeof *out, err);
 }
 
 int bh_client_list_events(bh_client *c, int64_t after_id, uint32_t limit, uint32_t wait_ms,
-			  struct bh_client_events *out, struct bh_client_error **err)
+			  struct wire_operator_events *out, struct bh_client_error **err)
 {
-	memset(out, 0, sizeof *out);
-	cleanup_cjson cJSON *in = cJSON_CreateObject();
-	if (after_id > 0) {
-		char id[24];
-		snprintf(id, sizeof id, "%lld", (long long)after_id);
-		cJSON_AddStringToObject(in, "afterId", id);
-	}
-	if (limit)
-		cJSON_AddNumberToObject(in, "limit", limit);
-	if (wait_ms)
-		cJSON_AddNumberToObject(in, "waitMs", wait_ms);
-	cleanup_free char *body = cJSON_PrintUnformatted(in);
-	cleanup_free char *json = NULL;
-	if (bh_client_operator_call(c, "ListEvents", body, &json, err) < 0)
-		return -1;
-	return bh_client_parse_events(json, out, err);
+	struct wire_operator_request req = {.after_id = after_id, .limit = limit, .wait_ms = wait_ms};
+	return events(c, &req, out, err);
 }
 
 int bh_client_list_events_newest(bh_client *c, int64_t before_id, uint32_t limit,
-				 struct bh_client_events *out, struct bh_client_error **err)
+				 struct wire_operator_events *out, struct bh_client_error **err)
+{
+	struct wire_operator_request req = {.newest = true, .before_id = before_id, .limit = limit};
+	return events(c, &req, out, err);
+}
+
+/* ---- files ---- */
+
+int bh_client_list_files(bh_client *c, const char *fingerprint, const char *path,
+			 struct wire_operator_files *out, struct bh_client_error **err)
 {
 	memset(out, 0, sizeof *out);
-	cleanup_free char *json = NULL;
-	if (newest_call(c, "ListEvents", NULL, before_id, limit, &json, err) < 0)
+	if (check_fingerprint(fingerprint, err) < 0)
 		return -1;
-	return bh_client_parse_events(json, out, err);
+	struct wire_operator_request req = {.session = fingerprint, .path = path ? path : ""};
+	return typed_wait(c, op_new(OP_FILES, "ListFiles", NULL), &req, out, sizeof *out, err);
+}
+
+int bh_client_read_file(bh_client *c, const char *fingerprint, const char *path,
+			uint32_t max_bytes, struct wire_operator_file *out,
+			struct bh_client_error **err)
+{
+	memset(out, 0, sizeof *out);
+	if (check_fingerprint(fingerprint, err) < 0)
+		return -1;
+	struct wire_operator_request req = {.session = fingerprint, .path = path ? path : "",
+					    .max_bytes = max_bytes};
+	return typed_wait(c, op_new(OP_FILE, "ReadFile", NULL), &req, out, sizeof *out, err);
 }

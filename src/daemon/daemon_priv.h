@@ -25,6 +25,7 @@
 void daemon_keep_out_of_oom(void);
 
 struct server;
+struct event_wait; /* a parked ListEvents call (operator_service.c) */
 
 struct listener {
 	struct server *srv;
@@ -102,6 +103,7 @@ struct server {
 		bool ok;
 		char *text;
 	} ready;
+	struct event_wait *waiters; /* ListEvents calls parked in a long poll */
 	int sigfd;
 	bool draining;
 	bool stop;
@@ -134,7 +136,7 @@ void operator_service(struct call *c, const char *method);
 void health_endpoint(struct call *c, const char *path);
 /* Long-polling ListEvents calls: answered once events exist or their wait ends. */
 void operator_poll_waiters(struct server *s, bool closing);
-bool operator_waiting(void);
+bool operator_waiting(const struct server *s);
 
 /* ---- audit (audit.c): one JSON line per call and per session event ---- */
 void audit_call(struct server *s, const struct call *c);

@@ -152,7 +152,7 @@ static int loop_timeout(struct server *s)
 {
 	int t = bh_engine_timeout_ms(s->e);
 	/* The deadline sweep runs every second; long polls look every 100 ms. */
-	int cap = operator_waiting() ? 100 : 1000;
+	int cap = operator_waiting(s) ? 100 : 1000;
 	int best = t < 0 ? cap : (t < cap ? t : cap);
 	for (size_t i = 0; i < s->n_ls; i++) {
 		MHD_UNSIGNED_LONG_LONG mt;

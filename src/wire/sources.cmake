@@ -7,6 +7,10 @@ add_library(bulkhead-wire STATIC
   src/wire/wire_codes.c
   src/wire/wire_errors.c
   src/wire/wire_json.c
+  src/wire/wire_operator.c
+  src/wire/wire_operator_files.c
+  src/wire/wire_operator_history.c
+  src/wire/wire_operator_requests.c
   src/wire/wire_pb.c
   src/wire/wire_record.c
   src/wire/wire_requests.c

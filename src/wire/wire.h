@@ -1,4 +1,5 @@
-/* libbulkhead-wire: plimsoll.v1 messages <-> plain C structs.
+/* libbulkhead-wire: plimsoll.v1 messages <-> plain C structs (bulkhead.v1's
+ * OperatorService messages are wire_operator.h's).
  *
  * Requests and answers travel as Connect unary JSON (proto3 JSON rules:
  * lowerCamelCase names, bytes as base64, 64-bit integers as strings, enums by

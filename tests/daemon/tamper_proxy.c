@@ -106,6 +106,24 @@ static bool read_msg(int fd, struct msg *m, char **carry, size_t *carry_len)
 	return true;
 }
 
+static const char *replacement; /* TAMPER_REPLACE_BODY's body (the children inherit it) */
+
+/* The Content-Length header says n. */
+static void set_length(struct msg *m, size_t n)
+{
+	char *line = strcasestr(m->head, "\r\nContent-Length:");
+	if (!line)
+		return;
+	char *next = strstr(line + 2, "\r\n");
+	char *head = NULL;
+	if (asprintf(&head, "%.*s\r\nContent-Length: %zu%s", (int)(line - m->head), m->head, n,
+		     next) < 0)
+		_exit(1);
+	free(m->head);
+	m->head = head;
+	m->head_len = strlen(head);
+}
+
 static void spoil(struct msg *m, enum tamper mode)
 {
 	if (mode == TAMPER_FLIP_STDOUT) {
@@ -114,6 +132,11 @@ static void spoil(struct msg *m, enum tamper mode)
 			p += 10;
 			*p = *p == 'A' ? 'B' : 'A'; /* still base64, another byte */
 		}
+	} else if (mode == TAMPER_REPLACE_BODY) {
+		free(m->body);
+		m->body = strdup(replacement);
+		m->body_len = strlen(replacement);
+		set_length(m, m->body_len);
 	} else if (mode == TAMPER_DROP_REQUEST_ID) {
 		char *line = strcasestr(m->head, "\r\nPlimsoll-Request-Id:");
 		if (line) {
@@ -184,6 +207,13 @@ void proxy_start(struct tamper_proxy *p, const char *upstream, const char *sock,
 	}
 	setpgid(p->pid, p->pid);
 	close(lfd);
+}
+
+void proxy_start_answering(struct tamper_proxy *p, const char *upstream, const char *sock,
+			   const char *path, const char *body)
+{
+	replacement = body;
+	proxy_start(p, upstream, sock, TAMPER_REPLACE_BODY, path, 0);
 }
 
 void proxy_stop(struct tamper_proxy *p)

@@ -11,6 +11,7 @@ enum tamper {
 	TAMPER_NONE,
 	TAMPER_FLIP_STDOUT,     /* one byte of the answer's stdout changes */
 	TAMPER_DROP_REQUEST_ID, /* the Plimsoll-Request-Id header is removed */
+	TAMPER_REPLACE_BODY,    /* the body becomes another (proxy_start_answering) */
 };
 
 struct tamper_proxy {
@@ -22,6 +23,10 @@ struct tamper_proxy {
  * are spoiled, after the first `spare` of them went through untouched. */
 void proxy_start(struct tamper_proxy *p, const char *upstream, const char *sock, enum tamper mode,
 		 const char *path, int spare);
+/* The same relay answering `body` (a daemon's answer gone wrong) for every
+ * request whose path contains `path`, the status and headers kept. */
+void proxy_start_answering(struct tamper_proxy *p, const char *upstream, const char *sock,
+			   const char *path, const char *body);
 void proxy_stop(struct tamper_proxy *p);
 
 #endif

@@ -139,12 +139,11 @@ Test(client, a_floor_above_the_tier_is_refused_and_nothing_ran, .init = start, .
 	cr_assert(starts_with(err->message, "Nothing ran (isolation): "), "%s", err->message);
 	bh_client_error_free(err);
 
-	size_t n = 99;
-	struct bh_client_session_info *list = NULL;
-	cr_assert_eq(bh_client_list_sessions(cl, NULL, &list, &n, &err), 0, "%s",
+	struct wire_operator_sessions list = {.n = 99};
+	cr_assert_eq(bh_client_list_sessions(cl, NULL, &list, &err), 0, "%s",
 		     err ? err->message : "");
-	cr_assert_eq(n, 0, "a refused open left a session behind");
-	bh_client_sessions_free(list, n);
+	cr_assert_eq(list.n, 0, "a refused open left a session behind");
+	wire_operator_sessions_free(&list);
 }
 
 Test(client, an_unknown_session_and_another_principals_are_refused_as_not_found, .init = start,
@@ -207,11 +206,11 @@ static void start_drop_open(void) { start_proxied(TAMPER_DROP_REQUEST_ID, "OpenS
 static uint64_t daemon_calls(const char *fp)
 {
 	bh_client *op = client_for(d.sock, d.op_token);
-	struct bh_client_session_info info;
+	struct wire_operator_session info;
 	struct bh_client_error *err = NULL;
 	cr_assert_eq(bh_client_get_session(op, fp, &info, &err), 0, "%s", err ? err->message : "");
 	uint64_t n = info.calls;
-	bh_client_session_info_free(&info);
+	wire_operator_session_free(&info);
 	bh_client_free(op);
 	return n;
 }
@@ -468,21 +467,20 @@ Test(client, an_operator_steers_and_inspects_a_session_through_the_client, .init
 	snprintf(last, sizeof last, "%s", v.last_record_sha256);
 
 	struct bh_client_error *err = NULL;
-	struct bh_client_session_info *list = NULL;
-	size_t n = 0;
-	cr_assert_eq(bh_client_list_sessions(cl, NULL, &list, &n, &err), 0, "%s",
+	struct wire_operator_sessions list;
+	cr_assert_eq(bh_client_list_sessions(cl, NULL, &list, &err), 0, "%s",
 		     err ? err->message : "");
-	cr_assert_eq(n, 1);
-	cr_assert_str_eq(list[0].fingerprint, fp);
-	cr_assert_eq(list[0].calls, 1);
-	cr_assert_str_eq(list[0].last_record_sha256, last);
-	bh_client_sessions_free(list, n);
+	cr_assert_eq(list.n, 1);
+	cr_assert_str_eq(list.sessions[0].fingerprint, fp);
+	cr_assert_eq(list.sessions[0].calls, 1);
+	cr_assert_str_eq(list.sessions[0].last_record_sha256, last);
+	wire_operator_sessions_free(&list);
 
 	cr_assert_eq(bh_client_pause(cl, fp, &err), 0, "%s", err ? err->message : "");
-	struct bh_client_session_info info;
+	struct wire_operator_session info;
 	cr_assert_eq(bh_client_get_session(cl, fp, &info, &err), 0);
 	cr_assert_str_eq(info.state, "paused");
-	bh_client_session_info_free(&info);
+	wire_operator_session_free(&info);
 	cr_assert_eq(bh_client_resume(cl, fp, &err), 0, "%s", err ? err->message : "");
 	char *out = cell(s, BH_LANG_PYTHON, "print(k)", NULL);
 	cr_assert_str_eq(out, "3\n");
@@ -490,37 +488,39 @@ Test(client, an_operator_steers_and_inspects_a_session_through_the_client, .init
 	bh_client_session_get(s, &v);
 	snprintf(last, sizeof last, "%s", v.last_record_sha256);
 
-	struct bh_client_records recs;
+	struct wire_operator_records recs;
 	cr_assert_eq(bh_client_list_records(cl, fp, 0, 1, &recs, &err), 0, "%s",
 		     err ? err->message : "");
 	cr_assert_eq(recs.n, 1, "a page of one");
 	cr_assert(bh_record_verify(&recs.rows[0].record));
 	int64_t next = recs.next_after_id;
-	bh_client_records_free(&recs);
+	wire_operator_records_free(&recs);
 	cr_assert_eq(bh_client_list_records(cl, fp, next, 0, &recs, &err), 0);
 	cr_assert_eq(recs.n, 1);
 	cr_assert_str_eq(recs.rows[0].record.record_sha256, last, "the daemon's last record is not ours");
 	cr_assert_str_eq(recs.rows[0].language, "python");
-	bh_client_records_free(&recs);
+	wire_operator_records_free(&recs);
 
-	struct bh_client_events ev;
+	struct wire_operator_events ev;
 	cr_assert_eq(bh_client_list_events(cl, 0, 0, 0, &ev, &err), 0, "%s", err ? err->message : "");
 	cr_assert_gt(ev.n, 0, "opening and pausing a session are events");
-	bh_client_events_free(&ev);
+	wire_operator_events_free(&ev);
 
-	struct bh_leak *leaks = NULL;
-	cr_assert_eq(bh_client_gc(cl, true, &leaks, &n, &err), 0, "%s", err ? err->message : "");
-	cr_assert_eq(n, 0, "a healthy daemon has nothing to reap (first: %s)", n ? leaks[0].reason : "");
-	free(leaks);
-	cJSON *evidence = NULL;
+	struct wire_operator_leaks leaks;
+	cr_assert_eq(bh_client_gc(cl, true, &leaks, &err), 0, "%s", err ? err->message : "");
+	cr_assert_eq(leaks.n, 0, "a healthy daemon has nothing to reap (first: %s)",
+		     leaks.n ? leaks.leaks[0].reason : "");
+	wire_operator_leaks_free(&leaks);
+	struct wire_operator_evidence evidence;
 	cr_assert_eq(bh_client_evidence(cl, &evidence, &err), 0);
-	cr_assert_not_null(cJSON_GetObjectItem(evidence, "tiers"));
-	cJSON_Delete(evidence);
+	cr_assert_gt(evidence.n_tiers, 0, "the evidence lists no tier");
+	wire_operator_evidence_free(&evidence);
 
 	/* An operator closes it; its client collects the count, and it matches. */
-	struct bh_client_closed closed;
+	struct wire_operator_closed closed;
 	cr_assert_eq(bh_client_close(cl, fp, &closed, &err), 0, "%s", err ? err->message : "");
 	cr_assert_eq(closed.calls, 2);
+	wire_operator_closed_free(&closed);
 	struct wire_close_session_response r;
 	cr_assert_eq(bh_client_session_close(s, &r, &err), 0, "%s", err ? err->message : "");
 	cr_assert_eq(r.calls, 2);
@@ -647,9 +647,9 @@ Test(client, the_newest_events_and_records_page_back_and_a_record_is_found_by_it
 	gen_store(db, &(struct gen_store_spec){.sessions = 1, .records_per_session = 1500,
 					       .events = 2200});
 	struct bh_client_error *err = NULL;
-	struct bh_client_events ev;
+	struct wire_operator_events ev;
 	cr_assert_eq(bh_client_list_events(cl, 0, 1, 0, &ev, &err), 0, "%s", err ? err->message : "");
-	bh_client_events_free(&ev);
+	wire_operator_events_free(&ev);
 	cr_assert_eq(bh_client_list_events_newest(cl, 0, 1000, &ev, &err), 0, "%s",
 		     err ? err->message : "");
 	cr_assert_eq(ev.n, 1000);
@@ -659,32 +659,32 @@ Test(client, the_newest_events_and_records_page_back_and_a_record_is_found_by_it
 	cr_assert(!strncmp(ev.events[999].detail, "event 2200", 10), "the newest event is %s",
 		  ev.events[999].detail);
 	int64_t before = ev.next_before_id;
-	bh_client_events_free(&ev);
+	wire_operator_events_free(&ev);
 	cr_assert_eq(bh_client_list_events_newest(cl, before, 1000, &ev, &err), 0);
 	cr_assert_eq(ev.n, 1000);
 	cr_assert_eq(ev.events[999].id, before - 1, "the page before ends just before it");
-	bh_client_events_free(&ev);
+	wire_operator_events_free(&ev);
 	/* Nothing new after the newest: afterId still follows the tail. */
 	cr_assert_eq(bh_client_list_events(cl, newest, 10, 0, &ev, &err), 0);
 	cr_assert_eq(ev.n, 0);
-	bh_client_events_free(&ev);
+	wire_operator_events_free(&ev);
 
 	char fp[65];
 	gen_store_session(0, fp);
-	struct bh_client_records recs;
+	struct wire_operator_records recs;
 	cr_assert_eq(bh_client_list_records_newest(cl, fp, 0, 1000, &recs, &err), 0, "%s",
 		     err ? err->message : "");
 	cr_assert_eq(recs.n, 1000);
 	cr_assert_eq(recs.rows[0].record.sequence, 501);
 	cr_assert_eq(recs.rows[999].record.sequence, 1500);
-	bh_client_records_free(&recs);
+	wire_operator_records_free(&recs);
 	cr_assert_eq(bh_client_record_at(cl, fp, 1003, &recs, &err), 0, "%s", err ? err->message : "");
 	cr_assert_eq(recs.n, 1);
 	cr_assert_eq(recs.rows[0].record.sequence, 1003);
-	bh_client_records_free(&recs);
+	wire_operator_records_free(&recs);
 	cr_assert_eq(bh_client_record_at(cl, fp, 1501, &recs, &err), 0);
 	cr_assert_eq(recs.n, 0, "no record #1501");
-	bh_client_records_free(&recs);
+	wire_operator_records_free(&recs);
 	/* A sequence without a session is refused, not read as all. */
 	char *json = NULL;
 	cr_assert_eq(bh_client_operator_call(cl, "ListRecords", "{\"sequence\":\"3\"}", &json, &err), -1);
@@ -805,11 +805,11 @@ Test(client, a_call_cut_by_an_operators_kill_may_have_run, .init = start, .fini 
 	 * (the loop carries the cell meanwhile). */
 	bool running = false;
 	for (int i = 0; i < 300 && !running && !f.done; i++) {
-		struct bh_client_session_info info;
+		struct wire_operator_session info;
 		err = NULL;
 		if (bh_client_get_session(cl, fp, &info, &err) == 0) {
 			running = !strcmp(info.state, "busy");
-			bh_client_session_info_free(&info);
+			wire_operator_session_free(&info);
 		}
 		bh_client_error_free(err);
 		bool never = false;

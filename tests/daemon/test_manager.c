@@ -227,8 +227,9 @@ Test(manager, a_call_on_a_session_ended_elsewhere_is_retried_once_in_a_new_sandb
 	snprintf(fp, sizeof fp, "%s", e[0].fingerprint);
 	/* An operator closes it behind the manager's back. */
 	struct bh_client_error *err = NULL;
-	struct bh_client_closed closed;
+	struct wire_operator_closed closed;
 	cr_assert_eq(bh_client_close(cl, fp, &closed, &err), 0, "%s", err ? err->message : "");
+	wire_operator_closed_free(&closed);
 	uint64_t runs = count("SessionRun");
 
 	struct bh_exec_output *o = run("run-1", "alice", "print('x' in globals())");

@@ -1,4 +1,4 @@
-/* The scenario loader (ui/scenario.c, docs/scenarios.md): a scenario file
+/* The scenario loader (src/scenario/scenario.c, docs/scenarios.md): a scenario file
  * is data an operator may have been handed; parsing it must accept or
  * refuse with a message, never crash or leak. */
 #include "scenario.h"

@@ -16,6 +16,7 @@
 #include "daemon_harness.h"
 #include "gen_store.h"
 #include "harness.h"
+#include "tamper_proxy.h"
 
 #include <criterion/criterion.h>
 #include <ctype.h>
@@ -53,6 +54,7 @@ static const struct {
 static struct harness h;   /* its state directory is the console's */
 static struct daemon d;
 static bool have_daemon;
+static struct tamper_proxy px; /* between an attached console and its daemon */
 static char files[4200];   /* STATE-files: scripts, screens, store copies */
 static char orphan_root[4200];
 static pid_t live_pid;     /* a console fed through a FIFO */
@@ -124,6 +126,7 @@ static void teardown(void)
 		waitpid(live_pid, NULL, 0);
 		live_pid = 0;
 	}
+	proxy_stop(&px);
 	if (have_daemon)
 		daemon_stop(&d);
 	have_daemon = false;
@@ -784,6 +787,83 @@ Test(console, attached_it_shows_a_session_another_client_opened_within_one_refre
 	screen("attached-walls");
 	screen_has("attached-walls", "vm             Nothing ran (isolation)");
 	screen("attached-leaks");
+}
+
+/* Runs `bulkhead ARGS` with env; its stdout and stderr (caller frees) and status. */
+static char *cli_run(int *status, const char *env, const char *args)
+{
+	char cmd[16384];
+	snprintf(cmd, sizeof cmd, "env %s BULKHEAD_INTERP='%s' '%s' %s 2>&1", env, BH_TEST_INTERP,
+		 BH_TEST_CLI, args);
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	size_t cap = 65536, len = 0, n;
+	char *out = malloc(cap);
+	while (len < cap - 1 && (n = fread(out + len, 1, cap - len - 1, f)) > 0)
+		len += n;
+	out[len] = '\0';
+	*status = pclose(f);
+	return out;
+}
+
+/* The words after "bulkhead: " on the CLI's first line (caller frees). */
+static char *cli_refusal(const char *out)
+{
+	const char *p = strstr(out, "bulkhead: ");
+	cr_assert_not_null(p, "the CLI did not say why: %s", out);
+	p += strlen("bulkhead: ");
+	return strndup(p, strcspn(p, "\n"));
+}
+
+/* A daemon's answer gone wrong on the way (a proxy rewrites it) is refused by
+ * the CLI and by the attached console alike, with the same message: they
+ * decode it with the same codec. A session whose calls is a word, and a leak
+ * without its kind. */
+Test(console, attached_a_malformed_answer_is_refused_as_the_cli_refuses_it_in_the_same_words)
+{
+	close_engine();
+	daemon_start(&d, "--tier container");
+	have_daemon = true;
+	screen_cols = 200; /* the refusal is shown whole in the view's title */
+	char env[512], args[4400], sock[4300];
+	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", d.both_token);
+	snprintf(sock, sizeof sock, "%s/proxy.sock", d.dir);
+
+	proxy_start_answering(&px, d.sock, sock, "/ListSessions",
+			      "{\"sessions\":[{\"session\":\"" "feedfacefeedface" "\","
+			      "\"state\":\"ready\",\"calls\":\"many\"}]}");
+	int st = 0;
+	snprintf(args, sizeof args, "ls --attach '%s'", sock);
+	char *out = cli_run(&st, env, args);
+	cr_assert_neq(st, 0, "ls believed the answer: %s", out);
+	char *words = cli_refusal(out);
+	cr_assert_str_eq(words, "The code may have run, and there is no checked answer for it: "
+				"ListSessions: sessions[0].calls must be an integer (a number or a "
+				"decimal string)");
+	free(words);
+	free(out);
+	snprintf(args, sizeof args, "--attach '%s'", sock);
+	console(":save-display refused-sessions\n", args, env);
+	screen_has("refused-sessions", "sessions: ?");
+	screen_lacks("refused-sessions", "feedface");
+	proxy_stop(&px);
+
+	proxy_start_answering(&px, d.sock, sock, "/Leaks",
+			      "{\"leaks\":[{\"sandbox\":\"bh-nobody\",\"reason\":\"a leak\"}]}");
+	snprintf(args, sizeof args, "leaks --attach '%s'", sock);
+	out = cli_run(&st, env, args);
+	cr_assert_neq(st, 0, "leaks believed the answer: %s", out);
+	words = cli_refusal(out);
+	cr_assert(strstr(words, "Leaks: leaks[0].kind \"\" is not a kind of leak this build knows"),
+		  "%s", words);
+	snprintf(args, sizeof args, "--attach '%s'", sock);
+	console(":leaks\n:save-display refused-leaks\n", args, env);
+	char shown[1024];
+	snprintf(shown, sizeof shown, "(%s)", words);
+	screen_has("refused-leaks", shown);
+	screen_lacks("refused-leaks", "bh-nobody");
+	free(words);
+	free(out);
 }
 
 Test(console, attached_and_readonly_it_shows_the_sessions_but_no_action_and_refuses_one)

@@ -558,6 +558,39 @@ Test(scenario, a_file_must_be_named_after_its_scenario)
 	rmdir(dir);
 }
 
+/* The recorder's write: a recording that does not load is refused before any
+ * file exists (neither the scenario nor its .tmp), with the step that is
+ * wrong; one that loads is written whole and loads back. */
+Test(scenario, a_recording_is_written_only_if_it_loads)
+{
+	char dir[] = "/tmp/bh-scenario-XXXXXX", path[64], tmp[80], err[1024];
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/t.json", dir);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	const char *bad = HEAD WAIT ",{\"kind\":\"wait\",\"turn\":2000000,\"narration\":\"n\","
+			  "\"hops\":[],\"daemon_calls\":{},\"ms\":5}]}";
+	cr_assert_eq(scenario_save(path, bad, err, sizeof err), -1);
+	char want[512];
+	snprintf(want, sizeof want, "%s: not written: the recording does not load as a scenario: "
+				    "step 2: \"turn\" is 2000000, past any conversation",
+		 path);
+	cr_assert_str_eq(err, want);
+	cr_assert_neq(access(path, F_OK), 0, "a recording that does not load was written");
+	cr_assert_neq(access(tmp, F_OK), 0, "its .tmp was left behind");
+
+	cr_assert_eq(scenario_save(path, HEAD CALL_OK "]}", err, sizeof err), 0, "%s", err);
+	cr_assert_neq(access(tmp, F_OK), 0);
+	struct scenario *s = NULL;
+	cr_assert_eq(scenario_load(path, &s, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(s->n_steps, 1);
+	scenario_free(s);
+	char *text = slurp(path);
+	cr_assert_str_eq(text, HEAD CALL_OK "]}\n", "written as given, with a final newline");
+	free(text);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* What the fuzz target will do at length, briefly: every prefix of a real
  * file, and random byte changes to it, parse or are refused with a reason
  * (under ASan this also proves no overrun and no leak). */

@@ -6,8 +6,8 @@
  * This file and scenario.c need only libc and cJSON — no curses, no engine —
  * so a fuzz target can link them alone: scenario_parse never crashes and
  * never leaks, whatever the bytes. */
-#ifndef BH_UI_SCENARIO_H
-#define BH_UI_SCENARIO_H
+#ifndef BH_SCENARIO_H
+#define BH_SCENARIO_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -107,6 +107,14 @@ int scenario_parse(const char *json, size_t len, struct scenario **out, char *er
  * err starts with the path. */
 int scenario_load(const char *path, struct scenario **out, char *err, size_t errlen);
 void scenario_free(struct scenario *s);
+
+/* Writes a recording's text to path only if it loads: scenario_parse accepts
+ * it, so the recorder never leaves a file the player would refuse. Written to
+ * path.tmp, then renamed into place. -1 with err ("... does not load as a
+ * scenario: step 3: ...", or why the write failed), and nothing written. The
+ * name rule (the file is NAME.json) is the player's to apply: a recording may
+ * be written anywhere. */
+int scenario_save(const char *path, const char *text, char *err, size_t errlen);
 
 /* The recorded value of key in a step's answer (compact JSON), or NULL. */
 const char *scenario_answer_get(const struct scenario_step *st, const char *key);

@@ -1,0 +1,231 @@
+/* bulkhead.v1.OperatorService messages <-> plain C structs (docs/api.md's
+ * table): what the console and an operator's tools see of sessions, history,
+ * leaks and the tier evidence. Sessions are named by fingerprint, never by id.
+ *
+ * The JSON rules are plimsoll.v1's (wire.h): lowerCamelCase names, 64-bit
+ * integers as decimal strings, zero values omitted, except that every list
+ * an answer holds is written even when empty ({"sessions":[]}), as the daemon
+ * always has. The daemon encodes answers with these functions; the client and
+ * the console decode them with the same ones, so a malformed answer is refused
+ * the same way everywhere: DATA_LOSS, unmarked, with the method and the field
+ * named ("ListSessions: sessions[0].calls must be an integer ..."). Decoding
+ * is as strict as plimsoll's answers: a field of the wrong type or given
+ * twice, an integer that is not exact, a string that is not UTF-8, a record
+ * row without its record or a leak of a kind this build does not know is
+ * refused; unknown fields are ignored.
+ *
+ * Ownership is wire.h's: what a decoder (or a wire_operator_*_add
+ * constructor) fills, it owns, and the matching _free releases it; what a
+ * caller fills by hand for an encoder stays the caller's (a NULL string is
+ * ""). Encoders return JSON text the caller frees with free().
+ */
+#ifndef BH_WIRE_OPERATOR_H
+#define BH_WIRE_OPERATOR_H
+
+#include "wire.h"
+
+#define WIRE_OPERATOR_SERVICE "bulkhead.v1.OperatorService"
+
+/* A history page's size: the daemon's default and its most. */
+#define WIRE_OPERATOR_PAGE_DEFAULT 200
+#define WIRE_OPERATOR_PAGE_MAX 1000
+/* ReadFile's cap on the bytes answered: the default, and the bound a
+ * maxBytes must stay under to be honoured. */
+#define WIRE_OPERATOR_READ_DEFAULT (1u << 20)
+#define WIRE_OPERATOR_READ_MAX (4u << 20)
+/* The longest a ListEvents long poll waits. */
+#define WIRE_OPERATOR_WAIT_MAX_MS 30000
+
+/* ---- requests ------------------------------------------------------------ */
+
+/* Every field any operator request carries; each method reads its own:
+ *   ListSessions  state          GetSession, Pause, Resume, Hibernate, Close, Kill  session
+ *   ListRecords   session after_id newest before_id sequence limit
+ *   ListEvents    after_id newest before_id limit wait_ms
+ *   Gc            dry_run        ListFiles  session path     ReadFile  session path max_bytes
+ * Leaks and Evidence take none. */
+struct wire_operator_request {
+	const char *session;    /* a fingerprint; NULL: none sent (encoding writes even "") */
+	bool has_session;       /* decoded: a "session" member was there, of whatever type */
+	const char *state;      /* NULL or "": every session */
+	int64_t after_id, before_id;
+	bool newest;
+	bool has_sequence;      /* ListRecords: that session's record by its sequence */
+	uint64_t sequence;
+	uint32_t limit;         /* encoding, 0: the daemon's page; decoded: the page in effect */
+	uint32_t wait_ms;       /* decoded: at most WIRE_OPERATOR_WAIT_MAX_MS */
+	bool dry_run;
+	const char *path;       /* decoded: "" when absent (/work), NULL when not a string */
+	uint32_t max_bytes;     /* encoding, 0: the default; decoded: the cap in effect */
+};
+
+char *wire_operator_encode_request(const struct wire_operator_request *r);
+/* The daemon's reading, as lenient as it has always been: a body that is not
+ * a JSON object is refused (INVALID_ARGUMENT, marked REQUEST); otherwise every
+ * field reads as its zero value when absent or of another type (ids as
+ * numbers or strings, a limit outside 1..PAGE_MAX as the default or the
+ * most), and the daemon judges what it needs (a session's fingerprint, a
+ * path). */
+int wire_operator_decode_request(const char *body, size_t len, struct wire_operator_request *out,
+				 struct wire_status *st);
+void wire_operator_request_free(struct wire_operator_request *r);
+
+/* ---- sessions ------------------------------------------------------------- */
+
+/* A session as the operator sees it (docs/api.md's Session). */
+struct wire_operator_session {
+	const char *fingerprint; /* "session" */
+	const char *sandbox, *state, *isolation;
+	const char *floor;       /* "minimumIsolation"; "" for none */
+	const char *principal, *owner, *run_key;
+	uint64_t calls;
+	const char *last_record_sha256;
+	int64_t created_unix_ms, last_call_unix_ms, expires_unix_ms;
+	uint64_t awake_ms;
+	const char *end_reason;  /* "" while live */
+};
+
+struct wire_operator_sessions { /* ListSessions */
+	struct wire_operator_session *sessions;
+	size_t n;
+};
+
+/* Close: the count and last digest its client must agree with. */
+struct wire_operator_closed {
+	const char *session;
+	uint64_t calls;
+	const char *last_record_sha256;
+	const char *end_reason;
+};
+
+/* The engine's view of a session in the message's shape; the strings are
+ * borrowed from i (a NULL one reads as ""). */
+struct wire_operator_session wire_operator_session_of(const struct bh_session_info *i);
+
+char *wire_operator_encode_session(const struct wire_operator_session *s); /* GetSession */
+char *wire_operator_encode_sessions(const struct wire_operator_sessions *s);
+char *wire_operator_encode_closed(const struct wire_operator_closed *c);
+/* Pause, Resume, Hibernate and Kill answer {} once done. */
+char *wire_operator_encode_done(void);
+
+int wire_operator_decode_session(const char *body, size_t len, struct wire_operator_session *out,
+				 struct wire_status *st);
+int wire_operator_decode_sessions(const char *body, size_t len, struct wire_operator_sessions *out,
+				  struct wire_status *st);
+int wire_operator_decode_closed(const char *body, size_t len, struct wire_operator_closed *out,
+				struct wire_status *st);
+/* method names the action in a refusal ("Pause: ..."). */
+int wire_operator_decode_done(const char *method, const char *body, size_t len,
+			      struct wire_status *st);
+
+void wire_operator_session_free(struct wire_operator_session *s);
+void wire_operator_sessions_free(struct wire_operator_sessions *s);
+void wire_operator_closed_free(struct wire_operator_closed *c);
+
+/* ---- leaks and gc ---------------------------------------------------------- */
+
+/* Which list an answer holds: Leaks' findings, or what Gc reaped (or, with
+ * dryRun, would reap). */
+enum wire_operator_leak_list {
+	WIRE_LEAKS_FOUND,     /* {"leaks":[...]} */
+	WIRE_LEAKS_REAPED,    /* {"reaped":[...]} */
+	WIRE_LEAKS_WOULD_REAP /* {"wouldReap":[...]} */
+};
+const char *wire_operator_leak_list_name(enum wire_operator_leak_list l); /* "leaks" */
+
+/* The engine's own struct: a decoded string that does not fit its slot is
+ * refused, not cut. */
+struct wire_operator_leaks {
+	struct bh_leak *leaks;
+	size_t n;
+};
+
+char *wire_operator_encode_leaks(enum wire_operator_leak_list l, const struct wire_operator_leaks *v);
+int wire_operator_decode_leaks(const char *body, size_t len, enum wire_operator_leak_list l,
+			       struct wire_operator_leaks *out, struct wire_status *st);
+void wire_operator_leaks_free(struct wire_operator_leaks *v);
+
+/* ---- evidence ----------------------------------------------------------------- */
+
+struct wire_operator_tier {
+	const char *tier;
+	bool offered, cached;
+	const char *runtime, *runtime_version, *reason, *environment;
+	const struct bh_evidence_line *evidence; /* {check, value, expect, ok} */
+	size_t n_evidence;
+};
+
+struct wire_operator_evidence {
+	const char *strongest;
+	bool proving;            /* some tier's proof has not finished */
+	const struct wire_operator_tier *tiers;
+	size_t n_tiers;
+};
+
+char *wire_operator_encode_evidence(const struct wire_operator_evidence *e);
+int wire_operator_decode_evidence(const char *body, size_t len, struct wire_operator_evidence *out,
+				  struct wire_status *st);
+void wire_operator_evidence_free(struct wire_operator_evidence *e);
+
+/* ---- history: records and events ------------------------------------------------ */
+
+struct wire_operator_record_row {
+	int64_t id;                 /* commit order */
+	struct bh_record record;    /* a RunRecord */
+	const char *language, *flags; /* "" when none */
+	int32_t exit_code;
+	int64_t duration_us;
+};
+
+/* A page, in commit order. next_after_id is the page's last id (the cursor
+ * to follow the tail with), next_before_id its first (for the page before). */
+struct wire_operator_records {
+	struct wire_operator_record_row *rows;
+	size_t n, cap; /* cap: the rows allocated (wire_operator_records_add grows them) */
+	int64_t next_after_id, next_before_id;
+};
+
+struct wire_operator_events {
+	struct bh_event *events; /* strings owned */
+	size_t n, cap;
+	int64_t next_after_id, next_before_id;
+};
+
+/* Appends a copy of an engine row (owned strings). */
+void wire_operator_records_add(struct wire_operator_records *page, const struct bh_record_row *row);
+void wire_operator_events_add(struct wire_operator_events *page, const struct bh_event *ev);
+
+char *wire_operator_encode_records(const struct wire_operator_records *page);
+char *wire_operator_encode_events(const struct wire_operator_events *page);
+int wire_operator_decode_records(const char *body, size_t len, struct wire_operator_records *out,
+				 struct wire_status *st);
+int wire_operator_decode_events(const char *body, size_t len, struct wire_operator_events *out,
+				struct wire_status *st);
+void wire_operator_records_free(struct wire_operator_records *page);
+void wire_operator_events_free(struct wire_operator_events *page);
+
+/* ---- files ------------------------------------------------------------------------ */
+
+struct wire_operator_files { /* ListFiles */
+	const struct bh_file_entry *entries; /* type: one character ("type" on the wire) */
+	size_t n;
+	bool more;
+};
+
+struct wire_operator_file { /* ReadFile */
+	const uint8_t *content;
+	size_t len;
+	uint64_t size;
+	bool truncated;
+};
+
+char *wire_operator_encode_files(const struct wire_operator_files *f);
+char *wire_operator_encode_file(const struct wire_operator_file *f);
+int wire_operator_decode_files(const char *body, size_t len, struct wire_operator_files *out,
+			       struct wire_status *st);
+int wire_operator_decode_file(const char *body, size_t len, struct wire_operator_file *out,
+			      struct wire_status *st);
+void wire_operator_files_free(struct wire_operator_files *f);
+void wire_operator_file_free(struct wire_operator_file *f);
+
+#endif
