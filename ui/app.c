@@ -133,8 +133,9 @@ static void header_counts_cb(void *arg, const struct ui_session *rows, size_t n,
 {
 	struct app *a = arg;
 	if (err) {
-		/* With no source at all there are none, and that is no error. */
-		snprintf(a->counts, sizeof a->counts, "%s", strcmp(a->src->ops->kind, "none") ? "sessions: ?" : "none");
+		/* With no source at all there are none, and that is no error.
+		 * The header prints the label: "sessions: ?". */
+		snprintf(a->counts, sizeof a->counts, "%s", strcmp(a->src->ops->kind, "none") ? "?" : "none");
 		return;
 	}
 	static const char *const states[] = {"ready", "busy", "paused", "hibernated", "ended"};
