@@ -88,6 +88,7 @@ struct view *app_push(struct app *a, const struct view_ops *ops, const char *arg
 	if (!v)
 		abort();
 	v->ops = ops;
+	v->app = a;
 	v->t.sort_col = -1;
 	snprintf(v->arg, sizeof v->arg, "%s", arg ? arg : "");
 	v->below = a->view;
@@ -115,6 +116,45 @@ bool view_done_loading(struct view *v)
 		return false;
 	}
 	return !v->closing;
+}
+
+void view_load_failed(struct app *a, struct view *v, const char *err)
+{
+	if (!v->ops->sourceless && !strcmp(a->src->ops->kind, "none"))
+		return; /* nothing behind it: draw_table says so */
+	if (!err || !*err)
+		err = "failed";
+	bool changed = strcmp(v->stale, err) != 0;
+	if (!*v->stale) {
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		strftime(v->stale_since, sizeof v->stale_since, "%H:%M:%S", &tm);
+	}
+	snprintf(v->stale, sizeof v->stale, "%s", err);
+	if (v == a->view && (changed || !v->stale_told)) {
+		app_flash(a, C_BAD, "%s: %s", v->ops->name, err);
+		v->stale_told = true;
+	}
+}
+
+void view_load_ok(struct view *v)
+{
+	v->stale[0] = v->stale_since[0] = '\0';
+	v->stale_told = false;
+	v->ever_loaded = true;
+}
+
+bool view_answered(struct view *v, const char *err)
+{
+	if (!view_done_loading(v))
+		return false;
+	if (err) {
+		view_load_failed(v->app, v, err);
+		return false;
+	}
+	view_load_ok(v);
+	return true;
 }
 
 void app_pop(struct app *a)
@@ -198,7 +238,8 @@ static void draw_table(struct app *a, struct view *v, int top, int bottom)
 	for (int i = 0; i < rows && t->top + (size_t)i < t->nshown; i++) {
 		size_t idx = t->top + (size_t)i;
 		const struct trow *r = &t->rows[t->shown[idx]];
-		int attr = idx == t->sel ? theme_attr(C_SELECT) : theme_attr(r->color);
+		/* Stale rows (the last load failed) are dim: they are old. */
+		int attr = idx == t->sel ? theme_attr(C_SELECT) : theme_attr(*v->stale ? C_DIM : r->color);
 		attron(attr);
 		mvhline(top + 1 + i, 0, ' ', idx == t->sel ? a->cols : 0);
 		x = 0;
@@ -286,17 +327,27 @@ static void draw(struct app *a)
 	snprintf(line, sizeof line, "tiers: %s   sessions: %s", a->tiers, a->counts);
 	mvaddnstr(1, 0, line, a->cols);
 	draw_hints(a);
-	/* Title: Kind[count] </filter> (extra) */
+	/* Title: Kind[count] </filter> (extra) (stale since HH:MM:SS: why) —
+	 * the time first, so a narrow screen cuts the why, not when. */
 	attron(theme_attr(C_TITLE));
 	mvhline(3, 0, ' ', a->cols);
-	char title[512], count[32] = "";
+	char title[512], count[32] = "", stale[320] = "";
 	if (!v->ops->draw)
 		snprintf(count, sizeof count, "[%zu]", v->t.nshown);
+	if (*v->stale)
+		snprintf(stale, sizeof stale, "(%s since %s: %s) ", v->ever_loaded ? "stale" : "not loaded",
+			 v->stale_since, v->stale);
 	snprintf(title, sizeof title, " %s%s%s%s%s%s%s ", v->ops->title, count,
 		 *v->filter ? " </" : "", v->filter, *v->filter ? ">" : "", *v->sub ? " " : "", v->sub);
-	mvprintw(3, (a->cols - (int)strlen(title)) / 2 > 0 ? (a->cols - (int)strlen(title)) / 2 : 0, "%.*s",
-		 a->cols, title);
+	int width = (int)strlen(title) + (int)strlen(stale);
+	int x = (a->cols - width) / 2 > 0 ? (a->cols - width) / 2 : 0;
+	mvprintw(3, x, "%.*s", a->cols, title);
 	attroff(theme_attr(C_TITLE));
+	if (*stale && x + (int)strlen(title) < a->cols) {
+		attron(theme_attr(C_BAD) | A_BOLD);
+		mvprintw(3, x + (int)strlen(title), "%.*s", a->cols - x - (int)strlen(title), stale);
+		attroff(theme_attr(C_BAD) | A_BOLD);
+	}
 	int bottom = a->lines - 2;
 	if (v->ops->draw)
 		v->ops->draw(a, v, 4, bottom);
@@ -505,8 +556,11 @@ static void handle_key(struct app *a, int key)
 		break;
 	}
 	case REQ_REFRESH:
-		app_refresh(a);
+		/* Before the loads: a failure they answer flashes over it, even
+		 * one flashed before (the operator asked again). */
 		app_flash(a, C_INFO, "refreshed");
+		v->stale_told = false;
+		app_refresh(a);
 		break;
 	default:
 		break;

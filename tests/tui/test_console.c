@@ -3,7 +3,8 @@
  * at a fixed size (80x24 unless it says otherwise), TERM=xterm, TZ=UTC and
  * NO_COLOR=1, and compares WHOLE saved screens with tests/tui/expected/ after
  * normalising what legitimately varies: digests and fingerprints (masked
- * with '#', same width), ages and durations (<dur>), wall-clock times, the
+ * with '#', same width), ages and durations (<dur>), wall-clock times (and
+ * since when a view's rows are stale), the
  * sandbox's uids in the tier evidence (<ids>), and the test's directories
  * (<STATE>, <FILES>, <DAEMON>).
  *
@@ -395,6 +396,8 @@ static char *normalise(const char *screen)
 		replace_all(line, sizeof line, "[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}",
 			    "YYYY-MM-DD hh:mm:ss");
 		replace_all(line, sizeof line, "[0-9]{8}T[0-9]{6}Z", "YYYYMMDDThhmmssZ");
+		/* A view whose load failed says since when its rows are stale. */
+		replace_all(line, sizeof line, "since [0-9]{2}:[0-9]{2}:[0-9]{2}", "since hh:mm:ss");
 		/* The sandbox's ids (evidence of its mounts) vary with the state
 		 * directory, and their length moves where the line is cut. */
 		replace_all(line, sizeof line, "(uid|gid)=[0-9].*$", "<ids>");
@@ -814,6 +817,56 @@ Test(console, attached_and_readonly_it_shows_the_sessions_but_no_action_and_refu
 	cr_assert_eq(a->status, 200, "%s", a->body);
 	cr_assert_not_null(strstr(a->body, "\"ready\""), "%s", a->body);
 	answer_free(a);
+}
+
+/* The review's repro (B3): attached, the daemon killed. The rows stay, dim,
+ * the title says since when they are stale and why, the failure is
+ * flashed, and the header says "sessions: ?" once; a view drilled into
+ * then says it never loaded. A daemon answering again (on the same socket
+ * and state) takes the mark away. */
+Test(console, attached_a_daemon_that_died_leaves_its_rows_marked_stale_until_it_answers_again)
+{
+	close_engine();
+	daemon_start(&d, "--tier container");
+	have_daemon = true;
+	char id[64], fp[65];
+	http_open(d.run_token, id, fp);
+	char env[512], args[4400];
+	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", d.both_token);
+	snprintf(args, sizeof args, "--attach '%s'", d.sock);
+	live_start(args, env);
+	live_send(":save-display attached-alive");
+	live_wait_screen("attached-alive");
+	kill(d.pid, SIGKILL);
+	waitpid(d.pid, NULL, 0);
+	d.pid = 0;
+	live_send("<C-r>\n"
+		  ":save-display attached-daemon-gone\n"
+		  "<Enter>\n"
+		  ":save-display attached-daemon-gone-records\n"
+		  "<Esc>\n");
+	live_wait_screen("attached-daemon-gone-records");
+	daemon_restart(&d, "--tier container");
+	live_send("<C-r>\n"
+		  ":save-display attached-daemon-back\n");
+	live_finish();
+	screen("attached-alive");
+	char row[80];
+	snprintf(row, sizeof row, "%.12s ready", fp);
+	screen_has("attached-alive", row);
+	screen("attached-daemon-gone");
+	screen_has("attached-daemon-gone", row);
+	screen_has("attached-daemon-gone", "Sandboxes[1] (stale since ");
+	screen_has("attached-daemon-gone", "sandboxes: Nothing ran (environment): cannot reach the daemon");
+	screen_has("attached-daemon-gone", "   sessions: ?");
+	screen_lacks("attached-daemon-gone", "sessions: sessions");
+	screen("attached-daemon-gone-records");
+	char title[96];
+	snprintf(title, sizeof title, "Records[0] (session %.12s) (not loaded since ", fp);
+	screen_has("attached-daemon-gone-records", title);
+	screen("attached-daemon-back");
+	screen_lacks("attached-daemon-back", "stale since");
+	screen_lacks("attached-daemon-back", "sessions: ?");
 }
 
 /* ---- 3. a store opened read-only, with no engine ---- */
