@@ -363,9 +363,6 @@ static void dispatch(struct call *c, const char *url)
 
 enum MHD_Result daemon_on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload_data,
-				  size_t *upload_data_size, void **con_cls);
-enum MHD_Result daemon_on_request(void *cls, struct MHD_Connection *conn, const char *url,
-				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **con_cls)
 {
 	(void)version;
@@ -411,8 +408,6 @@ enum MHD_Result daemon_on_request(void *cls, struct MHD_Connection *conn, const 
 	return MHD_YES;
 }
 
-void daemon_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-			 enum MHD_RequestTerminationCode toe);
 void daemon_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
@@ -470,8 +465,6 @@ static void refuse_connection(struct server *s, struct conn_watch *w)
 	}
 }
 
-void daemon_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-			  enum MHD_ConnectionNotificationCode toe);
 void daemon_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
