@@ -1,5 +1,6 @@
-/* bulkhead-bench: the figures of DESIGN §11, measured in one run on this
- * machine, each printed next to its target and marked met or not.
+/* bulkhead-bench: the performance figures bulkhead sets targets for,
+ * measured in one run on this machine, each printed next to its target and
+ * marked met or not.
  *
  *   bulkhead-bench [--quick] [--tier container|kernel|all] [--json]
  *                  [--root DIR] [--verbose] [--rounds N] [--only PHASES]
@@ -145,7 +146,7 @@ struct figure {
 	double target;
 	char target_text[64];
 	char note[256];
-	bool in_table; /* one of §11's rows: goes into the summary table */
+	bool in_table; /* a targeted figure's row: goes into the summary table */
 	char row[64];  /* the summary table's row name */
 };
 

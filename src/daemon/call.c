@@ -160,7 +160,8 @@ static enum MHD_Result send_answer(struct call *c)
 }
 
 /* A refusal made before the handler: no detail, so the header carries the
- * mark (plimsoll.md §2.5). */
+ * mark (Plimsoll-Not-Dispatched: plimsoll's clients read it when an error has
+ * no detail; docs/api.md, Errors). */
 void call_refuse_early(struct call *c, unsigned status, enum wire_code code, const char *mark,
 			 const char *msg)
 {

@@ -29,7 +29,8 @@
 /* The protocol number bulkhead serves (plimsoll's protocol.Number). */
 #define WIRE_PROTOCOL 3
 
-/* Request limits (plimsoll.md §6.1, DESIGN §8). */
+/* Request limits: plimsoll's request validation (code, files, paths, names),
+ * and the daemon's own JSON nesting (docs/api.md, Limits). */
 #define WIRE_MAX_DEPTH 64
 #define WIRE_MAX_CODE_BYTES (256u << 10)
 #define WIRE_MAX_FILES 200

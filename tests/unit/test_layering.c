@@ -1,4 +1,5 @@
-/* DESIGN §3: the engine knows nothing above it. */
+/* Dependencies point one way, cli -> (ui | daemon | client) -> wire -> engine:
+ * the engine knows nothing above it. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
