@@ -871,7 +871,8 @@ static int wake_figures(int t)
 			    r.wake.client_us / 1000.0);
 		samples_add(&fig("resume_woke", t, "  of which the resume itself (woke_us)", "ms")->raw,
 			    r.wake.woke_us / 1000.0);
-		samples_add(&fig("pause", t, "pause (not a target)", "ms")->raw, r.wake.slept_us / 1000.0);
+		samples_add(&fig("pause", t, "pause (not a target)", "ms")->raw,
+			    r.wake.slept_us / 1000.0);
 	}
 	target(fig("resume", t, "", "ms"), tgt[t], "resume from pause -> answer");
 	if (t == 0) {
@@ -985,9 +986,10 @@ static int throughput(void)
 		f->value = tp->k[j].cells_s_median;
 		snprintf(f->note, sizeof f->note,
 			 "min %.0f max %.0f over %d window(s); cell latency p50 %.2f ms, p95 %.2f ms",
-			 tp->k[j].cells_s_min, tp->k[j].cells_s_max, tp->rounds, tp->k[j].latency_p50_ms,
-			 tp->k[j].latency_p95_ms);
-		snprintf(row, sizeof row, "throughput, %d concurrent session%s (cells/s)", k, k > 1 ? "s" : "");
+			 tp->k[j].cells_s_min, tp->k[j].cells_s_max, tp->rounds,
+			 tp->k[j].latency_p50_ms, tp->k[j].latency_p95_ms);
+		snprintf(row, sizeof row, "throughput, %d concurrent session%s (cells/s)", k,
+			 k > 1 ? "s" : "");
 		table_row(f, row, "reported");
 	}
 	struct figure *f = fig("throughput_open", 0, "  opening the 32 sessions (python warmed)", "ms");

@@ -52,40 +52,46 @@ struct worker_cmd {
 	int a, b, c;
 };
 
-/* What each op answers. Times are microseconds unless a name says
+/* What each op answers, below. Times are microseconds unless a name says
  * otherwise; each worker times its own calls. */
-struct cell_reply { /* OP_CELL, OP_EXEC */
+
+/* OP_CELL, OP_EXEC */
+struct cell_reply {
 	double client_us;         /* the call to its answer, as the worker saw it */
-	double engine_wall_us;    /* the engine's wall_us: the answer in hand, before the record (0
-				   * through the daemon) */
+	double engine_wall_us;    /* the engine's wall_us, before the record (daemon: 0) */
 	double inside_us;         /* the cell inside the sandbox (the init's duration_us) */
 	bool interpreter_started; /* engine OP_CELL: this call started its interpreter */
 	long new_connections;     /* daemon: connections this call opened, 0 with keep-alive */
 };
 
-struct cold_reply { /* OP_COLD */
+/* OP_COLD */
+struct cold_reply {
 	double answer_us; /* open -> first cell answered */
 	double ready_us;  /* open -> session ready */
 	double close_us;  /* the close call */
 	double gone_us;   /* close -> the sandbox gone */
 };
 
-struct pool_reply { /* OP_POOL */
+/* OP_POOL */
+struct pool_reply {
 	double answer_us; /* open -> first cell answered */
 	bool from_pool;   /* the open took a pooled sandbox */
 	double ready_us;  /* open -> session ready */
 	double inside_us; /* the first cell inside the sandbox */
 };
 
-struct wake_reply { /* OP_PAUSE, OP_HIBERNATE: the cell that wakes it */
+/* OP_PAUSE, OP_HIBERNATE: the cell that wakes it */
+struct wake_reply {
 	double client_us;      /* the cell call to its answer */
 	double woke_us;        /* of which the resume or restore itself */
 	double slept_us;       /* the pause or hibernate call */
 	double engine_wall_us; /* the cell's wall_us */
-	double image_disk_bytes, image_apparent_bytes; /* OP_HIBERNATE: its image (du) */
+	/* OP_HIBERNATE: its image, as du counts it */
+	double image_disk_bytes, image_apparent_bytes;
 };
 
-struct memory_reply { /* OP_MEMORY: per sandbox, KiB */
+/* OP_MEMORY: per sandbox, KiB */
+struct memory_reply {
 	double drop_kib;             /* MemAvailable's drop against the mean of before and after */
 	double drop_from_before_kib; /* against before alone */
 	double rise_after_close_kib; /* MemAvailable's rise once they closed */
@@ -95,12 +101,13 @@ struct memory_reply { /* OP_MEMORY: per sandbox, KiB */
 	double opened_us; /* opening them all, warm-up cells included */
 };
 
-#define THROUGHPUT_KS 3 /* 1, 8 and 32 sessions busy */
-struct throughput_reply { /* OP_THROUGHPUT */
+/* OP_THROUGHPUT, with 1, 8 and 32 sessions busy */
+#define THROUGHPUT_KS 3
+struct throughput_reply {
 	struct {
-		int sessions;                                     /* busy at once */
-		double cells_s_median, cells_s_min, cells_s_max;  /* over the windows */
-		double latency_p50_ms, latency_p95_ms;            /* of every cell */
+		int sessions;                                    /* busy at once */
+		double cells_s_median, cells_s_min, cells_s_max; /* over the windows */
+		double latency_p50_ms, latency_p95_ms;           /* of every cell */
 	} k[THROUGHPUT_KS];
 	double open_ms; /* opening the sessions (python warmed) */
 	int rounds;

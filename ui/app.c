@@ -175,7 +175,8 @@ static void header_counts_cb(void *arg, const struct ui_session *rows, size_t n,
 	if (err) {
 		/* With no source at all there are none, and that is no error.
 		 * The header prints the label: "sessions: ?". */
-		snprintf(a->counts, sizeof a->counts, "%s", strcmp(a->src->ops->kind, "none") ? "?" : "none");
+		snprintf(a->counts, sizeof a->counts, "%s",
+			 strcmp(a->src->ops->kind, "none") ? "?" : "none");
 		return;
 	}
 	static const char *const states[] = {"ready", "busy", "paused", "hibernated", "ended"};
@@ -239,7 +240,8 @@ static void draw_table(struct app *a, struct view *v, int top, int bottom)
 		size_t idx = t->top + (size_t)i;
 		const struct trow *r = &t->rows[t->shown[idx]];
 		/* Stale rows (the last load failed) are dim: they are old. */
-		int attr = idx == t->sel ? theme_attr(C_SELECT) : theme_attr(*v->stale ? C_DIM : r->color);
+		int attr = idx == t->sel ? theme_attr(C_SELECT)
+					 : theme_attr(*v->stale ? C_DIM : r->color);
 		attron(attr);
 		mvhline(top + 1 + i, 0, ' ', idx == t->sel ? a->cols : 0);
 		x = 0;
@@ -335,8 +337,8 @@ static void draw(struct app *a)
 	if (!v->ops->draw)
 		snprintf(count, sizeof count, "[%zu]", v->t.nshown);
 	if (*v->stale)
-		snprintf(stale, sizeof stale, "(%s since %s: %s) ", v->ever_loaded ? "stale" : "not loaded",
-			 v->stale_since, v->stale);
+		snprintf(stale, sizeof stale, "(%s since %s: %s) ",
+			 v->ever_loaded ? "stale" : "not loaded", v->stale_since, v->stale);
 	snprintf(title, sizeof title, " %s%s%s%s%s%s%s ", v->ops->title, count,
 		 *v->filter ? " </" : "", v->filter, *v->filter ? ">" : "", *v->sub ? " " : "", v->sub);
 	int width = (int)strlen(title) + (int)strlen(stale);
@@ -345,7 +347,8 @@ static void draw(struct app *a)
 	attroff(theme_attr(C_TITLE));
 	if (*stale && x + (int)strlen(title) < a->cols) {
 		attron(theme_attr(C_BAD) | A_BOLD);
-		mvprintw(3, x + (int)strlen(title), "%.*s", a->cols - x - (int)strlen(title), stale);
+		mvprintw(3, x + (int)strlen(title), "%.*s", a->cols - x - (int)strlen(title),
+			 stale);
 		attroff(theme_attr(C_BAD) | A_BOLD);
 	}
 	int bottom = a->lines - 2;

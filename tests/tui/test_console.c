@@ -397,7 +397,8 @@ static char *normalise(const char *screen)
 			    "YYYY-MM-DD hh:mm:ss");
 		replace_all(line, sizeof line, "[0-9]{8}T[0-9]{6}Z", "YYYYMMDDThhmmssZ");
 		/* A view whose load failed says since when its rows are stale. */
-		replace_all(line, sizeof line, "since [0-9]{2}:[0-9]{2}:[0-9]{2}", "since hh:mm:ss");
+		replace_all(line, sizeof line, "since [0-9]{2}:[0-9]{2}:[0-9]{2}",
+			    "since hh:mm:ss");
 		/* The sandbox's ids (evidence of its mounts) vary with the state
 		 * directory, and their length moves where the line is cut. */
 		replace_all(line, sizeof line, "(uid|gid)=[0-9].*$", "<ids>");
@@ -857,7 +858,8 @@ Test(console, attached_a_daemon_that_died_leaves_its_rows_marked_stale_until_it_
 	screen("attached-daemon-gone");
 	screen_has("attached-daemon-gone", row);
 	screen_has("attached-daemon-gone", "Sandboxes[1] (stale since ");
-	screen_has("attached-daemon-gone", "sandboxes: Nothing ran (environment): cannot reach the daemon");
+	screen_has("attached-daemon-gone",
+		   "sandboxes: Nothing ran (environment): cannot reach the daemon");
 	screen_has("attached-daemon-gone", "   sessions: ?");
 	screen_lacks("attached-daemon-gone", "sessions: sessions");
 	screen("attached-daemon-gone-records");

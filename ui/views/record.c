@@ -119,7 +119,10 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	struct detail *d = v->priv;
 	int y = top + 1;
 	if (!d || !d->have) {
-		mvprintw(y, 2, "%s", v->loading > 0 ? "loading..." : *v->stale ? "not loaded (the title says why)" : "no such record");
+		mvprintw(y, 2, "%s",
+			 v->loading > 0 ? "loading..."
+			 : *v->stale    ? "not loaded (the title says why)"
+					: "no such record");
 		return;
 	}
 	const struct ui_record *r = &d->rec;

@@ -63,7 +63,10 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	struct walls *w = v->priv;
 	int y = top + 1;
 	if (!w || *w->err || !v->ever_loaded) {
-		mvprintw(y, 2, "%s", w && *w->err ? w->err : *v->stale ? "not loaded (the title says why)" : "loading...");
+		mvprintw(y, 2, "%s",
+			 w && *w->err ? w->err
+			 : *v->stale  ? "not loaded (the title says why)"
+				      : "loading...");
 		return;
 	}
 	enum bh_tier best = BH_TIER_UNKNOWN;
