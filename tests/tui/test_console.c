@@ -693,14 +693,22 @@ static void http_cell(const char *token, const char *id, const char *code)
 	answer_free(a);
 }
 
-Test(console, attached_it_shows_a_session_another_client_opened_within_one_refresh)
+/* A daemon of the test's own (container tier) for a console to attach to:
+ * the console's arguments (more after them) and its environment, the token
+ * with both scopes. */
+static void attach_daemon(char args[4400], char env[512], const char *more)
 {
 	close_engine();
 	daemon_start(&d, "--tier container");
 	have_daemon = true;
+	snprintf(env, 512, "BULKHEAD_TOKEN='%s'", d.both_token);
+	snprintf(args, 4400, "--attach '%s'%s", d.sock, more);
+}
+
+Test(console, attached_it_shows_a_session_another_client_opened_within_one_refresh)
+{
 	char env[512], args[4400];
-	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", d.both_token);
-	snprintf(args, sizeof args, "--attach '%s'", d.sock);
+	attach_daemon(args, env, "");
 	live_start(args, env);
 	live_send(":save-display attached-before");
 	live_wait_screen("attached-before");
@@ -792,14 +800,10 @@ Test(console, attached_it_shows_a_session_another_client_opened_within_one_refre
 
 Test(console, attached_and_readonly_it_shows_the_sessions_but_no_action_and_refuses_one)
 {
-	close_engine();
-	daemon_start(&d, "--tier container");
-	have_daemon = true;
+	char env[512], args[4400];
+	attach_daemon(args, env, " --readonly");
 	char id[64], fp[65];
 	http_open(d.run_token, id, fp);
-	char env[512], args[4400];
-	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", d.both_token);
-	snprintf(args, sizeof args, "--attach '%s' --readonly", d.sock);
 	console(":save-display attached-readonly\n"
 		"p\n"
 		":save-display attached-readonly-refused\n"
@@ -827,14 +831,10 @@ Test(console, attached_and_readonly_it_shows_the_sessions_but_no_action_and_refu
  * and state) takes the mark away. */
 Test(console, attached_a_daemon_that_died_leaves_its_rows_marked_stale_until_it_answers_again)
 {
-	close_engine();
-	daemon_start(&d, "--tier container");
-	have_daemon = true;
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
 	char id[64], fp[65];
 	http_open(d.run_token, id, fp);
-	char env[512], args[4400];
-	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", d.both_token);
-	snprintf(args, sizeof args, "--attach '%s'", d.sock);
 	live_start(args, env);
 	live_send(":save-display attached-alive");
 	live_wait_screen("attached-alive");
@@ -1161,14 +1161,11 @@ Test(console, embedded_and_attached_the_newest_events_and_records_show_and_recor
 	console(long_script, NULL, NULL);
 	long_history_screens_hold();
 
-	daemon_start(&d, "--tier container");
-	have_daemon = true;
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
 	char ddb[4400];
 	snprintf(ddb, sizeof ddb, "%s/state/bulkhead.db", d.dir);
 	long_history_into(ddb);
-	char env[512], args[4400];
-	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", d.both_token);
-	snprintf(args, sizeof args, "--attach '%s'", d.sock);
 	console(long_script, args, env);
 	long_history_screens_hold();
 }
