@@ -133,7 +133,7 @@ void app_refresh(struct app *a);
 bool app_can_act(struct app *a, bool quiet);
 /* Finished a request of v's: false when v was closed meanwhile (and is freed). */
 bool view_done_loading(struct view *v);
-/* A load of v's failed: the error flashed (when it is new or changed, or
+/* Loads that fail (view_load.c). A load of v's failed: the error flashed (when it is new or changed, or
  * ctrl-r asked again, and v is on top), the rows kept and marked stale in
  * the title with why and since when. A view that asks the source, on no
  * source at all, shows its empty state instead: no failure. */
