@@ -133,10 +133,11 @@ void app_refresh(struct app *a);
 bool app_can_act(struct app *a, bool quiet);
 /* Finished a request of v's: false when v was closed meanwhile (and is freed). */
 bool view_done_loading(struct view *v);
-/* Loads that fail (view_load.c). A load of v's failed: the error flashed (when it is new or changed, or
- * ctrl-r asked again, and v is on top), the rows kept and marked stale in
- * the title with why and since when. A view that asks the source, on no
- * source at all, shows its empty state instead: no failure. */
+/* Loads that fail (view_load.c). A load of v's failed: the error flashed
+ * (when it is new or changed, or ctrl-r asked again, and v is on top), the
+ * rows kept and marked stale in the title with why and since when. A view
+ * that asks the source, on no source at all, shows its empty state instead:
+ * no failure. */
 void view_load_failed(struct app *a, struct view *v, const char *err);
 /* A load of v's succeeded: the stale mark goes. */
 void view_load_ok(struct view *v);
