@@ -1,5 +1,6 @@
-/* bulkhead-bench: the figures of DESIGN §11, measured in one run on this
- * machine, each printed next to its target and marked met or not.
+/* bulkhead-bench: the performance figures bulkhead sets targets for,
+ * measured in one run on this machine, each printed next to its target and
+ * marked met or not.
  *
  *   bulkhead-bench [--quick] [--tier container|kernel|all] [--json]
  *                  [--root DIR] [--verbose] [--rounds N] [--only PHASES]
@@ -145,7 +146,7 @@ struct figure {
 	double target;
 	char target_text[64];
 	char note[256];
-	bool in_table; /* one of §11's rows: goes into the summary table */
+	bool in_table; /* a targeted figure's row: goes into the summary table */
 	char row[64];  /* the summary table's row name */
 };
 
@@ -520,12 +521,12 @@ static int warm_rounds(void)
 				struct worker_reply rep;
 				if (call(&workers[t][k], OP_CELL, lang, 0, 0, &rep) < 0)
 					return -1;
-				wall[t][k] = rep.v[0];
-				engine_wall[t][k] = rep.v[1];
-				inside[t][k] = rep.v[2];
+				wall[t][k] = rep.cell.client_us;
+				engine_wall[t][k] = rep.cell.engine_wall_us;
+				inside[t][k] = rep.cell.inside_us;
 				if (k == W_DAEMON) {
 					daemon_calls[t]++;
-					daemon_connects[t] += (int)rep.v[4];
+					daemon_connects[t] += (int)rep.cell.new_connections;
 				}
 			}
 			if (r < opt.p.warm_discard)
@@ -778,12 +779,12 @@ static int fresh_vs_warm(int t)
 			snprintf(key, sizeof key, "fresh_%s", lang_key[lang]);
 			snprintf(label, sizeof label, "fresh sandbox per call, bh_exec %s, %s",
 				 lang ? "node -e" : "python3 -c", lang_key[lang]);
-			samples_add(&fig(key, t, label, "ms")->raw, ex.v[0] / 1000.0);
+			samples_add(&fig(key, t, label, "ms")->raw, ex.cell.client_us / 1000.0);
 			snprintf(key, sizeof key, "fresh_ratio_%s", lang_key[lang]);
 			snprintf(label, sizeof label, "fresh sandbox per call / warm cell (pairwise), %s",
 				 lang_key[lang]);
 			struct figure *f = fig(key, t, label, "x");
-			samples_add(&f->raw, ex.v[0] / ce.v[0]);
+			samples_add(&f->raw, ex.cell.client_us / ce.cell.client_us);
 			snprintf(label, sizeof label, "per-call fresh sandbox / warm cell, ratio (%s)",
 				 lang_key[lang]);
 			table_row(f, label, "ratio reported");
@@ -811,14 +812,14 @@ static int cold_open(int t)
 					       both ? "open (python+javascript) -> first python cell answered, cold"
 						    : "open (python) -> first python cell answered, cold",
 					       "ms");
-			samples_add(&f->raw, r.v[0] / 1000.0);
+			samples_add(&f->raw, r.cold.answer_us / 1000.0);
 			samples_add(&fig(both ? "cold_both_ready" : "cold_python_ready", t,
 					 both ? "  of which open -> session ready (python+javascript)"
 					      : "  of which open -> session ready (python)",
 					 "ms")->raw,
-				    r.v[1] / 1000.0);
+				    r.cold.ready_us / 1000.0);
 			samples_add(&fig("close", t, "close -> sandbox gone (not a target)", "ms")->raw,
-				    r.v[3] / 1000.0);
+				    r.cold.gone_us / 1000.0);
 		}
 	target(fig("cold_python", t, "", "ms"), tgt[t], "open -> first cell answered, cold (python)");
 	target(fig("cold_both", t, "", "ms"), tgt[t],
@@ -842,12 +843,12 @@ static int cold_open(int t)
 			return -1;
 		}
 		samples_add(&fig("warm_pool", t, "open from a warm pool -> first cell", "ms")->raw,
-			    r.v[0] / 1000.0);
-		pooled += r.v[1] > 0;
+			    r.pool.answer_us / 1000.0);
+		pooled += r.pool.from_pool;
 		samples_add(&fig("warm_pool_ready", t, "  of which open -> session ready (pooled)", "ms")->raw,
-			    r.v[2] / 1000.0);
+			    r.pool.ready_us / 1000.0);
 		samples_add(&fig("warm_pool_inside", t, "  of which the first cell inside the sandbox", "ms")->raw,
-			    r.v[3] / 1000.0);
+			    r.pool.inside_us / 1000.0);
 	}
 	worker_stop(&pw);
 	struct figure *pool = fig("warm_pool", t, "open from a warm pool -> first cell", "ms");
@@ -868,10 +869,11 @@ static int wake_figures(int t)
 		if (call(w, OP_PAUSE, 0, 0, 0, &r) < 0)
 			return -1;
 		samples_add(&fig("resume", t, "resume from pause -> answer (cell call to answer)", "ms")->raw,
-			    r.v[0] / 1000.0);
+			    r.wake.client_us / 1000.0);
 		samples_add(&fig("resume_woke", t, "  of which the resume itself (woke_us)", "ms")->raw,
-			    r.v[1] / 1000.0);
-		samples_add(&fig("pause", t, "pause (not a target)", "ms")->raw, r.v[2] / 1000.0);
+			    r.wake.woke_us / 1000.0);
+		samples_add(&fig("pause", t, "pause (not a target)", "ms")->raw,
+			    r.wake.slept_us / 1000.0);
 	}
 	target(fig("resume", t, "", "ms"), tgt[t], "resume from pause -> answer");
 	if (t == 0) {
@@ -888,13 +890,13 @@ static int wake_figures(int t)
 			return -1;
 		samples_add(&fig("restore", t, "restore from hibernate -> answer (cell call to answer)",
 				 "ms")->raw,
-			    r.v[0] / 1000.0);
+			    r.wake.client_us / 1000.0);
 		samples_add(&fig("restore_woke", t, "  of which the restore itself (woke_us)", "ms")->raw,
-			    r.v[1] / 1000.0);
+			    r.wake.woke_us / 1000.0);
 		samples_add(&fig("hibernate", t, "hibernate (checkpoint; not a target)", "ms")->raw,
-			    r.v[2] / 1000.0);
+			    r.wake.slept_us / 1000.0);
 		samples_add(&fig("image_disk", t, "hibernated sandbox image on disk (du)", "MiB")->raw,
-			    r.v[3] / 1048576.0);
+			    r.wake.image_disk_bytes / 1048576.0);
 	}
 	target(fig("restore", t, "", "ms"), 450, "restore from hibernate -> answer");
 	table_row(fig("image_disk", t, "", "MiB"), "disk size of a hibernated sandbox", "reported");
@@ -916,13 +918,13 @@ static int memory(int t)
 		struct worker_reply r;
 		if (call(w, OP_MEMORY, n, 0, 0, &r) < 0)
 			return -1;
-		samples_add(&sys, r.v[0] / 1024.0);
-		samples_add(&from_before, r.v[8] / 1024.0);
-		samples_add(&after, r.v[1] / 1024.0);
-		samples_add(&pss, r.v[2] / 1024.0);
-		samples_add(&rss, r.v[3] / 1024.0);
-		samples_add(&procs, r.v[4]);
-		samples_add(&cg, r.v[5] / 1024.0);
+		samples_add(&sys, r.memory.drop_kib / 1024.0);
+		samples_add(&from_before, r.memory.drop_from_before_kib / 1024.0);
+		samples_add(&after, r.memory.rise_after_close_kib / 1024.0);
+		samples_add(&pss, r.memory.pss_kib / 1024.0);
+		samples_add(&rss, r.memory.rss_kib / 1024.0);
+		samples_add(&procs, r.memory.procs);
+		samples_add(&cg, r.memory.cgroup_kib / 1024.0);
 	}
 	struct summary m = summarize(&sys);
 	struct figure *f = fig("mem_system", t, "memory per idle warm sandbox: MemAvailable drop / N",
@@ -973,24 +975,27 @@ static int throughput(void)
 	worker_stop(&tw);
 	if (rc < 0)
 		return -1;
-	for (int j = 0; j < 3; j++) {
+	const struct throughput_reply *tp = &r.throughput;
+	for (int j = 0; j < THROUGHPUT_KS; j++) {
 		char key[64], label[160], row[64];
-		snprintf(key, sizeof key, "throughput_%d", (int)r.v[16 + j]);
-		snprintf(label, sizeof label, "throughput, %d concurrent session%s (engine API)",
-			 (int)r.v[16 + j], r.v[16 + j] > 1 ? "s" : "");
+		int k = tp->k[j].sessions;
+		snprintf(key, sizeof key, "throughput_%d", k);
+		snprintf(label, sizeof label, "throughput, %d concurrent session%s (engine API)", k,
+			 k > 1 ? "s" : "");
 		struct figure *f = fig(key, 0, label, "cells/s");
 		f->kind = FK_VALUE;
-		f->value = r.v[j];
+		f->value = tp->k[j].cells_s_median;
 		snprintf(f->note, sizeof f->note,
 			 "min %.0f max %.0f over %d window(s); cell latency p50 %.2f ms, p95 %.2f ms",
-			 r.v[3 + j], r.v[6 + j], (int)r.v[19], r.v[9 + j], r.v[12 + j]);
-		snprintf(row, sizeof row, "throughput, %d concurrent session%s (cells/s)",
-			 (int)r.v[16 + j], r.v[16 + j] > 1 ? "s" : "");
+			 tp->k[j].cells_s_min, tp->k[j].cells_s_max, tp->rounds,
+			 tp->k[j].latency_p50_ms, tp->k[j].latency_p95_ms);
+		snprintf(row, sizeof row, "throughput, %d concurrent session%s (cells/s)", k,
+			 k > 1 ? "s" : "");
 		table_row(f, row, "reported");
 	}
 	struct figure *f = fig("throughput_open", 0, "  opening the 32 sessions (python warmed)", "ms");
 	f->kind = FK_VALUE;
-	f->value = r.v[15];
+	f->value = tp->open_ms;
 	return 0;
 }
 

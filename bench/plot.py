@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Plots a `bulkhead-bench --json` run: the warm-cell latency distribution
-per tier (engine API and daemon, python and javascript) against the DESIGN
-§11 targets, and the pairwise ratios.
+per tier (engine API and daemon, python and javascript) against their
+targets (bench/RESULTS.md), and the pairwise ratios.
 
     bulkhead-bench --json > run.json
     /usr/bin/python3 bench/plot.py run.json bench/latency.png   # Debian python3-matplotlib

@@ -1,4 +1,4 @@
-# bulkhead-bench: the DESIGN §11 figures, measured (never asserted). It runs
+# bulkhead-bench: the performance figures and their targets, measured (never asserted). It runs
 # real sandboxes, so it is a program, not a test; `build/bench/bulkhead-bench
 # --quick` runs in under two minutes.
 find_package(CURL REQUIRED)

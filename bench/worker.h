@@ -36,14 +36,14 @@ struct worker_cfg {
 };
 
 enum worker_op {
-	OP_CELL = 1,   /* a: language. v: client wall, engine wall_us, duration_us */
-	OP_EXEC,       /* a: language, a fresh sandbox (bh_exec). v: as OP_CELL */
-	OP_COLD,       /* a: languages mask. v: open->answer, open->ready, close */
-	OP_PAUSE,      /* v: answer wall, woke_us, pause */
-	OP_HIBERNATE,  /* v: answer wall, woke_us, hibernate, image bytes */
-	OP_MEMORY,     /* a: N sandboxes. v: see worker_engine.c */
-	OP_THROUGHPUT, /* a: sessions, b: window ms, c: rounds. v: see worker_engine.c */
-	OP_POOL,       /* open from the warm pool -> first cell. v: open->answer, from_pool */
+	OP_CELL = 1,   /* a: language. Answers cell */
+	OP_EXEC,       /* a: language, a fresh sandbox (bh_exec). Answers cell */
+	OP_COLD,       /* a: languages mask. Answers cold */
+	OP_PAUSE,      /* pause, then a cell. Answers wake */
+	OP_HIBERNATE,  /* hibernate, then a cell. Answers wake */
+	OP_MEMORY,     /* a: N sandboxes. Answers memory */
+	OP_THROUGHPUT, /* a: sessions, b: window ms, c: rounds. Answers throughput */
+	OP_POOL,       /* open from the warm pool -> first cell. Answers pool */
 	OP_QUIT,
 };
 
@@ -52,10 +52,77 @@ struct worker_cmd {
 	int a, b, c;
 };
 
-#define REPLY_VALUES 24
+/* What each op answers, below. Times are microseconds unless a name says
+ * otherwise; each worker times its own calls. */
+
+/* OP_CELL, OP_EXEC */
+struct cell_reply {
+	double client_us;         /* the call to its answer, as the worker saw it */
+	double engine_wall_us;    /* the engine's wall_us, before the record (daemon: 0) */
+	double inside_us;         /* the cell inside the sandbox (the init's duration_us) */
+	bool interpreter_started; /* engine OP_CELL: this call started its interpreter */
+	long new_connections;     /* daemon: connections this call opened, 0 with keep-alive */
+};
+
+/* OP_COLD */
+struct cold_reply {
+	double answer_us; /* open -> first cell answered */
+	double ready_us;  /* open -> session ready */
+	double close_us;  /* the close call */
+	double gone_us;   /* close -> the sandbox gone */
+};
+
+/* OP_POOL */
+struct pool_reply {
+	double answer_us; /* open -> first cell answered */
+	bool from_pool;   /* the open took a pooled sandbox */
+	double ready_us;  /* open -> session ready */
+	double inside_us; /* the first cell inside the sandbox */
+};
+
+/* OP_PAUSE, OP_HIBERNATE: the cell that wakes it */
+struct wake_reply {
+	double client_us;      /* the cell call to its answer */
+	double woke_us;        /* of which the resume or restore itself */
+	double slept_us;       /* the pause or hibernate call */
+	double engine_wall_us; /* the cell's wall_us */
+	/* OP_HIBERNATE: its image, as du counts it */
+	double image_disk_bytes, image_apparent_bytes;
+};
+
+/* OP_MEMORY: per sandbox, KiB */
+struct memory_reply {
+	double drop_kib;             /* MemAvailable's drop against the mean of before and after */
+	double drop_from_before_kib; /* against before alone */
+	double rise_after_close_kib; /* MemAvailable's rise once they closed */
+	double pss_kib, rss_kib, cgroup_kib;
+	double procs; /* processes each */
+	int n;
+	double opened_us; /* opening them all, warm-up cells included */
+};
+
+/* OP_THROUGHPUT, with 1, 8 and 32 sessions busy */
+#define THROUGHPUT_KS 3
+struct throughput_reply {
+	struct {
+		int sessions;                                    /* busy at once */
+		double cells_s_median, cells_s_min, cells_s_max; /* over the windows */
+		double latency_p50_ms, latency_p95_ms;           /* of every cell */
+	} k[THROUGHPUT_KS];
+	double open_ms; /* opening the sessions (python warmed) */
+	int rounds;
+};
+
 struct worker_reply {
 	int ok;
-	double v[REPLY_VALUES];
+	union {
+		struct cell_reply cell;
+		struct cold_reply cold;
+		struct pool_reply pool;
+		struct wake_reply wake;
+		struct memory_reply memory;
+		struct throughput_reply throughput;
+	};
 	char msg[1024];
 };
 

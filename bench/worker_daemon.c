@@ -171,9 +171,9 @@ int daemon_worker_main(const struct worker_cfg *cfg, int fd)
 		long conns = 0;
 		curl_easy_getinfo(w.c, CURLINFO_NUM_CONNECTS, &conns);
 		rep.ok = 1;
-		rep.v[0] = took;
-		rep.v[2] = dur * 1000.0;
-		rep.v[4] = (double)conns; /* new connections this call: 0 with keep-alive */
+		rep.cell.client_us = took;
+		rep.cell.inside_us = dur * 1000.0;
+		rep.cell.new_connections = conns;
 		reply_send(fd, &rep);
 	}
 	close_session(&w);

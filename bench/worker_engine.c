@@ -263,9 +263,9 @@ static int op_exec(struct ew *w, enum bh_language lang, struct worker_reply *rep
 		snprintf(w->err, sizeof w->err, "exec %s: %s", exec_argv[lang][0], x.err);
 		return -1;
 	}
-	rep->v[0] = x.t_answer - t0;
-	rep->v[1] = (double)x.wall_us;
-	rep->v[2] = (double)x.duration_us;
+	rep->cell.client_us = x.t_answer - t0;
+	rep->cell.engine_wall_us = (double)x.wall_us;
+	rep->cell.inside_us = (double)x.duration_us;
 	/* The throwaway sandbox's teardown is not part of the answer, but it
 	 * must not overlap the next measurement. */
 	return settle(w, live);
@@ -281,10 +281,10 @@ static int op_cell(struct ew *w, enum bh_language lang, struct worker_reply *rep
 	}
 	if (cell(w, w->s, lang, CELL_CODE, &c, &client) < 0)
 		return -1;
-	rep->v[0] = client;
-	rep->v[1] = (double)c.wall_us;
-	rep->v[2] = (double)c.duration_us;
-	rep->v[3] = c.started;
+	rep->cell.client_us = client;
+	rep->cell.engine_wall_us = (double)c.wall_us;
+	rep->cell.inside_us = (double)c.duration_us;
+	rep->cell.interpreter_started = c.started;
 	return 0;
 }
 
@@ -336,10 +336,10 @@ static int op_cold(struct ew *w, uint32_t languages, struct worker_reply *rep)
 	double t2 = now_us();
 	if (rc < 0 || settle(w, live) < 0)
 		return -1;
-	rep->v[0] = f.t_answer - f.t0;
-	rep->v[1] = f.t_ready - f.t0;
-	rep->v[2] = t2 - t1;
-	rep->v[3] = now_us() - t1;
+	rep->cold.answer_us = f.t_answer - f.t0;
+	rep->cold.ready_us = f.t_ready - f.t0;
+	rep->cold.close_us = t2 - t1;
+	rep->cold.gone_us = now_us() - t1;
 	return 0;
 }
 
@@ -360,10 +360,10 @@ static int op_pool(struct ew *w, struct worker_reply *rep)
 	struct first_cell f;
 	if (open_first_cell(w, 1u << BH_LANG_PYTHON, &f) < 0 || close_session(w, f.s) < 0)
 		return -1;
-	rep->v[0] = f.t_answer - f.t0;
-	rep->v[1] = f.from_pool;
-	rep->v[2] = f.t_ready - f.t0;
-	rep->v[3] = (double)f.duration_us;
+	rep->pool.answer_us = f.t_answer - f.t0;
+	rep->pool.from_pool = f.from_pool;
+	rep->pool.ready_us = f.t_ready - f.t0;
+	rep->pool.inside_us = (double)f.duration_us;
 	return 0;
 }
 
@@ -390,10 +390,10 @@ static int op_pause(struct ew *w, struct worker_reply *rep)
 	double client;
 	if (cell(w, w->s, BH_LANG_PYTHON, CELL_CODE, &c, &client) < 0)
 		return -1;
-	rep->v[0] = client;
-	rep->v[1] = (double)c.woke_us;
-	rep->v[2] = paused;
-	rep->v[3] = (double)c.wall_us;
+	rep->wake.client_us = client;
+	rep->wake.woke_us = (double)c.woke_us;
+	rep->wake.slept_us = paused;
+	rep->wake.engine_wall_us = (double)c.wall_us;
 	return 0;
 }
 
@@ -425,12 +425,12 @@ static int op_hibernate(struct ew *w, struct worker_reply *rep)
 	double client;
 	if (cell(w, w->s, BH_LANG_PYTHON, CELL_CODE, &c, &client) < 0)
 		return -1;
-	rep->v[0] = client;
-	rep->v[1] = (double)c.woke_us;
-	rep->v[2] = slept;
-	rep->v[3] = (double)on_disk;
-	rep->v[4] = (double)apparent;
-	rep->v[5] = (double)c.wall_us;
+	rep->wake.client_us = client;
+	rep->wake.woke_us = (double)c.woke_us;
+	rep->wake.slept_us = slept;
+	rep->wake.image_disk_bytes = (double)on_disk;
+	rep->wake.image_apparent_bytes = (double)apparent;
+	rep->wake.engine_wall_us = (double)c.wall_us;
 	return 0;
 }
 
@@ -477,12 +477,12 @@ static int op_memory(struct ew *w, int n, struct worker_reply *rep)
 		bh_session_get_info(ss[i], &info);
 		sandbox_pss(bh_engine_cgroup_parent(w->e), info.sandbox, &pt);
 	}
-	rep->v[2] = (double)pt.pss_kib / n;
-	rep->v[3] = (double)pt.rss_kib / n;
-	rep->v[4] = (double)pt.procs / n;
-	rep->v[5] = (double)pt.cgroup_kib / n;
-	rep->v[6] = n;
-	rep->v[7] = opened;
+	rep->memory.pss_kib = (double)pt.pss_kib / n;
+	rep->memory.rss_kib = (double)pt.rss_kib / n;
+	rep->memory.procs = (double)pt.procs / n;
+	rep->memory.cgroup_kib = (double)pt.cgroup_kib / n;
+	rep->memory.n = n;
+	rep->memory.opened_us = opened;
 	rc = 0;
 out:
 	for (int i = 0; i < n; i++)
@@ -495,9 +495,9 @@ out:
 		long long after = mem_available_kib();
 		/* The baseline is the mean of before and after: a machine whose
 		 * free memory drifts linearly meanwhile cancels out. */
-		rep->v[0] = ((double)(before + after) / 2.0 - (double)during) / n;
-		rep->v[1] = (double)(after - during) / n;
-		rep->v[8] = (double)(before - during) / n;
+		rep->memory.drop_kib = ((double)(before + after) / 2.0 - (double)during) / n;
+		rep->memory.rise_after_close_kib = (double)(after - during) / n;
+		rep->memory.drop_from_before_kib = (double)(before - during) / n;
 	}
 	return rc;
 }
@@ -592,10 +592,10 @@ static int tp_window(struct tp *tp, int k, int window_ms, double *cells_s)
 
 static int op_throughput(struct ew *w, int max_k, int window_ms, int rounds, struct worker_reply *rep)
 {
-	static const int ks[] = {1, 8, 32};
+	static const int ks[THROUGHPUT_KS] = {1, 8, 32};
 	struct tp *tp = calloc(1, sizeof *tp);
 	struct open_wait ow[64];
-	struct samples per_k[3] = {{0}}, lat_k[3] = {{0}};
+	struct samples per_k[THROUGHPUT_KS] = {{0}}, lat_k[THROUGHPUT_KS] = {{0}};
 	int rc = -1;
 	size_t live = bh_engine_live_sandboxes(w->e);
 	if (max_k > 64)
@@ -620,9 +620,9 @@ static int op_throughput(struct ew *w, int max_k, int window_ms, int rounds, str
 			goto out;
 		}
 	}
-	rep->v[15] = (now_us() - t0) / 1000.0;
+	rep->throughput.open_ms = (now_us() - t0) / 1000.0;
 	for (int r = 0; r < rounds; r++)
-		for (int j = 0; j < 3; j++) {
+		for (int j = 0; j < THROUGHPUT_KS; j++) {
 			if (ks[j] > max_k)
 				continue;
 			double cps;
@@ -635,17 +635,16 @@ static int op_throughput(struct ew *w, int max_k, int window_ms, int rounds, str
 			for (size_t i = 0; i < tp->lat.n; i++)
 				samples_add(&lat_k[j], tp->lat.v[i]);
 		}
-	for (int j = 0; j < 3; j++) {
-		struct summary m = summarize(&per_k[j]);
-		rep->v[j] = m.median;
-		rep->v[3 + j] = m.min;
-		rep->v[6 + j] = m.max;
-		struct summary l = summarize(&lat_k[j]);
-		rep->v[9 + j] = l.median;
-		rep->v[12 + j] = l.p95;
-		rep->v[16 + j] = (double)ks[j];
+	for (int j = 0; j < THROUGHPUT_KS; j++) {
+		struct summary m = summarize(&per_k[j]), l = summarize(&lat_k[j]);
+		rep->throughput.k[j].sessions = ks[j];
+		rep->throughput.k[j].cells_s_median = m.median;
+		rep->throughput.k[j].cells_s_min = m.min;
+		rep->throughput.k[j].cells_s_max = m.max;
+		rep->throughput.k[j].latency_p50_ms = l.median;
+		rep->throughput.k[j].latency_p95_ms = l.p95;
 	}
-	rep->v[19] = rounds;
+	rep->throughput.rounds = rounds;
 	rc = 0;
 out:
 	for (int i = 0; i < max_k; i++)
@@ -653,7 +652,7 @@ out:
 			close_session(w, tp->slot[i].s);
 	if (settle(w, live) < 0)
 		rc = -1;
-	for (int j = 0; j < 3; j++) {
+	for (int j = 0; j < THROUGHPUT_KS; j++) {
 		samples_free(&per_k[j]);
 		samples_free(&lat_k[j]);
 	}

@@ -79,6 +79,7 @@ struct view *app_push(struct app *a, const struct view_ops *ops, const char *arg
 {
 	struct view *v = xzalloc(sizeof *v);
 	v->ops = ops;
+	v->app = a;
 	v->t.sort_col = -1;
 	snprintf(v->arg, sizeof v->arg, "%s", arg ? arg : "");
 	v->below = a->view;
@@ -139,8 +140,10 @@ static void header_counts_cb(void *arg, const struct ui_session *rows, size_t n,
 {
 	struct app *a = arg;
 	if (err) {
-		/* With no source at all there are none, and that is no error. */
-		snprintf(a->counts, sizeof a->counts, "%s", strcmp(a->src->ops->kind, "none") ? "sessions: ?" : "none");
+		/* With no source at all there are none, and that is no error.
+		 * The header prints the label: "sessions: ?". */
+		snprintf(a->counts, sizeof a->counts, "%s",
+			 strcmp(a->src->ops->kind, "none") ? "?" : "none");
 		return;
 	}
 	size_t c[N_COUNTED + 1] = {0};
@@ -199,7 +202,9 @@ static void draw_table(struct app *a, struct view *v, int top, int bottom)
 	for (int i = 0; i < rows && t->top + (size_t)i < t->nshown; i++) {
 		size_t idx = t->top + (size_t)i;
 		const struct trow *r = &t->rows[t->shown[idx]];
-		int attr = idx == t->sel ? theme_attr(C_SELECT) : theme_attr(r->color);
+		/* Stale rows (the last load failed) are dim: they are old. */
+		int attr = idx == t->sel ? theme_attr(C_SELECT)
+					 : theme_attr(*v->stale ? C_DIM : r->color);
 		attron(attr);
 		mvhline(top + 1 + i, 0, ' ', idx == t->sel ? a->cols : 0);
 		x = 0;
@@ -287,17 +292,28 @@ static void draw(struct app *a)
 	snprintf(line, sizeof line, "tiers: %s   sessions: %s", a->tiers, a->counts);
 	mvaddnstr(1, 0, line, a->cols);
 	draw_hints(a);
-	/* Title: Kind[count] </filter> (extra) */
+	/* Title: Kind[count] </filter> (extra) (stale since HH:MM:SS: why) —
+	 * the time first, so a narrow screen cuts the why, not when. */
 	attron(theme_attr(C_TITLE));
 	mvhline(3, 0, ' ', a->cols);
-	char title[512], count[32] = "";
+	char title[512], count[32] = "", stale[320] = "";
 	if (!v->ops->draw)
 		snprintf(count, sizeof count, "[%zu]", v->t.nshown);
+	if (*v->stale)
+		snprintf(stale, sizeof stale, "(%s since %s: %s) ",
+			 v->ever_loaded ? "stale" : "not loaded", v->stale_since, v->stale);
 	snprintf(title, sizeof title, " %s%s%s%s%s%s%s ", v->ops->title, count,
 		 *v->filter ? " </" : "", v->filter, *v->filter ? ">" : "", *v->sub ? " " : "", v->sub);
-	mvprintw(3, (a->cols - (int)strlen(title)) / 2 > 0 ? (a->cols - (int)strlen(title)) / 2 : 0, "%.*s",
-		 a->cols, title);
+	int width = (int)strlen(title) + (int)strlen(stale);
+	int x = (a->cols - width) / 2 > 0 ? (a->cols - width) / 2 : 0;
+	mvprintw(3, x, "%.*s", a->cols, title);
 	attroff(theme_attr(C_TITLE));
+	if (*stale && x + (int)strlen(title) < a->cols) {
+		attron(theme_attr(C_BAD) | A_BOLD);
+		mvprintw(3, x + (int)strlen(title), "%.*s", a->cols - x - (int)strlen(title),
+			 stale);
+		attroff(theme_attr(C_BAD) | A_BOLD);
+	}
 	int bottom = a->lines - 2;
 	if (v->ops->draw)
 		v->ops->draw(a, v, 4, bottom);
@@ -506,8 +522,11 @@ static void handle_key(struct app *a, int key)
 		break;
 	}
 	case REQ_REFRESH:
-		app_refresh(a);
+		/* Before the loads: a failure they answer flashes over it, even
+		 * one flashed before (the operator asked again). */
 		app_flash(a, C_INFO, "refreshed");
+		v->stale_told = false;
+		app_refresh(a);
 		break;
 	default:
 		break;

@@ -93,6 +93,14 @@ struct view {
 	int loading;     /* requests in flight for this view */
 	bool closing;    /* popped while a request was in flight */
 	struct view *below;
+	struct app *app; /* the console it is in: a source's answer brings only the view */
+	/* The last load failed: why, and since when (HH:MM:SS). The rows of the
+	 * load before stay, drawn dim, and the title says they are old, until
+	 * a load succeeds again. */
+	char stale[256];
+	char stale_since[16];
+	bool stale_told;  /* the failure was flashed (again on ctrl-r) */
+	bool ever_loaded; /* some load succeeded: what is shown is stale, not missing */
 };
 
 /* Views (views/ *.c). */
@@ -125,6 +133,17 @@ void app_refresh(struct app *a);
 bool app_can_act(struct app *a, bool quiet);
 /* Finished a request of v's: false when v was closed meanwhile (and is freed). */
 bool view_done_loading(struct view *v);
+/* Loads that fail (view_load.c). A load of v's failed: the error flashed
+ * (when it is new or changed, or ctrl-r asked again, and v is on top), the
+ * rows kept and marked stale in the title with why and since when. A view
+ * that asks the source, on no source at all, shows its empty state instead:
+ * no failure. */
+void view_load_failed(struct app *a, struct view *v, const char *err);
+/* A load of v's succeeded: the stale mark goes. */
+void view_load_ok(struct view *v);
+/* A load of v's answered (view_done_loading, then view_load_failed or
+ * view_load_ok): true when its rows are to be drawn from the answer. */
+bool view_answered(struct view *v, const char *err);
 
 /* Modal input (prompt.c). */
 typedef void (*prompt_fn)(struct app *a, const char *text, void *arg);

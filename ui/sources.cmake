@@ -12,6 +12,7 @@ add_library(bulkhead-ui STATIC
   ui/source_store.c
   ui/table.c
   ui/theme.c
+  ui/view_load.c
   ui/views/events.c
   ui/views/help.c
   ui/views/history_page.c

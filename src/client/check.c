@@ -1,7 +1,7 @@
-/* The checks plimsoll's clients make on every answer (plimsoll.md §5.3,
- * §5.4), from what this client sent and what it received: nothing the
- * daemon says about a record is taken on trust. Each check returns why the
- * answer does not hold, or NULL. */
+/* The checks plimsoll's clients make on every answer, a version-3 record of
+ * an unanswered call included, from what this client sent and what it
+ * received: nothing the daemon says about a record is taken on trust. Each
+ * check returns why the answer does not hold, or NULL. */
 #include "client_priv.h"
 
 #include <stdio.h>

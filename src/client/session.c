@@ -5,7 +5,7 @@
  * continue it means someone else holding the id made a call. A call that
  * ended without an answer this client could check may have run and moved
  * the daemon's chain on, so every later call is refused here, before it is
- * sent (plimsoll.md §5.4). */
+ * sent, marked not dispatched (request), as plimsoll's clients do. */
 #include "client_priv.h"
 
 #include <stdio.h>

@@ -139,7 +139,8 @@ static enum MHD_Result send_answer(struct call *c)
 }
 
 /* A refusal made before the handler: no detail, so the header carries the
- * mark (plimsoll.md §2.5). */
+ * mark (Plimsoll-Not-Dispatched: plimsoll's clients read it when an error has
+ * no detail; docs/api.md, Errors). */
 void call_refuse_early(struct call *c, unsigned status, enum wire_code code, const char *mark,
 		       const char *msg)
 {
@@ -342,9 +343,6 @@ static void dispatch(struct call *c, const char *url)
 
 enum MHD_Result daemon_on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload_data,
-				  size_t *upload_data_size, void **con_cls);
-enum MHD_Result daemon_on_request(void *cls, struct MHD_Connection *conn, const char *url,
-				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **con_cls)
 {
 	(void)version;
@@ -390,8 +388,6 @@ enum MHD_Result daemon_on_request(void *cls, struct MHD_Connection *conn, const 
 	return MHD_YES;
 }
 
-void daemon_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-			 enum MHD_RequestTerminationCode toe);
 void daemon_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
@@ -449,8 +445,6 @@ static void refuse_connection(struct server *s, struct conn_watch *w)
 	}
 }
 
-void daemon_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-			  enum MHD_ConnectionNotificationCode toe);
 void daemon_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {

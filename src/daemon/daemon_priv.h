@@ -130,6 +130,21 @@ void call_wake(struct call *c);
 /* A handler that will answer later keeps ctx until then. */
 void call_pending(struct call *c, void *ctx, void (*ctx_free)(void *));
 
+/* ---- libmicrohttpd's side (call.c), registered and driven by server.c ---- */
+/* Its access handler: every request, again for each piece of the body, and
+ * once more when a suspended call's answer is ready. */
+enum MHD_Result daemon_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls);
+/* A request's end, however it ended: its call is freed. */
+void daemon_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe);
+/* A connection's start and close: it is watched for its phases' deadlines. */
+void daemon_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe);
+/* Every second: a connection past its phase's deadline is shut down. */
+void daemon_enforce_deadlines(struct server *s);
+
 /* ---- the services ---- */
 void sandbox_service(struct call *c, const char *method);
 void operator_service(struct call *c, const char *method);

@@ -1,4 +1,4 @@
-/* Admission per principal (plimsoll §6.7): a daemon-wide in-flight cap
+/* Admission per principal, as plimsoll's daemon admits: a daemon-wide in-flight cap
  * (shed, never queue), an in-flight cap per principal, and a token bucket per
  * principal that refills `per_minute` calls a minute up to `burst`.
  *

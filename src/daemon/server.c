@@ -20,15 +20,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-enum MHD_Result daemon_on_request(void *cls, struct MHD_Connection *conn, const char *url,
-				  const char *method, const char *version, const char *upload_data,
-				  size_t *upload_data_size, void **con_cls);
-void daemon_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-			 enum MHD_RequestTerminationCode toe);
-void daemon_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-			  enum MHD_ConnectionNotificationCode toe);
-void daemon_enforce_deadlines(struct server *s);
-
 static void engine_log(void *arg, enum bh_log_level level, const char *msg)
 {
 	(void)arg;

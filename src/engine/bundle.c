@@ -1,4 +1,5 @@
-/* One OCI bundle per sandbox, every wall of DESIGN §5 in its config.json.
+/* One OCI bundle per sandbox, every wall (README, "The walls of one sandbox")
+ * in its config.json.
  * The rootfs is shared and read-only; what a sandbox may write is a sized
  * tmpfs. A test hook can drop one wall to prove the smoke test notices. */
 #include "engine_priv.h"

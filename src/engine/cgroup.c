@@ -5,7 +5,8 @@
  * These hosts are cgroup v1 "hybrid": v1 controllers plus an almost empty
  * cgroup2 at /sys/fs/cgroup/unified, which makes crun refuse to run. The
  * engine hides that mount in a private mount namespace of its own, once;
- * every runtime it spawns inherits the v1-only view (host-facts §1). */
+ * every runtime it spawns inherits the v1-only view (crun decides the mode
+ * before its cgroup manager, so --cgroup-manager=disabled does not help). */
 #include "engine_priv.h"
 
 #include <errno.h>

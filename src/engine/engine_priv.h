@@ -21,7 +21,9 @@ struct runtime_ops {
 	/* Flags that go before the subcommand, after --root. */
 	const char *const *global_flags;
 	/* pids.max for its sandboxes when the config does not say; runsc's ptrace
-	 * platform makes host stub processes, so it needs room (host-facts §3). */
+	 * platform makes host stub processes, so it needs room (measured here: a
+	 * guest forking 255 children under pids.max 256 killed the whole sandbox
+	 * silently). */
 	uint32_t default_pids;
 	/* RLIMIT_NPROC inside. Under runsc every guest process costs host
 	 * threads and memory (its ptrace stubs), so the guest's own limit must
@@ -89,8 +91,8 @@ struct bundle_spec {
 char *bundle_json(const struct bundle_spec *spec, bh_error **err);
 /* Writes DIR/config.json; returns 0 or fills err. */
 int bundle_write(const char *dir, const struct bundle_spec *spec, bh_error **err);
-extern const char bh_seccomp_profile_json[];
-extern const char *const bh_sandbox_env[]; /* the sandbox's whole environment */ /* data/seccomp/profile.json, embedded */
+extern const char bh_seccomp_profile_json[]; /* data/seccomp/profile.json, embedded */
+extern const char *const bh_sandbox_env[];   /* the sandbox's whole environment */
 int rootfs_prepare(const char *rootfs, bh_error **err);
 
 /* ---- sandboxes (sandbox.c) ---- */
@@ -184,12 +186,12 @@ struct sandbox {
 	struct sandbox *next;
 };
 
-/* Starts a sandbox of the given tier; fn fires once it is ready or failed.
- * On failure the sandbox cleans itself up. */
 /* The bundle a sandbox of this tier gets (name, cgroup and uid range aside). */
 void sandbox_bundle_spec(bh_engine *e, enum bh_tier tier, struct bundle_spec *spec);
-/* name: the container name (see sandbox_new_name), known before the runtime
- * is called so the intent row can hold it. */
+/* Starts a sandbox of the given tier; fn fires once it is ready or failed.
+ * On failure the sandbox cleans itself up. name: the container name (see
+ * sandbox_new_name), known before the runtime is called so the intent row
+ * can hold it. */
 int sandbox_open(bh_engine *e, enum bh_tier tier, const char *name, sandbox_open_fn fn, void *arg,
 		 bh_error **err);
 int sandbox_new_name(char out[40]);

@@ -1,4 +1,4 @@
-/* Run records in plimsoll's encoding (reference/plimsoll.md §5, Appendix A):
+/* Run records in plimsoll's encoding (its RunRecord, field by field):
  * every value an 8-byte big-endian length then its bytes; a digest is the
  * lowercase hex SHA-256 over the domain, then each field's name and content.
  * The golden vector 585a1b46…be8fc is a unit test. */

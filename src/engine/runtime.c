@@ -34,7 +34,8 @@ static const char *const runsc_bins[] = {"/usr/bin/runsc", "/usr/sbin/runsc", "/
 					  NULL};
 /* --network=none: only loopback inside. --oci-seccomp: apply the bundle's
  * profile inside the Sentry too (without it, gVisor ignores it). The ptrace
- * platform: kvm hangs on these PVM hosts (host-facts §3). */
+ * platform: kvm hangs on these PVM hosts (they cannot run gVisor's ring-0
+ * guest mode; runsc stops after "Platform: kvm" until it is killed). */
 static const char *const runsc_flags[] = {"--network=none", "--oci-seccomp", "--platform=ptrace",
 					  NULL};
 static const char *const runsc_ns[] = {"user", "mnt", "net", "ipc", "uts", NULL};

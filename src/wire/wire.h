@@ -31,11 +31,11 @@
 /* The protocol number bulkhead serves (plimsoll's protocol.Number). */
 #define WIRE_PROTOCOL 3
 
-/* Request limits (plimsoll.md §6.1, DESIGN §8). The code, the files and
- * their bytes are the engine's and the init's (BH_MAX_CODE_BYTES,
- * BH_MAX_FILES, BH_MAX_FILES_BYTES in channel.h); a path is held to the
- * same rule (path_rule.h) and to plimsoll's stricter length, UTF-8 and
- * backslash checks. */
+/* Request limits: plimsoll's request validation (docs/api.md, Limits). The
+ * code, the files and their bytes are the engine's and the init's
+ * (BH_MAX_CODE_BYTES, BH_MAX_FILES, BH_MAX_FILES_BYTES in channel.h); a path
+ * is held to the same rule (path_rule.h) and to plimsoll's stricter length,
+ * UTF-8 and backslash checks; JSON nesting is the daemon's own bound. */
 #define WIRE_MAX_DEPTH 64
 #define WIRE_MAX_PATH_BYTES 1024
 #define WIRE_MAX_NAME_BYTES 64 /* trace id and owner */

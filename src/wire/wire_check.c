@@ -1,4 +1,4 @@
-/* The character-level rules requests are held to (plimsoll.md §6.1). */
+/* The character-level rules plimsoll's request validation holds requests to. */
 #include "wire_internal.h"
 
 #include "path_rule.h"

@@ -1,9 +1,9 @@
 /* Requests: Run, SessionRun, OpenSession, CloseSession, Describe. Decoding is
  * the daemon's first line: the protocol gate, then the envelope, then the
  * payload, each refusal naming the field, each marked not dispatched because
- * nothing has run yet. The limits are plimsoll's (plimsoll.md §6.1), applied
- * to what bulkhead runs; what it does not run is refused as unsupported
- * without being read further. Encoding is the client's side of the same. */
+ * nothing has run yet. The limits are plimsoll's request validation (wire.h),
+ * applied to what bulkhead runs; what it does not run is refused as
+ * unsupported without being read further. Encoding is the client's side of the same. */
 #include "wire_internal.h"
 
 #include <stdio.h>

@@ -44,6 +44,11 @@ void daemon_start(struct daemon *d, const char *extra)
 	token(d, "watcher", "operator", d->op_token);
 	token(d, "console", "code:run,operator", d->both_token);
 	token(d, "stranger", "code:run", d->other_token);
+	daemon_restart(d, extra);
+}
+
+void daemon_restart(struct daemon *d, const char *extra)
+{
 	char evidence[4200];
 	snprintf(evidence, sizeof evidence, "%s/evidence", test_root());
 	char cmd[32768];

@@ -20,6 +20,9 @@ struct daemon {
 
 /* Starts a daemon (extra: more `serve` arguments) and waits until it answers. */
 void daemon_start(struct daemon *d, const char *extra);
+/* Starts `serve` again on the same directory, socket and clients file (the
+ * one before died or was stopped without daemon_stop) and waits likewise. */
+void daemon_restart(struct daemon *d, const char *extra);
 /* SIGTERM, wait, then collect anything left and remove the directory. */
 void daemon_stop(struct daemon *d);
 

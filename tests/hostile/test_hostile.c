@@ -1,7 +1,8 @@
-/* The hostile catalogue (security.md §2), each case as code a cell runs in a
- * session of each tier, its outcome asserted from outside the sandbox, the
- * host canaries checked unchanged after every case (hostile.c). Cases that
- * can share a session do; a test is a group of them. */
+/* The hostile catalogue (its cases and outcomes: RESULTS.md beside this
+ * file), each case as code a cell runs in a session of each tier, its
+ * outcome asserted from outside the sandbox, the host canaries checked
+ * unchanged after every case (hostile.c). Cases that can share a session
+ * do; a test is a group of them. */
 #include "hostile.h"
 
 #include <stdio.h>

@@ -1,8 +1,9 @@
-/* A state directory an operator opens may be a tampered copy (DESIGN §12,
- * issue 14): the real `bulkhead` command on directories whose entries are
- * symbolic links, owned by someone else, or holding a registry row or a
- * daemon note crafted against the operator. Every target outside the state
- * directory is compared, contents, modes and times, before and after. */
+/* A state directory an operator opens may be a tampered copy (everything
+ * that crosses into bulkhead is parsed as hostile; issue 14): the real
+ * `bulkhead` command on directories whose entries are symbolic links, owned
+ * by someone else, or holding a registry row or a daemon note crafted
+ * against the operator. Every target outside the state directory is
+ * compared, contents, modes and times, before and after. */
 #include "harness.h"
 #include "store.h"
 

@@ -3,7 +3,8 @@
  * at a fixed size (80x24 unless it says otherwise), TERM=xterm, TZ=UTC and
  * NO_COLOR=1, and compares WHOLE saved screens with tests/tui/expected/ after
  * normalising what legitimately varies: digests and fingerprints (masked
- * with '#', same width), ages and durations (<dur>), wall-clock times, the
+ * with '#', same width), ages and durations (<dur>), wall-clock times (and
+ * since when a view's rows are stale), the
  * sandbox's uids in the tier evidence (<ids>), and the test's directories
  * (<STATE>, <FILES>, <DAEMON>).
  *
@@ -398,6 +399,9 @@ static char *normalise(const char *screen)
 		replace_all(line, sizeof line, "[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}",
 			    "YYYY-MM-DD hh:mm:ss");
 		replace_all(line, sizeof line, "[0-9]{8}T[0-9]{6}Z", "YYYYMMDDThhmmssZ");
+		/* A view whose load failed says since when its rows are stale. */
+		replace_all(line, sizeof line, "since [0-9]{2}:[0-9]{2}:[0-9]{2}",
+			    "since hh:mm:ss");
 		/* The sandbox's ids (evidence of its mounts) vary with the state
 		 * directory, and their length moves where the line is cut. */
 		replace_all(line, sizeof line, "(uid|gid)=[0-9].*$", "<ids>");
@@ -692,14 +696,22 @@ static void http_cell(const char *token, const char *id, const char *code)
 	answer_free(a);
 }
 
-Test(console, attached_it_shows_a_session_another_client_opened_within_one_refresh)
+/* A daemon of the test's own (container tier) for a console to attach to:
+ * the console's arguments (more after them) and its environment, the token
+ * with both scopes. */
+static void attach_daemon(char args[4400], char env[512], const char *more)
 {
 	close_engine();
 	daemon_start(&d, "--tier container");
 	have_daemon = true;
+	snprintf(env, 512, "BULKHEAD_TOKEN='%s'", d.both_token);
+	snprintf(args, 4400, "--attach '%s'%s", d.sock, more);
+}
+
+Test(console, attached_it_shows_a_session_another_client_opened_within_one_refresh)
+{
 	char env[512], args[4400];
-	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", d.both_token);
-	snprintf(args, sizeof args, "--attach '%s'", d.sock);
+	attach_daemon(args, env, "");
 	live_start(args, env);
 	live_send(":save-display attached-before");
 	live_wait_screen("attached-before");
@@ -868,14 +880,10 @@ Test(console, attached_a_malformed_answer_is_refused_as_the_cli_refuses_it_in_th
 
 Test(console, attached_and_readonly_it_shows_the_sessions_but_no_action_and_refuses_one)
 {
-	close_engine();
-	daemon_start(&d, "--tier container");
-	have_daemon = true;
+	char env[512], args[4400];
+	attach_daemon(args, env, " --readonly");
 	char id[64], fp[65];
 	http_open(d.run_token, id, fp);
-	char env[512], args[4400];
-	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", d.both_token);
-	snprintf(args, sizeof args, "--attach '%s' --readonly", d.sock);
 	console(":save-display attached-readonly\n"
 		"p\n"
 		":save-display attached-readonly-refused\n"
@@ -894,6 +902,53 @@ Test(console, attached_and_readonly_it_shows_the_sessions_but_no_action_and_refu
 	cr_assert_eq(a->status, 200, "%s", a->body);
 	cr_assert_not_null(strstr(a->body, "\"ready\""), "%s", a->body);
 	answer_free(a);
+}
+
+/* The review's repro (B3): attached, the daemon killed. The rows stay, dim,
+ * the title says since when they are stale and why, the failure is
+ * flashed, and the header says "sessions: ?" once; a view drilled into
+ * then says it never loaded. A daemon answering again (on the same socket
+ * and state) takes the mark away. */
+Test(console, attached_a_daemon_that_died_leaves_its_rows_marked_stale_until_it_answers_again)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	char id[64], fp[65];
+	http_open(d.run_token, id, fp);
+	live_start(args, env);
+	live_send(":save-display attached-alive");
+	live_wait_screen("attached-alive");
+	kill(d.pid, SIGKILL);
+	waitpid(d.pid, NULL, 0);
+	d.pid = 0;
+	live_send("<C-r>\n"
+		  ":save-display attached-daemon-gone\n"
+		  "<Enter>\n"
+		  ":save-display attached-daemon-gone-records\n"
+		  "<Esc>\n");
+	live_wait_screen("attached-daemon-gone-records");
+	daemon_restart(&d, "--tier container");
+	live_send("<C-r>\n"
+		  ":save-display attached-daemon-back\n");
+	live_finish();
+	screen("attached-alive");
+	char row[80];
+	snprintf(row, sizeof row, "%.12s ready", fp);
+	screen_has("attached-alive", row);
+	screen("attached-daemon-gone");
+	screen_has("attached-daemon-gone", row);
+	screen_has("attached-daemon-gone", "Sandboxes[1] (stale since ");
+	screen_has("attached-daemon-gone",
+		   "sandboxes: Nothing ran (environment): cannot reach the daemon");
+	screen_has("attached-daemon-gone", "   sessions: ?");
+	screen_lacks("attached-daemon-gone", "sessions: sessions");
+	screen("attached-daemon-gone-records");
+	char title[96];
+	snprintf(title, sizeof title, "Records[0] (session %.12s) (not loaded since ", fp);
+	screen_has("attached-daemon-gone-records", title);
+	screen("attached-daemon-back");
+	screen_lacks("attached-daemon-back", "stale since");
+	screen_lacks("attached-daemon-back", "sessions: ?");
 }
 
 /* ---- 3. a store opened read-only, with no engine ---- */
@@ -1186,14 +1241,11 @@ Test(console, embedded_and_attached_the_newest_events_and_records_show_and_recor
 	console(long_script, NULL, NULL);
 	long_history_screens_hold();
 
-	daemon_start(&d, "--tier container");
-	have_daemon = true;
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
 	char ddb[4400];
 	snprintf(ddb, sizeof ddb, "%s/state/bulkhead.db", d.dir);
 	long_history_into(ddb);
-	char env[512], args[4400];
-	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", d.both_token);
-	snprintf(args, sizeof args, "--attach '%s'", d.sock);
 	console(long_script, args, env);
 	long_history_screens_hold();
 }

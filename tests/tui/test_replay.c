@@ -28,7 +28,7 @@
 #define FIXTURES BH_SOURCE_DIR "/tests/tui/fixtures/scenarios"
 #define SHIPPED BH_SOURCE_DIR "/data/scenarios"
 
-/* What the issue ships (DESIGN §10): each must be there and load. */
+/* The scenarios bulkhead ships (docs/scenarios.md): each must be there and load. */
 static const char *const shipped[] = {"one_turn",     "next_turn",    "suspend",	   "guest_error",
 				      "javascript",   "floor_refused", "owner_cap",	   "pause_resume",
 				      "hibernate_restore", "leak_gc",	   "concurrent_calls"};

@@ -1,5 +1,6 @@
-/* DESIGN §3: the engine knows nothing above it; the init knows nothing of the
- * engine but the contract they share (src/proto) and the base (src/base). */
+/* Dependencies point one way, cli -> (ui | daemon | client) -> wire -> engine:
+ * the engine knows nothing above it; the init knows nothing of the engine but
+ * the contract they share (src/proto) and the base (src/base). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>

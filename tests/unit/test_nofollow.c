@@ -1,4 +1,4 @@
-/* A state directory is evidence (DESIGN §12): the engine's file helpers
+/* A state directory is evidence, opened as hostile: the engine's file helpers
  * follow no symbolic link at any component of a path, and reading a store
  * writes nothing, beside it or through it. */
 #include "engine_priv.h"

@@ -1,6 +1,7 @@
 /* bulkhead's run-record encoder against an independent, deliberately naive
- * re-implementation of reference/plimsoll.md Appendix A, written here from
- * the text alone:
+ * re-implementation of plimsoll's record encoding (its specification's
+ * Appendix A, "Appendix A" in the messages below), written here from the
+ * text alone:
  *
  *   every value = 8-byte big-endian length, then the bytes;
  *   digest = lowercase hex SHA-256 of (domain value, then name value +

@@ -15,7 +15,7 @@ static const int widths[] = {5, 19, 13, 12, 0};
 static void loaded(void *arg, const struct ui_event *rows, size_t n, const char *err)
 {
 	struct view *v = arg;
-	if (!view_done_loading(v) || err)
+	if (!view_answered(v, err))
 		return;
 	char keep[128];
 	struct history_page *p = history_page_arrived(v, n ? rows[0].id : 0, n, keep, sizeof keep);

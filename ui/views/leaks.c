@@ -58,10 +58,17 @@ static void loaded(void *arg, const struct bh_leak *l, size_t n, const char *err
 	struct view *v = arg;
 	if (!view_done_loading(v))
 		return;
-	if (err) {
+	/* A source without an engine finds no leaks, and says why: that is
+	 * what the view has to show, not a failure. */
+	if (err && !v->app->src->ops->has_engine) {
 		snprintf(v->sub, sizeof v->sub, "(%s)", err);
 		return;
 	}
+	if (err) {
+		view_load_failed(v->app, v, err);
+		return;
+	}
+	view_load_ok(v);
 	fill(v, l, n);
 }
 

@@ -1,4 +1,5 @@
-/* The replay player ("follow one call", plimsoll §7): one recorded
+/* The replay player ("follow one call", after plimsoll's page of that name;
+ * docs/scenarios.md has the format): one recorded
  * scenario, step by step. The six hops drawn as a pipeline with the step's
  * hops lit in order (and STOPPED HERE where a refusal stopped the call), the
  * call and the answer exactly as recorded, the daemon procedures counted so

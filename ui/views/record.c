@@ -39,7 +39,7 @@ static void to_bh(const struct ui_record *u, struct bh_record *r)
 static void previous_loaded(void *arg, const struct ui_record *rows, size_t n, const char *err)
 {
 	struct view *v = arg;
-	if (!view_done_loading(v) || err)
+	if (!view_answered(v, err))
 		return;
 	struct detail *d = v->priv;
 	d->prev_checked = true;
@@ -61,7 +61,7 @@ static void loaded(void *arg, const struct ui_record *rows, size_t n, const char
 	struct view *v = l->v;
 	struct app *a = l->a;
 	free(l);
-	if (!view_done_loading(v) || err)
+	if (!view_answered(v, err))
 		return;
 	struct detail *d = v->priv;
 	for (size_t i = 0; i < n; i++)
@@ -119,7 +119,10 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	struct detail *d = v->priv;
 	int y = top + 1;
 	if (!d || !d->have) {
-		mvprintw(y, 2, "%s", v->loading > 0 ? "loading..." : "no such record");
+		mvprintw(y, 2, "%s",
+			 v->loading > 0 ? "loading..."
+			 : *v->stale    ? "not loaded (the title says why)"
+					: "no such record");
 		return;
 	}
 	const struct ui_record *r = &d->rec;

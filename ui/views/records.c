@@ -15,7 +15,7 @@ static const int widths[] = {5, 12, 4, 2, 10, 9, 4, 20, 0};
 static void loaded(void *arg, const struct ui_record *rows, size_t n, const char *err)
 {
 	struct view *v = arg;
-	if (!view_done_loading(v) || err)
+	if (!view_answered(v, err))
 		return;
 	char keep[128];
 	struct history_page *p = history_page_arrived(v, n ? rows[0].id : 0, n, keep, sizeof keep);

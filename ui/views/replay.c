@@ -14,18 +14,20 @@ static const int widths[] = {17, 9, 5, 22, 0};
 
 static void load(struct app *a, struct view *v)
 {
-	(void)a;
 	char dir[4096], err[512] = "";
 	scenario_dir(dir, sizeof dir);
 	snprintf(v->sub, sizeof v->sub, "(%.150s)", dir);
+	struct scenario_entry *list = NULL;
+	size_t n = 0;
+	if (scenario_list(dir, &list, &n, err, sizeof err) < 0) {
+		view_load_failed(a, v, err); /* the list read before stays, marked stale */
+		return;
+	}
+	view_load_ok(v);
 	const struct trow *sel = table_selected(&v->t);
 	char keep[128];
 	snprintf(keep, sizeof keep, "%s", sel ? sel->key : "");
 	table_clear(&v->t);
-	struct scenario_entry *list = NULL;
-	size_t n = 0;
-	if (scenario_list(dir, &list, &n, err, sizeof err) < 0)
-		app_flash(a, C_BAD, "replay: %s", err);
 	for (size_t i = 0; i < n; i++) {
 		const struct scenario_entry *e = &list[i];
 		struct trow *r = table_add(&v->t, e->name, e->s ? C_NORMAL : C_BAD);

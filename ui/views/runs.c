@@ -19,7 +19,7 @@ struct agg {
 static void loaded(void *arg, const struct ui_session *rows, size_t n, const char *err)
 {
 	struct view *v = arg;
-	if (!view_done_loading(v) || err)
+	if (!view_answered(v, err))
 		return;
 	struct agg *g = calloc(n ? n : 1, sizeof *g);
 	size_t ng = 0;

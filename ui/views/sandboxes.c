@@ -27,9 +27,7 @@ struct sb_view {
 static void loaded(void *arg, const struct ui_session *rows, size_t n, const char *err)
 {
 	struct view *v = arg;
-	if (!view_done_loading(v))
-		return;
-	if (err)
+	if (!view_answered(v, err))
 		return;
 	const struct trow *sel = table_selected(&v->t);
 	char keep[128];

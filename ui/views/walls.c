@@ -21,7 +21,18 @@ static void loaded(void *arg, const struct ui_tier *rows, size_t n, const char *
 	if (!view_done_loading(v))
 		return;
 	struct walls *w = v->priv;
-	snprintf(w->err, sizeof w->err, "%s", err ? err : "");
+	/* A source without an engine proves no tier, and says why: the body
+	 * says it in place of the floors. */
+	if (err && !v->app->src->ops->has_engine) {
+		snprintf(w->err, sizeof w->err, "%s", err);
+		return;
+	}
+	if (err) {
+		view_load_failed(v->app, v, err); /* the tiers proven before stay */
+		return;
+	}
+	view_load_ok(v);
+	w->err[0] = '\0';
 	w->n = n < BH_TIER_COUNT ? n : BH_TIER_COUNT;
 	if (rows)
 		memcpy(w->tiers, rows, w->n * sizeof *rows);
@@ -51,8 +62,11 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 {
 	struct walls *w = v->priv;
 	int y = top + 1;
-	if (!w || *w->err) {
-		mvprintw(y, 2, "%s", w ? w->err : "loading...");
+	if (!w || *w->err || !v->ever_loaded) {
+		mvprintw(y, 2, "%s",
+			 w && *w->err ? w->err
+			 : *v->stale  ? "not loaded (the title says why)"
+				      : "loading...");
 		return;
 	}
 	enum bh_tier best = BH_TIER_UNKNOWN;
