@@ -1,5 +1,5 @@
 /* Tier evidence: a tier is offered only when a throwaway sandbox of its
- * runtime proves, from inside, the walls DESIGN §5 promises (plus what the
+ * runtime proves, from inside, the walls README's "The walls of one sandbox" promises (plus what the
  * host can see of it from outside). The verdict is cached, keyed by
  * everything that could change it: the runtime binary, the kernel and boot,
  * the init binary, the seccomp profile and the limits. */

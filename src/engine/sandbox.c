@@ -302,7 +302,7 @@ static bh_error *make_err(enum bh_error_code code, const char *fmt, const char *
 
 /* The sandbox died or broke its channel: tell whoever waits. A call in
  * flight may have run, and if the memory cgroup counted an OOM kill that is
- * the outcome (gVisor's: the whole sandbox goes, host-facts §3). */
+ * the outcome (gVisor's: the whole sandbox goes, as measured on this host). */
 /* What the runtime or the init wrote on the diagnostics pipe, as one line. */
 static const char *diag_text(struct sandbox *sb, char *out, size_t n)
 {
@@ -661,7 +661,7 @@ void sandbox_bundle_spec(bh_engine *e, enum bh_tier tier, struct bundle_spec *sp
 {
 	const struct runtime_ops *ops = e->runtimes[tier].ops;
 	uint32_t pids = e->pids_limit ? e->pids_limit : ops->default_pids;
-	/* runsc's ptrace platform spends host pids of its own (host-facts §3). */
+	/* runsc's ptrace platform spends host pids of its own (measured on this host). */
 	if (pids < ops->default_pids && tier == BH_TIER_KERNEL)
 		pids = ops->default_pids;
 	*spec = (struct bundle_spec){
@@ -911,7 +911,7 @@ static void on_exec_reply(bh_engine *e, void *arg, struct sandbox *sb, const str
 	free(arg);
 	bh_error *err = NULL;
 	if (!rep->type && rep->oom) {
-		/* gVisor's OOM outcome: the whole sandbox goes (host-facts §3). */
+		/* gVisor's OOM outcome: the whole sandbox goes (measured on this host). */
 		struct bh_exec_result res = {
 			.tier = sb->tier, .exit_code = 128 + SIGKILL, .term_signal = SIGKILL, .oom = true,
 			.sandbox_died = true, .duration_us = rep->elapsed_us, .wall_us = rep->elapsed_us};
@@ -1073,7 +1073,7 @@ int sandbox_resume(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *a
 bool sandbox_can_hibernate(const struct sandbox *sb)
 {
 	/* Debian's crun has no CRIU and Debian's CRIU fails on this kernel
-	 * (host-facts §5): only gVisor checkpoints here. */
+	 * (both tried on this host): only gVisor checkpoints here. */
 	return sb->rt->ops == &runtime_runsc;
 }
 
@@ -1155,7 +1155,7 @@ int sandbox_hibernate(bh_engine *e, struct sandbox *sb, const char *image_dir, s
 	sb->control_arg = arg;
 	sb->control_started_us = now_mono_us();
 	if (sb->state == SB_PAUSED) {
-		/* runsc cannot checkpoint a paused container (host-facts §10). */
+		/* runsc cannot checkpoint a paused container (runsc says so when asked). */
 		const char *const args[] = {"resume", sb->name, NULL};
 		if (control_spawn(e, sb, args, on_resumed_for_checkpoint, err) < 0) {
 			sb->control_fn = NULL;
