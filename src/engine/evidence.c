@@ -1,8 +1,8 @@
 /* Tier evidence: a tier is offered only when a throwaway sandbox of its
- * runtime proves, from inside, the walls README's "The walls of one sandbox" promises (plus what the
- * host can see of it from outside). The verdict is cached, keyed by
- * everything that could change it: the runtime binary, the kernel and boot,
- * the init binary, the seccomp profile and the limits. */
+ * runtime proves, from inside, the walls the README promises ("The walls of
+ * one sandbox"), plus what the host can see of it from outside. The verdict
+ * is cached, keyed by everything that could change it: the runtime binary,
+ * the kernel and boot, the init binary, the seccomp profile and the limits. */
 #include "engine_priv.h"
 #include "probe_keys.h"
 
