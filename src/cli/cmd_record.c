@@ -161,6 +161,17 @@ static cJSON *hops(enum scenario_hop first, size_t n)
 	return a;
 }
 
+/* The named hops, not a run: a lifecycle step passes the agent's tool
+ * (execute_code) by, from the agent to its manager and, when the manager
+ * acts, on to the daemon and the sandbox. */
+static cJSON *hops_of(const enum scenario_hop *list, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(scenario_hop_name(list[i])));
+	return a;
+}
+
 /* A call that came back lit every hop, model to sandbox. */
 static cJSON *every_hop(void)
 {
@@ -329,16 +340,18 @@ static int do_hook(struct recording *r, const cJSON *src, const char *hook)
 	for (size_t i = 0; i < before && i < 16; i++)
 		had = had || !strcmp(e[i].key, key);
 	/* The agent and its manager, and through to the sandbox when it acts. */
+	static const enum scenario_hop lifecycle_hops[] = {SCENARIO_HOP_AGENT, SCENARIO_HOP_MANAGER,
+							   SCENARIO_HOP_DAEMON, SCENARIO_HOP_SANDBOX};
 	if (!strcmp(hook, "turn_start")) {
 		bh_manager_warm(w->m, key, owner);
 		bool opened = bh_manager_entries(w->m, e, 16) > before;
 		/* The turn does not wait; the recorder does, so steps stay in order. */
 		settle(w);
-		step_finish(r, s, hops(SCENARIO_HOP_AGENT, opened ? 4 : 2), SCENARIO_HOP_NONE);
+		step_finish(r, s, hops_of(lifecycle_hops, opened ? 4 : 2), SCENARIO_HOP_NONE);
 	} else { /* suspend or complete (validate() took every other name) */
 		bh_manager_dispose(w->m, key);
 		settle(w);
-		step_finish(r, s, hops(SCENARIO_HOP_AGENT, had ? 4 : 2), SCENARIO_HOP_NONE);
+		step_finish(r, s, hops_of(lifecycle_hops, had ? 4 : 2), SCENARIO_HOP_NONE);
 	}
 	return 0;
 }
