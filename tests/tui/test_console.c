@@ -870,8 +870,10 @@ Test(console, attached_a_malformed_answer_is_refused_as_the_cli_refuses_it_in_th
 		  "%s", words);
 	snprintf(args, sizeof args, "--attach '%s'", sock);
 	console(":leaks\n:save-display refused-leaks\n", args, env);
+	/* The view's title keeps its rows' age and the refusal, whole. */
 	char shown[1024];
-	snprintf(shown, sizeof shown, "(%s)", words);
+	snprintf(shown, sizeof shown, ": %s)", words);
+	screen_has("refused-leaks", "Leaks[0] (not loaded since ");
 	screen_has("refused-leaks", shown);
 	screen_lacks("refused-leaks", "bh-nobody");
 	free(words);
