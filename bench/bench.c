@@ -22,7 +22,7 @@
  * says only whether the measurements ran (0) or failed (1), never whether a
  * target was met. */
 #include "stats.h"
-#include "store.h"
+#include "engine_internals.h"
 #include "record.h"
 #include "soak.h"
 #include "sysmem.h"

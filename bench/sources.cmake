@@ -11,6 +11,9 @@ add_executable(bulkhead-bench
   bench/worker_daemon.c
   bench/worker_engine.c)
 target_link_libraries(bulkhead-bench PRIVATE bulkhead CURL::libcurl PkgConfig::CJSON m)
+# The engine's internals (its store, measured directly) only through the
+# test-support header, tests/support/engine_internals.h.
+target_include_directories(bulkhead-bench PRIVATE tests/support src/engine)
 target_compile_definitions(bulkhead-bench PRIVATE
   BENCH_INIT="$<TARGET_FILE:bulkhead-init>"
   BENCH_INTERP="${CMAKE_SOURCE_DIR}/data/interp"

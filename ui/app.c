@@ -11,7 +11,7 @@
  * source answered everything asked before it, so a screen never depends on
  * timing; `:save-display FILE` writes the screen as text. */
 #include "app.h"
-#include "files.h"
+#include "ui_files.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -336,7 +336,7 @@ static void draw(struct app *a)
 }
 
 /* tig's method: each line as text, trailing blanks trimmed. The file is
- * created new, never through a link (files.h): an existing name is not
+ * created new, never through a link (ui_files.h): an existing name is not
  * overwritten. */
 static int save_display(struct app *a, const char *path)
 {

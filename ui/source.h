@@ -11,6 +11,7 @@
 #define BH_UI_SOURCE_H
 
 #include "bulkhead.h"
+#include "console.h"
 
 #include <poll.h>
 #include <stdbool.h>
@@ -122,15 +123,8 @@ struct ui_source {
 	const struct ui_source_ops *ops;
 };
 
-/* The embedded engine (the console owns it; closing the console closes its
- * sessions). */
-struct ui_source *ui_source_embedded(const struct bh_config *cfg, char **why);
-/* A store file opened read-only: no engine, no runtime call. */
-struct ui_source *ui_source_store(const char *db_path, char **why);
-/* A daemon: a unix socket path or http://127.0.0.1:PORT, and a token. */
-struct ui_source *ui_source_attached(const char *target, const char *token, char **why);
-/* No source (`bulkhead replay`): every request answers that there is none. */
-struct ui_source *ui_source_none(void);
+/* The four sources the console is opened on are made by console.h's
+ * constructors. */
 
 /* Growing arrays the engine-side sources fill from the engine's row
  * callbacks (bh_engine_records / bh_history_records and the event forms). */

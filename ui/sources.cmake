@@ -3,7 +3,7 @@
 pkg_check_modules(NCURSES REQUIRED IMPORTED_TARGET ncursesw)
 add_library(bulkhead-ui STATIC
   ui/app.c
-  ui/files.c
+  ui/ui_files.c
   ui/prompt.c
   ui/source_attached.c
   ui/source_common.c
@@ -24,5 +24,5 @@ add_library(bulkhead-ui STATIC
   ui/views/runs.c
   ui/views/sandboxes.c
   ui/views/walls.c)
-target_include_directories(bulkhead-ui PUBLIC ui)
+target_include_directories(bulkhead-ui PUBLIC ${CMAKE_SOURCE_DIR}/include/bulkhead PRIVATE ui)
 target_link_libraries(bulkhead-ui PUBLIC bulkhead bulkhead-client bulkhead-scenario PkgConfig::NCURSES)

@@ -5,7 +5,7 @@
  * happened, step by step, as a scenario (docs/scenarios.md). Nothing in a
  * scenario is invented: every answer is the tool's answer as returned. */
 #include "manager.h"
-#include "record.h"
+#include "recorder.h"
 #include "scenario.h"
 
 #include <cjson/cJSON.h>

@@ -7,13 +7,12 @@
  * bulkhead backup FILE: a consistent online copy of the store.
  * All three read the store directly (read-only): no engine, no lock, so
  * they work beside a running engine or daemon. The store is read as
- * untrusted (bh_history's rules: store_untrusted.h) and a row at a time:
+ * untrusted through the public history API (bh_history) and a row at a time:
  * --json streams its array, so a 30-day store is never held in memory.
  * On a terminal, what the store or daemon chose is escaped (cli_out.h). */
 #include "cli.h"
 #include "cli_out.h"
 #include "record.h"
-#include "store.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -57,14 +56,14 @@ static int parse(int argc, char **argv, struct store_args *a, const char *usage,
 	return 0;
 }
 
-static struct bh_store *open_store(const struct cli_common *c)
+static bh_history *open_store(const struct cli_common *c)
 {
 	const char *dir = bh_state_dir_name(c->state_dir);
 	char path[4200];
 	snprintf(path, sizeof path, "%s/bulkhead.db", dir);
-	struct bh_store *s = NULL;
+	bh_history *s = NULL;
 	bh_error *err = NULL;
-	if (bh_state_dir_check(dir, &err) < 0 || store_open(path, true, false, &s, &err) < 0) {
+	if (bh_state_dir_check(dir, &err) < 0 || bh_history_open(path, &s, &err) < 0) {
 		cli_error("%s", err->msg);
 		bh_error_free(err);
 		return NULL;
@@ -136,9 +135,9 @@ static void print_record(struct json_out *j, int64_t id, const struct bh_record 
 	       cli_out_field(stdout, *flags ? flags : "-"), digest);
 }
 
-static int print_row(void *arg, const struct store_record_row *r)
+static int print_row(void *arg, const struct bh_record_row *r)
 {
-	print_record(arg, r->id, &r->rec, r->language, r->exit_code, r->flags);
+	print_record(arg, r->id, r->record, r->language, r->exit_code, r->flags);
 	return 0;
 }
 
@@ -175,7 +174,7 @@ int cmd_records(int argc, char **argv)
 	bh_client *client = NULL;
 	if (cli_attach(&a.at, &a.c, CLI_ATTACH_IF_TOKEN, &client) < 0)
 		return CLI_EXIT_BULKHEAD;
-	struct bh_store *s = client ? NULL : open_store(&a.c);
+	bh_history *s = client ? NULL : open_store(&a.c);
 	if (!client && !s)
 		return CLI_EXIT_BULKHEAD;
 	struct json_out list = {.on = a.json};
@@ -188,7 +187,7 @@ int cmd_records(int argc, char **argv)
 		rc = print_attached(client, a.session, &list);
 	} else {
 		bh_error *err = NULL;
-		rc = store_records(s, a.session, print_row, &list, &err);
+		rc = bh_history_chains(s, a.session, print_row, &list, &err);
 		if (rc < 0) {
 			cli_error("%s", err->msg);
 			bh_error_free(err);
@@ -196,8 +195,7 @@ int cmd_records(int argc, char **argv)
 	}
 	/* Closed even after an error: what was written stays one array. */
 	json_end(&list);
-	if (s)
-		store_close(s);
+	bh_history_close(s);
 	bh_client_free(client);
 	return rc < 0 ? CLI_EXIT_BULKHEAD : 0;
 }
@@ -210,35 +208,36 @@ struct verify_state {
 	bool broken;
 };
 
-static int verify_row(void *arg, const struct store_record_row *r)
+static int verify_row(void *arg, const struct bh_record_row *row)
 {
 	struct verify_state *v = arg;
+	const struct bh_record *rec = row->record;
 	v->rows++;
-	if (!bh_record_verify(&r->rec)) {
+	if (!bh_record_verify(rec)) {
 		printf("record %lld (session %.12s, sequence %llu): its digest does not match its fields\n",
-		       (long long)r->id, cli_out_field(stdout, r->rec.session),
-		       (unsigned long long)r->rec.sequence);
+		       (long long)row->id, cli_out_field(stdout, rec->session),
+		       (unsigned long long)rec->sequence);
 		v->broken = true;
 		return 1;
 	}
-	if (!r->rec.session[0])
+	if (!rec->session[0])
 		return 0;
-	if (strcmp(v->session, r->rec.session)) {
-		snprintf(v->session, sizeof v->session, "%s", r->rec.session);
+	if (strcmp(v->session, rec->session)) {
+		snprintf(v->session, sizeof v->session, "%s", rec->session);
 		v->sequence = 0;
 		v->previous[0] = '\0';
 	}
-	if (r->rec.sequence != v->sequence + 1 || strcmp(r->rec.previous_sha256, v->previous)) {
+	if (rec->sequence != v->sequence + 1 || strcmp(rec->previous_sha256, v->previous)) {
 		printf("record %lld (session %.12s, sequence %llu): the chain breaks here (expected "
 		       "sequence %llu after %.16s)\n",
-		       (long long)r->id, cli_out_field(stdout, r->rec.session),
-		       (unsigned long long)r->rec.sequence, (unsigned long long)v->sequence + 1,
+		       (long long)row->id, cli_out_field(stdout, rec->session),
+		       (unsigned long long)rec->sequence, (unsigned long long)v->sequence + 1,
 		       v->previous[0] ? cli_out_field(stdout, v->previous) : "the start");
 		v->broken = true;
 		return 1;
 	}
-	v->sequence = r->rec.sequence;
-	snprintf(v->previous, sizeof v->previous, "%s", r->rec.record_sha256);
+	v->sequence = rec->sequence;
+	snprintf(v->previous, sizeof v->previous, "%s", rec->record_sha256);
 	return 0;
 }
 
@@ -247,13 +246,13 @@ int cmd_verify(int argc, char **argv)
 	struct store_args a = {0};
 	if (parse(argc, argv, &a, "bulkhead verify [--session FP] [--state DIR]", false) < 0)
 		return CLI_EXIT_USAGE;
-	struct bh_store *s = open_store(&a.c);
+	bh_history *s = open_store(&a.c);
 	if (!s)
 		return CLI_EXIT_BULKHEAD;
 	struct verify_state v = {0};
 	bh_error *err = NULL;
-	int rc = store_records(s, a.session, verify_row, &v, &err);
-	store_close(s);
+	int rc = bh_history_chains(s, a.session, verify_row, &v, &err);
+	bh_history_close(s);
 	if (rc < 0) {
 		cli_error("%s", err->msg);
 		bh_error_free(err);
@@ -270,12 +269,12 @@ int cmd_backup(int argc, char **argv)
 	struct store_args a = {0};
 	if (parse(argc, argv, &a, "bulkhead backup FILE [--state DIR]", true) < 0)
 		return CLI_EXIT_USAGE;
-	struct bh_store *s = open_store(&a.c);
+	bh_history *s = open_store(&a.c);
 	if (!s)
 		return CLI_EXIT_BULKHEAD;
 	bh_error *err = NULL;
-	int rc = store_backup(s, a.file, &err);
-	store_close(s);
+	int rc = bh_history_backup(s, a.file, &err);
+	bh_history_close(s);
 	if (rc < 0) {
 		cli_error("%s", err->msg);
 		bh_error_free(err);

@@ -1,6 +1,6 @@
 /* bulkhead: the command. Each subcommand is a function in its own file. */
 #include "cli.h"
-#include "record.h"
+#include "recorder.h"
 
 #include <stdio.h>
 #include <string.h>

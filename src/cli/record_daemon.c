@@ -3,7 +3,7 @@
  * recorder is its only caller), stopped by pid. A scenario is recorded
  * against the real daemon so the procedures it counts are the ones an
  * agent's worker would send. */
-#include "record.h"
+#include "recorder.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -14,5 +14,5 @@ add_library(bulkhead-client STATIC
   src/client/discover.c
   src/client/transport.c
   src/client/wait.c)
-target_include_directories(bulkhead-client PUBLIC src/client)
+target_include_directories(bulkhead-client PUBLIC ${CMAKE_SOURCE_DIR}/include/bulkhead PRIVATE src/client)
 target_link_libraries(bulkhead-client PUBLIC bulkhead-wire CURL::libcurl PkgConfig::CRYPTO)

@@ -14,5 +14,5 @@ add_library(bulkhead-daemon STATIC
   src/daemon/sandbox_service.c
   src/daemon/server.c
   src/daemon/why.c)
-target_include_directories(bulkhead-daemon PUBLIC src/daemon)
+target_include_directories(bulkhead-daemon PUBLIC ${CMAKE_SOURCE_DIR}/include/bulkhead PRIVATE src/daemon)
 target_link_libraries(bulkhead-daemon PUBLIC bulkhead-wire PkgConfig::MHD PkgConfig::CRYPTO)

@@ -1,6 +1,7 @@
 /* The engine: one state directory, one loop, the tiers it proved, and the
  * sandboxes it holds. */
 #include "engine_priv.h"
+#include "testhook.h"
 #include "state_dir.h"
 #include "store.h"
 
@@ -320,7 +321,16 @@ static void on_tick(bh_engine *e, void *arg)
 
 int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 {
+	return engine_open(cfg, NULL, out, err);
+}
+
+int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, bh_engine **out,
+		bh_error **err)
+{
 	*out = NULL;
+	const struct bh_test_hooks no_hooks = {0};
+	if (!hooks)
+		hooks = &no_hooks;
 	struct bh_config none = {0};
 	if (!cfg)
 		cfg = &none;
@@ -386,13 +396,13 @@ int bh_engine_open(const struct bh_config *cfg, bh_engine **out, bh_error **err)
 	/* Resolved once, so the cache is written with no link followed. */
 	char evidence_real[PATH_MAX];
 	e->evidence_dir = xstrdup(realpath(evidence, evidence_real) ? evidence_real : evidence);
-	e->drop_wall = cfg->drop_wall ? xstrdup(cfg->drop_wall) : NULL;
+	e->drop_wall = hooks->drop_wall ? xstrdup(hooks->drop_wall) : NULL;
 	e->drop_wall_after_proof =
-		cfg->drop_wall_after_proof ? xstrdup(cfg->drop_wall_after_proof) : NULL;
+		hooks->drop_wall_after_proof ? xstrdup(hooks->drop_wall_after_proof) : NULL;
 	e->memory_limit_mb = cfg->memory_limit_mb ? cfg->memory_limit_mb : 512;
 	e->pids_limit = cfg->pids_limit;
 	e->keep_content = !cfg->store_digests_only;
-	e->crash_at = cfg->crash_at ? xstrdup(cfg->crash_at) : NULL;
+	e->crash_at = hooks->crash_at ? xstrdup(hooks->crash_at) : NULL;
 	e->policy = cfg->policy;
 	struct bh_policy *pol = &e->policy;
 	pol->idle_ms = pol->idle_ms ? pol->idle_ms : 5u * 60u * 1000u;

@@ -85,7 +85,7 @@ struct bundle_spec {
 	uint32_t tmp_mb, work_mb, shm_mb;
 	bool userns;
 	bool seccomp_errno_ret;  /* the runtime honours errnoRet (see runtime_ops) */
-	const char *drop_wall;   /* test hook, see bh_config */
+	const char *drop_wall;   /* test hook, see testhook.h */
 };
 /* The config.json text (caller frees), or NULL with err filled. */
 char *bundle_json(const struct bundle_spec *spec, bh_error **err);
@@ -285,6 +285,10 @@ bool sessions_keeps_bundle(bh_engine *e, const char *sandbox);
 /* At close with shutdown_hibernate: put idle kernel-tier sessions to disk. */
 void sessions_hibernate_for_shutdown(bh_engine *e);
 bool sessions_hibernating(bh_engine *e);
+/* bh_engine_open, with the test hooks (testhook.h; NULL: none). */
+struct bh_test_hooks;
+int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, bh_engine **out,
+		bh_error **err);
 /* The crash_at test hook (testhook.c). */
 void engine_maybe_crash(bh_engine *e, const char *point);
 
@@ -338,7 +342,7 @@ struct bh_engine {
 	int state_fd;      /* the state directory, checked (state_dir.c) */
 	char *evidence_dir;
 	char *drop_wall;
-	char *drop_wall_after_proof; /* test hook, see bh_config */
+	char *drop_wall_after_proof; /* test hook, see testhook.h */
 	uint32_t memory_limit_mb, pids_limit;
 	struct bh_store *store;
 	char *store_path;

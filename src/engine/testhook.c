@@ -1,6 +1,7 @@
-/* The crash hook (bh_config.crash_at): a test names a point and the
- * engine SIGKILLs itself there, to prove what survives a crash at it. */
+/* The test hooks (testhook.h): the engine opened with them, and the crash
+ * hook, where a test names a point and the engine SIGKILLs itself there. */
 #include "engine_priv.h"
+#include "testhook.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -17,4 +18,10 @@ void engine_maybe_crash(bh_engine *e, const char *point)
 	long nth = e->crash_at[n] == ':' ? strtol(e->crash_at + n + 1, NULL, 10) : 1;
 	if (++e->crash_count >= nth)
 		raise(SIGKILL);
+}
+
+int bh_engine_open_hooked(const struct bh_config *cfg, const struct bh_test_hooks *hooks,
+			  bh_engine **out, bh_error **err)
+{
+	return engine_open(cfg, hooks, out, err);
 }

@@ -16,5 +16,5 @@ add_library(bulkhead-wire STATIC
   src/wire/wire_requests.c
   src/wire/wire_responses.c
   src/wire/wire_util.c)
-target_include_directories(bulkhead-wire PUBLIC src/wire)
+target_include_directories(bulkhead-wire PUBLIC ${CMAKE_SOURCE_DIR}/include/bulkhead PRIVATE src/wire)
 target_link_libraries(bulkhead-wire PUBLIC bulkhead m)

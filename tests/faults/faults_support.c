@@ -1,4 +1,5 @@
 #include "faults.h"
+#include "engine_internals.h"
 #include "record.h"
 
 #include <dirent.h>
@@ -29,12 +30,12 @@ bh_engine *faults_engine_open(const char *state_dir, const char *crash_at, char 
 		.init_path = BH_TEST_INIT,
 		.interp_dir = BH_TEST_INTERP,
 		.log = quiet,
-		.crash_at = crash_at,
 		.evidence_dir = evidence,
 	};
 	bh_engine *e = NULL;
 	bh_error *err = NULL;
-	if (bh_engine_open(&cfg, &e, &err) < 0) {
+	struct bh_test_hooks hooks = {.crash_at = crash_at};
+	if (bh_engine_open_hooked(&cfg, &hooks, &e, &err) < 0) {
 		snprintf(why, n, "engine open: %s", err ? err->msg : "?");
 		bh_error_free(err);
 		return NULL;

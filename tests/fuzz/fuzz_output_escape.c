@@ -2,7 +2,7 @@
  * escaping no byte a terminal acts on is left (C0 but layout, DEL, C1 in
  * UTF-8 or raw), and a Markdown cell holds no line break and no bare |. */
 #include "cli_out.h"
-#include "files.h"
+#include "ui_files.h"
 
 #include <stdint.h>
 #include <stdlib.h>

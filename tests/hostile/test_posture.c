@@ -2,6 +2,7 @@
  * after its tier was proven (its evidence still stands) is seen from the
  * host's /proc, refused with the failed check named, and deleted. */
 #include "harness.h"
+#include "engine_internals.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -34,10 +35,10 @@ static void open_drifted(const char *wall)
 		.interp_dir = BH_TEST_INTERP,
 		.log = on_log,
 		.evidence_dir = evidence,
-		.drop_wall_after_proof = wall,
 	};
 	bh_error *err = NULL;
-	cr_assert_eq(bh_engine_open(&cfg, &drifted, &err), 0, "%s", err ? err->msg : "?");
+	struct bh_test_hooks hooks = {.drop_wall_after_proof = wall};
+	cr_assert_eq(bh_engine_open_hooked(&cfg, &hooks, &drifted, &err), 0, "%s", err ? err->msg : "?");
 	h.e = drifted;
 	while (!bh_engine_proven(h.e) || bh_engine_live_sandboxes(h.e) > 0) {
 		bool never = false;

@@ -1,4 +1,5 @@
 #include "harness.h"
+#include "engine_internals.h"
 #include "record.h"
 
 #include <criterion/criterion.h>
@@ -83,13 +84,12 @@ static void open_engine(struct harness *h, const char *drop_wall, const char *cr
 		.interp_dir = BH_TEST_INTERP,
 		.log = remember,
 		.log_arg = h,
-		.drop_wall = drop_wall,
-		.crash_at = crash_at,
 		.policy = h->policy,
 		.evidence_dir = drop_wall ? NULL : evidence,
 	};
 	bh_error *err = NULL;
-	int r = bh_engine_open(&cfg, &h->e, &err);
+	struct bh_test_hooks hooks = {.drop_wall = drop_wall, .crash_at = crash_at};
+	int r = bh_engine_open_hooked(&cfg, &hooks, &h->e, &err);
 	cr_assert_eq(r, 0, "engine open: %s", err ? err->msg : "?");
 	/* Proven, and the proofs' throwaway sandboxes deleted: tests compare
 	 * the host before and after their own calls. */

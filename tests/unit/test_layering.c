@@ -59,32 +59,100 @@ static char *includes_outside(const char *folder, const char *allowed)
 Test(layering, the_init_includes_nothing_from_the_engine)
 {
 	/* bulkhead-init is PID 1 inside the sandbox: it shares the contract
-	 * (src/proto) and the base helpers with the engine, nothing else. */
-	char *hits = includes_outside("src/init", "src/init src/proto src/base");
+	 * (include/bulkhead-proto) and the base helpers with the engine,
+	 * nothing else. */
+	char *hits = includes_outside("src/init", "src/init include/bulkhead-proto "
+						  "include/bulkhead-base");
 	cr_assert_str_empty(hits, "src/init includes what is not init's, proto's or base's:\n%s",
 			    hits);
 }
 
 Test(layering, the_contract_and_the_base_depend_on_nothing_else)
 {
-	char *hits = includes_outside("src/proto", "src/proto src/base");
+	const char *proto = "include/bulkhead-proto include/bulkhead-base";
+	char *hits = includes_outside("src/proto", proto);
 	cr_assert_str_empty(hits, "src/proto includes:\n%s", hits);
-	hits = includes_outside("src/base", "src/base");
+	hits = includes_outside("include/bulkhead-proto", proto);
+	cr_assert_str_empty(hits, "include/bulkhead-proto includes:\n%s", hits);
+	hits = includes_outside("src/base", "include/bulkhead-base");
 	cr_assert_str_empty(hits, "src/base includes:\n%s", hits);
+	hits = includes_outside("include/bulkhead-base", "include/bulkhead-base");
+	cr_assert_str_empty(hits, "include/bulkhead-base includes:\n%s", hits);
 	/* Nothing but libc, so the static init can link them. */
 	hits = run("cd '" BH_SOURCE_DIR "' && grep -hE '#include[[:space:]]*<' src/proto/*.[ch] "
-		   "src/base/*.[ch] | grep -E '(cjson|openssl|sqlite|curl|microhttpd|curses)'"
-		   " || true");
-	cr_assert_str_empty(hits, "src/proto or src/base need a library:\n%s", hits);
+		   "src/base/*.[ch] include/bulkhead-proto/*.h include/bulkhead-base/*.h | "
+		   "grep -E '(cjson|openssl|sqlite|curl|microhttpd|curses)' || true");
+	cr_assert_str_empty(hits, "the contract or the base need a library:\n%s", hits);
 }
 
-Test(layering, the_engines_private_headers_stay_in_the_engine)
+Test(layering, the_public_headers_include_only_public_headers)
 {
-	/* store.h is still read by `bulkhead records` and the bench (the public
-	 * history API is to replace it there). */
-	char *hits = run("cd '" BH_SOURCE_DIR "' && grep -rlE '#include[[:space:]]*\"(engine_priv|"
-			 "internal|chan_check|util|state_dir|store_files|store_untrusted)\\.h\"' "
-			 "src ui bench | grep -v '^src/engine/' || true");
-	cr_assert_str_empty(hits, "files outside src/engine including its private headers:\n%s",
-			    hits);
+	char *hits = includes_outside("include/bulkhead", "include/bulkhead include/bulkhead-proto "
+							  "include/bulkhead-base");
+	cr_assert_str_empty(hits, "include/bulkhead includes a private header:\n%s", hits);
+}
+
+/* Each product file outside a library's folder that includes one of the
+ * headers in it (they are the library's private headers: what others may
+ * use is in include/): "file: header" lines. */
+static char *private_includes(const char *folder, const char *own)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd,
+		 "cd '" BH_SOURCE_DIR "' && for h in %s/*.h; do b=${h##*/};"
+		 "  for f in $(find src ui bench include -name '*.[ch]' | grep -vE '^(%s)/'); do"
+		 "    " INCLUDED " \"$f\" | grep -qxF \"$b\" && echo \"$f: $b\"; done; done; true",
+		 folder, own);
+	return run(cmd);
+}
+
+Test(layering, no_librarys_private_headers_are_included_outside_it)
+{
+	static const struct {
+		const char *folder, *own;
+	} libs[] = {
+		{"src/engine", "src/engine"}, {"src/wire", "src/wire"},
+		{"src/client", "src/client"}, {"src/daemon", "src/daemon"},
+		{"src/cli", "src/cli"},       {"src/init", "src/init"},
+		{"ui", "ui|ui/views"},        {"ui/views", "ui|ui/views"},
+		{"bench", "bench"},
+	};
+	for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+		char *hits = private_includes(libs[i].folder, libs[i].own);
+		cr_assert_str_empty(hits, "files outside %s including its private headers:\n%s",
+				    libs[i].folder, hits);
+	}
+}
+
+Test(layering, the_bench_reaches_the_engines_insides_only_through_the_test_support_header)
+{
+	char *hits = includes_outside("bench", "bench include/bulkhead include/bulkhead-base");
+	cr_assert_str_eq(hits, "bench/bench.c: engine_internals.h\n",
+			 "the bench includes, beside the public headers:\n%s", hits);
+}
+
+Test(layering, no_librarys_own_folder_is_a_public_include_directory)
+{
+	/* Every target_include_directories(...) of the product, flattened to
+	 * one line; a src/ or ui folder after PUBLIC or INTERFACE (until
+	 * PRIVATE) would hand a library's private headers to its users. */
+	char *hits = run(
+		"cd '" BH_SOURCE_DIR "' && cat CMakeLists.txt src/*/sources.cmake ui/sources.cmake "
+		"bench/sources.cmake | tr '\\n' ' ' | grep -o 'target_include_directories([^)]*)' | "
+		"awk '{ m = \"\"; for (i = 1; i <= NF; i++) { t = $i; "
+		"  if (t == \"PUBLIC\" || t == \"INTERFACE\") m = \"pub\"; "
+		"  else if (t == \"PRIVATE\") m = \"\"; "
+		"  else if (m == \"pub\" && t ~ /(^|\\/)(src|ui)(\\/|$)/) print $1 \" \" t } }'");
+	cr_assert_str_empty(hits, "a library's own folder is a public include directory:\n%s", hits);
+	/* The check can see: the public directories are there to be found. */
+	char *pub = run("cd '" BH_SOURCE_DIR "' && grep -c 'PUBLIC include/bulkhead' CMakeLists.txt");
+	cr_assert_gt(atoi(pub), 0, "no PUBLIC include/bulkhead in CMakeLists.txt");
+}
+
+Test(layering, no_two_headers_share_a_name)
+{
+	/* A same-named header is told apart by search order alone. */
+	char *hits = run("cd '" BH_SOURCE_DIR "' && find src ui include -name '*.h' -printf '%f\\n' | "
+			 "sort | uniq -d");
+	cr_assert_str_empty(hits, "headers with the same name:\n%s", hits);
 }

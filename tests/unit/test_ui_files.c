@@ -1,6 +1,6 @@
-/* The console's report files (ui/files.c), alone: a hostile value cannot
+/* The console's report files (ui/ui_files.c), alone: a hostile value cannot
  * reshape the Markdown table, and a planted link is never written through. */
-#include "files.h"
+#include "ui_files.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -3,7 +3,7 @@
  * with why and what holds each. enter shows a suspect's timeline (its
  * events); ctrl-d reaps them all after a confirm; e writes a report. */
 #include "app.h"
-#include "files.h"
+#include "ui_files.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -125,7 +125,7 @@ static void export(struct app *a, struct view *v)
 	char stem[64];
 	snprintf(stem, sizeof stem, "bulkhead-leaks-%s", stamp);
 	/* Both created new, never through a link: a name planted in a shared
-	 * directory is skipped for the next free one (files.h). */
+	 * directory is skipped for the next free one (ui_files.h). */
 	static const char *const exts[] = {"md", "json"};
 	FILE *out[2];
 	char names[2][256];

@@ -139,10 +139,6 @@ struct bh_config {
 				   without writing beside it; implies inspect_only and skip_proofs */
 	bool store_sync_full;   /* SQLite synchronous=FULL (power-loss durability); default NORMAL */
 	bool store_digests_only; /* keep no code or output prefix in the store */
-	/* Test hook: SIGKILL the process at a named point ("open", "cell",
-	 * "commit", "pause", "hibernate", "hibernated", "close"; "point:N" for
-	 * its Nth time), to prove what survives a crash there. */
-	const char *crash_at;
 	struct bh_policy {
 		uint32_t idle_ms;            /* no call for this long: pause. 0: 5 min */
 		uint32_t hibernate_after_ms; /* paused this long: hibernate (kernel) or close
@@ -181,15 +177,6 @@ struct bh_config {
 						state directory's filesystem has less free.
 						0: 16 MiB */
 	} policy;
-	/* Test hook: build every sandbox without this wall ("seccomp", "userns",
-	 * "netns", "readonly-root", "caps", "seccomp-masks": the 64-bit deny-list
-	 * of before issue 14, "seccomp-unknown-name": a profile name no runtime
-	 * knows), to prove the smoke test notices. */
-	const char *drop_wall;
-	/* Test hook: like drop_wall, but only for sandboxes opened after a tier
-	 * was proven (its evidence stands): the drift only the posture check on
-	 * every sandbox start can catch. */
-	const char *drop_wall_after_proof;
 	uint32_t memory_limit_mb; /* per sandbox; 0 = 512 */
 	uint32_t pids_limit;      /* crun sandboxes; 0 = 256 (runsc gets a generous one) */
 };
@@ -585,6 +572,14 @@ int bh_history_records_newest(bh_history *h, const char *session, int64_t before
 			      bh_record_fn fn, void *arg, bh_error **err);
 int bh_history_record_at(bh_history *h, const char *session, uint64_t sequence, bh_record_fn fn,
 			 void *arg, bh_error **err);
+/* Every record of one session (NULL: of all) in chain order, a row at a
+ * time, never a page held: single runs first, then each session's chain by
+ * sequence (what `bulkhead records` lists and `verify` walks). */
+int bh_history_chains(bh_history *h, const char *session, bh_record_fn fn, void *arg,
+		      bh_error **err);
+/* A consistent copy of the store at dest (SQLite's online backup), beside a
+ * running engine or daemon. */
+int bh_history_backup(bh_history *h, const char *dest, bh_error **err);
 int bh_history_events(bh_history *h, int64_t after_id, size_t limit, bh_event_fn fn, void *arg,
 		      bh_error **err);
 int bh_history_events_newest(bh_history *h, int64_t before_id, size_t limit, bh_event_fn fn,

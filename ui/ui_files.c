@@ -1,4 +1,4 @@
-#include "files.h"
+#include "ui_files.h"
 
 #include <errno.h>
 #include <fcntl.h>

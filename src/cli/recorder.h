@@ -1,7 +1,7 @@
 /* `bulkhead record`: plays a scripted conversation against a real daemon
  * and writes the scenario the console replays (docs/scenarios.md). */
-#ifndef BH_CLI_RECORD_H
-#define BH_CLI_RECORD_H
+#ifndef BH_CLI_RECORDER_H
+#define BH_CLI_RECORDER_H
 
 #include "cli.h"
 
