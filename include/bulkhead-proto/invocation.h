@@ -19,8 +19,13 @@ enum bh_warden_arg {
 	BH_WARDEN_ARG_MODE = 1,	         /* BH_INIT_WARDEN */
 	BH_WARDEN_ARG_ENGINE_PID = 2,    /* decimal */
 	BH_WARDEN_ARG_LOCK = 3,	         /* the state directory's lock, relative to the cwd */
-	BH_WARDEN_ARG_CGROUP_PARENT = 4, /* the engine's sandboxes' cgroup parent */
+	BH_WARDEN_ARG_CGROUP_PARENT = 4, /* the engine's sandboxes' cgroup parent, below
+					    each hierarchy under BH_CGROUP_ROOT */
 	BH_WARDEN_ARGC = 5,
 };
+
+/* Where the hierarchies the cgroup parent is found under are mounted: the
+ * engine makes its sandboxes' cgroups there and the warden empties them. */
+#define BH_CGROUP_ROOT "/sys/fs/cgroup"
 
 #endif

@@ -8,6 +8,7 @@
  * every runtime it spawns inherits the v1-only view (crun decides the mode
  * before its cgroup manager, so --cgroup-manager=disabled does not help). */
 #include "engine_priv.h"
+#include "invocation.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +19,6 @@
 #include <sys/statfs.h>
 #include <linux/magic.h>
 
-#define CG_ROOT "/sys/fs/cgroup"
 
 static bool is_cgroup2(const char *path)
 {
@@ -30,15 +30,15 @@ int cgroups_setup(struct bh_cgroups *cg, const char *state_key, bh_error **err)
 {
 	memset(cg, 0, sizeof *cg);
 	snprintf(cg->parent, sizeof cg->parent, "/bulkhead/%s", state_key);
-	if (is_cgroup2(CG_ROOT)) {
+	if (is_cgroup2(BH_CGROUP_ROOT)) {
 		cg->pure_v2 = true;
 		return 0;
 	}
-	if (!is_cgroup2(CG_ROOT "/unified")) {
+	if (!is_cgroup2(BH_CGROUP_ROOT "/unified")) {
 		/* Pure v1, or hidden by an earlier open in this process: then the
 		 * directory is our tmpfs's and crun writes into it. */
 		struct stat st;
-		cg->hybrid_hidden = stat(CG_ROOT "/unified", &st) == 0;
+		cg->hybrid_hidden = stat(BH_CGROUP_ROOT "/unified", &st) == 0;
 		return 0;
 	}
 	/* Even an almost empty one (hugetlb only, here) makes crun refuse. */
@@ -47,9 +47,9 @@ int cgroups_setup(struct bh_cgroups *cg, const char *state_key, bh_error **err)
 			       "hide the hybrid cgroup2 mount: unshare(CLONE_NEWNS)");
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return bh_fail(err, BH_E_SYSTEM, errno, "make / a slave mount");
-	if (umount2(CG_ROOT "/unified", MNT_DETACH) < 0)
+	if (umount2(BH_CGROUP_ROOT "/unified", MNT_DETACH) < 0)
 		return bh_fail(err, BH_E_SYSTEM, errno, "unmount %s/unified in our namespace",
-			       CG_ROOT);
+			       BH_CGROUP_ROOT);
 	cg->hybrid_hidden = true;
 	return 0;
 }
@@ -58,8 +58,8 @@ char *cgroups_file(const struct bh_cgroups *cg, const char *controller, const ch
 		   const char *file)
 {
 	if (cg->pure_v2)
-		return xasprintf(CG_ROOT "%s/%s/%s", cg->parent, leaf, file);
-	return xasprintf(CG_ROOT "/%s%s/%s/%s", controller, cg->parent, leaf, file);
+		return xasprintf(BH_CGROUP_ROOT "%s/%s/%s", cg->parent, leaf, file);
+	return xasprintf(BH_CGROUP_ROOT "/%s%s/%s/%s", controller, cg->parent, leaf, file);
 }
 
 long long cgroups_read_ll(const struct bh_cgroups *cg, const char *controller, const char *leaf,
@@ -115,18 +115,18 @@ static bool plain_dir(const struct bh_cgroups *cg, const char *hierarchy)
 void cgroups_remove_leaf(const struct bh_cgroups *cg, const char *leaf)
 {
 	if (cg->pure_v2) {
-		cleanup_free char *p = xasprintf(CG_ROOT "%s/%s", cg->parent, leaf);
+		cleanup_free char *p = xasprintf(BH_CGROUP_ROOT "%s/%s", cg->parent, leaf);
 		rmdir_tree_bottom_up(p, false);
 		return;
 	}
-	cleanup_dir DIR *d = opendir(CG_ROOT);
+	cleanup_dir DIR *d = opendir(BH_CGROUP_ROOT);
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		/* "unified" too: with the hybrid mount hidden it is a plain
 		 * directory in which crun makes its cgroup paths as well. */
 		if (de->d_name[0] == '.')
 			continue;
-		cleanup_free char *p = xasprintf(CG_ROOT "/%s%s/%s", de->d_name, cg->parent, leaf);
+		cleanup_free char *p = xasprintf(BH_CGROUP_ROOT "/%s%s/%s", de->d_name, cg->parent, leaf);
 		rmdir_tree_bottom_up(p, plain_dir(cg, de->d_name));
 	}
 }
@@ -156,11 +156,11 @@ static bool cleanup_pass(const struct bh_cgroups *cg)
 {
 	struct stat st;
 	if (cg->pure_v2) {
-		cleanup_free char *p = xasprintf(CG_ROOT "%s", cg->parent);
+		cleanup_free char *p = xasprintf(BH_CGROUP_ROOT "%s", cg->parent);
 		rmdir_tree_bottom_up(p, false);
 		return stat(p, &st) < 0;
 	}
-	cleanup_dir DIR *d = opendir(CG_ROOT);
+	cleanup_dir DIR *d = opendir(BH_CGROUP_ROOT);
 	if (!d)
 		return true;
 	bool gone = true;
@@ -170,7 +170,7 @@ static bool cleanup_pass(const struct bh_cgroups *cg)
 		 * directory in which crun makes its cgroup paths as well. */
 		if (de->d_name[0] == '.')
 			continue;
-		cleanup_free char *p = xasprintf(CG_ROOT "/%s%s", de->d_name, cg->parent);
+		cleanup_free char *p = xasprintf(BH_CGROUP_ROOT "/%s%s", de->d_name, cg->parent);
 		rmdir_tree_bottom_up(p, plain_dir(cg, de->d_name));
 		gone = gone && stat(p, &st) < 0;
 	}
@@ -190,8 +190,8 @@ void cgroups_cleanup(const struct bh_cgroups *cg)
 size_t cgroups_list(const struct bh_cgroups *cg, char ***names)
 {
 	*names = NULL;
-	cleanup_free char *p = cg->pure_v2 ? xasprintf(CG_ROOT "%s", cg->parent)
-					   : xasprintf(CG_ROOT "/memory%s", cg->parent);
+	cleanup_free char *p = cg->pure_v2 ? xasprintf(BH_CGROUP_ROOT "%s", cg->parent)
+					   : xasprintf(BH_CGROUP_ROOT "/memory%s", cg->parent);
 	cleanup_dir DIR *d = opendir(p);
 	if (!d)
 		return 0;

@@ -203,6 +203,15 @@ bool sandbox_name_valid(const char *name);
 int sandbox_exec(bh_engine *e, struct sandbox *sb, const struct bh_exec_request *req,
 		 sandbox_exec_fn fn, void *arg, bh_error **err);
 uint64_t sandbox_next_call_id(void);
+/* A call's timeout and output cap when it names none, and the longest
+ * timeout it may name: the same for a session's cells and a fresh call. */
+#define DEFAULT_TIMEOUT_MS 30000u
+#define MAX_TIMEOUT_MS (5u * 60u * 1000u)
+#define DEFAULT_OUTPUT_CAP (64u * 1024u)
+/* How long past a call's own timeout the engine waits for the init's
+ * answer before it takes the sandbox for lost (the init enforces the
+ * timeout; this is the backstop if it cannot). */
+#define BACKSTOP_GRACE_MS 5000u
 /* Sends a request frame (type byte + payload, call id inside) and waits for
  * the reply with that call id; fn gets it, or the sandbox's loss. */
 int sandbox_request(bh_engine *e, struct sandbox *sb, uint64_t call_id, const struct buf *frame,

@@ -6,9 +6,6 @@
 #include <stdarg.h>
 #include <string.h>
 
-#define MAX_TIMEOUT_MS (5u * 60u * 1000u)
-#define DEFAULT_TIMEOUT_MS 30000u
-#define DEFAULT_OUTPUT_CAP (64u * 1024u)
 #define MAX_INPUT_BYTES (4u * 1024u * 1024u)
 
 struct pending_exec {

@@ -6,7 +6,7 @@
  * transition is logged. Teardown is asynchronous: the init is told to go
  * (its channel closes), the runtime deletes the container, and only then is
  * the sandbox freed; engine close waits for that. */
-#include "engine_priv.h"
+#include "sandbox_priv.h"
 #include "store.h"
 
 #include <errno.h>
@@ -16,7 +16,6 @@
 #include <sys/wait.h>
 
 #define OPEN_DEADLINE_MS 60000u
-#define BACKSTOP_GRACE_MS 5000u
 #define INIT_EXIT_GRACE_MS 3000u
 
 static const char *const state_names[] = {
@@ -30,7 +29,7 @@ const char *sandbox_state_name(enum sandbox_state s)
 	return state_names[s];
 }
 
-static void sandbox_set_state(bh_engine *e, struct sandbox *sb, enum sandbox_state s)
+void sandbox_set_state(bh_engine *e, struct sandbox *sb, enum sandbox_state s)
 {
 	if (sb->state == s)
 		return;
@@ -54,7 +53,7 @@ char *sandbox_cgroup_leaf(const struct sandbox *sb)
 
 /* ---- uid ranges: each sandbox its own 65536 host uids ---- */
 
-static int uid_slot_take(bh_engine *e)
+int uid_slot_take(bh_engine *e)
 {
 	for (int i = 0; i < 256; i++) {
 		if (!e->uid_slots[i]) {
@@ -145,7 +144,7 @@ static void on_close_grace(bh_engine *e, void *arg)
 	start_delete(e, sb); /* delete -f kills what is left */
 }
 
-static void close_channel(bh_engine *e, struct sandbox *sb)
+void close_channel(bh_engine *e, struct sandbox *sb)
 {
 	loop_unwatch(e->loop, sb->w_out);
 	loop_unwatch(e->loop, sb->w_in);
@@ -157,8 +156,6 @@ static void close_channel(bh_engine *e, struct sandbox *sb)
 	sb->to_init = sb->from_init = sb->diag = -1;
 }
 
-static int spawn_runtime(bh_engine *e, struct sandbox *sb, const char *const *args, int in,
-			 int out, int err_fd, bh_child_fn fn, bh_error **err);
 
 static void on_thawed_for_close(bh_engine *e, void *arg, const struct bh_child_result *r)
 {
@@ -170,7 +167,6 @@ static void on_thawed_for_close(bh_engine *e, void *arg, const struct bh_child_r
 		start_delete(e, sb);
 }
 
-static void control_finish(bh_engine *e, struct sandbox *sb, const bh_error *err);
 static void finish_op(bh_engine *e, struct sandbox *sb, const struct sandbox_reply *r);
 
 /* Whoever waits on a sandbox being closed hears about it: an open, a
@@ -304,7 +300,7 @@ static bh_error *make_err(enum bh_error_code code, const char *fmt, const char *
  * flight may have run, and if the memory cgroup counted an OOM kill that is
  * the outcome (gVisor's: the whole sandbox goes, as measured on this host). */
 /* What the runtime or the init wrote on the diagnostics pipe, as one line. */
-static const char *diag_text(struct sandbox *sb, char *out, size_t n)
+const char *diag_text(struct sandbox *sb, char *out, size_t n)
 {
 	size_t len = sb->diagbuf.len < n - 1 ? sb->diagbuf.len : n - 1;
 	memcpy(out, sb->diagbuf.data ? (const char *)sb->diagbuf.data : "", len);
@@ -315,7 +311,7 @@ static const char *diag_text(struct sandbox *sb, char *out, size_t n)
 	return rtrim(out);
 }
 
-static void sandbox_lost(bh_engine *e, struct sandbox *sb, const char *why)
+void sandbox_lost(bh_engine *e, struct sandbox *sb, const char *why)
 {
 	if (sb->state == SB_OPENING) {
 		char diag[1024];
@@ -573,7 +569,7 @@ static void on_diag(bh_engine *e, void *arg, uint32_t events)
 
 /* ---- runtime steps ---- */
 
-static void on_init_exit(bh_engine *e, void *arg, const struct bh_child_result *r)
+void on_init_exit(bh_engine *e, void *arg, const struct bh_child_result *r)
 {
 	struct sandbox *sb = arg;
 	sb->init_exited = true;
@@ -601,8 +597,8 @@ static void on_started(bh_engine *e, void *arg, const struct bh_child_result *r)
 	maybe_ready(e, sb, true, false);
 }
 
-static int spawn_runtime(bh_engine *e, struct sandbox *sb, const char *const *args, int in,
-			 int out, int err_fd, bh_child_fn fn, bh_error **err)
+int spawn_runtime(bh_engine *e, struct sandbox *sb, const char *const *args, int in,
+		  int out, int err_fd, bh_child_fn fn, bh_error **err)
 {
 	char **argv = runtime_argv(sb->rt, args);
 	struct bh_child_spec spec = {.argv = (const char *const *)argv,
@@ -686,11 +682,7 @@ void sandbox_bundle_spec(bh_engine *e, enum bh_tier tier, struct bundle_spec *sp
 /* The three pipes between the engine and a sandbox's init: its stdin (our
  * requests), its stdout (its replies) and its stderr (diagnostics). The
  * runtime gets the child ends; channel_attach keeps ours and watches them. */
-struct channel_pipes {
-	int to[2], from[2], dg[2];
-};
-
-static int pipes_open(struct channel_pipes *p)
+int pipes_open(struct channel_pipes *p)
 {
 	*p = (struct channel_pipes){{-1, -1}, {-1, -1}, {-1, -1}};
 	if (pipe2(p->to, O_CLOEXEC) < 0 || pipe2(p->from, O_CLOEXEC) < 0 ||
@@ -699,7 +691,7 @@ static int pipes_open(struct channel_pipes *p)
 	return 0;
 }
 
-static void pipes_close(struct channel_pipes *p)
+void pipes_close(struct channel_pipes *p)
 {
 	int saved = errno;
 	for (int i = 0; i < 2; i++) {
@@ -710,7 +702,7 @@ static void pipes_close(struct channel_pipes *p)
 	errno = saved;
 }
 
-static void channel_attach(bh_engine *e, struct sandbox *sb, struct channel_pipes *p)
+void channel_attach(bh_engine *e, struct sandbox *sb, struct channel_pipes *p)
 {
 	close(p->to[0]);
 	close(p->from[1]);
@@ -896,381 +888,4 @@ void sandbox_decode_refusal(const struct sandbox_reply *rep, int *reason, int *e
 	*reason = (int)why;
 	*err_no = (int32_t)err;
 	snprintf(msg, msglen, "%.*s", (int)(n < msglen ? n : msglen - 1), m ? (const char *)m : "");
-}
-
-/* ---- EXEC: one program to completion (fresh calls, the smoke test) ---- */
-
-struct exec_op {
-	sandbox_exec_fn fn;
-	void *arg;
-};
-
-static void on_exec_reply(bh_engine *e, void *arg, struct sandbox *sb, const struct sandbox_reply *rep)
-{
-	struct exec_op op = *(struct exec_op *)arg;
-	free(arg);
-	bh_error *err = NULL;
-	if (!rep->type && rep->oom) {
-		/* gVisor's OOM outcome: the whole sandbox goes (measured on this host). */
-		struct bh_exec_result res = {
-			.tier = sb->tier, .exit_code = 128 + SIGKILL, .term_signal = SIGKILL, .oom = true,
-			.sandbox_died = true, .duration_us = rep->elapsed_us, .wall_us = rep->elapsed_us};
-		op.fn(e, op.arg, sb, &res, NULL);
-		return;
-	}
-	if (!rep->type) {
-		bh_fail(&err, BH_E_SANDBOX, 0, "sandbox %s %s during the call (%s); the code may have run",
-			sb->name, rep->breach ? "broke its channel" : "ended", rep->lost);
-		op.fn(e, op.arg, sb, NULL, err);
-		bh_error_free(err);
-		return;
-	}
-	if (rep->type == BH_CHAN_FAIL) {
-		int reason, err_no;
-		char msg[512];
-		sandbox_decode_refusal(rep, &reason, &err_no, msg, sizeof msg);
-		/* The init could not start the program: nothing of the caller's ran. */
-		bh_refuse(&err, BH_REFUSAL_ENVIRONMENT, "the sandbox could not start the program: %s", msg);
-		err->sys_errno = err_no;
-		op.fn(e, op.arg, sb, NULL, err);
-		bh_error_free(err);
-		return;
-	}
-	struct done_frame d;
-	if (rep->type != BH_CHAN_DONE || sandbox_decode_done(rep, &d) < 0) {
-		sandbox_lost(e, sb, "its init answered an EXEC with something else");
-		bh_fail(&err, BH_E_SANDBOX, 0, "sandbox %s broke its channel; the code may have run",
-			sb->name);
-		op.fn(e, op.arg, sb, NULL, err);
-		bh_error_free(err);
-		return;
-	}
-	struct bh_exec_result res = {
-		.tier = sb->tier,
-		.exit_code = d.exit_code,
-		.term_signal = (int)d.term_signal,
-		.timed_out = d.flags & BH_CHAN_TIMED_OUT,
-		.stdout_truncated = d.flags & BH_CHAN_STDOUT_TRUNCATED,
-		.stderr_truncated = d.flags & BH_CHAN_STDERR_TRUNCATED,
-		.oom = rep->oom,
-		.out = d.out,
-		.out_len = d.out_len,
-		.errout = d.err,
-		.errout_len = d.err_len,
-		.out_total = d.out_total,
-		.errout_total = d.err_total,
-		.duration_us = d.duration_us,
-		.wall_us = rep->elapsed_us,
-	};
-	op.fn(e, op.arg, sb, &res, NULL);
-}
-
-int sandbox_exec(bh_engine *e, struct sandbox *sb, const struct bh_exec_request *req,
-		 sandbox_exec_fn fn, void *arg, bh_error **err)
-{
-	uint64_t call_id = sandbox_next_call_id();
-	size_t argc = 0;
-	while (req->argv[argc])
-		argc++;
-	struct buf body = {0};
-	proto_put_u8(&body, BH_CHAN_EXEC);
-	proto_put_u64(&body, call_id);
-	proto_put_u32(&body, req->timeout_ms);
-	proto_put_u32(&body, req->output_cap);
-	proto_put_u32(&body, (uint32_t)argc);
-	for (size_t i = 0; i < argc; i++)
-		proto_put_str(&body, req->argv[i], strlen(req->argv[i]));
-	proto_put_str(&body, req->input ? req->input : "", req->input_len);
-	struct exec_op *op = xzalloc(sizeof *op);
-	op->fn = fn;
-	op->arg = arg;
-	int ret = sandbox_request(e, sb, call_id, &body, req->timeout_ms + BACKSTOP_GRACE_MS,
-				  on_exec_reply, op, err);
-	buf_free(&body);
-	if (ret < 0)
-		free(op);
-	return ret;
-}
-
-/* ---- pause, resume, hibernate, restore ---- */
-
-static void control_finish(bh_engine *e, struct sandbox *sb, const bh_error *err)
-{
-	sandbox_done_fn fn = sb->control_fn;
-	void *arg = sb->control_arg;
-	sb->control_fn = NULL;
-	sb->control_arg = NULL;
-	if (fn)
-		fn(e, arg, sb, err);
-}
-
-static void control_failed(bh_engine *e, struct sandbox *sb, const char *what,
-			   const struct bh_child_result *r)
-{
-	bh_error *err = NULL;
-	bh_fail(&err, BH_E_RUNTIME, 0, "sandbox %s: %s failed: %s", sb->name, what,
-		r->timed_out ? "timed out" : rtrim((char *)r->output));
-	control_finish(e, sb, err);
-	bh_error_free(err);
-}
-
-static int control_spawn(bh_engine *e, struct sandbox *sb, const char *const *args,
-			 bh_child_fn fn, bh_error **err)
-{
-	return spawn_runtime(e, sb, args, -1, BH_CHILD_CAPTURE, BH_CHILD_CAPTURE, fn, err);
-}
-
-/* pause and resume differ only in their verb and the states around them. */
-struct freeze_verb {
-	const char *verb;
-	enum sandbox_state from, to;
-};
-static const struct freeze_verb pause_verb = {"pause", SB_READY, SB_PAUSED};
-static const struct freeze_verb resume_verb = {"resume", SB_PAUSED, SB_READY};
-
-static void on_freeze_verb_done(bh_engine *e, void *arg, const struct bh_child_result *r)
-{
-	struct sandbox *sb = arg;
-	const struct freeze_verb *v = sb->control_verb;
-	if (sb->state == SB_ENDING || sb->state == SB_ENDED)
-		return;
-	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
-		control_failed(e, sb, v->verb, r);
-		return;
-	}
-	sandbox_set_state(e, sb, v->to);
-	control_finish(e, sb, NULL);
-}
-
-static int run_freeze_verb(bh_engine *e, struct sandbox *sb, const struct freeze_verb *v,
-			   sandbox_done_fn fn, void *arg, bh_error **err)
-{
-	if (sb->state != v->from || sb->control_fn)
-		return bh_fail(err, BH_E_INVALID, 0, "sandbox %s is %s; %s needs it %s", sb->name,
-			       state_names[sb->state], v->verb, state_names[v->from]);
-	const char *const args[] = {v->verb, sb->name, NULL};
-	sb->control_fn = fn;
-	sb->control_arg = arg;
-	sb->control_verb = v;
-	sb->control_started_us = now_mono_us();
-	if (control_spawn(e, sb, args, on_freeze_verb_done, err) < 0) {
-		sb->control_fn = NULL;
-		return -1;
-	}
-	return 0;
-}
-
-int sandbox_pause(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *arg, bh_error **err)
-{
-	return run_freeze_verb(e, sb, &pause_verb, fn, arg, err);
-}
-
-int sandbox_resume(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *arg, bh_error **err)
-{
-	return run_freeze_verb(e, sb, &resume_verb, fn, arg, err);
-}
-
-bool sandbox_can_hibernate(const struct sandbox *sb)
-{
-	/* Debian's crun has no CRIU and Debian's CRIU fails on this kernel
-	 * (both tried on this host): only gVisor checkpoints here. */
-	return sb->rt->ops == &runtime_runsc;
-}
-
-static void on_image_deleted(bh_engine *e, void *arg, const struct bh_child_result *r)
-{
-	struct sandbox *sb = arg;
-	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0)
-		bh_log(e, BH_LOG_WARN, "sandbox %s: delete after checkpoint: %s", sb->name,
-		       rtrim((char *)r->output));
-	if (sb->state != SB_HIBERNATING)
-		return;
-	sandbox_set_state(e, sb, SB_HIBERNATED);
-	control_finish(e, sb, NULL);
-}
-
-static void on_checkpointed(bh_engine *e, void *arg, const struct bh_child_result *r)
-{
-	struct sandbox *sb = arg;
-	if (sb->state != SB_HIBERNATING)
-		return;
-	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
-		/* The sandbox may be half-stopped: it is of no further use. */
-		sandbox_set_state(e, sb, SB_READY);
-		control_failed(e, sb, "checkpoint", r);
-		return;
-	}
-	/* Its processes are gone; the old pipes lead nowhere now. */
-	close_channel(e, sb);
-	buf_free(&sb->rbuf);
-	buf_free(&sb->wbuf);
-	const char *const args[] = {"delete", sb->rt->ops->delete_force, sb->name, NULL};
-	bh_error *err = NULL;
-	if (control_spawn(e, sb, args, on_image_deleted, &err) < 0) {
-		control_finish(e, sb, err);
-		bh_error_free(err);
-	}
-}
-
-static void start_checkpoint(bh_engine *e, struct sandbox *sb)
-{
-	sandbox_set_state(e, sb, SB_HIBERNATING);
-	const char *const args[] = {"checkpoint", "--image-path", sb->image_dir, sb->name, NULL};
-	bh_error *err = NULL;
-	if (control_spawn(e, sb, args, on_checkpointed, &err) < 0) {
-		sandbox_set_state(e, sb, SB_READY);
-		control_finish(e, sb, err);
-		bh_error_free(err);
-	}
-}
-
-static void on_resumed_for_checkpoint(bh_engine *e, void *arg, const struct bh_child_result *r)
-{
-	struct sandbox *sb = arg;
-	if (sb->state != SB_PAUSED)
-		return;
-	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
-		control_failed(e, sb, "resume before checkpoint", r);
-		return;
-	}
-	sandbox_set_state(e, sb, SB_READY);
-	start_checkpoint(e, sb);
-}
-
-int sandbox_hibernate(bh_engine *e, struct sandbox *sb, const char *image_dir, sandbox_done_fn fn,
-		      void *arg, bh_error **err)
-{
-	if (!sandbox_can_hibernate(sb))
-		return bh_fail(err, BH_E_INVALID, 0, "the %s tier cannot hibernate on this host",
-			       bh_tier_name(sb->tier));
-	if ((sb->state != SB_READY && sb->state != SB_PAUSED) || sb->control_fn)
-		return bh_fail(err, BH_E_INVALID, 0, "sandbox %s is %s, not idle", sb->name,
-			       state_names[sb->state]);
-	free(sb->image_dir);
-	sb->image_dir = xstrdup(image_dir);
-	rm_rf(sb->image_dir);
-	if (mkdir_p(sb->image_dir, 0700) < 0)
-		return bh_fail(err, BH_E_SYSTEM, errno, "create %s", sb->image_dir);
-	sb->control_fn = fn;
-	sb->control_arg = arg;
-	sb->control_started_us = now_mono_us();
-	if (sb->state == SB_PAUSED) {
-		/* runsc cannot checkpoint a paused container (runsc says so when asked). */
-		const char *const args[] = {"resume", sb->name, NULL};
-		if (control_spawn(e, sb, args, on_resumed_for_checkpoint, err) < 0) {
-			sb->control_fn = NULL;
-			return -1;
-		}
-		return 0;
-	}
-	start_checkpoint(e, sb);
-	return 0;
-}
-
-static void on_restored(bh_engine *e, void *arg, const struct bh_child_result *r)
-{
-	struct sandbox *sb = arg;
-	if (sb->state != SB_HIBERNATED)
-		return;
-	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
-		char diag[1024];
-		diag_text(sb, diag, sizeof diag);
-		bh_error *err = NULL;
-		bh_fail(&err, BH_E_RUNTIME, 0, "sandbox %s: restore failed: %s", sb->name,
-			*diag ? diag : rtrim((char *)r->output));
-		control_finish(e, sb, err);
-		bh_error_free(err);
-		return;
-	}
-	cleanup_free char *pid = read_file(sb->pid_file, 64, NULL);
-	sb->init_pid = pid ? (pid_t)strtol(pid, NULL, 10) : 0;
-	sb->init_exited = false;
-	bh_error *err = NULL;
-	if (sb->init_pid <= 0 || child_adopt(e, sb->init_pid, on_init_exit, sb, &err) < 0) {
-		if (!err)
-			bh_fail(&err, BH_E_RUNTIME, 0, "sandbox %s: restore wrote no pid file", sb->name);
-		control_finish(e, sb, err);
-		bh_error_free(err);
-		return;
-	}
-	/* The image was a moment of the past: the sandbox runs on from it, and
-	 * restoring it again would roll its state back, so nothing will. Its
-	 * disk goes back now (the restored Sentry holds what it still reads
-	 * open); the next hibernation writes a new one. */
-	rm_rf(sb->image_dir);
-	sandbox_set_state(e, sb, SB_READY);
-	control_finish(e, sb, NULL);
-}
-
-int sandbox_restore(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *arg, bh_error **err)
-{
-	if (sb->state != SB_HIBERNATED || sb->control_fn)
-		return bh_fail(err, BH_E_INVALID, 0, "sandbox %s is %s, not hibernated", sb->name,
-			       state_names[sb->state]);
-	struct channel_pipes p;
-	if (pipes_open(&p) < 0) {
-		pipes_close(&p);
-		return bh_fail(err, BH_E_SYSTEM, errno, "pipes to restore %s", sb->name);
-	}
-	/* The restored guest's stdio is re-bound to restore's: fresh pipes. */
-	unlink(sb->pid_file);
-	const char *const args[] = {"restore",   "--image-path", sb->image_dir, "--bundle", sb->bundle_dir,
-				    "-detach",   "--pid-file",	 sb->pid_file,	sb->name,   NULL};
-	sb->control_fn = fn;
-	sb->control_arg = arg;
-	sb->control_started_us = now_mono_us();
-	buf_free(&sb->diagbuf);
-	if (spawn_runtime(e, sb, args, p.to[0], p.from[1], p.dg[1], on_restored, err) < 0) {
-		sb->control_fn = NULL;
-		pipes_close(&p);
-		return -1;
-	}
-	channel_attach(e, sb, &p);
-	return 0;
-}
-
-struct sandbox *sandbox_adopt_hibernated(bh_engine *e, enum bh_tier tier, const char *name)
-{
-	struct runtime *rt = tier >= 0 && tier < BH_TIER_COUNT ? &e->runtimes[tier] : NULL;
-	if (!rt || !rt->ops || !rt->path || !sandbox_name_valid(name))
-		return NULL;
-	int slot = uid_slot_take(e);
-	if (slot < 0)
-		return NULL;
-	struct sandbox *sb = xzalloc(sizeof *sb);
-	snprintf(sb->name, sizeof sb->name, "%s", name);
-	sb->uid_slot = slot;
-	sb->tier = tier;
-	sb->rt = rt;
-	sb->state = SB_HIBERNATED;
-	sb->to_init = sb->from_init = sb->diag = -1;
-	sb->opened_us = now_mono_us();
-	sb->bundle_dir = xasprintf("%s/%s", e->bundles_dir, name);
-	sb->pid_file = xasprintf("%s/init.pid", sb->bundle_dir);
-	sb->image_dir = xasprintf("%s/images/%s", e->state_dir, name);
-	sb->started = sb->ready_seen = true;
-	sb->next = e->sandboxes;
-	e->sandboxes = sb;
-	bh_log(e, BH_LOG_INFO, "sandbox %s: re-adopted from its hibernation image", name);
-	return sb;
-}
-
-void sandbox_detach(bh_engine *e, struct sandbox *sb)
-{
-	for (struct sandbox **pp = &e->sandboxes; *pp; pp = &(*pp)->next) {
-		if (*pp == sb) {
-			*pp = sb->next;
-			break;
-		}
-	}
-	close_channel(e, sb);
-	if (sb->uid_slot >= 0)
-		e->uid_slots[sb->uid_slot] = 0;
-	buf_free(&sb->rbuf);
-	buf_free(&sb->wbuf);
-	buf_free(&sb->diagbuf);
-	free(sb->image_dir);
-	free(sb->bundle_dir);
-	free(sb->pid_file);
-	free(sb);
 }

@@ -8,10 +8,6 @@
 
 #include <string.h>
 
-#define MAX_TIMEOUT_MS (5u * 60u * 1000u)
-#define DEFAULT_TIMEOUT_MS 30000u
-#define DEFAULT_OUTPUT_CAP (64u * 1024u)
-#define BACKSTOP_GRACE_MS 5000u
 #define PROTOCOL 3u
 
 static size_t queue_len(bh_session *s)

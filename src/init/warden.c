@@ -34,7 +34,6 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
-#define CG_ROOT "/sys/fs/cgroup"
 #define KILL_BUDGET_MS 10000
 
 static bool is_cgroup_fs(const char *path)
@@ -85,18 +84,18 @@ static int kill_pass(const char *parent)
 {
 	int seen = 0;
 	char base[PATH_MAX / 2];
-	DIR *root = opendir(CG_ROOT);
+	DIR *root = opendir(BH_CGROUP_ROOT);
 	if (!root)
 		return 0;
-	bool v2 = is_cgroup_fs(CG_ROOT) && !is_cgroup_fs(CG_ROOT "/memory");
+	bool v2 = is_cgroup_fs(BH_CGROUP_ROOT) && !is_cgroup_fs(BH_CGROUP_ROOT "/memory");
 	struct dirent *h;
 	while ((h = readdir(root))) {
 		if (h->d_name[0] == '.')
 			continue;
 		if (v2)
-			snprintf(base, sizeof base, CG_ROOT "%s", parent);
+			snprintf(base, sizeof base, BH_CGROUP_ROOT "%s", parent);
 		else
-			snprintf(base, sizeof base, CG_ROOT "/%s%s", h->d_name, parent);
+			snprintf(base, sizeof base, BH_CGROUP_ROOT "/%s%s", h->d_name, parent);
 		if (!is_cgroup_fs(base))
 			goto next;
 		DIR *d = opendir(base);
