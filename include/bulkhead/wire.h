@@ -28,6 +28,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A cJSON tree freed when its variable goes out of scope (the wire, the
+ * daemon and the client all build and read them). */
+static inline void wire_cjson_deletep(cJSON **p)
+{
+	cJSON_Delete(*p);
+}
+#define cleanup_cjson __attribute__((cleanup(wire_cjson_deletep)))
+
 /* The protocol number bulkhead serves (plimsoll's protocol.Number). */
 #define WIRE_PROTOCOL 3
 

@@ -10,10 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
-/* ---- memory: base.h's cleanup and allocation, and cJSON's ---- */
-
-static inline void client_cjson_deletep(cJSON **p) { cJSON_Delete(*p); }
-#define cleanup_cjson __attribute__((cleanup(client_cjson_deletep)))
+/* Memory: base.h's cleanup and allocation, wire.h's cleanup_cjson. */
 
 /* ---- transport (transport.c) ---- */
 

@@ -9,10 +9,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
-/* ---- memory: base.h's cleanup and allocation, and cJSON's ---- */
+/* ---- memory: base.h's cleanup and allocation, wire.h's cleanup_cjson ---- */
 
-static inline void wire_cjson_deletep(cJSON **p) { cJSON_Delete(*p); }
-#define cleanup_cjson __attribute__((cleanup(wire_cjson_deletep)))
 void *wire_check_alloc(void *p);            /* aborts on NULL (cJSON's constructors) */
 
 /* ---- refusals ---- */
