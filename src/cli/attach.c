@@ -101,3 +101,11 @@ int cli_attach(const struct cli_attach *a, const struct cli_common *c, enum cli_
 			target);
 	return 0;
 }
+
+int cli_shared_opt(struct cli_common *c, struct cli_attach *a, int argc, char **argv, int *i)
+{
+	int r = cli_common_opt(c, argc, argv, i);
+	if (r == 0 && a)
+		r = cli_attach_opt(a, argc, argv, i);
+	return r;
+}

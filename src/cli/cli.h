@@ -58,6 +58,12 @@ enum cli_attach_mode {
 /* Parses --attach, --token-file and --no-attach: 1 consumed, 0 not ours,
  * -1 a usage error (reported). */
 int cli_attach_opt(struct cli_attach *a, int argc, char **argv, int *i);
+/* cli_common_opt, then (a not NULL) cli_attach_opt: 1 consumed, 0 not
+ * theirs, -1 a usage error (reported). */
+int cli_shared_opt(struct cli_common *c, struct cli_attach *a, int argc, char **argv, int *i);
+/* A --json answer: doc printed (escaped on a terminal, cli_out_json) with
+ * a newline, then freed. */
+void cli_print_json(cJSON *doc);
 /* The socket of a daemon holding the state directory, when its note can be
  * trusted (bh_client_discover); NULL otherwise, after saying why a note was
  * refused. Caller frees. */

@@ -38,11 +38,7 @@ static void print_findings(const struct bh_leak *v, size_t n, bool json, const c
 			cJSON_AddNumberToObject(o, "firstSeenUnixMs", (double)v[i].first_seen_ms);
 			cJSON_AddItemToArray(list, o);
 		}
-		char *t = cJSON_Print(list);
-		cli_out_json(stdout, t);
-		putchar('\n');
-		cJSON_free(t);
-		cJSON_Delete(list);
+		cli_print_json(list);
 		return;
 	}
 	if (!n) {
@@ -87,9 +83,7 @@ static int run(int argc, char **argv, bool gc)
 	struct cli_attach at = {0};
 	bool json = false, dry = !gc;
 	for (int i = 1; i < argc; i++) {
-		int r = cli_common_opt(&c, argc, argv, &i);
-		if (r == 0)
-			r = cli_attach_opt(&at, argc, argv, &i);
+		int r = cli_shared_opt(&c, &at, argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r > 0)

@@ -47,11 +47,7 @@ static void print_sessions(const struct wire_operator_session *v, size_t n, bool
 			cJSON_AddStringToObject(o, "endReason", v[i].end_reason);
 			cJSON_AddItemToArray(list, o);
 		}
-		char *t = cJSON_Print(list);
-		cli_out_json(stdout, t);
-		putchar('\n');
-		cJSON_free(t);
-		cJSON_Delete(list);
+		cli_print_json(list);
 		return;
 	}
 	printf("%-12s  %-11s  %-9s  %-12s  %5s  %s\n", "SESSION", "STATE", "TIER", "OWNER", "CALLS",
@@ -128,9 +124,7 @@ int cmd_ls(int argc, char **argv)
 	struct cli_attach at = {0};
 	bool json = false;
 	for (int i = 1; i < argc; i++) {
-		int r = cli_common_opt(&c, argc, argv, &i);
-		if (r == 0)
-			r = cli_attach_opt(&at, argc, argv, &i);
+		int r = cli_shared_opt(&c, &at, argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r > 0)

@@ -31,9 +31,7 @@ struct store_args {
 static int parse(int argc, char **argv, struct store_args *a, const char *usage, bool want_file)
 {
 	for (int i = 1; i < argc; i++) {
-		int r = cli_common_opt(&a->c, argc, argv, &i);
-		if (r == 0 && a->attachable)
-			r = cli_attach_opt(&a->at, argc, argv, &i);
+		int r = cli_shared_opt(&a->c, a->attachable ? &a->at : NULL, argc, argv, &i);
 		if (r < 0)
 			return -1;
 		if (r > 0)

@@ -158,9 +158,7 @@ int cmd_shell(int argc, char **argv)
 	struct cli_attach at = {0};
 	bool tier_given = false;
 	for (int i = 1; i < argc; i++) {
-		int r = cli_common_opt(&c, argc, argv, &i);
-		if (r == 0)
-			r = cli_attach_opt(&at, argc, argv, &i);
+		int r = cli_shared_opt(&c, &at, argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r > 0)

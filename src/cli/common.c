@@ -183,3 +183,14 @@ int cli_wait_proven(bh_engine *e)
 	}
 	return 0;
 }
+
+void cli_print_json(cJSON *doc)
+{
+	char *text = cJSON_Print(doc);
+	if (!text)
+		abort();
+	cli_out_json(stdout, text);
+	putchar('\n');
+	cJSON_free(text);
+	cJSON_Delete(doc);
+}

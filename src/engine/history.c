@@ -49,31 +49,10 @@ int bh_history_record_at(bh_history *h, const char *session, uint64_t sequence, 
 	return store_record_row_at(h->store, session, sequence, fn, arg, err);
 }
 
-/* store_records' rows as the public ones. */
-struct chain_walk {
-	bh_record_fn fn;
-	void *arg;
-};
-
-static int chain_row(void *arg, const struct store_record_row *r)
-{
-	const struct chain_walk *w = arg;
-	struct bh_record_row row = {
-		.id = r->id,
-		.record = &r->rec,
-		.language = r->language ? r->language : "",
-		.flags = r->flags ? r->flags : "",
-		.exit_code = r->exit_code,
-		.duration_us = r->duration_us,
-	};
-	return w->fn(w->arg, &row);
-}
-
 int bh_history_chains(bh_history *h, const char *session, bh_record_fn fn, void *arg,
 		      bh_error **err)
 {
-	struct chain_walk w = {fn, arg};
-	return store_records(h->store, session, chain_row, &w, err);
+	return store_record_rows_chained(h->store, session, fn, arg, err);
 }
 
 int bh_history_backup(bh_history *h, const char *dest, bh_error **err)

@@ -82,6 +82,9 @@ int store_record_rows_newest(struct bh_store *s, const char *session, int64_t be
 			     size_t limit, bh_record_fn fn, void *arg, bh_error **err);
 int store_record_row_at(struct bh_store *s, const char *session, uint64_t sequence,
 			bh_record_fn fn, void *arg, bh_error **err);
+/* store_records' order (bh_history_chains), as the public rows. */
+int store_record_rows_chained(struct bh_store *s, const char *session, bh_record_fn fn, void *arg,
+			      bh_error **err);
 typedef int (*store_event_fn)(void *arg, const struct bh_event *ev);
 int store_events(struct bh_store *s, int64_t after_id, size_t limit, store_event_fn fn, void *arg,
 		 bh_error **err);

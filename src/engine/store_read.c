@@ -181,6 +181,13 @@ int store_record_rows_newest(struct bh_store *s, const char *session, int64_t be
 				    public_row, &p, err);
 }
 
+int store_record_rows_chained(struct bh_store *s, const char *session, bh_record_fn fn, void *arg,
+			      bh_error **err)
+{
+	struct public_page p = {.fn = fn, .arg = arg};
+	return store_records(s, session, public_row, &p, err);
+}
+
 int store_record_row_at(struct bh_store *s, const char *session, uint64_t sequence,
 			bh_record_fn fn, void *arg, bh_error **err)
 {
