@@ -18,35 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_WORKERS 4
-
 static const char usage[] =
 	"usage: bulkhead record SCRIPT.json [-o OUT.json]\n"
 	"Plays the scripted conversation against a daemon of its own and writes the scenario\n"
 	"(default: data/scenarios/NAME.json beside the script's directory).\n";
-
-/* One agent worker process: its own client and conversation manager. */
-struct worker {
-	char name[16];
-	bh_client *c;
-	bh_manager *m;
-};
-
-struct recording {
-	const char *script_path;
-	cJSON *script;
-	struct rec_daemon d;
-	struct worker workers[MAX_WORKERS];
-	size_t n_workers;
-	bh_client *op;             /* the operator's client (not counted) */
-	uint64_t base_calls[3];    /* counts of clients that are gone */
-	const char *floor;
-	struct bh_manager_options mo;
-	struct timespec t0;
-	cJSON *steps;
-	int turn;
-	bool failed;
-};
 
 static const char *const counted[] = {"OpenSession", "SessionRun", "CloseSession"};
 
@@ -55,18 +30,6 @@ static long elapsed_ms(const struct recording *r)
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (now.tv_sec - r->t0.tv_sec) * 1000 + (now.tv_nsec - r->t0.tv_nsec) / 1000000;
-}
-
-static const char *str_of(const cJSON *o, const char *key, const char *dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsString(v) ? v->valuestring : dflt;
-}
-
-static double num_of(const cJSON *o, const char *key, double dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
 /* ---- workers ---- */
@@ -186,10 +149,10 @@ static cJSON *step_new(struct recording *r, const cJSON *src, enum scenario_kind
 	if (cJSON_IsNumber(turn))
 		r->turn = turn->valueint;
 	cJSON_AddNumberToObject(s, "turn", r->turn);
-	const char *msg = str_of(src, "user_message", NULL);
+	const char *msg = rec_str(src, "user_message", NULL);
 	if (msg)
 		cJSON_AddStringToObject(s, "user_message", msg);
-	cJSON_AddStringToObject(s, "narration", str_of(src, "narration", ""));
+	cJSON_AddStringToObject(s, "narration", rec_str(src, "narration", ""));
 	return s;
 }
 
@@ -221,7 +184,7 @@ static int parse_files(const cJSON *call, struct bh_file **out, size_t *n)
 	*out = calloc(count ? count : 1, sizeof **out);
 	const cJSON *f;
 	cJSON_ArrayForEach(f, files) {
-		const char *path = str_of(f, "path", NULL), *content = str_of(f, "content", NULL);
+		const char *path = rec_str(f, "path", NULL), *content = rec_str(f, "content", NULL);
 		if (!path || !content)
 			return -1;
 		(*out)[*n].path = path;
@@ -266,7 +229,7 @@ static cJSON *hops_until(enum scenario_hop stopped_at)
 
 static int do_call(struct recording *r, const cJSON *src, const cJSON *call)
 {
-	const char *lang_name = str_of(call, "language", "python"), *code = str_of(call, "code", NULL);
+	const char *lang_name = rec_str(call, "language", "python"), *code = rec_str(call, "code", NULL);
 	enum bh_language lang;
 	if (!code || bh_language_parse(lang_name, &lang) < 0) {
 		cli_error("%s: a call needs code and a language (python or javascript)", r->script_path);
@@ -279,12 +242,12 @@ static int do_call(struct recording *r, const cJSON *src, const cJSON *call)
 		cli_error("%s: a call's files are [{\"path\", \"content\"}]", r->script_path);
 		return -1;
 	}
-	struct worker *w = worker(r, str_of(src, "worker", "A"));
+	struct worker *w = worker(r, rec_str(src, "worker", "A"));
 	if (!w) {
 		free(files);
 		return -1;
 	}
-	const char *key = str_of(src, "run", "run-1"), *owner = str_of(src, "owner", NULL);
+	const char *key = rec_str(src, "run", "run-1"), *owner = rec_str(src, "owner", NULL);
 	cJSON *s = step_new(r, src, SCENARIO_CALL);
 	cJSON *in = cJSON_CreateObject();
 	cJSON_AddStringToObject(in, "language", lang_name);
@@ -328,10 +291,10 @@ static int do_call(struct recording *r, const cJSON *src, const cJSON *call)
 
 static int do_hook(struct recording *r, const cJSON *src, const char *hook)
 {
-	struct worker *w = worker(r, str_of(src, "worker", "A"));
+	struct worker *w = worker(r, rec_str(src, "worker", "A"));
 	if (!w)
 		return -1;
-	const char *key = str_of(src, "run", "run-1"), *owner = str_of(src, "owner", NULL);
+	const char *key = rec_str(src, "run", "run-1"), *owner = rec_str(src, "owner", NULL);
 	cJSON *s = step_new(r, src, SCENARIO_HOOK);
 	cJSON_AddStringToObject(s, "hook", hook);
 	struct bh_manager_entry e[16];
@@ -348,7 +311,7 @@ static int do_hook(struct recording *r, const cJSON *src, const char *hook)
 		/* The turn does not wait; the recorder does, so steps stay in order. */
 		settle(w);
 		step_finish(r, s, hops_of(lifecycle_hops, opened ? 4 : 2), SCENARIO_HOP_NONE);
-	} else { /* suspend or complete (validate() took every other name) */
+	} else { /* suspend or complete (record_script.c's check took every other name) */
 		bh_manager_dispose(w->m, key);
 		settle(w);
 		step_finish(r, s, hops_of(lifecycle_hops, had ? 4 : 2), SCENARIO_HOP_NONE);
@@ -421,7 +384,7 @@ static int do_operator(struct recording *r, const cJSON *src, const char *action
 {
 	cJSON *s = step_new(r, src, SCENARIO_OPERATOR);
 	cJSON_AddStringToObject(s, "action", action);
-	const char *key = str_of(src, "run", "run-1");
+	const char *key = rec_str(src, "run", "run-1");
 	char text[8192] = "";
 	struct bh_client_error *err = NULL;
 	int rc = 0;
@@ -534,7 +497,7 @@ static bool raw_wait(bh_client *c, struct raw *x, size_t n)
 
 static int do_concurrent(struct recording *r, const cJSON *src, const cJSON *codes)
 {
-	struct worker *w = worker(r, str_of(src, "worker", "A"));
+	struct worker *w = worker(r, rec_str(src, "worker", "A"));
 	if (!w || !cJSON_IsArray(codes) || cJSON_GetArraySize(codes) < 2 ||
 	    cJSON_GetArraySize(codes) > 4) {
 		cli_error("%s: concurrent takes 2 to 4 Python snippets", r->script_path);
@@ -560,7 +523,7 @@ static int do_concurrent(struct recording *r, const cJSON *src, const cJSON *cod
 	cJSON *ans = cJSON_Parse(opened.body);
 	free(opened.body);
 	char id[80];
-	snprintf(id, sizeof id, "%s", str_of(ans, "sessionId", ""));
+	snprintf(id, sizeof id, "%s", rec_str(ans, "sessionId", ""));
 	cJSON_Delete(ans);
 
 	size_t n = (size_t)cJSON_GetArraySize(codes);
@@ -651,7 +614,7 @@ static int do_concurrent(struct recording *r, const cJSON *src, const cJSON *cod
 	return 0;
 }
 
-/* The steps were validated before the daemon started (validate()). */
+/* The steps were validated before the daemon started (record_script.c). */
 static int play(struct recording *r)
 {
 	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(r->script, "steps");
@@ -660,7 +623,7 @@ static int play(struct recording *r)
 	cJSON_ArrayForEach(st, steps) {
 		index++;
 		const cJSON *call = cJSON_GetObjectItemCaseSensitive(st, "call");
-		const char *hook = str_of(st, "hook", NULL), *op = str_of(st, "operator", NULL);
+		const char *hook = rec_str(st, "hook", NULL), *op = rec_str(st, "operator", NULL);
 		const cJSON *conc = cJSON_GetObjectItemCaseSensitive(st, "concurrent");
 		int rc;
 		if (call)
@@ -671,8 +634,8 @@ static int play(struct recording *r)
 			rc = do_operator(r, st, op);
 		else if (conc)
 			rc = do_concurrent(r, st, conc);
-		else { /* wait_ms: validate() let nothing else through */
-			double wait = num_of(st, "wait_ms", 0);
+		else { /* wait_ms: record_script.c's check let nothing else through */
+			double wait = rec_num(st, "wait_ms", 0);
 			cJSON *s = step_new(r, st, SCENARIO_WAIT);
 			cJSON_AddNumberToObject(s, "ms", wait);
 			run_loops(r, (long)wait);
@@ -685,170 +648,6 @@ static int play(struct recording *r)
 		}
 	}
 	return 0;
-}
-
-/* ---- the scenario file ---- */
-
-static char *version_of(const char *cmd)
-{
-	FILE *p = popen(cmd, "r");
-	if (!p)
-		return strdup("");
-	char line[256] = "";
-	if (!fgets(line, sizeof line, p))
-		line[0] = '\0';
-	pclose(p);
-	line[strcspn(line, "\n")] = '\0';
-	return strdup(line);
-}
-
-static cJSON *source_block(struct recording *r)
-{
-	cJSON *src = cJSON_CreateObject();
-	cJSON_AddStringToObject(src, "recorder", "bulkhead record");
-	char when[32];
-	time_t now = time(NULL);
-	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-	cJSON_AddStringToObject(src, "recorded_at", when);
-	cJSON_AddStringToObject(src, "script", r->script_path);
-	char *crun = version_of("crun --version 2>/dev/null | head -1");
-	char *runsc = version_of("runsc --version 2>/dev/null | head -1");
-	char daemon[512];
-	snprintf(daemon, sizeof daemon, "bulkhead serve %s on a unix socket, tier %s (%s)",
-		 BULKHEAD_VERSION, r->d.isolation, !strcmp(r->d.isolation, "kernel") ? runsc : crun);
-	cJSON_AddStringToObject(src, "daemon", daemon);
-	const cJSON *fx = cJSON_GetObjectItemCaseSensitive(r->script, "fixtures");
-	cJSON_AddItemToObject(src, "fixtures", fx ? cJSON_Duplicate(fx, 1) : cJSON_CreateArray());
-	cJSON *v = cJSON_AddObjectToObject(src, "versions");
-	cJSON_AddStringToObject(v, "bulkhead", BULKHEAD_VERSION);
-	cJSON_AddStringToObject(v, "crun", crun);
-	cJSON_AddStringToObject(v, "runsc", runsc);
-	free(crun);
-	free(runsc);
-	cJSON_AddStringToObject(src, "how",
-				"bulkhead record played the agent's hooks and the scripted model's "
-				"executeCode calls through the C conversation manager (src/client) "
-				"against a real bulkhead serve it started for the recording; every "
-				"answer is the tool's answer as returned.");
-	return src;
-}
-
-static int write_scenario(struct recording *r, const char *out_path)
-{
-	cJSON *sc = cJSON_CreateObject();
-	cJSON_AddStringToObject(sc, "format", SCENARIO_FORMAT);
-	static const char *const copied[] = {"name", "title", "teaches"};
-	for (size_t i = 0; i < 3; i++)
-		cJSON_AddStringToObject(sc, copied[i], str_of(r->script, copied[i], ""));
-	cJSON_AddStringToObject(sc, "tier", r->d.isolation);
-	cJSON_AddStringToObject(sc, "floor", r->floor);
-	cJSON_AddNumberToObject(sc, "idle_window_ms", num_of(r->script, "idle_window_ms", 0));
-	cJSON_AddItemToObject(sc, "source", source_block(r));
-	cJSON_AddItemToObject(sc, "steps", r->steps);
-	r->steps = NULL;
-	char *text = cJSON_Print(sc);
-	cJSON_Delete(sc);
-	/* Round-tripped through the loader before the file exists: a recording
-	 * the player would refuse is never written. */
-	char err[1024];
-	int rc = scenario_save(out_path, text, err, sizeof err);
-	free(text);
-	if (rc < 0)
-		cli_error("%s", err);
-	return rc;
-}
-
-static cJSON *load_script(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		cli_error("cannot read %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	char *buf = NULL;
-	size_t cap = 0, len = 0, n;
-	do {
-		if (cap - len < 4096)
-			buf = realloc(buf, cap = cap ? cap * 2 : 8192);
-		n = fread(buf + len, 1, cap - len - 1, f);
-		len += n;
-	} while (n > 0);
-	fclose(f);
-	buf[len] = '\0';
-	cJSON *j = cJSON_Parse(buf);
-	if (!j)
-		cli_error("%s: not JSON (near byte %td)", path,
-			  cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - buf : (ptrdiff_t)0);
-	free(buf);
-	return j;
-}
-
-/* Every step is checked before a daemon starts: a typo costs no sandbox. */
-static int validate(const struct recording *r)
-{
-	static const char *const hooks[] = {"turn_start", "suspend", "complete"};
-	static const char *const ops[] = {"pause", "resume", "hibernate", "inspect", "kill_daemon",
-					  "leaks", "gc", "restart_daemon"};
-	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(r->script, "steps");
-	if (!cJSON_IsArray(steps) || !cJSON_GetArraySize(steps)) {
-		cli_error("%s: \"steps\" must be a non-empty array", r->script_path);
-		return -1;
-	}
-	const cJSON *st;
-	int index = 0;
-	cJSON_ArrayForEach(st, steps) {
-		index++;
-		const char *hook = str_of(st, "hook", NULL), *op = str_of(st, "operator", NULL);
-		bool known = false;
-		for (size_t i = 0; hook && i < sizeof hooks / sizeof hooks[0]; i++)
-			known = known || !strcmp(hook, hooks[i]);
-		for (size_t i = 0; op && i < sizeof ops / sizeof ops[0]; i++)
-			known = known || !strcmp(op, ops[i]);
-		if (cJSON_GetObjectItemCaseSensitive(st, "call") ||
-		    cJSON_GetObjectItemCaseSensitive(st, "concurrent") ||
-		    cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, "wait_ms")))
-			known = !hook && !op;
-		if (!known) {
-			cli_error("%s: step %d: %s", r->script_path, index,
-				  hook ? "unknown hook (turn_start, suspend, complete)"
-				  : op ? "unknown operator action (pause, resume, hibernate, inspect, "
-					 "kill_daemon, leaks, gc, restart_daemon)"
-				       : "none of call, hook, operator, concurrent, wait_ms");
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static int setup(struct recording *r)
-{
-	const char *name = str_of(r->script, "name", NULL);
-	if (!name || !*name || strchr(name, '/')) {
-		cli_error("%s: \"name\" must be a file name", r->script_path);
-		return -1;
-	}
-	r->floor = str_of(r->script, "floor", "container");
-	enum bh_tier floor, tier;
-	const char *tier_name = str_of(r->script, "tier", "container");
-	if (bh_tier_parse(r->floor, &floor) < 0 || bh_tier_parse(tier_name, &tier) < 0) {
-		cli_error("%s: \"tier\" and \"floor\" are container, kernel or vm", r->script_path);
-		return -1;
-	}
-	snprintf(r->d.tier, sizeof r->d.tier, "%s", tier_name);
-	const cJSON *args = cJSON_GetObjectItemCaseSensitive(r->script, "daemon_args");
-	const cJSON *a;
-	cJSON_ArrayForEach(a, args) {
-		if (cJSON_IsString(a) && r->d.n_args < sizeof r->d.args / sizeof r->d.args[0])
-			r->d.args[r->d.n_args++] = a->valuestring;
-	}
-	bh_manager_defaults(&r->mo);
-	r->mo.floor = floor;
-	const cJSON *m = cJSON_GetObjectItemCaseSensitive(r->script, "manager");
-	r->mo.max_per_owner = (uint32_t)num_of(m, "max_per_owner", r->mo.max_per_owner);
-	r->mo.idle_close_ms = (uint32_t)num_of(m, "idle_close_ms", 0);
-	r->mo.max_sessions = (uint32_t)num_of(m, "max_sessions", 0);
-	r->steps = cJSON_CreateArray();
-	return validate(r);
 }
 
 int cmd_record(int argc, char **argv)
@@ -872,8 +671,8 @@ int cmd_record(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	struct recording r = {.script_path = script};
-	r.script = load_script(script);
-	if (!r.script || setup(&r) < 0) {
+	r.script = rec_load_script(script);
+	if (!r.script || rec_setup(&r) < 0) {
 		cJSON_Delete(r.steps);
 		cJSON_Delete(r.script);
 		return CLI_EXIT_USAGE;
@@ -888,7 +687,7 @@ int cmd_record(int argc, char **argv)
 			*slash = '\0';
 		else
 			snprintf(dir, sizeof dir, ".");
-		snprintf(out_buf, sizeof out_buf, "%s/../%s.json", dir, str_of(r.script, "name", "x"));
+		snprintf(out_buf, sizeof out_buf, "%s/../%s.json", dir, rec_str(r.script, "name", "x"));
 		out = out_buf;
 	}
 	snprintf(r.d.dir, sizeof r.d.dir, "/tmp/bulkhead-record.XXXXXX");
@@ -907,7 +706,7 @@ int cmd_record(int argc, char **argv)
 			worker_drop(&r, &r.workers[i], true);
 		bh_client_free(r.op);
 		int n_steps = cJSON_GetArraySize(r.steps);
-		if (played == 0 && write_scenario(&r, out) == 0) {
+		if (played == 0 && rec_write_scenario(&r, out) == 0) {
 			fprintf(stderr, "wrote %s (%d steps)\n", out, n_steps);
 			rc = 0;
 		}
