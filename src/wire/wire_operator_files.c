@@ -5,19 +5,24 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A ListFiles entry in wire order. */
+#define ENTRY(member) WIRE_AT(struct bh_file_entry, member)
+static const struct wire_field entry_fields[] = {
+	{"name", WIRE_F_STR, ENTRY(name)},
+	{"type", WIRE_F_CHAR, ENTRY(type)}, /* one character: f d l p s c b */
+	{"size", WIRE_F_U64, ENTRY(size)},
+	{"mtimeUnixMs", WIRE_F_U64, ENTRY(mtime_ms)},
+	{"target", WIRE_F_STR, ENTRY(target)}, /* a symlink's */
+};
+#undef ENTRY
+
 char *wire_operator_encode_files(const struct wire_operator_files *f)
 {
 	cJSON *o = jw_object();
 	cJSON *list = op_list(o, "entries");
 	for (size_t i = 0; i < f->n; i++) {
-		const struct bh_file_entry *e = &f->entries[i];
 		cJSON *x = jw_object();
-		char type[2] = {e->type, '\0'};
-		jw_string(x, "name", e->name);
-		jw_string(x, "type", type);
-		jw_u64(x, "size", e->size);
-		jw_u64(x, "mtimeUnixMs", e->mtime_ms);
-		jw_string(x, "target", e->target);
+		wire_fields_json(x, WIRE_FIELDS(entry_fields), &f->entries[i]);
 		cJSON_AddItemToArray(list, x);
 	}
 	jw_bool(o, "more", f->more);
@@ -26,8 +31,7 @@ char *wire_operator_encode_files(const struct wire_operator_files *f)
 
 static void entry_free(struct bh_file_entry *e)
 {
-	free((char *)e->name);
-	free((char *)e->target);
+	wire_fields_free(WIRE_FIELDS(entry_fields), e);
 	memset(e, 0, sizeof *e);
 }
 
@@ -44,24 +48,12 @@ void wire_operator_files_free(struct wire_operator_files *f)
 static int read_entry(const struct jr *r, const cJSON *o, const char *path, void *item)
 {
 	struct bh_file_entry *out = item;
-	cleanup_free char *type = NULL;
-	size_t type_len = 0;
 	memset(out, 0, sizeof *out);
-	if (op_read_str(r, o, path, "name", &out->name) < 0 ||
-	    jr_string(r, o, path, "type", &type, &type_len) < 0 ||
-	    jr_u64(r, o, path, "size", &out->size) < 0 ||
-	    jr_u64(r, o, path, "mtimeUnixMs", &out->mtime_ms) < 0 ||
-	    op_read_str(r, o, path, "target", &out->target) < 0)
-		goto fail;
-	if (type_len > 1) {
-		jr_fail(r, "%s.type must be one character (f d l p s c b)", path);
-		goto fail;
+	if (wire_fields_read(r, o, path, WIRE_FIELDS(entry_fields), out) < 0) {
+		entry_free(out);
+		return -1;
 	}
-	out->type = type[0];
 	return 0;
-fail:
-	entry_free(out);
-	return -1;
 }
 
 static int read_more(const struct jr *r, const cJSON *root, void *out)

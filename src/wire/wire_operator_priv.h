@@ -15,13 +15,6 @@ int op_parse(const char *method, const char *body, size_t len, cJSON **root,
 /* Puts "METHOD: " before the refusal already in st; returns -1. */
 int op_refused(const char *method, struct wire_status *st);
 
-/* A string field, owned ("" when absent), into a const slot. */
-int op_read_str(const struct jr *r, const cJSON *obj, const char *path, const char *name,
-		const char **dst);
-/* A string field into a fixed slot of size bytes: one that does not fit is
- * refused, never cut. */
-int op_read_fixed(const struct jr *r, const cJSON *obj, const char *path, const char *name,
-		  char *dst, size_t size);
 /* Reads one element of a list (an object) into out, an item of the caller's
  * type; on failure it leaves nothing owned in out. */
 typedef int (*op_item_fn)(const struct jr *r, const cJSON *obj, const char *path, void *out);
