@@ -162,6 +162,21 @@ void wire_fields_free(const struct wire_field *f, size_t n, void *msg)
 	}
 }
 
+void wire_fields_clear(const struct wire_field *f, size_t n, void *msg, size_t size)
+{
+	if (!msg)
+		return;
+	wire_fields_free(f, n, msg);
+	memset(msg, 0, size);
+}
+
+char *wire_fields_print(const struct wire_field *f, size_t n, const void *msg)
+{
+	cJSON *o = jw_object();
+	wire_fields_json(o, f, n, msg);
+	return jw_print(o);
+}
+
 void wire_fields_copy(const struct wire_field *f, size_t n, void *dst, const void *src)
 {
 	for (size_t i = 0; i < n; i++) {

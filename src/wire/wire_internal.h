@@ -128,6 +128,10 @@ int wire_fields_read(const struct jr *r, const cJSON *obj, const char *path,
 		     const struct wire_field *f, size_t n, void *msg);
 /* Frees the STR fields (the caller clears the struct). */
 void wire_fields_free(const struct wire_field *f, size_t n, void *msg);
+/* Frees them and clears msg, a struct of size bytes; NULL is nothing. */
+void wire_fields_clear(const struct wire_field *f, size_t n, void *msg, size_t size);
+/* The JSON text of a message that is its table and nothing more. */
+char *wire_fields_print(const struct wire_field *f, size_t n, const void *msg);
 /* Copies every field of src into dst, the strings as owned copies (NULL as ""). */
 void wire_fields_copy(const struct wire_field *f, size_t n, void *dst, const void *src);
 

@@ -38,6 +38,21 @@ int op_refused(const char *method, struct wire_status *st)
 	return -1;
 }
 
+int op_decode_fields(const char *method, const char *body, size_t len, const struct wire_field *f,
+		     size_t n, void *out, size_t size, struct wire_status *st)
+{
+	cleanup_cjson cJSON *root = NULL;
+	struct jr r = op_reader(st);
+	memset(out, 0, size);
+	if (op_parse(method, body, len, &root, st) < 0)
+		return -1;
+	if (wire_fields_read(&r, root, "", f, n, out) < 0) {
+		wire_fields_clear(f, n, out, size);
+		return op_refused(method, st);
+	}
+	return 0;
+}
+
 int op_read_items(const struct jr *r, const cJSON *obj, const char *path, const char *name,
 		  size_t size, op_item_fn read, void **items, size_t *n)
 {
@@ -154,10 +169,7 @@ char *wire_operator_encode_sessions(const struct wire_operator_sessions *s)
 
 void wire_operator_session_free(struct wire_operator_session *s)
 {
-	if (!s)
-		return;
-	wire_fields_free(WIRE_FIELDS(session_fields), s);
-	memset(s, 0, sizeof *s);
+	wire_fields_clear(WIRE_FIELDS(session_fields), s, sizeof *s);
 }
 
 void wire_operator_sessions_free(struct wire_operator_sessions *s)
@@ -184,14 +196,8 @@ static int read_session(const struct jr *r, const cJSON *o, const char *path, vo
 int wire_operator_decode_session(const char *body, size_t len, struct wire_operator_session *out,
 				 struct wire_status *st)
 {
-	cleanup_cjson cJSON *root = NULL;
-	struct jr r = op_reader(st);
-	memset(out, 0, sizeof *out);
-	if (op_parse("GetSession", body, len, &root, st) < 0)
-		return -1;
-	if (read_session(&r, root, "", out) < 0)
-		return op_refused("GetSession", st);
-	return 0;
+	return op_decode_fields("GetSession", body, len, WIRE_FIELDS(session_fields), out,
+				sizeof *out, st);
 }
 
 int wire_operator_decode_sessions(const char *body, size_t len, struct wire_operator_sessions *out,
@@ -221,32 +227,19 @@ static const struct wire_field closed_fields[] = {
 
 char *wire_operator_encode_closed(const struct wire_operator_closed *c)
 {
-	cJSON *o = jw_object();
-	wire_fields_json(o, WIRE_FIELDS(closed_fields), c);
-	return jw_print(o);
+	return wire_fields_print(WIRE_FIELDS(closed_fields), c);
 }
 
 void wire_operator_closed_free(struct wire_operator_closed *c)
 {
-	if (!c)
-		return;
-	wire_fields_free(WIRE_FIELDS(closed_fields), c);
-	memset(c, 0, sizeof *c);
+	wire_fields_clear(WIRE_FIELDS(closed_fields), c, sizeof *c);
 }
 
 int wire_operator_decode_closed(const char *body, size_t len, struct wire_operator_closed *out,
 				struct wire_status *st)
 {
-	cleanup_cjson cJSON *root = NULL;
-	struct jr r = op_reader(st);
-	memset(out, 0, sizeof *out);
-	if (op_parse("Close", body, len, &root, st) < 0)
-		return -1;
-	if (wire_fields_read(&r, root, "", WIRE_FIELDS(closed_fields), out) < 0) {
-		wire_operator_closed_free(out);
-		return op_refused("Close", st);
-	}
-	return 0;
+	return op_decode_fields("Close", body, len, WIRE_FIELDS(closed_fields), out, sizeof *out,
+				st);
 }
 
 char *wire_operator_encode_done(void)
@@ -437,8 +430,7 @@ static int read_line(const struct jr *r, const cJSON *o, const char *path, void 
 {
 	struct bh_evidence_line *out = item;
 	if (wire_fields_read(r, o, path, WIRE_FIELDS(line_fields), out) < 0) {
-		wire_fields_free(WIRE_FIELDS(line_fields), out);
-		memset(out, 0, sizeof *out);
+		wire_fields_clear(WIRE_FIELDS(line_fields), out, sizeof *out);
 		return -1;
 	}
 	return 0;

@@ -31,8 +31,7 @@ char *wire_operator_encode_files(const struct wire_operator_files *f)
 
 static void entry_free(struct bh_file_entry *e)
 {
-	wire_fields_free(WIRE_FIELDS(entry_fields), e);
-	memset(e, 0, sizeof *e);
+	wire_fields_clear(WIRE_FIELDS(entry_fields), e, sizeof *e);
 }
 
 void wire_operator_files_free(struct wire_operator_files *f)

@@ -58,8 +58,7 @@ static const struct wire_field row_tail[] = {
 static void row_free(struct wire_operator_record_row *row)
 {
 	wire_record_free(&row->record);
-	wire_fields_free(WIRE_FIELDS(row_tail), row);
-	memset(row, 0, sizeof *row);
+	wire_fields_clear(WIRE_FIELDS(row_tail), row, sizeof *row);
 }
 
 void wire_operator_records_add(struct wire_operator_records *page, const struct bh_record_row *row)
@@ -153,8 +152,7 @@ static const struct wire_field event_fields[] = {
 
 static void event_free(struct bh_event *ev)
 {
-	wire_fields_free(WIRE_FIELDS(event_fields), ev);
-	memset(ev, 0, sizeof *ev);
+	wire_fields_clear(WIRE_FIELDS(event_fields), ev, sizeof *ev);
 }
 
 void wire_operator_events_add(struct wire_operator_events *page, const struct bh_event *ev)

@@ -53,10 +53,7 @@ void wire_record_init(struct bh_record *rec)
 
 void wire_record_free(struct bh_record *rec)
 {
-	if (!rec)
-		return;
-	wire_fields_free(WIRE_FIELDS(record_fields), rec);
-	memset(rec, 0, sizeof *rec);
+	wire_fields_clear(WIRE_FIELDS(record_fields), rec, sizeof *rec);
 }
 
 void wire_record_copy(struct bh_record *dst, const struct bh_record *src)
