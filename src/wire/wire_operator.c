@@ -53,32 +53,45 @@ int op_decode_fields(const char *method, const char *body, size_t len, const str
 	return 0;
 }
 
-int op_read_items(const struct jr *r, const cJSON *obj, const char *path, const char *name,
-		  size_t size, op_item_fn read, void **items, size_t *n)
+/* An item that is its table: read whole, or cleared. */
+static int read_fields_item(const struct jr *r, const cJSON *obj, const char *path,
+			    const struct op_items *l, void *out)
+{
+	memset(out, 0, l->size);
+	if (wire_fields_read(r, obj, path, l->fields, l->n_fields, out) < 0) {
+		wire_fields_clear(l->fields, l->n_fields, out, l->size);
+		return -1;
+	}
+	return 0;
+}
+
+int op_read_items(const struct jr *r, const cJSON *obj, const char *path, const struct op_items *l,
+		  void **items, size_t *n)
 {
 	const cJSON *arr;
 	*items = NULL;
 	*n = 0;
-	if (jr_array(r, obj, path, name, &arr) < 0)
+	if (jr_array(r, obj, path, l->name, &arr) < 0)
 		return -1;
 	size_t count = arr ? (size_t)cJSON_GetArraySize(arr) : 0;
-	char *v = xzalloc(count * size);
+	char *v = xzalloc(count * l->size);
 	*items = v;
 	for (const cJSON *el = arr ? arr->child : NULL; el; el = el->next) {
 		char sub[160];
-		snprintf(sub, sizeof sub, "%s%s%s[%zu]", path, *path ? "." : "", name, *n);
+		void *item = v + *n * l->size;
+		snprintf(sub, sizeof sub, "%s%s%s[%zu]", path, *path ? "." : "", l->name, *n);
 		if (!cJSON_IsObject(el))
 			return jr_fail(r, "%s must be a JSON object", sub);
-		if (read(r, el, sub, v + *n * size) < 0)
+		if (l->read ? l->read(r, el, sub, item) < 0
+			    : read_fields_item(r, el, sub, l, item) < 0)
 			return -1;
 		(*n)++;
 	}
 	return 0;
 }
 
-int op_decode_list(const char *method, const char *body, size_t len, const char *name,
-		   size_t size, op_item_fn read, void **items, size_t *n, op_rest_fn rest,
-		   void *out, struct wire_status *st)
+int op_decode_list(const char *method, const char *body, size_t len, const struct op_items *l,
+		   void **items, size_t *n, op_rest_fn rest, void *out, struct wire_status *st)
 {
 	cleanup_cjson cJSON *root = NULL;
 	struct jr r = op_reader(st);
@@ -86,8 +99,7 @@ int op_decode_list(const char *method, const char *body, size_t len, const char 
 	*n = 0;
 	if (op_parse(method, body, len, &root, st) < 0)
 		return -1;
-	if (op_read_items(&r, root, "", name, size, read, items, n) < 0 ||
-	    (rest && rest(&r, root, out) < 0))
+	if (op_read_items(&r, root, "", l, items, n) < 0 || (rest && rest(&r, root, out) < 0))
 		return op_refused(method, st);
 	return 0;
 }
@@ -95,6 +107,23 @@ int op_decode_list(const char *method, const char *body, size_t len, const char 
 cJSON *op_list(cJSON *obj, const char *name)
 {
 	return wire_check_alloc(cJSON_AddArrayToObject(obj, name));
+}
+
+void op_items_json(cJSON *obj, const struct op_items *l, const void *items, size_t n)
+{
+	cJSON *list = op_list(obj, l->name);
+	for (size_t i = 0; i < n; i++) {
+		cJSON *x = jw_object();
+		wire_fields_json(x, l->fields, l->n_fields, (const char *)items + i * l->size);
+		cJSON_AddItemToArray(list, x);
+	}
+}
+
+void op_items_free(const struct op_items *l, void *items, size_t n)
+{
+	for (size_t i = 0; items && i < n; i++)
+		wire_fields_free(l->fields, l->n_fields, (char *)items + i * l->size);
+	free(items);
 }
 
 /* ---- sessions ---- */
@@ -146,24 +175,18 @@ static const struct wire_field session_fields[] = {
 };
 #undef SESSION
 
-static cJSON *session_json(const struct wire_operator_session *s)
-{
-	cJSON *o = jw_object();
-	wire_fields_json(o, WIRE_FIELDS(session_fields), s);
-	return o;
-}
+static const struct op_items session_list =
+	OP_FIELD_ITEMS("sessions", struct wire_operator_session, session_fields);
 
 char *wire_operator_encode_session(const struct wire_operator_session *s)
 {
-	return jw_print(session_json(s));
+	return wire_fields_print(WIRE_FIELDS(session_fields), s);
 }
 
 char *wire_operator_encode_sessions(const struct wire_operator_sessions *s)
 {
 	cJSON *o = jw_object();
-	cJSON *list = op_list(o, "sessions");
-	for (size_t i = 0; i < s->n; i++)
-		cJSON_AddItemToArray(list, session_json(&s->sessions[i]));
+	op_items_json(o, &session_list, s->sessions, s->n);
 	return jw_print(o);
 }
 
@@ -176,21 +199,8 @@ void wire_operator_sessions_free(struct wire_operator_sessions *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; s->sessions && i < s->n; i++)
-		wire_operator_session_free(&s->sessions[i]);
-	free(s->sessions);
+	op_items_free(&session_list, s->sessions, s->n);
 	memset(s, 0, sizeof *s);
-}
-
-static int read_session(const struct jr *r, const cJSON *o, const char *path, void *item)
-{
-	struct wire_operator_session *out = item;
-	memset(out, 0, sizeof *out);
-	if (wire_fields_read(r, o, path, WIRE_FIELDS(session_fields), out) < 0) {
-		wire_operator_session_free(out);
-		return -1;
-	}
-	return 0;
 }
 
 int wire_operator_decode_session(const char *body, size_t len, struct wire_operator_session *out,
@@ -205,8 +215,8 @@ int wire_operator_decode_sessions(const char *body, size_t len, struct wire_oper
 {
 	void *items = NULL;
 	memset(out, 0, sizeof *out);
-	int rc = op_decode_list("ListSessions", body, len, "sessions", sizeof *out->sessions,
-				read_session, &items, &out->n, NULL, NULL, st);
+	int rc = op_decode_list("ListSessions", body, len, &session_list, &items, &out->n, NULL,
+				NULL, st);
 	out->sessions = items;
 	if (rc < 0)
 		wire_operator_sessions_free(out);
@@ -341,8 +351,10 @@ int wire_operator_decode_leaks(const char *body, size_t len, enum wire_operator_
 {
 	void *items = NULL;
 	memset(out, 0, sizeof *out);
-	int rc = op_decode_list(leak_method(l), body, len, wire_operator_leak_list_name(l),
-				sizeof *out->leaks, read_leak, &items, &out->n, NULL, NULL, st);
+	struct op_items list = {.name = wire_operator_leak_list_name(l),
+				.size = sizeof *out->leaks,
+				.read = read_leak};
+	int rc = op_decode_list(leak_method(l), body, len, &list, &items, &out->n, NULL, NULL, st);
 	out->leaks = items;
 	if (rc < 0)
 		wire_operator_leaks_free(out);
@@ -381,6 +393,9 @@ static const struct wire_field line_fields[] = {
 };
 #undef LINE
 
+static const struct op_items line_list =
+	OP_FIELD_ITEMS("evidence", struct bh_evidence_line, line_fields);
+
 char *wire_operator_encode_evidence(const struct wire_operator_evidence *e)
 {
 	cJSON *o = jw_object();
@@ -390,28 +405,16 @@ char *wire_operator_encode_evidence(const struct wire_operator_evidence *e)
 		const struct wire_operator_tier *t = &e->tiers[i];
 		cJSON *x = jw_object();
 		wire_fields_json(x, WIRE_FIELDS(tier_fields), t);
-		cJSON *lines = op_list(x, "evidence");
-		for (size_t j = 0; j < t->n_evidence; j++) {
-			cJSON *l = jw_object();
-			wire_fields_json(l, WIRE_FIELDS(line_fields), &t->evidence[j]);
-			cJSON_AddItemToArray(lines, l);
-		}
+		op_items_json(x, &line_list, t->evidence, t->n_evidence);
 		cJSON_AddItemToArray(tiers, x);
 	}
 	return jw_print(o);
 }
 
-static void lines_free(const struct bh_evidence_line *v, size_t n)
-{
-	for (size_t i = 0; v && i < n; i++)
-		wire_fields_free(WIRE_FIELDS(line_fields), (struct bh_evidence_line *)&v[i]);
-	free((struct bh_evidence_line *)v);
-}
-
 static void tier_free(struct wire_operator_tier *t)
 {
 	wire_fields_free(WIRE_FIELDS(tier_fields), t);
-	lines_free(t->evidence, t->n_evidence);
+	op_items_free(&line_list, (struct bh_evidence_line *)t->evidence, t->n_evidence);
 	memset(t, 0, sizeof *t);
 }
 
@@ -426,16 +429,6 @@ void wire_operator_evidence_free(struct wire_operator_evidence *e)
 	memset(e, 0, sizeof *e);
 }
 
-static int read_line(const struct jr *r, const cJSON *o, const char *path, void *item)
-{
-	struct bh_evidence_line *out = item;
-	if (wire_fields_read(r, o, path, WIRE_FIELDS(line_fields), out) < 0) {
-		wire_fields_clear(WIRE_FIELDS(line_fields), out, sizeof *out);
-		return -1;
-	}
-	return 0;
-}
-
 static int read_tier(const struct jr *r, const cJSON *o, const char *path, void *item)
 {
 	struct wire_operator_tier *out = item;
@@ -445,8 +438,7 @@ static int read_tier(const struct jr *r, const cJSON *o, const char *path, void 
 		tier_free(out);
 		return -1;
 	}
-	int rc = op_read_items(r, o, path, "evidence", sizeof *out->evidence, read_line, &lines,
-			       &out->n_evidence);
+	int rc = op_read_items(r, o, path, &line_list, &lines, &out->n_evidence);
 	out->evidence = lines;
 	if (rc < 0)
 		tier_free(out);
@@ -463,8 +455,11 @@ int wire_operator_decode_evidence(const char *body, size_t len, struct wire_oper
 {
 	void *items = NULL;
 	memset(out, 0, sizeof *out);
-	int rc = op_decode_list("Evidence", body, len, "tiers", sizeof *out->tiers, read_tier, &items,
-				&out->n_tiers, read_evidence_rest, out, st);
+	static const struct op_items tiers = {.name = "tiers",
+					      .size = sizeof *out->tiers,
+					      .read = read_tier};
+	int rc = op_decode_list("Evidence", body, len, &tiers, &items, &out->n_tiers,
+				read_evidence_rest, out, st);
 	out->tiers = items;
 	if (rc < 0)
 		wire_operator_evidence_free(out);

@@ -16,43 +16,23 @@ static const struct wire_field entry_fields[] = {
 };
 #undef ENTRY
 
+static const struct op_items entry_list =
+	OP_FIELD_ITEMS("entries", struct bh_file_entry, entry_fields);
+
 char *wire_operator_encode_files(const struct wire_operator_files *f)
 {
 	cJSON *o = jw_object();
-	cJSON *list = op_list(o, "entries");
-	for (size_t i = 0; i < f->n; i++) {
-		cJSON *x = jw_object();
-		wire_fields_json(x, WIRE_FIELDS(entry_fields), &f->entries[i]);
-		cJSON_AddItemToArray(list, x);
-	}
+	op_items_json(o, &entry_list, f->entries, f->n);
 	jw_bool(o, "more", f->more);
 	return jw_print(o);
-}
-
-static void entry_free(struct bh_file_entry *e)
-{
-	wire_fields_clear(WIRE_FIELDS(entry_fields), e, sizeof *e);
 }
 
 void wire_operator_files_free(struct wire_operator_files *f)
 {
 	if (!f)
 		return;
-	for (size_t i = 0; f->entries && i < f->n; i++)
-		entry_free((struct bh_file_entry *)&f->entries[i]);
-	free((struct bh_file_entry *)f->entries);
+	op_items_free(&entry_list, (struct bh_file_entry *)f->entries, f->n);
 	memset(f, 0, sizeof *f);
-}
-
-static int read_entry(const struct jr *r, const cJSON *o, const char *path, void *item)
-{
-	struct bh_file_entry *out = item;
-	memset(out, 0, sizeof *out);
-	if (wire_fields_read(r, o, path, WIRE_FIELDS(entry_fields), out) < 0) {
-		entry_free(out);
-		return -1;
-	}
-	return 0;
 }
 
 static int read_more(const struct jr *r, const cJSON *root, void *out)
@@ -65,8 +45,8 @@ int wire_operator_decode_files(const char *body, size_t len, struct wire_operato
 {
 	void *items = NULL;
 	memset(out, 0, sizeof *out);
-	int rc = op_decode_list("ListFiles", body, len, "entries", sizeof *out->entries, read_entry,
-				&items, &out->n, read_more, &out->more, st);
+	int rc = op_decode_list("ListFiles", body, len, &entry_list, &items, &out->n, read_more,
+				&out->more, st);
 	out->entries = items;
 	if (rc < 0)
 		wire_operator_files_free(out);

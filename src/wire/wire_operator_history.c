@@ -127,8 +127,11 @@ int wire_operator_decode_records(const char *body, size_t len, struct wire_opera
 	void *items = NULL;
 	struct cursors c = {0};
 	memset(out, 0, sizeof *out);
-	int rc = op_decode_list("ListRecords", body, len, "records", sizeof *out->rows, read_row,
-				&items, &out->n, read_cursors, &c, st);
+	static const struct op_items rows = {.name = "records",
+					     .size = sizeof *out->rows,
+					     .read = read_row};
+	int rc = op_decode_list("ListRecords", body, len, &rows, &items, &out->n, read_cursors, &c,
+				st);
 	*out = (struct wire_operator_records){items, out->n, out->n, c.next_after_id,
 					      c.next_before_id};
 	if (rc < 0)
@@ -150,10 +153,7 @@ static const struct wire_field event_fields[] = {
 };
 #undef EVENT
 
-static void event_free(struct bh_event *ev)
-{
-	wire_fields_clear(WIRE_FIELDS(event_fields), ev, sizeof *ev);
-}
+static const struct op_items event_list = OP_FIELD_ITEMS("events", struct bh_event, event_fields);
 
 void wire_operator_events_add(struct wire_operator_events *page, const struct bh_event *ev)
 {
@@ -164,12 +164,7 @@ void wire_operator_events_add(struct wire_operator_events *page, const struct bh
 char *wire_operator_encode_events(const struct wire_operator_events *page)
 {
 	cJSON *o = jw_object();
-	cJSON *list = op_list(o, "events");
-	for (size_t i = 0; i < page->n; i++) {
-		cJSON *x = jw_object();
-		wire_fields_json(x, WIRE_FIELDS(event_fields), &page->events[i]);
-		cJSON_AddItemToArray(list, x);
-	}
+	op_items_json(o, &event_list, page->events, page->n);
 	cursors_json(o, page->next_after_id, page->next_before_id);
 	return jw_print(o);
 }
@@ -178,21 +173,8 @@ void wire_operator_events_free(struct wire_operator_events *page)
 {
 	if (!page)
 		return;
-	for (size_t i = 0; page->events && i < page->n; i++)
-		event_free(&page->events[i]);
-	free(page->events);
+	op_items_free(&event_list, page->events, page->n);
 	memset(page, 0, sizeof *page);
-}
-
-static int read_event(const struct jr *r, const cJSON *o, const char *path, void *item)
-{
-	struct bh_event *out = item;
-	memset(out, 0, sizeof *out);
-	if (wire_fields_read(r, o, path, WIRE_FIELDS(event_fields), out) < 0) {
-		event_free(out);
-		return -1;
-	}
-	return 0;
 }
 
 int wire_operator_decode_events(const char *body, size_t len, struct wire_operator_events *out,
@@ -201,8 +183,8 @@ int wire_operator_decode_events(const char *body, size_t len, struct wire_operat
 	void *items = NULL;
 	struct cursors c = {0};
 	memset(out, 0, sizeof *out);
-	int rc = op_decode_list("ListEvents", body, len, "events", sizeof *out->events, read_event,
-				&items, &out->n, read_cursors, &c, st);
+	int rc = op_decode_list("ListEvents", body, len, &event_list, &items, &out->n, read_cursors,
+				&c, st);
 	*out = (struct wire_operator_events){items, out->n, out->n, c.next_after_id,
 					     c.next_before_id};
 	if (rc < 0)
