@@ -6,6 +6,7 @@ add_library(bulkhead-wire STATIC
   src/wire/wire_check.c
   src/wire/wire_codes.c
   src/wire/wire_errors.c
+  src/wire/wire_fields.c
   src/wire/wire_json.c
   src/wire/wire_operator.c
   src/wire/wire_operator_files.c

@@ -87,6 +87,54 @@ void jw_strings(cJSON *obj, const char *name, const char *const *v, size_t n);
 void jw_add(cJSON *obj, const char *name, cJSON *child);
 char *jw_print(cJSON *obj); /* prints and deletes obj */
 
+/* ---- a message's plain fields, listed once ---- */
+
+/* A message whose fields are scalars and strings is a table of them, in wire
+ * order: one walker writes them, one reads them and one frees them, so a
+ * field is named once and its three uses cannot drift apart. Each kind keeps
+ * the jw_ and jr_ rules above (zero values omitted, 64-bit integers as
+ * decimal strings, a wrong type refused naming the field). */
+enum wire_field_kind {
+	WIRE_F_STR,    /* const char *: owned once read ("" when absent) */
+	WIRE_F_FIXED,  /* char[size]: a string that does not fit is refused, never cut */
+	WIRE_F_DIGEST, /* char[65]: as FIXED, refused as "longer than a SHA-256 hex digest" */
+	WIRE_F_CHAR,   /* char: a string of at most one character (a file's type) */
+	WIRE_F_BOOL,
+	WIRE_F_I32,
+	WIRE_F_U32,
+	WIRE_F_I64,
+	WIRE_F_U64,
+	WIRE_F_VERSION, /* int: a uint32 in 0..INT32_MAX, written only when positive */
+};
+
+struct wire_field {
+	const char *name; /* lowerCamelCase; read under its snake_case name too */
+	enum wire_field_kind kind;
+	size_t offset, size; /* of the member in the message's struct */
+};
+
+/* Where a member sits in its struct: an entry's offset and size. */
+#define WIRE_AT(type, member) offsetof(type, member), sizeof(((type *)0)->member)
+/* A table and its length, as the walkers take them. */
+#define WIRE_FIELDS(table) table, ARRAY_SIZE(table)
+
+void wire_fields_json(cJSON *obj, const struct wire_field *f, size_t n, const void *msg);
+/* Reads the fields in order into msg, stopping at the first refusal. A
+ * string read replaces (and frees) what its slot held. Two checks wait for
+ * every other field, as the hand-written readers always judged them last: a
+ * CHAR longer than one character and a VERSION above INT32_MAX. On a failure
+ * what was read stays in msg for the caller's free. */
+int wire_fields_read(const struct jr *r, const cJSON *obj, const char *path,
+		     const struct wire_field *f, size_t n, void *msg);
+/* Frees the STR fields (the caller clears the struct). */
+void wire_fields_free(const struct wire_field *f, size_t n, void *msg);
+/* Frees them and clears msg, a struct of size bytes; NULL is nothing. */
+void wire_fields_clear(const struct wire_field *f, size_t n, void *msg, size_t size);
+/* The JSON text of a message that is its table and nothing more. */
+char *wire_fields_print(const struct wire_field *f, size_t n, const void *msg);
+/* Copies every field of src into dst, the strings as owned copies (NULL as ""). */
+void wire_fields_copy(const struct wire_field *f, size_t n, void *dst, const void *src);
+
 /* ---- shared message pieces ---- */
 
 cJSON *wire_record_json(const struct bh_record *rec);

@@ -38,56 +38,60 @@ int op_refused(const char *method, struct wire_status *st)
 	return -1;
 }
 
-int op_read_str(const struct jr *r, const cJSON *obj, const char *path, const char *name,
-		const char **dst)
+int op_decode_fields(const char *method, const char *body, size_t len, const struct wire_field *f,
+		     size_t n, void *out, size_t size, struct wire_status *st)
 {
-	char *s = NULL;
-	if (jr_string(r, obj, path, name, &s, NULL) < 0)
+	cleanup_cjson cJSON *root = NULL;
+	struct jr r = op_reader(st);
+	memset(out, 0, size);
+	if (op_parse(method, body, len, &root, st) < 0)
 		return -1;
-	*dst = s;
+	if (wire_fields_read(&r, root, "", f, n, out) < 0) {
+		wire_fields_clear(f, n, out, size);
+		return op_refused(method, st);
+	}
 	return 0;
 }
 
-int op_read_fixed(const struct jr *r, const cJSON *obj, const char *path, const char *name,
-		  char *dst, size_t size)
+/* An item that is its table: read whole, or cleared. */
+static int read_fields_item(const struct jr *r, const cJSON *obj, const char *path,
+			    const struct op_items *l, void *out)
 {
-	cleanup_free char *s = NULL;
-	size_t n = 0;
-	if (jr_string(r, obj, path, name, &s, &n) < 0)
+	memset(out, 0, l->size);
+	if (wire_fields_read(r, obj, path, l->fields, l->n_fields, out) < 0) {
+		wire_fields_clear(l->fields, l->n_fields, out, l->size);
 		return -1;
-	if (n >= size)
-		return jr_fail(r, "%s%s%s is longer than %zu bytes", path, *path ? "." : "", name,
-			       size - 1);
-	memcpy(dst, s, n + 1);
+	}
 	return 0;
 }
 
-int op_read_items(const struct jr *r, const cJSON *obj, const char *path, const char *name,
-		  size_t size, op_item_fn read, void **items, size_t *n)
+int op_read_items(const struct jr *r, const cJSON *obj, const char *path, const struct op_items *l,
+		  void **items, size_t *n)
 {
 	const cJSON *arr;
 	*items = NULL;
 	*n = 0;
-	if (jr_array(r, obj, path, name, &arr) < 0)
+	if (jr_array(r, obj, path, l->name, &arr) < 0)
 		return -1;
 	size_t count = arr ? (size_t)cJSON_GetArraySize(arr) : 0;
-	char *v = xzalloc(count * size);
+	char *v = xzalloc(count * l->size);
 	*items = v;
 	for (const cJSON *el = arr ? arr->child : NULL; el; el = el->next) {
 		char sub[160];
-		snprintf(sub, sizeof sub, "%s%s%s[%zu]", path, *path ? "." : "", name, *n);
+		void *item = v + *n * l->size;
+		snprintf(sub, sizeof sub, "%s%s%s[%zu]", path, *path ? "." : "", l->name, *n);
 		if (!cJSON_IsObject(el))
 			return jr_fail(r, "%s must be a JSON object", sub);
-		if (read(r, el, sub, v + *n * size) < 0)
+		if (l->read ? l->read(r, el, sub, item) < 0
+			    : read_fields_item(r, el, sub, l, item) < 0)
 			return -1;
 		(*n)++;
 	}
 	return 0;
 }
 
-int op_decode_list(const char *method, const char *body, size_t len, const char *name,
-		   size_t size, op_item_fn read, void **items, size_t *n, op_rest_fn rest,
-		   void *out, struct wire_status *st)
+int op_decode_list(const char *method, const char *body, size_t len, const struct op_items *l,
+		   void **items, size_t *n, op_rest_fn rest, void *out, struct wire_status *st)
 {
 	cleanup_cjson cJSON *root = NULL;
 	struct jr r = op_reader(st);
@@ -95,8 +99,7 @@ int op_decode_list(const char *method, const char *body, size_t len, const char 
 	*n = 0;
 	if (op_parse(method, body, len, &root, st) < 0)
 		return -1;
-	if (op_read_items(&r, root, "", name, size, read, items, n) < 0 ||
-	    (rest && rest(&r, root, out) < 0))
+	if (op_read_items(&r, root, "", l, items, n) < 0 || (rest && rest(&r, root, out) < 0))
 		return op_refused(method, st);
 	return 0;
 }
@@ -104,6 +107,23 @@ int op_decode_list(const char *method, const char *body, size_t len, const char 
 cJSON *op_list(cJSON *obj, const char *name)
 {
 	return wire_check_alloc(cJSON_AddArrayToObject(obj, name));
+}
+
+void op_items_json(cJSON *obj, const struct op_items *l, const void *items, size_t n)
+{
+	cJSON *list = op_list(obj, l->name);
+	for (size_t i = 0; i < n; i++) {
+		cJSON *x = jw_object();
+		wire_fields_json(x, l->fields, l->n_fields, (const char *)items + i * l->size);
+		cJSON_AddItemToArray(list, x);
+	}
+}
+
+void op_items_free(const struct op_items *l, void *items, size_t n)
+{
+	for (size_t i = 0; items && i < n; i++)
+		wire_fields_free(l->fields, l->n_fields, (char *)items + i * l->size);
+	free(items);
 }
 
 /* ---- sessions ---- */
@@ -134,104 +154,60 @@ struct wire_operator_session wire_operator_session_of(const struct bh_session_in
 	};
 }
 
-static cJSON *session_json(const struct wire_operator_session *s)
-{
-	cJSON *o = jw_object();
-	jw_string(o, "session", s->fingerprint);
-	jw_string(o, "sandbox", s->sandbox);
-	jw_string(o, "state", s->state);
-	jw_string(o, "isolation", s->isolation);
-	jw_string(o, "minimumIsolation", s->floor);
-	jw_string(o, "principal", s->principal);
-	jw_string(o, "owner", s->owner);
-	jw_string(o, "runKey", s->run_key);
-	jw_u64(o, "calls", s->calls);
-	jw_string(o, "lastRecordSha256", s->last_record_sha256);
-	jw_i64(o, "createdUnixMs", s->created_unix_ms);
-	jw_i64(o, "lastCallUnixMs", s->last_call_unix_ms);
-	jw_i64(o, "expiresUnixMs", s->expires_unix_ms);
-	jw_u64(o, "awakeMs", s->awake_ms);
-	jw_string(o, "endReason", s->end_reason);
-	return o;
-}
+/* A Session's fields in wire order. */
+#define SESSION(member) WIRE_AT(struct wire_operator_session, member)
+static const struct wire_field session_fields[] = {
+	{"session", WIRE_F_STR, SESSION(fingerprint)},
+	{"sandbox", WIRE_F_STR, SESSION(sandbox)},
+	{"state", WIRE_F_STR, SESSION(state)},
+	{"isolation", WIRE_F_STR, SESSION(isolation)},
+	{"minimumIsolation", WIRE_F_STR, SESSION(floor)},
+	{"principal", WIRE_F_STR, SESSION(principal)},
+	{"owner", WIRE_F_STR, SESSION(owner)},
+	{"runKey", WIRE_F_STR, SESSION(run_key)},
+	{"calls", WIRE_F_U64, SESSION(calls)},
+	{"lastRecordSha256", WIRE_F_STR, SESSION(last_record_sha256)},
+	{"createdUnixMs", WIRE_F_I64, SESSION(created_unix_ms)},
+	{"lastCallUnixMs", WIRE_F_I64, SESSION(last_call_unix_ms)},
+	{"expiresUnixMs", WIRE_F_I64, SESSION(expires_unix_ms)},
+	{"awakeMs", WIRE_F_U64, SESSION(awake_ms)},
+	{"endReason", WIRE_F_STR, SESSION(end_reason)},
+};
+#undef SESSION
+
+static const struct op_items session_list =
+	OP_FIELD_ITEMS("sessions", struct wire_operator_session, session_fields);
 
 char *wire_operator_encode_session(const struct wire_operator_session *s)
 {
-	return jw_print(session_json(s));
+	return wire_fields_print(WIRE_FIELDS(session_fields), s);
 }
 
 char *wire_operator_encode_sessions(const struct wire_operator_sessions *s)
 {
 	cJSON *o = jw_object();
-	cJSON *list = op_list(o, "sessions");
-	for (size_t i = 0; i < s->n; i++)
-		cJSON_AddItemToArray(list, session_json(&s->sessions[i]));
+	op_items_json(o, &session_list, s->sessions, s->n);
 	return jw_print(o);
 }
 
 void wire_operator_session_free(struct wire_operator_session *s)
 {
-	if (!s)
-		return;
-	free((char *)s->fingerprint);
-	free((char *)s->sandbox);
-	free((char *)s->state);
-	free((char *)s->isolation);
-	free((char *)s->floor);
-	free((char *)s->principal);
-	free((char *)s->owner);
-	free((char *)s->run_key);
-	free((char *)s->last_record_sha256);
-	free((char *)s->end_reason);
-	memset(s, 0, sizeof *s);
+	wire_fields_clear(WIRE_FIELDS(session_fields), s, sizeof *s);
 }
 
 void wire_operator_sessions_free(struct wire_operator_sessions *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; s->sessions && i < s->n; i++)
-		wire_operator_session_free(&s->sessions[i]);
-	free(s->sessions);
+	op_items_free(&session_list, s->sessions, s->n);
 	memset(s, 0, sizeof *s);
-}
-
-static int read_session(const struct jr *r, const cJSON *o, const char *path, void *item)
-{
-	struct wire_operator_session *out = item;
-	memset(out, 0, sizeof *out);
-	if (op_read_str(r, o, path, "session", &out->fingerprint) < 0 ||
-	    op_read_str(r, o, path, "sandbox", &out->sandbox) < 0 ||
-	    op_read_str(r, o, path, "state", &out->state) < 0 ||
-	    op_read_str(r, o, path, "isolation", &out->isolation) < 0 ||
-	    op_read_str(r, o, path, "minimumIsolation", &out->floor) < 0 ||
-	    op_read_str(r, o, path, "principal", &out->principal) < 0 ||
-	    op_read_str(r, o, path, "owner", &out->owner) < 0 ||
-	    op_read_str(r, o, path, "runKey", &out->run_key) < 0 ||
-	    jr_u64(r, o, path, "calls", &out->calls) < 0 ||
-	    op_read_str(r, o, path, "lastRecordSha256", &out->last_record_sha256) < 0 ||
-	    jr_i64(r, o, path, "createdUnixMs", &out->created_unix_ms) < 0 ||
-	    jr_i64(r, o, path, "lastCallUnixMs", &out->last_call_unix_ms) < 0 ||
-	    jr_i64(r, o, path, "expiresUnixMs", &out->expires_unix_ms) < 0 ||
-	    jr_u64(r, o, path, "awakeMs", &out->awake_ms) < 0 ||
-	    op_read_str(r, o, path, "endReason", &out->end_reason) < 0) {
-		wire_operator_session_free(out);
-		return -1;
-	}
-	return 0;
 }
 
 int wire_operator_decode_session(const char *body, size_t len, struct wire_operator_session *out,
 				 struct wire_status *st)
 {
-	cleanup_cjson cJSON *root = NULL;
-	struct jr r = op_reader(st);
-	memset(out, 0, sizeof *out);
-	if (op_parse("GetSession", body, len, &root, st) < 0)
-		return -1;
-	if (read_session(&r, root, "", out) < 0)
-		return op_refused("GetSession", st);
-	return 0;
+	return op_decode_fields("GetSession", body, len, WIRE_FIELDS(session_fields), out,
+				sizeof *out, st);
 }
 
 int wire_operator_decode_sessions(const char *body, size_t len, struct wire_operator_sessions *out,
@@ -239,8 +215,8 @@ int wire_operator_decode_sessions(const char *body, size_t len, struct wire_oper
 {
 	void *items = NULL;
 	memset(out, 0, sizeof *out);
-	int rc = op_decode_list("ListSessions", body, len, "sessions", sizeof *out->sessions,
-				read_session, &items, &out->n, NULL, NULL, st);
+	int rc = op_decode_list("ListSessions", body, len, &session_list, &items, &out->n, NULL,
+				NULL, st);
 	out->sessions = items;
 	if (rc < 0)
 		wire_operator_sessions_free(out);
@@ -249,42 +225,31 @@ int wire_operator_decode_sessions(const char *body, size_t len, struct wire_oper
 
 /* ---- Close and the other actions ---- */
 
+/* Close's answer in wire order. */
+#define CLOSED(member) WIRE_AT(struct wire_operator_closed, member)
+static const struct wire_field closed_fields[] = {
+	{"session", WIRE_F_STR, CLOSED(session)},
+	{"calls", WIRE_F_U64, CLOSED(calls)},
+	{"lastRecordSha256", WIRE_F_STR, CLOSED(last_record_sha256)},
+	{"endReason", WIRE_F_STR, CLOSED(end_reason)},
+};
+#undef CLOSED
+
 char *wire_operator_encode_closed(const struct wire_operator_closed *c)
 {
-	cJSON *o = jw_object();
-	jw_string(o, "session", c->session);
-	jw_u64(o, "calls", c->calls);
-	jw_string(o, "lastRecordSha256", c->last_record_sha256);
-	jw_string(o, "endReason", c->end_reason);
-	return jw_print(o);
+	return wire_fields_print(WIRE_FIELDS(closed_fields), c);
 }
 
 void wire_operator_closed_free(struct wire_operator_closed *c)
 {
-	if (!c)
-		return;
-	free((char *)c->session);
-	free((char *)c->last_record_sha256);
-	free((char *)c->end_reason);
-	memset(c, 0, sizeof *c);
+	wire_fields_clear(WIRE_FIELDS(closed_fields), c, sizeof *c);
 }
 
 int wire_operator_decode_closed(const char *body, size_t len, struct wire_operator_closed *out,
 				struct wire_status *st)
 {
-	cleanup_cjson cJSON *root = NULL;
-	struct jr r = op_reader(st);
-	memset(out, 0, sizeof *out);
-	if (op_parse("Close", body, len, &root, st) < 0)
-		return -1;
-	if (op_read_str(&r, root, "", "session", &out->session) < 0 ||
-	    jr_u64(&r, root, "", "calls", &out->calls) < 0 ||
-	    op_read_str(&r, root, "", "lastRecordSha256", &out->last_record_sha256) < 0 ||
-	    op_read_str(&r, root, "", "endReason", &out->end_reason) < 0) {
-		wire_operator_closed_free(out);
-		return op_refused("Close", st);
-	}
-	return 0;
+	return op_decode_fields("Close", body, len, WIRE_FIELDS(closed_fields), out, sizeof *out,
+				st);
 }
 
 char *wire_operator_encode_done(void)
@@ -320,20 +285,27 @@ static const char *leak_method(enum wire_operator_leak_list l)
 	return l == WIRE_LEAKS_FOUND ? "Leaks" : "Gc";
 }
 
+/* A leak's fields after its kind (which is read by its name, below), in wire
+ * order, into the engine's fixed slots. */
+#define LEAK(member) WIRE_AT(struct bh_leak, member)
+static const struct wire_field leak_fields[] = {
+	{"sandbox", WIRE_F_FIXED, LEAK(sandbox)},
+	{"session", WIRE_F_FIXED, LEAK(fingerprint)},
+	{"runtime", WIRE_F_FIXED, LEAK(runtime)},
+	{"reason", WIRE_F_FIXED, LEAK(reason)},
+	{"holder", WIRE_F_FIXED, LEAK(holder)},
+	{"firstSeenUnixMs", WIRE_F_I64, LEAK(first_seen_ms)},
+};
+#undef LEAK
+
 char *wire_operator_encode_leaks(enum wire_operator_leak_list l, const struct wire_operator_leaks *v)
 {
 	cJSON *o = jw_object();
 	cJSON *list = op_list(o, wire_operator_leak_list_name(l));
 	for (size_t i = 0; i < v->n; i++) {
-		const struct bh_leak *k = &v->leaks[i];
 		cJSON *x = jw_object();
-		jw_string(x, "kind", bh_leak_kind_name(k->kind));
-		jw_string(x, "sandbox", k->sandbox);
-		jw_string(x, "session", k->fingerprint);
-		jw_string(x, "runtime", k->runtime);
-		jw_string(x, "reason", k->reason);
-		jw_string(x, "holder", k->holder);
-		jw_i64(x, "firstSeenUnixMs", k->first_seen_ms);
+		jw_string(x, "kind", bh_leak_kind_name(v->leaks[i].kind));
+		wire_fields_json(x, WIRE_FIELDS(leak_fields), &v->leaks[i]);
 		cJSON_AddItemToArray(list, x);
 	}
 	return jw_print(o);
@@ -369,12 +341,7 @@ static int read_leak(const struct jr *r, const cJSON *o, const char *path, void 
 	struct bh_leak *out = item;
 	memset(out, 0, sizeof *out);
 	if (read_leak_kind(r, o, path, &out->kind) < 0 ||
-	    op_read_fixed(r, o, path, "sandbox", out->sandbox, sizeof out->sandbox) < 0 ||
-	    op_read_fixed(r, o, path, "session", out->fingerprint, sizeof out->fingerprint) < 0 ||
-	    op_read_fixed(r, o, path, "runtime", out->runtime, sizeof out->runtime) < 0 ||
-	    op_read_fixed(r, o, path, "reason", out->reason, sizeof out->reason) < 0 ||
-	    op_read_fixed(r, o, path, "holder", out->holder, sizeof out->holder) < 0 ||
-	    jr_i64(r, o, path, "firstSeenUnixMs", &out->first_seen_ms) < 0)
+	    wire_fields_read(r, o, path, WIRE_FIELDS(leak_fields), out) < 0)
 		return -1;
 	return 0;
 }
@@ -384,8 +351,10 @@ int wire_operator_decode_leaks(const char *body, size_t len, enum wire_operator_
 {
 	void *items = NULL;
 	memset(out, 0, sizeof *out);
-	int rc = op_decode_list(leak_method(l), body, len, wire_operator_leak_list_name(l),
-				sizeof *out->leaks, read_leak, &items, &out->n, NULL, NULL, st);
+	struct op_items list = {.name = wire_operator_leak_list_name(l),
+				.size = sizeof *out->leaks,
+				.read = read_leak};
+	int rc = op_decode_list(leak_method(l), body, len, &list, &items, &out->n, NULL, NULL, st);
 	out->leaks = items;
 	if (rc < 0)
 		wire_operator_leaks_free(out);
@@ -394,54 +363,58 @@ int wire_operator_decode_leaks(const char *body, size_t len, enum wire_operator_
 
 /* ---- evidence ---- */
 
+/* The evidence answer's fields beside its tiers, a tier's beside its lines,
+ * and a line's, each in wire order. */
+#define EVIDENCE(member) WIRE_AT(struct wire_operator_evidence, member)
+static const struct wire_field evidence_fields[] = {
+	{"strongest", WIRE_F_STR, EVIDENCE(strongest)},
+	{"proving", WIRE_F_BOOL, EVIDENCE(proving)},
+};
+#undef EVIDENCE
+
+#define TIER(member) WIRE_AT(struct wire_operator_tier, member)
+static const struct wire_field tier_fields[] = {
+	{"tier", WIRE_F_STR, TIER(tier)},
+	{"offered", WIRE_F_BOOL, TIER(offered)},
+	{"cached", WIRE_F_BOOL, TIER(cached)},
+	{"runtime", WIRE_F_STR, TIER(runtime)},
+	{"runtimeVersion", WIRE_F_STR, TIER(runtime_version)},
+	{"reason", WIRE_F_STR, TIER(reason)},
+	{"environment", WIRE_F_STR, TIER(environment)},
+};
+#undef TIER
+
+#define LINE(member) WIRE_AT(struct bh_evidence_line, member)
+static const struct wire_field line_fields[] = {
+	{"check", WIRE_F_STR, LINE(name)},
+	{"value", WIRE_F_STR, LINE(value)},
+	{"expect", WIRE_F_STR, LINE(expect)},
+	{"ok", WIRE_F_BOOL, LINE(ok)},
+};
+#undef LINE
+
+static const struct op_items line_list =
+	OP_FIELD_ITEMS("evidence", struct bh_evidence_line, line_fields);
+
 char *wire_operator_encode_evidence(const struct wire_operator_evidence *e)
 {
 	cJSON *o = jw_object();
-	jw_string(o, "strongest", e->strongest);
-	jw_bool(o, "proving", e->proving);
+	wire_fields_json(o, WIRE_FIELDS(evidence_fields), e);
 	cJSON *tiers = op_list(o, "tiers");
 	for (size_t i = 0; i < e->n_tiers; i++) {
 		const struct wire_operator_tier *t = &e->tiers[i];
 		cJSON *x = jw_object();
-		jw_string(x, "tier", t->tier);
-		jw_bool(x, "offered", t->offered);
-		jw_bool(x, "cached", t->cached);
-		jw_string(x, "runtime", t->runtime);
-		jw_string(x, "runtimeVersion", t->runtime_version);
-		jw_string(x, "reason", t->reason);
-		jw_string(x, "environment", t->environment);
-		cJSON *lines = op_list(x, "evidence");
-		for (size_t j = 0; j < t->n_evidence; j++) {
-			cJSON *l = jw_object();
-			jw_string(l, "check", t->evidence[j].name);
-			jw_string(l, "value", t->evidence[j].value);
-			jw_string(l, "expect", t->evidence[j].expect);
-			jw_bool(l, "ok", t->evidence[j].ok);
-			cJSON_AddItemToArray(lines, l);
-		}
+		wire_fields_json(x, WIRE_FIELDS(tier_fields), t);
+		op_items_json(x, &line_list, t->evidence, t->n_evidence);
 		cJSON_AddItemToArray(tiers, x);
 	}
 	return jw_print(o);
 }
 
-static void lines_free(const struct bh_evidence_line *v, size_t n)
-{
-	for (size_t i = 0; v && i < n; i++) {
-		free((char *)v[i].name);
-		free((char *)v[i].value);
-		free((char *)v[i].expect);
-	}
-	free((struct bh_evidence_line *)v);
-}
-
 static void tier_free(struct wire_operator_tier *t)
 {
-	free((char *)t->tier);
-	free((char *)t->runtime);
-	free((char *)t->runtime_version);
-	free((char *)t->reason);
-	free((char *)t->environment);
-	lines_free(t->evidence, t->n_evidence);
+	wire_fields_free(WIRE_FIELDS(tier_fields), t);
+	op_items_free(&line_list, (struct bh_evidence_line *)t->evidence, t->n_evidence);
 	memset(t, 0, sizeof *t);
 }
 
@@ -449,27 +422,11 @@ void wire_operator_evidence_free(struct wire_operator_evidence *e)
 {
 	if (!e)
 		return;
-	free((char *)e->strongest);
+	wire_fields_free(WIRE_FIELDS(evidence_fields), e);
 	for (size_t i = 0; e->tiers && i < e->n_tiers; i++)
 		tier_free((struct wire_operator_tier *)&e->tiers[i]);
 	free((struct wire_operator_tier *)e->tiers);
 	memset(e, 0, sizeof *e);
-}
-
-static int read_line(const struct jr *r, const cJSON *o, const char *path, void *item)
-{
-	struct bh_evidence_line *out = item;
-	if (op_read_str(r, o, path, "check", &out->name) < 0 ||
-	    op_read_str(r, o, path, "value", &out->value) < 0 ||
-	    op_read_str(r, o, path, "expect", &out->expect) < 0 ||
-	    jr_bool(r, o, path, "ok", &out->ok) < 0) {
-		free((char *)out->name);
-		free((char *)out->value);
-		free((char *)out->expect);
-		memset(out, 0, sizeof *out);
-		return -1;
-	}
-	return 0;
 }
 
 static int read_tier(const struct jr *r, const cJSON *o, const char *path, void *item)
@@ -477,18 +434,11 @@ static int read_tier(const struct jr *r, const cJSON *o, const char *path, void 
 	struct wire_operator_tier *out = item;
 	void *lines = NULL;
 	memset(out, 0, sizeof *out);
-	if (op_read_str(r, o, path, "tier", &out->tier) < 0 ||
-	    jr_bool(r, o, path, "offered", &out->offered) < 0 ||
-	    jr_bool(r, o, path, "cached", &out->cached) < 0 ||
-	    op_read_str(r, o, path, "runtime", &out->runtime) < 0 ||
-	    op_read_str(r, o, path, "runtimeVersion", &out->runtime_version) < 0 ||
-	    op_read_str(r, o, path, "reason", &out->reason) < 0 ||
-	    op_read_str(r, o, path, "environment", &out->environment) < 0) {
+	if (wire_fields_read(r, o, path, WIRE_FIELDS(tier_fields), out) < 0) {
 		tier_free(out);
 		return -1;
 	}
-	int rc = op_read_items(r, o, path, "evidence", sizeof *out->evidence, read_line, &lines,
-			       &out->n_evidence);
+	int rc = op_read_items(r, o, path, &line_list, &lines, &out->n_evidence);
 	out->evidence = lines;
 	if (rc < 0)
 		tier_free(out);
@@ -497,11 +447,7 @@ static int read_tier(const struct jr *r, const cJSON *o, const char *path, void 
 
 static int read_evidence_rest(const struct jr *r, const cJSON *root, void *item)
 {
-	struct wire_operator_evidence *out = item;
-	if (op_read_str(r, root, "", "strongest", &out->strongest) < 0 ||
-	    jr_bool(r, root, "", "proving", &out->proving) < 0)
-		return -1;
-	return 0;
+	return wire_fields_read(r, root, "", WIRE_FIELDS(evidence_fields), item);
 }
 
 int wire_operator_decode_evidence(const char *body, size_t len, struct wire_operator_evidence *out,
@@ -509,8 +455,11 @@ int wire_operator_decode_evidence(const char *body, size_t len, struct wire_oper
 {
 	void *items = NULL;
 	memset(out, 0, sizeof *out);
-	int rc = op_decode_list("Evidence", body, len, "tiers", sizeof *out->tiers, read_tier, &items,
-				&out->n_tiers, read_evidence_rest, out, st);
+	static const struct op_items tiers = {.name = "tiers",
+					      .size = sizeof *out->tiers,
+					      .read = read_tier};
+	int rc = op_decode_list("Evidence", body, len, &tiers, &items, &out->n_tiers,
+				read_evidence_rest, out, st);
 	out->tiers = items;
 	if (rc < 0)
 		wire_operator_evidence_free(out);

@@ -5,63 +5,34 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A ListFiles entry in wire order. */
+#define ENTRY(member) WIRE_AT(struct bh_file_entry, member)
+static const struct wire_field entry_fields[] = {
+	{"name", WIRE_F_STR, ENTRY(name)},
+	{"type", WIRE_F_CHAR, ENTRY(type)}, /* one character: f d l p s c b */
+	{"size", WIRE_F_U64, ENTRY(size)},
+	{"mtimeUnixMs", WIRE_F_U64, ENTRY(mtime_ms)},
+	{"target", WIRE_F_STR, ENTRY(target)}, /* a symlink's */
+};
+#undef ENTRY
+
+static const struct op_items entry_list =
+	OP_FIELD_ITEMS("entries", struct bh_file_entry, entry_fields);
+
 char *wire_operator_encode_files(const struct wire_operator_files *f)
 {
 	cJSON *o = jw_object();
-	cJSON *list = op_list(o, "entries");
-	for (size_t i = 0; i < f->n; i++) {
-		const struct bh_file_entry *e = &f->entries[i];
-		cJSON *x = jw_object();
-		char type[2] = {e->type, '\0'};
-		jw_string(x, "name", e->name);
-		jw_string(x, "type", type);
-		jw_u64(x, "size", e->size);
-		jw_u64(x, "mtimeUnixMs", e->mtime_ms);
-		jw_string(x, "target", e->target);
-		cJSON_AddItemToArray(list, x);
-	}
+	op_items_json(o, &entry_list, f->entries, f->n);
 	jw_bool(o, "more", f->more);
 	return jw_print(o);
-}
-
-static void entry_free(struct bh_file_entry *e)
-{
-	free((char *)e->name);
-	free((char *)e->target);
-	memset(e, 0, sizeof *e);
 }
 
 void wire_operator_files_free(struct wire_operator_files *f)
 {
 	if (!f)
 		return;
-	for (size_t i = 0; f->entries && i < f->n; i++)
-		entry_free((struct bh_file_entry *)&f->entries[i]);
-	free((struct bh_file_entry *)f->entries);
+	op_items_free(&entry_list, (struct bh_file_entry *)f->entries, f->n);
 	memset(f, 0, sizeof *f);
-}
-
-static int read_entry(const struct jr *r, const cJSON *o, const char *path, void *item)
-{
-	struct bh_file_entry *out = item;
-	cleanup_free char *type = NULL;
-	size_t type_len = 0;
-	memset(out, 0, sizeof *out);
-	if (op_read_str(r, o, path, "name", &out->name) < 0 ||
-	    jr_string(r, o, path, "type", &type, &type_len) < 0 ||
-	    jr_u64(r, o, path, "size", &out->size) < 0 ||
-	    jr_u64(r, o, path, "mtimeUnixMs", &out->mtime_ms) < 0 ||
-	    op_read_str(r, o, path, "target", &out->target) < 0)
-		goto fail;
-	if (type_len > 1) {
-		jr_fail(r, "%s.type must be one character (f d l p s c b)", path);
-		goto fail;
-	}
-	out->type = type[0];
-	return 0;
-fail:
-	entry_free(out);
-	return -1;
 }
 
 static int read_more(const struct jr *r, const cJSON *root, void *out)
@@ -74,8 +45,8 @@ int wire_operator_decode_files(const char *body, size_t len, struct wire_operato
 {
 	void *items = NULL;
 	memset(out, 0, sizeof *out);
-	int rc = op_decode_list("ListFiles", body, len, "entries", sizeof *out->entries, read_entry,
-				&items, &out->n, read_more, &out->more, st);
+	int rc = op_decode_list("ListFiles", body, len, &entry_list, &items, &out->n, read_more,
+				&out->more, st);
 	out->entries = items;
 	if (rc < 0)
 		wire_operator_files_free(out);

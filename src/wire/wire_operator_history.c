@@ -16,35 +16,49 @@ static void *grow(void *v, size_t n, size_t *cap, size_t size)
 	return wire_check_alloc(realloc(v, *cap * size));
 }
 
-static void cursors_json(cJSON *o, int64_t next_after_id, int64_t next_before_id)
-{
-	jw_i64(o, "nextAfterId", next_after_id);
-	jw_i64(o, "nextBeforeId", next_before_id);
-}
-
 /* A page's cursors: the members of struct wire_operator_records and _events
  * that follow their lists. */
 struct cursors {
 	int64_t next_after_id, next_before_id;
 };
 
+static const struct wire_field cursor_fields[] = {
+	{"nextAfterId", WIRE_F_I64, WIRE_AT(struct cursors, next_after_id)},
+	{"nextBeforeId", WIRE_F_I64, WIRE_AT(struct cursors, next_before_id)},
+};
+
+static void cursors_json(cJSON *o, int64_t next_after_id, int64_t next_before_id)
+{
+	struct cursors c = {next_after_id, next_before_id};
+	wire_fields_json(o, WIRE_FIELDS(cursor_fields), &c);
+}
+
 static int read_cursors(const struct jr *r, const cJSON *root, void *out)
 {
-	struct cursors *c = out;
-	if (jr_i64(r, root, "", "nextAfterId", &c->next_after_id) < 0 ||
-	    jr_i64(r, root, "", "nextBeforeId", &c->next_before_id) < 0)
-		return -1;
-	return 0;
+	return wire_fields_read(r, root, "", WIRE_FIELDS(cursor_fields), out);
 }
 
 /* ---- records ---- */
 
+/* A row's fields in wire order, around its record: the id before it, the
+ * rest after. Its record is read first (a row without one is refused before
+ * anything else is judged), so the two tables keep both orders. */
+#define ROW(member) WIRE_AT(struct wire_operator_record_row, member)
+static const struct wire_field row_head[] = {
+	{"id", WIRE_F_I64, ROW(id)},
+};
+static const struct wire_field row_tail[] = {
+	{"language", WIRE_F_STR, ROW(language)},
+	{"exitCode", WIRE_F_I32, ROW(exit_code)},
+	{"flags", WIRE_F_STR, ROW(flags)},
+	{"durationUs", WIRE_F_I64, ROW(duration_us)},
+};
+#undef ROW
+
 static void row_free(struct wire_operator_record_row *row)
 {
 	wire_record_free(&row->record);
-	free((char *)row->language);
-	free((char *)row->flags);
-	memset(row, 0, sizeof *row);
+	wire_fields_clear(WIRE_FIELDS(row_tail), row, sizeof *row);
 }
 
 void wire_operator_records_add(struct wire_operator_records *page, const struct bh_record_row *row)
@@ -66,12 +80,9 @@ char *wire_operator_encode_records(const struct wire_operator_records *page)
 	for (size_t i = 0; i < page->n; i++) {
 		const struct wire_operator_record_row *row = &page->rows[i];
 		cJSON *x = jw_object();
-		jw_i64(x, "id", row->id);
+		wire_fields_json(x, WIRE_FIELDS(row_head), row);
 		jw_add(x, "record", wire_record_json(&row->record));
-		jw_string(x, "language", row->language);
-		jw_i32(x, "exitCode", row->exit_code);
-		jw_string(x, "flags", row->flags);
-		jw_i64(x, "durationUs", row->duration_us);
+		wire_fields_json(x, WIRE_FIELDS(row_tail), row);
 		cJSON_AddItemToArray(list, x);
 	}
 	cursors_json(o, page->next_after_id, page->next_before_id);
@@ -102,11 +113,8 @@ static int read_row(const struct jr *r, const cJSON *o, const char *path, void *
 	snprintf(sub, sizeof sub, "%s.record", path);
 	if (wire_record_read(r, rec, sub, &out->record) < 0)
 		return -1;
-	if (jr_i64(r, o, path, "id", &out->id) < 0 ||
-	    op_read_str(r, o, path, "language", &out->language) < 0 ||
-	    jr_i32(r, o, path, "exitCode", &out->exit_code) < 0 ||
-	    op_read_str(r, o, path, "flags", &out->flags) < 0 ||
-	    jr_i64(r, o, path, "durationUs", &out->duration_us) < 0) {
+	if (wire_fields_read(r, o, path, WIRE_FIELDS(row_head), out) < 0 ||
+	    wire_fields_read(r, o, path, WIRE_FIELDS(row_tail), out) < 0) {
 		row_free(out);
 		return -1;
 	}
@@ -119,8 +127,11 @@ int wire_operator_decode_records(const char *body, size_t len, struct wire_opera
 	void *items = NULL;
 	struct cursors c = {0};
 	memset(out, 0, sizeof *out);
-	int rc = op_decode_list("ListRecords", body, len, "records", sizeof *out->rows, read_row,
-				&items, &out->n, read_cursors, &c, st);
+	static const struct op_items rows = {.name = "records",
+					     .size = sizeof *out->rows,
+					     .read = read_row};
+	int rc = op_decode_list("ListRecords", body, len, &rows, &items, &out->n, read_cursors, &c,
+				st);
 	*out = (struct wire_operator_records){items, out->n, out->n, c.next_after_id,
 					      c.next_before_id};
 	if (rc < 0)
@@ -130,42 +141,30 @@ int wire_operator_decode_records(const char *body, size_t len, struct wire_opera
 
 /* ---- events ---- */
 
-static void event_free(struct bh_event *ev)
-{
-	free((char *)ev->kind);
-	free((char *)ev->session);
-	free((char *)ev->sandbox);
-	free((char *)ev->detail);
-	memset(ev, 0, sizeof *ev);
-}
+/* An event's fields in wire order: all of struct bh_event. */
+#define EVENT(member) WIRE_AT(struct bh_event, member)
+static const struct wire_field event_fields[] = {
+	{"id", WIRE_F_I64, EVENT(id)}, /* commit order: the page's cursors */
+	{"atUnixMs", WIRE_F_I64, EVENT(at_unix_ms)},
+	{"kind", WIRE_F_STR, EVENT(kind)},
+	{"session", WIRE_F_STR, EVENT(session)},
+	{"sandbox", WIRE_F_STR, EVENT(sandbox)},
+	{"detail", WIRE_F_STR, EVENT(detail)},
+};
+#undef EVENT
+
+static const struct op_items event_list = OP_FIELD_ITEMS("events", struct bh_event, event_fields);
 
 void wire_operator_events_add(struct wire_operator_events *page, const struct bh_event *ev)
 {
 	page->events = grow(page->events, page->n, &page->cap, sizeof *page->events);
-	struct bh_event *dst = &page->events[page->n++];
-	dst->id = ev->id;
-	dst->at_unix_ms = ev->at_unix_ms;
-	dst->kind = xstrdup(ev->kind);
-	dst->session = xstrdup(ev->session);
-	dst->sandbox = xstrdup(ev->sandbox);
-	dst->detail = xstrdup(ev->detail);
+	wire_fields_copy(WIRE_FIELDS(event_fields), &page->events[page->n++], ev);
 }
 
 char *wire_operator_encode_events(const struct wire_operator_events *page)
 {
 	cJSON *o = jw_object();
-	cJSON *list = op_list(o, "events");
-	for (size_t i = 0; i < page->n; i++) {
-		const struct bh_event *ev = &page->events[i];
-		cJSON *x = jw_object();
-		jw_i64(x, "id", ev->id);
-		jw_i64(x, "atUnixMs", ev->at_unix_ms);
-		jw_string(x, "kind", ev->kind);
-		jw_string(x, "session", ev->session);
-		jw_string(x, "sandbox", ev->sandbox);
-		jw_string(x, "detail", ev->detail);
-		cJSON_AddItemToArray(list, x);
-	}
+	op_items_json(o, &event_list, page->events, page->n);
 	cursors_json(o, page->next_after_id, page->next_before_id);
 	return jw_print(o);
 }
@@ -174,26 +173,8 @@ void wire_operator_events_free(struct wire_operator_events *page)
 {
 	if (!page)
 		return;
-	for (size_t i = 0; page->events && i < page->n; i++)
-		event_free(&page->events[i]);
-	free(page->events);
+	op_items_free(&event_list, page->events, page->n);
 	memset(page, 0, sizeof *page);
-}
-
-static int read_event(const struct jr *r, const cJSON *o, const char *path, void *item)
-{
-	struct bh_event *out = item;
-	memset(out, 0, sizeof *out);
-	if (jr_i64(r, o, path, "id", &out->id) < 0 ||
-	    jr_i64(r, o, path, "atUnixMs", &out->at_unix_ms) < 0 ||
-	    op_read_str(r, o, path, "kind", &out->kind) < 0 ||
-	    op_read_str(r, o, path, "session", &out->session) < 0 ||
-	    op_read_str(r, o, path, "sandbox", &out->sandbox) < 0 ||
-	    op_read_str(r, o, path, "detail", &out->detail) < 0) {
-		event_free(out);
-		return -1;
-	}
-	return 0;
 }
 
 int wire_operator_decode_events(const char *body, size_t len, struct wire_operator_events *out,
@@ -202,8 +183,8 @@ int wire_operator_decode_events(const char *body, size_t len, struct wire_operat
 	void *items = NULL;
 	struct cursors c = {0};
 	memset(out, 0, sizeof *out);
-	int rc = op_decode_list("ListEvents", body, len, "events", sizeof *out->events, read_event,
-				&items, &out->n, read_cursors, &c, st);
+	int rc = op_decode_list("ListEvents", body, len, &event_list, &items, &out->n, read_cursors,
+				&c, st);
 	*out = (struct wire_operator_events){items, out->n, out->n, c.next_after_id,
 					     c.next_before_id};
 	if (rc < 0)

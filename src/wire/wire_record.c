@@ -6,25 +6,33 @@
 
 #include <string.h>
 
+/* RunRecord's fields in its wire order. The strings are owned once the wire
+ * has made them; the digests and the session sit in the record's own slots. */
+#define RECORD(member) WIRE_AT(struct bh_record, member)
+static const struct wire_field record_fields[] = {
+	{"version", WIRE_F_VERSION, RECORD(version)},
+	{"requestSha256", WIRE_F_DIGEST, RECORD(request_sha256)},
+	{"resultSha256", WIRE_F_DIGEST, RECORD(result_sha256)},
+	{"provider", WIRE_F_STR, RECORD(provider)},
+	{"isolation", WIRE_F_STR, RECORD(isolation)},
+	{"environment", WIRE_F_STR, RECORD(environment)},
+	{"policy", WIRE_F_STR, RECORD(policy)},
+	{"startedUnixMs", WIRE_F_I64, RECORD(started_unix_ms)},
+	{"endedUnixMs", WIRE_F_I64, RECORD(ended_unix_ms)},
+	{"session", WIRE_F_DIGEST, RECORD(session)},
+	{"sequence", WIRE_F_U64, RECORD(sequence)},
+	{"previousSha256", WIRE_F_DIGEST, RECORD(previous_sha256)},
+	{"recordSha256", WIRE_F_DIGEST, RECORD(record_sha256)},
+	{"softwareIdentity", WIRE_F_STR, RECORD(software_identity)},
+	{"softwareRuleId", WIRE_F_STR, RECORD(software_rule_id)},
+	{"unanswered", WIRE_F_STR, RECORD(unanswered)},
+};
+#undef RECORD
+
 cJSON *wire_record_json(const struct bh_record *rec)
 {
 	cJSON *o = jw_object();
-	jw_u32(o, "version", rec->version > 0 ? (uint32_t)rec->version : 0);
-	jw_string(o, "requestSha256", rec->request_sha256);
-	jw_string(o, "resultSha256", rec->result_sha256);
-	jw_string(o, "provider", rec->provider);
-	jw_string(o, "isolation", rec->isolation);
-	jw_string(o, "environment", rec->environment);
-	jw_string(o, "policy", rec->policy);
-	jw_i64(o, "startedUnixMs", rec->started_unix_ms);
-	jw_i64(o, "endedUnixMs", rec->ended_unix_ms);
-	jw_string(o, "session", rec->session);
-	jw_u64(o, "sequence", rec->sequence);
-	jw_string(o, "previousSha256", rec->previous_sha256);
-	jw_string(o, "recordSha256", rec->record_sha256);
-	jw_string(o, "softwareIdentity", rec->software_identity);
-	jw_string(o, "softwareRuleId", rec->software_rule_id);
-	jw_string(o, "unanswered", rec->unanswered);
+	wire_fields_json(o, WIRE_FIELDS(record_fields), rec);
 	return o;
 }
 
@@ -33,98 +41,33 @@ char *wire_encode_record(const struct bh_record *rec)
 	return jw_print(wire_record_json(rec));
 }
 
+/* Every string an owned "", so a record half read (or copied into an error)
+ * never holds a NULL one. */
 void wire_record_init(struct bh_record *rec)
 {
 	memset(rec, 0, sizeof *rec);
-	rec->unanswered = xstrdup("");
-	rec->provider = xstrdup("");
-	rec->isolation = xstrdup("");
-	rec->environment = xstrdup("");
-	rec->policy = xstrdup("");
-	rec->software_identity = xstrdup("");
-	rec->software_rule_id = xstrdup("");
+	for (size_t i = 0; i < ARRAY_SIZE(record_fields); i++)
+		if (record_fields[i].kind == WIRE_F_STR)
+			*(char **)((char *)rec + record_fields[i].offset) = xstrdup("");
 }
 
 void wire_record_free(struct bh_record *rec)
 {
-	if (!rec)
-		return;
-	free((char *)rec->unanswered);
-	free((char *)rec->provider);
-	free((char *)rec->isolation);
-	free((char *)rec->environment);
-	free((char *)rec->policy);
-	free((char *)rec->software_identity);
-	free((char *)rec->software_rule_id);
-	memset(rec, 0, sizeof *rec);
+	wire_fields_clear(WIRE_FIELDS(record_fields), rec, sizeof *rec);
 }
 
 void wire_record_copy(struct bh_record *dst, const struct bh_record *src)
 {
-	*dst = *src;
-	dst->unanswered = xstrdup(src->unanswered);
-	dst->provider = xstrdup(src->provider);
-	dst->isolation = xstrdup(src->isolation);
-	dst->environment = xstrdup(src->environment);
-	dst->policy = xstrdup(src->policy);
-	dst->software_identity = xstrdup(src->software_identity);
-	dst->software_rule_id = xstrdup(src->software_rule_id);
-}
-
-/* A digest field must fit the record's 64-hex slot. */
-static int read_digest(const struct jr *r, const cJSON *obj, const char *path, const char *name,
-		       char dst[65])
-{
-	cleanup_free char *s = NULL;
-	size_t n = 0;
-	if (jr_string(r, obj, path, name, &s, &n) < 0)
-		return -1;
-	if (n > 64)
-		return jr_fail(r, "%s%s%s is longer than a SHA-256 hex digest", path, *path ? "." : "",
-			       name);
-	memcpy(dst, s, n + 1);
-	return 0;
-}
-
-static int read_owned(const struct jr *r, const cJSON *obj, const char *path, const char *name,
-		      const char **dst)
-{
-	char *s = NULL;
-	if (jr_string(r, obj, path, name, &s, NULL) < 0)
-		return -1;
-	free((char *)*dst);
-	*dst = s;
-	return 0;
+	wire_fields_copy(WIRE_FIELDS(record_fields), dst, src);
 }
 
 int wire_record_read(const struct jr *r, const cJSON *obj, const char *path, struct bh_record *out)
 {
-	uint32_t version = 0;
 	wire_record_init(out);
-	if (jr_u32(r, obj, path, "version", &version) < 0 ||
-	    read_digest(r, obj, path, "requestSha256", out->request_sha256) < 0 ||
-	    read_digest(r, obj, path, "resultSha256", out->result_sha256) < 0 ||
-	    read_owned(r, obj, path, "provider", &out->provider) < 0 ||
-	    read_owned(r, obj, path, "isolation", &out->isolation) < 0 ||
-	    read_owned(r, obj, path, "environment", &out->environment) < 0 ||
-	    read_owned(r, obj, path, "policy", &out->policy) < 0 ||
-	    jr_i64(r, obj, path, "startedUnixMs", &out->started_unix_ms) < 0 ||
-	    jr_i64(r, obj, path, "endedUnixMs", &out->ended_unix_ms) < 0 ||
-	    read_digest(r, obj, path, "session", out->session) < 0 ||
-	    jr_u64(r, obj, path, "sequence", &out->sequence) < 0 ||
-	    read_digest(r, obj, path, "previousSha256", out->previous_sha256) < 0 ||
-	    read_digest(r, obj, path, "recordSha256", out->record_sha256) < 0 ||
-	    read_owned(r, obj, path, "softwareIdentity", &out->software_identity) < 0 ||
-	    read_owned(r, obj, path, "softwareRuleId", &out->software_rule_id) < 0 ||
-	    read_owned(r, obj, path, "unanswered", &out->unanswered) < 0) {
+	if (wire_fields_read(r, obj, path, WIRE_FIELDS(record_fields), out) < 0) {
 		wire_record_free(out);
 		return -1;
 	}
-	if (version > INT32_MAX) {
-		wire_record_free(out);
-		return jr_fail(r, "%s%sversion is out of range", path, *path ? "." : "");
-	}
-	out->version = (int)version;
 	return 0;
 }
 

@@ -249,29 +249,26 @@ int wire_decode_session_run_response(const char *body, size_t len,
 
 /* ---- OpenSessionResponse ---- */
 
+#define OPENED(member) WIRE_AT(struct wire_open_session_response, member)
+static const struct wire_field open_fields[] = {
+	{"sessionId", WIRE_F_STR, OPENED(session_id)}, /* the secret that names it in calls */
+	{"session", WIRE_F_STR, OPENED(session)},
+	{"sandbox", WIRE_F_STR, OPENED(sandbox)},
+	{"isolation", WIRE_F_STR, OPENED(isolation)},
+	{"expiresUnixMs", WIRE_F_I64, OPENED(expires_unix_ms)},
+	{"idleTimeoutMs", WIRE_F_U32, OPENED(idle_timeout_ms)},
+	{"softwareIdentity", WIRE_F_STR, OPENED(software_identity)},
+};
+#undef OPENED
+
 char *wire_encode_open_session_response(const struct wire_open_session_response *r)
 {
-	cJSON *o = jw_object();
-	jw_string(o, "sessionId", r->session_id);
-	jw_string(o, "session", r->session);
-	jw_string(o, "sandbox", r->sandbox);
-	jw_string(o, "isolation", r->isolation);
-	jw_i64(o, "expiresUnixMs", r->expires_unix_ms);
-	jw_u32(o, "idleTimeoutMs", r->idle_timeout_ms);
-	jw_string(o, "softwareIdentity", r->software_identity);
-	return jw_print(o);
+	return wire_fields_print(WIRE_FIELDS(open_fields), r);
 }
 
 void wire_open_session_response_free(struct wire_open_session_response *r)
 {
-	if (!r)
-		return;
-	free((char *)r->session_id);
-	free((char *)r->session);
-	free((char *)r->sandbox);
-	free((char *)r->isolation);
-	free((char *)r->software_identity);
-	memset(r, 0, sizeof *r);
+	wire_fields_clear(WIRE_FIELDS(open_fields), r, sizeof *r);
 }
 
 int wire_decode_open_session_response(const char *body, size_t len,
@@ -282,13 +279,7 @@ int wire_decode_open_session_response(const char *body, size_t len,
 	memset(out, 0, sizeof *out);
 	if (parse_answer(body, len, "OpenSessionResponse", &root, st) < 0)
 		return -1;
-	if (read_str(&r, root, "", "sessionId", &out->session_id) < 0 ||
-	    read_str(&r, root, "", "session", &out->session) < 0 ||
-	    read_str(&r, root, "", "sandbox", &out->sandbox) < 0 ||
-	    read_str(&r, root, "", "isolation", &out->isolation) < 0 ||
-	    jr_i64(&r, root, "", "expiresUnixMs", &out->expires_unix_ms) < 0 ||
-	    jr_u32(&r, root, "", "idleTimeoutMs", &out->idle_timeout_ms) < 0 ||
-	    read_str(&r, root, "", "softwareIdentity", &out->software_identity) < 0) {
+	if (wire_fields_read(&r, root, "", WIRE_FIELDS(open_fields), out) < 0) {
 		wire_open_session_response_free(out);
 		return -1;
 	}
@@ -297,23 +288,26 @@ int wire_decode_open_session_response(const char *body, size_t len,
 
 /* ---- CloseSessionResponse ---- */
 
+/* Its fields before "ended", a SessionEnd by name or number (put_end). */
+#define CLOSED(member) WIRE_AT(struct wire_close_session_response, member)
+static const struct wire_field close_fields[] = {
+	{"session", WIRE_F_STR, CLOSED(session)},
+	{"calls", WIRE_F_U64, CLOSED(calls)},
+	{"lastRecordSha256", WIRE_F_STR, CLOSED(last_record_sha256)},
+};
+#undef CLOSED
+
 char *wire_encode_close_session_response(const struct wire_close_session_response *r)
 {
 	cJSON *o = jw_object();
-	jw_string(o, "session", r->session);
-	jw_u64(o, "calls", r->calls);
-	jw_string(o, "lastRecordSha256", r->last_record_sha256);
+	wire_fields_json(o, WIRE_FIELDS(close_fields), r);
 	put_end(o, "ended", r->ended);
 	return jw_print(o);
 }
 
 void wire_close_session_response_free(struct wire_close_session_response *r)
 {
-	if (!r)
-		return;
-	free((char *)r->session);
-	free((char *)r->last_record_sha256);
-	memset(r, 0, sizeof *r);
+	wire_fields_clear(WIRE_FIELDS(close_fields), r, sizeof *r);
 }
 
 int wire_decode_close_session_response(const char *body, size_t len,
@@ -324,9 +318,7 @@ int wire_decode_close_session_response(const char *body, size_t len,
 	memset(out, 0, sizeof *out);
 	if (parse_answer(body, len, "CloseSessionResponse", &root, st) < 0)
 		return -1;
-	if (read_str(&r, root, "", "session", &out->session) < 0 ||
-	    jr_u64(&r, root, "", "calls", &out->calls) < 0 ||
-	    read_str(&r, root, "", "lastRecordSha256", &out->last_record_sha256) < 0 ||
+	if (wire_fields_read(&r, root, "", WIRE_FIELDS(close_fields), out) < 0 ||
 	    read_end(&r, root, "", "ended", &out->ended) < 0) {
 		wire_close_session_response_free(out);
 		return -1;
