@@ -1,7 +1,7 @@
 # The operator console (ncurses). Depends on the engine's public API (through
 # its sources only) and, for attach mode, on the client.
 pkg_check_modules(NCURSES REQUIRED IMPORTED_TARGET ncursesw)
-add_library(bulkhead-ui STATIC
+bh_library(bulkhead-ui ui
   ui/app.c
   ui/ui_files.c
   ui/prompt.c
@@ -24,5 +24,4 @@ add_library(bulkhead-ui STATIC
   ui/views/runs.c
   ui/views/sandboxes.c
   ui/views/walls.c)
-target_include_directories(bulkhead-ui PUBLIC ${CMAKE_SOURCE_DIR}/include/bulkhead PRIVATE ui)
 target_link_libraries(bulkhead-ui PUBLIC bulkhead bulkhead-client bulkhead-scenario PkgConfig::NCURSES)

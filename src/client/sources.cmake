@@ -1,7 +1,7 @@
 # libbulkhead-client: a libcurl client of a daemon (the console's attach
 # mode and the CLI). Depends on wire and, through it, the engine's types.
 find_package(CURL REQUIRED)
-add_library(bulkhead-client STATIC
+bh_library(bulkhead-client src/client
   src/client/check.c
   src/client/errors.c
   src/client/manager.c
@@ -14,5 +14,4 @@ add_library(bulkhead-client STATIC
   src/client/discover.c
   src/client/transport.c
   src/client/wait.c)
-target_include_directories(bulkhead-client PUBLIC ${CMAKE_SOURCE_DIR}/include/bulkhead PRIVATE src/client)
 target_link_libraries(bulkhead-client PUBLIC bulkhead-wire CURL::libcurl PkgConfig::CRYPTO)

@@ -1,6 +1,6 @@
 # `bulkhead serve`: the engine behind HTTP. Depends on wire and the engine.
 pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
-add_library(bulkhead-daemon STATIC
+bh_library(bulkhead-daemon src/daemon
   src/daemon/audit.c
   src/daemon/call.c
   src/daemon/clients.c
@@ -14,5 +14,4 @@ add_library(bulkhead-daemon STATIC
   src/daemon/sandbox_service.c
   src/daemon/server.c
   src/daemon/why.c)
-target_include_directories(bulkhead-daemon PUBLIC ${CMAKE_SOURCE_DIR}/include/bulkhead PRIVATE src/daemon)
 target_link_libraries(bulkhead-daemon PUBLIC bulkhead-wire PkgConfig::MHD PkgConfig::CRYPTO)

@@ -1,6 +1,6 @@
 # plimsoll.v1 / bulkhead.v1 wire messages (cJSON, hand-encoded protobuf details).
 # Depends only on the engine's public types and its record encoding.
-add_library(bulkhead-wire STATIC
+bh_library(bulkhead-wire src/wire
   src/wire/base64.c
   src/wire/wire_body.c
   src/wire/wire_check.c
@@ -17,5 +17,4 @@ add_library(bulkhead-wire STATIC
   src/wire/wire_requests.c
   src/wire/wire_responses.c
   src/wire/wire_util.c)
-target_include_directories(bulkhead-wire PUBLIC ${CMAKE_SOURCE_DIR}/include/bulkhead PRIVATE src/wire)
 target_link_libraries(bulkhead-wire PUBLIC bulkhead m)

@@ -228,6 +228,15 @@ static int span_string(const struct field *f, char **out)
 	return 0;
 }
 
+/* A proto3 enum field: a varint, its low 32 bits an int32 (as_int32). */
+static int enum_field(const struct field *f, int32_t *v)
+{
+	if (want(f, WT_VARINT) < 0)
+		return -1;
+	*v = as_int32(f->v);
+	return 0;
+}
+
 int wire_pb_decode_not_dispatched(const uint8_t *p, size_t n, enum wire_refusal *reason)
 {
 	struct rd r = {p, n, 0};
@@ -236,11 +245,8 @@ int wire_pb_decode_not_dispatched(const uint8_t *p, size_t n, enum wire_refusal 
 	while (r.i < r.n) {
 		if (rd_field(&r, &f) < 0)
 			return -1;
-		if (f.number == 1) {
-			if (want(&f, WT_VARINT) < 0)
-				return -1;
-			v = as_int32(f.v);
-		}
+		if (f.number == 1 && enum_field(&f, &v) < 0)
+			return -1;
 	}
 	*reason = (enum wire_refusal)v;
 	return 0;
@@ -263,9 +269,8 @@ int wire_pb_decode_session_ended(const uint8_t *p, size_t n, enum wire_session_e
 		if (rd_field(&r, &f) < 0)
 			return -1;
 		if (f.number == 1) {
-			if (want(&f, WT_VARINT) < 0)
+			if (enum_field(&f, &v) < 0)
 				return -1;
-			v = as_int32(f.v);
 		} else if (f.number == 2) {
 			if (want(&f, WT_LEN) < 0 || span_string(&f, &text) < 0)
 				return -1;
