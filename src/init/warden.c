@@ -3,7 +3,8 @@
  * and paused ones frozen, until some later engine or `bulkhead gc` came by —
  * which may be never. The warden waits on the engine's pidfd; when the
  * engine is gone it kills every process left in the engine's cgroups
- * (thawing paused ones so the kill lands) and exits. Hibernated sandboxes
+ * (thawing paused ones so the kill lands), removes those cgroups once they
+ * are empty, and exits. Hibernated sandboxes
  * have no processes: their images wait for the next engine or for gc.
  *
  * It steps aside when a new engine already holds the state directory: that
@@ -35,6 +36,10 @@
 #include <linux/magic.h>
 
 #define KILL_BUDGET_MS 10000
+/* Killed processes leave their cgroups once reaped, in a few ms; a cgroup
+ * still busy after this is left (gc finds it) rather than keeping the lock
+ * from the next engine. */
+#define REMOVE_BUDGET_MS 1000
 
 static bool is_cgroup_fs(const char *path)
 {
@@ -79,8 +84,14 @@ static int kill_leaf(const char *leaf)
 	return seen;
 }
 
-/* One pass over the engine's parent in every hierarchy. */
-static int kill_pass(const char *parent)
+/* What one pass does to each of the engine's leaf cgroups. */
+enum pass_step { PASS_KILL, PASS_REMOVE };
+
+/* One pass over the engine's parent in every hierarchy: kill what each leaf
+ * holds (returns how many processes it saw), or remove the leaves and the
+ * parent (returns how many directories stayed: a process not yet reaped
+ * keeps its cgroup busy). */
+static int tree_pass(const char *parent, enum pass_step step)
 {
 	int seen = 0;
 	char base[PATH_MAX / 2];
@@ -108,9 +119,14 @@ static int kill_pass(const char *parent)
 			char leaf[PATH_MAX];
 			if (snprintf(leaf, sizeof leaf, "%s/%s", base, l->d_name) >= (int)sizeof leaf)
 				continue;
-			seen += kill_leaf(leaf);
+			if (step == PASS_KILL)
+				seen += kill_leaf(leaf);
+			else if (rmdir(leaf) < 0 && errno != ENOENT)
+				seen++;
 		}
 		closedir(d);
+		if (step == PASS_REMOVE && rmdir(base) < 0 && errno != ENOENT)
+			seen++;
 next:
 		if (v2)
 			break;
@@ -169,7 +185,14 @@ int bh_warden_main(int argc, char **argv)
 		/* Only a courtesy to the next engine, which then waits less. */
 	}
 	uint64_t deadline = now_mono_ms() + KILL_BUDGET_MS;
-	while (kill_pass(parent) > 0 && now_mono_ms() < deadline)
+	while (tree_pass(parent, PASS_KILL) > 0 && now_mono_ms() < deadline)
+		usleep(20 * 1000);
+	/* Then the empty cgroups go too, still under the lock: on a fresh
+	 * state directory (every test's) no later engine would ever open this
+	 * one's tree again to remove them. The runtimes' own records stay for
+	 * the next engine or `bulkhead gc`. */
+	uint64_t remove_by = now_mono_ms() + REMOVE_BUDGET_MS;
+	while (tree_pass(parent, PASS_REMOVE) > 0 && now_mono_ms() < remove_by)
 		usleep(20 * 1000);
 	close(lock);
 	return 0;

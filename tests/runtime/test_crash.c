@@ -176,9 +176,10 @@ static int procs_below_parent(void)
 }
 
 /* The worker dies and no engine ever comes back: its warden still stops
- * every sandbox it left, the paused one included. */
-Test(crash, a_dead_engines_sandboxes_stop_even_if_no_engine_starts_again, .init = setup,
-     .fini = teardown)
+ * every sandbox it left, the paused one included, and removes their cgroups
+ * (a test's fresh state directory is never opened again to remove them). */
+Test(crash, a_dead_engines_sandboxes_stop_and_their_cgroups_go_even_if_no_engine_starts_again,
+     .init = setup, .fini = teardown)
 {
 	int p[2];
 	cr_assert_eq(pipe(p), 0);
@@ -221,6 +222,18 @@ Test(crash, a_dead_engines_sandboxes_stop_even_if_no_engine_starts_again, .init 
 	for (int i = 0; i < 50 && (left = procs_below_parent()) > 0; i++)
 		usleep(100 * 1000);
 	cr_assert_eq(left, 0, "%d processes of the dead engine's sandboxes still run", left);
+	char dirs[4096] = "";
+	for (int i = 0; i < 50; i++, usleep(100 * 1000)) {
+		/* Real cgroups only: under the hidden hybrid mount (a tmpfs of
+		 * this process's namespace) crun's plain directories go with it. */
+		harness_sh_into(dirs, sizeof dirs,
+				"for d in /sys/fs/cgroup/*%s; do [ -d \"$d\" ] && "
+				"[ \"$(stat -f -c %%T \"$d\")\" != tmpfs ] && echo \"$d\"; done; true",
+				cg_parent);
+		if (!dirs[0])
+			break;
+	}
+	cr_assert_str_empty(dirs, "the dead engine's cgroups are still there: %s", dirs);
 	/* The next engine then finds only stopped containers to delete. */
 	harness_open_at(&h, state, NULL);
 	char *containers = harness_runtime_list(&h);
