@@ -150,6 +150,12 @@ int ui_collect_event(void *arg, const struct bh_event *ev);
 void ui_answer_records(ui_records_fn cb, void *arg, int rc, struct ui_record_rows *x, bh_error *err);
 void ui_answer_events(ui_events_fn cb, void *arg, int rc, struct ui_event_rows *x, bh_error *err);
 
+/* A session in the operator API's shape (a daemon's answer, or the
+ * embedded engine's through wire_operator_session_of) as the console's row;
+ * "mine" is the source's to set. */
+struct wire_operator_session;
+void ui_session_from(struct ui_session *out, const struct wire_operator_session *o);
+
 /* Copies a record into the console's form (shared by the sources). */
 void ui_record_from(struct ui_record *out, int64_t id, const struct bh_record *r, const char *language,
 		    const char *flags, int exit_code, int64_t duration_us);

@@ -137,21 +137,7 @@ static void on_sessions(void *arg, struct wire_operator_sessions *res,
 	for (size_t i = 0; i < res->n; i++) {
 		const struct wire_operator_session *o = &res->sessions[i];
 		struct ui_session *r = &rows[i];
-		snprintf(r->fp, sizeof r->fp, "%s", o->fingerprint);
-		snprintf(r->sandbox, sizeof r->sandbox, "%s", o->sandbox);
-		snprintf(r->state, sizeof r->state, "%s", o->state);
-		snprintf(r->tier, sizeof r->tier, "%s", o->isolation);
-		snprintf(r->floor, sizeof r->floor, "%s", o->floor);
-		snprintf(r->principal, sizeof r->principal, "%s", o->principal);
-		snprintf(r->owner, sizeof r->owner, "%s", o->owner);
-		snprintf(r->run_key, sizeof r->run_key, "%s", o->run_key);
-		snprintf(r->last_record, sizeof r->last_record, "%s", o->last_record_sha256);
-		snprintf(r->end_reason, sizeof r->end_reason, "%s", o->end_reason);
-		r->calls = o->calls;
-		r->awake_ms = o->awake_ms;
-		r->created_ms = o->created_unix_ms;
-		r->last_call_ms = o->last_call_unix_ms;
-		r->expires_ms = o->expires_unix_ms;
+		ui_session_from(r, o);
 		r->mine = is_mine(a->m, r->fp);
 	}
 	struct ask done = ask_end(a);

@@ -1,9 +1,11 @@
 /* What the sources share. */
 #include "source.h"
 #include "record.h"
+#include "wire_operator.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void *grow(void *p, size_t n, size_t *cap, size_t size)
 {
@@ -36,6 +38,26 @@ int ui_collect_event(void *arg, const struct bh_event *ev)
 	snprintf(o->sandbox, sizeof o->sandbox, "%s", ev->sandbox ? ev->sandbox : "");
 	snprintf(o->detail, sizeof o->detail, "%s", ev->detail ? ev->detail : "");
 	return 0;
+}
+
+void ui_session_from(struct ui_session *r, const struct wire_operator_session *o)
+{
+	memset(r, 0, sizeof *r);
+	snprintf(r->fp, sizeof r->fp, "%s", o->fingerprint);
+	snprintf(r->sandbox, sizeof r->sandbox, "%s", o->sandbox);
+	snprintf(r->state, sizeof r->state, "%s", o->state);
+	snprintf(r->tier, sizeof r->tier, "%s", o->isolation);
+	snprintf(r->floor, sizeof r->floor, "%s", o->floor);
+	snprintf(r->principal, sizeof r->principal, "%s", o->principal);
+	snprintf(r->owner, sizeof r->owner, "%s", o->owner);
+	snprintf(r->run_key, sizeof r->run_key, "%s", o->run_key);
+	snprintf(r->last_record, sizeof r->last_record, "%s", o->last_record_sha256);
+	snprintf(r->end_reason, sizeof r->end_reason, "%s", o->end_reason);
+	r->calls = o->calls;
+	r->awake_ms = o->awake_ms;
+	r->created_ms = o->created_unix_ms;
+	r->last_call_ms = o->last_call_unix_ms;
+	r->expires_ms = o->expires_unix_ms;
 }
 
 void ui_record_from(struct ui_record *o, int64_t id, const struct bh_record *r, const char *language,

@@ -2,6 +2,7 @@
  * them; the console's loop polls the engine's descriptor. */
 #include "source.h"
 #include "record.h"
+#include "wire_operator.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,21 +105,8 @@ static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
 		struct bh_session_info in;
 		bh_session_get_info(list[i], &in);
 		struct ui_session *r = &rows[i];
-		snprintf(r->fp, sizeof r->fp, "%s", in.fingerprint);
-		snprintf(r->sandbox, sizeof r->sandbox, "%s", in.sandbox ? in.sandbox : "");
-		snprintf(r->state, sizeof r->state, "%s", bh_session_state_name(in.state));
-		snprintf(r->tier, sizeof r->tier, "%s", bh_tier_name(in.tier));
-		snprintf(r->floor, sizeof r->floor, "%s", in.floor > BH_TIER_NONE ? bh_tier_name(in.floor) : "");
-		snprintf(r->principal, sizeof r->principal, "%s", in.principal ? in.principal : "");
-		snprintf(r->owner, sizeof r->owner, "%s", in.owner ? in.owner : "");
-		snprintf(r->run_key, sizeof r->run_key, "%s", in.run_key ? in.run_key : "");
-		snprintf(r->last_record, sizeof r->last_record, "%s", in.last_record_sha256 ? in.last_record_sha256 : "");
-		snprintf(r->end_reason, sizeof r->end_reason, "%s", bh_end_reason_name(in.end_reason));
-		r->calls = in.calls;
-		r->awake_ms = in.awake_ms;
-		r->created_ms = in.created_unix_ms;
-		r->last_call_ms = in.last_call_unix_ms;
-		r->expires_ms = in.expires_unix_ms;
+		struct wire_operator_session o = wire_operator_session_of(&in);
+		ui_session_from(r, &o);
 		r->mine = mine(m, in.fingerprint) != NULL;
 	}
 	free(list);
