@@ -370,6 +370,20 @@ static void replace_literal(char *line, size_t cap, const char *what, const char
 	snprintf(line, cap, "%s", out);
 }
 
+/* ---- tables ---- */
+/* A digest cut by its column ends in "…": its hex, however short, is
+ * masked with '#' as a whole one is. */
+static void mask_cut_hex(char *line)
+{
+	for (char *e = strstr(line, "\xe2\x80\xa6"); e; e = strstr(e + 3, "\xe2\x80\xa6")) {
+		char *s = e;
+		while (s > line && (isdigit((unsigned char)s[-1]) || (s[-1] >= 'a' && s[-1] <= 'f')))
+			s--;
+		if (e - s >= 3 && (s == line || !word_char(s[-1])))
+			memset(s, '#', (size_t)(e - s));
+	}
+}
+
 static char *normalise(const char *screen)
 {
 	size_t cap = strlen(screen) * 2 + 4096, used = 0;
@@ -399,12 +413,16 @@ static char *normalise(const char *screen)
 		replace_all(line, sizeof line, "[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}",
 			    "YYYY-MM-DD hh:mm:ss");
 		replace_all(line, sizeof line, "[0-9]{8}T[0-9]{6}Z", "YYYYMMDDThhmmssZ");
+		/* ---- tables ---- */
+		/* A record's times, to the millisecond (B28). */
+		replace_all(line, sizeof line, "hh:mm:ss\\.[0-9]{3}Z", "hh:mm:ss.mmmZ");
 		/* A view whose load failed says since when its rows are stale. */
 		replace_all(line, sizeof line, "since [0-9]{2}:[0-9]{2}:[0-9]{2}",
 			    "since hh:mm:ss");
 		/* The sandbox's ids (evidence of its mounts) vary with the state
 		 * directory, and their length moves where the line is cut. */
 		replace_all(line, sizeof line, "(uid|gid)=[0-9].*$", "<ids>");
+		mask_cut_hex(line);
 		replace_all(line, sizeof line, "[0-9a-f]{6,}", NULL);
 		replace_all(line, sizeof line, "[0-9]+(\\.[0-9]+)? ms|[0-9]+(ms|s|m|h|d)", "<dur>");
 		if (used + strlen(line) + 2 > cap) {
@@ -1014,14 +1032,7 @@ Test(console, runs_drill_to_their_sandboxes_records_and_one_record_and_tables_fi
 		   "<Enter>\n"
 		   ":save-display drill-records-filtered\n"
 		   "<Esc>\n"
-		   "s\n"
-		   "s\n"
-		   "s\n"
-		   "s\n"
-		   "s\n"
-		   "s\n"
-		   "s\n"
-		   "s\n"
+		   "F\n"
 		   ":save-display drill-records-sorted-by-flags\n"
 		   ":sb conv-2\n"
 		   ":save-display drill-sandboxes-filtered-by-command\n"
@@ -1036,7 +1047,7 @@ Test(console, runs_drill_to_their_sandboxes_records_and_one_record_and_tables_fi
 	screen("drill-back-to-runs");
 	screen("drill-records-filtered");
 	screen("drill-records-sorted-by-flags");
-	screen_has("drill-records-sorted-by-flags", "FLAGS^");
+	screen_has("drill-records-sorted-by-flags", "FLAGS\xe2\x86\x91"); /* FLAGS↑: Shift+F */
 	screen("drill-sandboxes-filtered-by-command");
 	screen_has("drill-sandboxes-filtered-by-command", "Sandboxes[1] </conv-2>");
 }

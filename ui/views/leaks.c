@@ -14,6 +14,7 @@
 
 static const char *const headers[] = {"KIND", "SANDBOX", "SESSION", "SEEN", "REASON", "HOLDER"};
 static const int widths[] = {12, 20, 12, 5, 0, 14};
+static const enum col_type types[] = {COL_TEXT, COL_TEXT, COL_TEXT, COL_DURATION, COL_TEXT, COL_TEXT};
 
 struct findings {
 	struct bh_leak *l;
@@ -201,6 +202,7 @@ static void enter(struct app *a, struct view *v, const struct trow *row)
 	struct view *ev = app_push(a, &view_events, NULL);
 	snprintf(ev->filter, sizeof ev->filter, "%.12s", row->key);
 	snprintf(ev->sub, sizeof ev->sub, "(timeline of %.12s)", row->key);
+	ev->filter_is_arg = true; /* esc goes back to the leaks, not to every event (B12) */
 	/* The embedded source answered inside app_push, before the filter. */
 	table_index(&ev->t, ev->filter, NULL);
 	ev->t.sel = ev->t.nshown ? ev->t.nshown - 1 : 0;
@@ -219,6 +221,7 @@ const struct view_ops view_leaks = {
 	.title = "Leaks",
 	.ncols = sizeof headers / sizeof headers[0],
 	.headers = headers,
+	.types = types,
 	.widths = widths,
 	.load = load,
 	.request = request,
