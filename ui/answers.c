@@ -118,7 +118,7 @@ void answers_add(struct app *a, const char *fp, const char *language, const stru
 		}
 		if (!x->n_lines)
 			add_str(x, "  (no output)");
-		app_flash(a, x->color, "cell #%llu in %.12s: exit %d, %.1f ms (its answer below; :answers keeps them)",
+		app_flash(a, x->color, "cell #%llu in %.12s: exit %d, %.1f ms (the answers pane; :answers)",
 			  (unsigned long long)r->sequence, fp, r->exit_code, (double)r->wall_us / 1000.0);
 	}
 	if (l->n == ANSWERS_MAX)

@@ -211,7 +211,8 @@ static size_t table_widths(struct app *a, struct view *v, int widths[TABLE_MAX_C
 				int len = cell ? (int)strlen(cell) : 0;
 				longest = len > longest ? len : longest;
 			}
-			widths[c] = longest < 160 ? longest : 160;
+			longest = longest < 160 ? longest : 160;
+			widths[c] = longest > widths[c] ? longest : widths[c];
 		}
 		if (t->sort_col == (int)c && widths[c] && widths[c] < hl + 1)
 			widths[c] = hl + 1;

@@ -393,7 +393,7 @@ void prompt_draw(struct app *a)
 		mvhline(top, 0, ' ', a->cols);
 		char head[256];
 		snprintf(head, sizeof head,
-			 " cell in %.12s  [%s]  enter run · ctrl-o new line · tab indent · up older · ctrl-t language · esc cancel",
+			 " cell in %.12s [%s]  enter run · ^o newline · ^t language · up history · esc",
 			 p->fp, p->language);
 		draw_clipped(top, 0, a->cols, head);
 		attroff(theme_attr(C_TITLE));

@@ -223,7 +223,7 @@ static enum request request(struct app *a, struct view *v, enum request r)
 		 * before anything is asked of the engine. */
 		if (sel->cells[2] && !strcmp(sel->cells[2], "container")) {
 			app_flash(a, C_WARN,
-				  "hibernate %.12s: a container-tier sandbox cannot hibernate (only the kernel tier checkpoints)",
+				  "hibernate %.12s: the container tier cannot hibernate (kernel tier only)",
 				  sel->key);
 			break;
 		}
