@@ -1132,7 +1132,7 @@ Test(console, a_tampered_record_is_red_and_a_sound_one_green_in_colour)
 	make_tampered_store();
 	char path[4400], cmd[16384], env[4500];
 	snprintf(path, sizeof path, "%s/script.txt", files);
-	write_script(path, ":rec\ng\n<Down>\n<Enter>\n<Esc>\n<Down>\n<Enter>\n:q\n");
+	write_script(path, ":rec\ng\n<Down>\n<Enter>\n<Esc>\n<Down>\n<Enter>\nc\n:q\n");
 	snprintf(env, sizeof env, "PATH='%s/nobin' NO_COLOR=", files);
 	console_cmd(cmd, sizeof cmd, path, "--db tampered.db", env, true);
 	int master = -1;
@@ -1167,6 +1167,16 @@ Test(console, a_tampered_record_is_red_and_a_sound_one_green_in_colour)
 	cr_assert_eq(colour_before(tty, len, "record_sha256 verifies"), 2 /* green */,
 		     "the verified digest is not drawn green");
 	cr_assert_eq(colour_before(tty, len, "chain holds"), 2, "the chain is not drawn green");
+	/* ---- tables ---- */
+	/* A real terminal: bracketed paste on, and off again at exit; `c` on
+	 * the record put its digest on the clipboard (OSC 52, base64). */
+	cr_assert_not_null(memmem(tty, len, "\033[?2004h", 8), "bracketed paste was not turned on");
+	cr_assert_not_null(memmem(tty, len, "\033[?2004l", 8), "bracketed paste was not turned off");
+	const char *osc = memmem(tty, len, "\033]52;c;", 7);
+	cr_assert_not_null(osc, "c sent no OSC 52");
+	cr_assert_eq(strspn(osc + 7, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="), 88,
+		     "OSC 52 did not carry a 64-character digest: %.100s", osc + 7);
+	cr_assert_eq(osc[7 + 88], '\a');
 	free(tty);
 }
 
