@@ -1602,6 +1602,9 @@ Test(console, input_enter_is_no_a_paste_is_one_cell_and_quitting_asks_before_clo
 		"if True:<C-o><Tab>print('tab ok')\n"
 		"<Enter>\n"
 		"x\n"
+		"print('bell\\x07\\rover')\n"
+		"<Enter>\n"
+		"x\n"
 		"<C-t>\n"
 		"console.log(6 * 7)\n"
 		"<Enter>\n"
@@ -1610,6 +1613,9 @@ Test(console, input_enter_is_no_a_paste_is_one_cell_and_quitting_asks_before_clo
 		":save-display input-long-line\n"
 		"<Esc>\n"
 		":save-display input-answers-pane\n"
+		":answers\n"
+		":save-display input-answers-view\n"
+		":sb\n"
 		"n\n"
 		"bogus\n"
 		"<Enter>\n"
@@ -1624,6 +1630,10 @@ Test(console, input_enter_is_no_a_paste_is_one_cell_and_quitting_asks_before_clo
 		"<C-t>\n"
 		"print('second')\n"
 		"<Enter>\n"
+		"x\n"
+		"print('x' * 300000)\n"
+		"<Enter>\n"
+		":save-display input-truncated\n"
 		"q\n"
 		":save-display input-quit-asks\n"
 		"n\n"
@@ -1658,13 +1668,19 @@ Test(console, input_enter_is_no_a_paste_is_one_cell_and_quitting_asks_before_clo
 	screen("input-answers-pane");
 	screen_has("input-answers-pane", "\n  42\n");
 	screen_has("input-answers-pane", "\n  tab ok\n");
-	screen_has("input-answers-pane", "\n  10\n");
+	screen_has("input-answers-pane", "\n  bell^G^Mover\n"); /* control bytes escaped */
+	screen("input-answers-view");
+	screen_has("input-answers-view", "Answers[10] (5 cells, newest first)");
+	screen_has("input-answers-view", "\n  10\n");
 	screen("input-bad-tier");
 	screen_has("input-bad-tier", "open: unknown tier \"bogus\" (tiers: container, kernel, vm");
 	screen("input-container-no-hibernate");
 	screen_has("input-container-no-hibernate", "the container tier cannot hibernate (kernel tier only)");
 	screen("input-second-selected");
 	screen_has("input-second-selected", "[javascript]"); /* the last cell's language, kept */
+	screen("input-truncated");
+	screen_has("input-truncated", " stdout_truncated\n  xxxxxxxx");
+	screen_has("input-truncated", "x\xe2\x80\xa6\n  (stdout truncated: the sandbox's output cap)\n");
 	screen("input-quit-asks");
 	screen_has("input-quit-asks", "quit and close 2 sandboxes? [y/N]");
 	screen("input-quit-no");
