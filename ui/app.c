@@ -476,9 +476,9 @@ static int save_display(struct app *a, const char *path)
 /* ---- tables ---- */
 static void quit_confirmed(struct app *a, const char *text, void *arg)
 {
-	(void)text;
 	(void)arg;
-	a->quit = true;
+	if (text)
+		a->quit = true;
 }
 
 /* q, :q and ctrl-c: asked first when quitting closes sandboxes (every
@@ -935,13 +935,13 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 		fputs("\033[?2004l", stdout);
 		fflush(stdout);
 	}
+	prompt_cancel(a); /* an unanswered confirm frees what it held */
 	answers_free(a);
 	while (a->view) {
 		struct view *v = a->view;
 		a->view = v->below;
 		view_free(v);
 	}
-	free(a->prompt);
 	src->ops->free(src);
 	if (script.f)
 		fclose(script.f);

@@ -184,6 +184,8 @@ bool view_answered(struct view *v, const char *err);
 /* Modal input (prompt.c). */
 typedef void (*prompt_fn)(struct app *a, const char *text, void *arg);
 void prompt_text(struct app *a, const char *label, const char *initial, prompt_fn fn, void *arg);
+/* yes is called with "yes" on y, and with NULL on any other answer (or
+ * when the confirm goes unanswered), so that it can free arg. */
 void prompt_confirm(struct app *a, const char *question, prompt_fn yes, void *arg);
 /* The cell prompt: multi-line, with a language switch. */
 void prompt_cell(struct app *a, const char *fp, const char *language);

@@ -43,7 +43,7 @@ static size_t n_history;
 
 static struct prompt *prompt_new(struct app *a, enum prompt_kind k, const char *label)
 {
-	free(a->prompt);
+	prompt_cancel(a);
 	struct prompt *p = xzalloc(sizeof *p);
 	p->kind = k;
 	snprintf(p->label, sizeof p->label, "%s", label);
@@ -92,6 +92,8 @@ bool prompt_cancel(struct app *a)
 	a->prompt = NULL;
 	if (p->live)
 		p->fn(a, p->initial, p->arg);
+	if (p->kind == P_CONFIRM)
+		p->fn(a, NULL, p->arg); /* No: its arg is freed there */
 	free(p);
 	return true;
 }
@@ -290,10 +292,12 @@ bool prompt_key(struct app *a, int key)
 	if (p->kind == P_CONFIRM) {
 		/* [y/N]: only a y is yes; enter, like every other key, is No. */
 		a->prompt = NULL;
-		if (key == 'y' || key == 'Y')
+		if (key == 'y' || key == 'Y') {
 			p->fn(a, "yes", p->arg);
-		else
+		} else {
+			p->fn(a, NULL, p->arg);
 			app_flash(a, C_INFO, "cancelled: nothing was done");
+		}
 		free(p);
 		return true;
 	}

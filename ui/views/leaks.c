@@ -104,7 +104,8 @@ static void reaped(void *arg, const struct bh_leak *l, size_t n, const char *err
 
 static void reap_confirmed(struct app *a, const char *text, void *arg)
 {
-	(void)text;
+	if (!text)
+		return; /* No */
 	struct reaping *r = calloc(1, sizeof *r);
 	if (!r)
 		abort();

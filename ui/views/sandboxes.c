@@ -123,9 +123,9 @@ static void act_now(struct app *a, const char *verb, const char *fp)
 
 static void confirmed(struct app *a, const char *text, void *arg)
 {
-	(void)text;
 	struct act *x = arg;
-	act_now(a, x->verb, x->fp);
+	if (text)
+		act_now(a, x->verb, x->fp);
 	free(x);
 }
 
