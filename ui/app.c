@@ -38,6 +38,7 @@ const size_t ui_n_bindings = sizeof ui_bindings / sizeof ui_bindings[0];
 static const struct view_ops *const all_views[] = {
 	&view_sandboxes, &view_runs, &view_records, &view_events, &view_walls,
 	&view_leaks,	 &view_replay, &view_help,
+	&view_answers, /* ---- tables ---- */
 };
 
 void app_flash(struct app *a, enum ui_color c, const char *fmt, ...)
@@ -149,6 +150,15 @@ static void header_counts_cb(void *arg, const struct ui_session *rows, size_t n,
 	size_t c[N_COUNTED + 1] = {0};
 	for (size_t i = 0; i < n; i++)
 		c[counted_as(rows[i].state)]++;
+	/* ---- tables ---- */
+	/* What quitting closes: the embedded engine shuts every sandbox down;
+	 * attached, the console closes its own and keeps the agents'. */
+	bool embedded = !strcmp(a->src->ops->kind, "embedded");
+	bool attached = !strcmp(a->src->ops->kind, "attached");
+	a->closes_on_quit = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rows[i].state, "ended") && (embedded || (attached && rows[i].mine)))
+			a->closes_on_quit++;
 	/* Only the states that have sessions: it must fit 80 columns. */
 	size_t used = 0;
 	a->counts[0] = '\0';
@@ -171,34 +181,90 @@ void app_refresh(struct app *a)
 
 /* ---- drawing ---- */
 
-static void draw_table(struct app *a, struct view *v, int top, int bottom)
+/* ---- tables ---- */
+
+/* "↑"/"↓" after a sorted column's name, where the terminal speaks UTF-8. */
+static const char *sort_marker(bool desc)
+{
+	bool u = strcmp(ui_ellipsis(), ">") != 0;
+	return desc ? (u ? "\xe2\x86\x93" : "v") : (u ? "\xe2\x86\x91" : "^");
+}
+
+/* The columns drawn and their widths: the view's, the sorted one widened
+ * to hold its marker (never over the gap), and, wide, every column as
+ * long as its longest cell. */
+static size_t table_widths(struct app *a, struct view *v, int widths[TABLE_MAX_COLS])
 {
 	const struct view_ops *o = v->ops;
-	int widths[TABLE_MAX_COLS], fixed = 0, flex = 0;
-	for (size_t c = 0; c < o->ncols; c++) {
+	struct table *t = &v->t;
+	size_t ncols = o->ncols + (v->wide ? o->nwide : 0);
+	if (ncols > TABLE_MAX_COLS)
+		ncols = TABLE_MAX_COLS;
+	int fixed = 0, flex = 0;
+	for (size_t c = 0; c < ncols; c++) {
+		int hl = (int)strlen(o->headers[c]);
 		widths[c] = o->widths[c];
+		if (v->wide) {
+			int longest = hl + 1;
+			for (size_t i = 0; i < t->nshown; i++) {
+				const char *cell = t->rows[t->shown[i]].cells[c];
+				int len = cell ? (int)strlen(cell) : 0;
+				longest = len > longest ? len : longest;
+			}
+			longest = longest < 160 ? longest : 160;
+			widths[c] = longest > widths[c] ? longest : widths[c];
+		}
+		if (t->sort_col == (int)c && widths[c] && widths[c] < hl + 1)
+			widths[c] = hl + 1;
 		fixed += widths[c] ? widths[c] + 1 : 0;
 		flex += !widths[c];
 	}
 	int left = a->cols - fixed;
-	for (size_t c = 0; c < o->ncols; c++)
+	for (size_t c = 0; c < ncols; c++)
 		if (!widths[c])
 			widths[c] = flex ? (left > 8 * flex ? left / flex - 1 : 8) : 8;
-	attron(A_BOLD);
-	int x = 0;
-	for (size_t c = 0; c < o->ncols && x < a->cols; c++) {
-		mvprintw(top, x, "%-*.*s", widths[c], widths[c], o->headers[c]);
-		if (v->t.sort_col == (int)c)
-			mvaddch(top, x + (int)strlen(o->headers[c]) < a->cols ? x + (int)strlen(o->headers[c]) : x, '^');
-		x += widths[c] + 1;
-	}
-	attroff(A_BOLD);
-	int rows = bottom - top;
-	struct table *t = &v->t;
+	return ncols;
+}
+
+/* Keeps the selection within rows rows of the top. */
+static void table_scroll(struct table *t, int rows)
+{
+	t->page = rows > 1 ? (size_t)rows : 1;
 	if (t->sel < t->top)
 		t->top = t->sel;
 	if (rows > 0 && t->sel >= t->top + (size_t)rows)
 		t->top = t->sel - (size_t)rows + 1;
+	if (t->top && t->top + (size_t)rows > t->nshown)
+		t->top = t->nshown > (size_t)rows ? t->nshown - (size_t)rows : 0;
+}
+
+static void draw_table(struct app *a, struct view *v, int top, int bottom)
+{
+	const struct view_ops *o = v->ops;
+	int widths[TABLE_MAX_COLS];
+	size_t ncols = table_widths(a, v, widths);
+	struct table *t = &v->t;
+	attron(A_BOLD);
+	int x = 0;
+	for (size_t c = 0; c < ncols && x < a->cols; c++) {
+		int w = widths[c] < a->cols - x ? widths[c] : a->cols - x;
+		draw_clipped(top, x, w, o->headers[c]);
+		/* The Shift+letter that sorts it, underlined. */
+		int letter = table_sort_letter(o, c);
+		const char *h = o->headers[c];
+		for (int k = 0; letter && h[k] && k < w; k++)
+			if ((h[k] & ~0x20) == letter) {
+				mvaddch(top, x + k, (chtype)(unsigned char)h[k] | A_UNDERLINE | A_BOLD);
+				break;
+			}
+		int hl = (int)strlen(h);
+		if (t->sort_col == (int)c && hl < w)
+			mvaddstr(top, x + hl, sort_marker(t->sort_desc));
+		x += widths[c] + 1;
+	}
+	attroff(A_BOLD);
+	int rows = bottom - top;
+	table_scroll(t, rows);
 	for (int i = 0; i < rows && t->top + (size_t)i < t->nshown; i++) {
 		size_t idx = t->top + (size_t)i;
 		const struct trow *r = &t->rows[t->shown[idx]];
@@ -208,9 +274,9 @@ static void draw_table(struct app *a, struct view *v, int top, int bottom)
 		attron(attr);
 		mvhline(top + 1 + i, 0, ' ', idx == t->sel ? a->cols : 0);
 		x = 0;
-		for (size_t c = 0; c < o->ncols && x < a->cols; c++) {
+		for (size_t c = 0; c < ncols && x < a->cols; c++) {
 			int w = widths[c] < a->cols - x ? widths[c] : a->cols - x;
-			mvprintw(top + 1 + i, x, "%-*.*s", w, w, r->cells[c] ? r->cells[c] : "");
+			draw_clipped(top + 1 + i, x, w, r->cells[c] ? r->cells[c] : "");
 			x += widths[c] + 1;
 		}
 		attroff(attr);
@@ -224,6 +290,26 @@ static void draw_table(struct app *a, struct view *v, int top, int bottom)
 			 : *v->filter	? "(nothing matches the filter)"
 					: "(none)");
 		attroff(theme_attr(C_DIM));
+	}
+}
+
+/* k9s's crumbs: the views the drill-down came through, the current last
+ * (reversed). */
+static void draw_crumbs(struct app *a, int y)
+{
+	const struct view *stack[32];
+	size_t n = 0;
+	for (const struct view *v = a->view; v && n < 32; v = v->below)
+		stack[n++] = v;
+	int x = 0;
+	for (size_t i = n; i-- > 0 && x < a->cols;) {
+		char crumb[64];
+		snprintf(crumb, sizeof crumb, "<%s>", stack[i]->ops->name);
+		int attr = i == 0 ? (int)(A_REVERSE | A_BOLD) : theme_attr(C_DIM);
+		attron(attr);
+		draw_clipped(y, x, a->cols - x, crumb);
+		attroff(attr);
+		x += (int)strlen(crumb) + 1;
 	}
 }
 
@@ -304,6 +390,22 @@ static void draw(struct app *a)
 			 v->ever_loaded ? "stale" : "not loaded", v->stale_since, v->stale);
 	snprintf(title, sizeof title, " %s%s%s%s%s%s%s ", v->ops->title, count,
 		 *v->filter ? " </" : "", v->filter, *v->filter ? ">" : "", *v->sub ? " " : "", v->sub);
+	/* ---- tables ---- */
+	int bottom = a->lines - 2;
+	if (v->below)
+		bottom--; /* the crumbs' row */
+	int pane = v->ops == &view_sandboxes ? answers_pane_rows(a, 4, bottom) : 0;
+	bottom -= pane;
+	if (!v->ops->draw) {
+		table_scroll(&v->t, bottom - 4);
+		size_t rows = bottom - 4 > 0 ? (size_t)(bottom - 4) : 0;
+		if (v->t.nshown > rows) {
+			size_t last = v->t.top + rows < v->t.nshown ? v->t.top + rows : v->t.nshown;
+			size_t used = strlen(title) - 1; /* before the closing blank */
+			snprintf(title + used, sizeof title - used, " %zu%s%zu of %zu ", v->t.top + 1,
+				 strcmp(ui_ellipsis(), ">") ? "\xe2\x80\x93" : "-", last, v->t.nshown);
+		}
+	}
 	int width = (int)strlen(title) + (int)strlen(stale);
 	int x = (a->cols - width) / 2 > 0 ? (a->cols - width) / 2 : 0;
 	mvprintw(3, x, "%.*s", a->cols, title);
@@ -314,22 +416,34 @@ static void draw(struct app *a)
 			 stale);
 		attroff(theme_attr(C_BAD) | A_BOLD);
 	}
-	int bottom = a->lines - 2;
 	if (v->ops->draw)
 		v->ops->draw(a, v, 4, bottom);
 	else
 		draw_table(a, v, 4, bottom);
+	if (pane)
+		answers_draw_pane(a, bottom + 1, bottom + pane);
+	if (v->below)
+		draw_crumbs(a, bottom + pane + 1);
 	/* Status line: a spinner while something long runs, else the flash. */
 	move(a->lines - 1, 0);
 	clrtoeol();
-	if (*a->spinner_what) {
+	if (*a->spinner_what || a->cells_running) {
 		static const char spin[] = "|/-\\";
+		char what[160];
+		if (a->cells_running && *a->spinner_what)
+			snprintf(what, sizeof what, "%s, %d cell%s running", a->spinner_what, a->cells_running,
+				 a->cells_running == 1 ? "" : "s");
+		else if (a->cells_running)
+			snprintf(what, sizeof what, "running %d cell%s", a->cells_running,
+				 a->cells_running == 1 ? "" : "s");
+		else
+			snprintf(what, sizeof what, "%s", a->spinner_what);
 		attron(theme_attr(C_WARN));
-		mvprintw(a->lines - 1, 0, "%c %s...", spin[(now_mono_ms() / 200) % 4], a->spinner_what);
+		mvprintw(a->lines - 1, 0, "%c %s...", spin[(now_mono_ms() / 200) % 4], what);
 		attroff(theme_attr(C_WARN));
 	} else if (*a->flash && now_mono_ms() < a->flash_until) {
 		attron(theme_attr(a->flash_color));
-		mvprintw(a->lines - 1, 0, "%.*s", a->cols, a->flash);
+		draw_clipped(a->lines - 1, 0, a->cols, a->flash);
 		attroff(theme_attr(a->flash_color));
 	}
 	prompt_draw(a);
@@ -345,7 +459,8 @@ static int save_display(struct app *a, const char *path)
 		return -1;
 	char line[1024];
 	for (int y = 0; y < a->lines; y++) {
-		int n = mvinnstr(y, 0, line, a->cols < (int)sizeof line - 1 ? a->cols : (int)sizeof line - 1);
+		/* Bytes, not columns: "…" and "↑" take three for one. */
+		int n = mvinnstr(y, 0, line, (int)sizeof line - 1);
 		if (n < 0)
 			n = 0;
 		line[n] = '\0';
@@ -357,6 +472,28 @@ static int save_display(struct app *a, const char *path)
 }
 
 /* ---- commands ---- */
+
+/* ---- tables ---- */
+static void quit_confirmed(struct app *a, const char *text, void *arg)
+{
+	(void)arg;
+	if (text)
+		a->quit = true;
+}
+
+/* q, :q and ctrl-c: asked first when quitting closes sandboxes (every
+ * one of the embedded engine's; attached, the console's own). */
+static void ask_quit(struct app *a)
+{
+	if (!a->closes_on_quit) {
+		a->quit = true;
+		return;
+	}
+	char q[96];
+	snprintf(q, sizeof q, "quit and close %zu sandbox%s?", a->closes_on_quit,
+		 a->closes_on_quit == 1 ? "" : "es");
+	prompt_confirm(a, q, quit_confirmed, NULL);
+}
 
 static void run_command(struct app *a, const char *text, void *arg)
 {
@@ -371,8 +508,12 @@ static void run_command(struct app *a, const char *text, void *arg)
 		rest++;
 	if (!*cmd)
 		return;
-	if (!strcmp(cmd, "q") || !strcmp(cmd, "quit") || !strcmp(cmd, "q!")) {
+	if (!strcmp(cmd, "q!")) {
 		a->quit = true;
+		return;
+	}
+	if (!strcmp(cmd, "q") || !strcmp(cmd, "quit")) {
+		ask_quit(a);
 		return;
 	}
 	if (!strcmp(cmd, "save-display")) {
@@ -409,14 +550,15 @@ static void run_command(struct app *a, const char *text, void *arg)
 	app_flash(a, C_BAD, "no command :%s (views: :sb :runs :rec :events :walls :leaks :replay; :q)", cmd);
 }
 
+/* Applied as it is typed; a changed filter selects its first match. */
 static void set_filter(struct app *a, const char *text, void *arg)
 {
 	(void)arg;
+	if (!strcmp(a->view->filter, text))
+		return;
 	snprintf(a->view->filter, sizeof a->view->filter, "%s", text);
-	const struct trow *r = table_selected(&a->view->t);
-	char keep[128];
-	snprintf(keep, sizeof keep, "%s", r ? r->key : "");
-	table_index(&a->view->t, a->view->filter, keep);
+	table_index(&a->view->t, a->view->filter, NULL);
+	a->view->t.sel = a->view->t.top = 0;
 }
 
 /* ---- keys ---- */
@@ -428,7 +570,8 @@ static bool label_names_key(const char *label, int key)
 	static const struct {
 		const char *name;
 		int key;
-	} names[] = {{"down", KEY_DOWN}, {"up", KEY_UP}, {"right", KEY_RIGHT}, {"left", KEY_LEFT}, {"space", ' '}};
+	} names[] = {{"down", KEY_DOWN}, {"up", KEY_UP}, {"right", KEY_RIGHT}, {"left", KEY_LEFT}, {"space", ' '},
+		     {"pgdn", KEY_NPAGE}, {"pgup", KEY_PPAGE}};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		if (names[i].key != key)
 			continue;
@@ -459,11 +602,57 @@ static enum request request_of(struct app *a, int key)
 	return REQ_NONE;
 }
 
+/* ---- tables ---- */
+/* A bracketed paste is text for the open editor, never keys: outside one
+ * it is dropped (and said once), so a pasted "pass" sorts nothing. */
+static bool paste_key(struct app *a, int key)
+{
+	if (key == KEY_PASTE_START) {
+		a->pasting = true;
+		a->paste_told = false;
+		return true;
+	}
+	if (key == KEY_PASTE_END) {
+		a->pasting = false;
+		return true;
+	}
+	if (!a->pasting)
+		return false;
+	if (!prompt_paste(a, key) && !a->paste_told) {
+		app_flash(a, C_WARN, "paste ignored: it goes into a cell (x) or a prompt, never taken as keys");
+		a->paste_told = true;
+	}
+	return true;
+}
+
+/* Shift+letter: the column whose letter it is (table_sort_letter). */
+static bool sort_key(struct app *a, int key)
+{
+	struct view *v = a->view;
+	if (key < 'A' || key > 'Z' || v->ops->draw || !v->ops->ncols)
+		return false;
+	size_t n = v->ops->ncols + (v->wide ? v->ops->nwide : 0);
+	for (size_t c = 0; c < n && c < TABLE_MAX_COLS; c++)
+		if (table_sort_letter(v->ops, c) == key) {
+			table_sort_by(&v->t, (int)c, v->ops->types ? v->ops->types[c] : COL_TEXT, v->filter);
+			return true;
+		}
+	return false;
+}
+
 static void handle_key(struct app *a, int key)
 {
+	if (paste_key(a, key))
+		return;
+	if (key == 3 && !a->prompt) { /* ctrl-c: quit, asked as q is; in a prompt it cancels */
+		ask_quit(a);
+		return;
+	}
 	if (prompt_key(a, key))
 		return;
 	enum request r = request_of(a, key);
+	if (r == REQ_NONE && sort_key(a, key))
+		return;
 	if (r == REQ_NONE)
 		return;
 	for (size_t i = 0; i < ui_n_bindings; i++)
@@ -475,7 +664,7 @@ static void handle_key(struct app *a, int key)
 	struct table *t = &v->t;
 	switch (r) {
 	case REQ_QUIT:
-		a->quit = true;
+		ask_quit(a);
 		break;
 	case REQ_HELP:
 		app_push(a, &view_help, v->ops->name);
@@ -484,10 +673,10 @@ static void handle_key(struct app *a, int key)
 		prompt_text(a, ":", "", run_command, NULL);
 		break;
 	case REQ_FILTER:
-		prompt_text(a, "/", v->filter, set_filter, NULL);
+		prompt_text_live(a, "/", v->filter, set_filter, NULL);
 		break;
 	case REQ_BACK:
-		if (*v->filter)
+		if (*v->filter && !v->filter_is_arg)
 			set_filter(a, "", NULL);
 		else
 			app_pop(a);
@@ -506,15 +695,28 @@ static void handle_key(struct app *a, int key)
 	case REQ_BOTTOM:
 		t->sel = t->nshown ? t->nshown - 1 : 0;
 		break;
-	case REQ_SORT:
-		if (v->ops->ncols) {
-			t->sort_col = t->sort_col + 1 >= (int)v->ops->ncols ? -1 : t->sort_col + 1;
-			const struct trow *sel = table_selected(t);
-			char keep[128];
-			snprintf(keep, sizeof keep, "%s", sel ? sel->key : "");
-			table_index(t, v->filter, keep);
+	/* ---- tables ---- */
+	case REQ_PAGE_DOWN:
+		if (t->nshown) {
+			t->sel = t->sel + t->page < t->nshown ? t->sel + t->page : t->nshown - 1;
+			t->top += t->page;
 		}
 		break;
+	case REQ_PAGE_UP:
+		t->sel = t->sel > t->page ? t->sel - t->page : 0;
+		t->top = t->top > t->page ? t->top - t->page : 0;
+		break;
+	case REQ_WIDE:
+		v->wide = !v->wide;
+		break;
+	case REQ_COPY: {
+		const struct trow *sel = table_selected(t);
+		if (sel)
+			app_copy(a, "", *sel->copy ? sel->copy : sel->key);
+		else
+			app_flash(a, C_WARN, "no row selected: nothing to copy");
+		break;
+	}
 	case REQ_ENTER: {
 		const struct trow *sel = table_selected(t);
 		if (sel && v->ops->enter)
@@ -575,7 +777,11 @@ static bool script_next_line(struct script *s)
 				int key;
 			} names[] = {{"<Enter>", '\n'}, {"<Esc>", 27},	{"<Down>", KEY_DOWN}, {"<Up>", KEY_UP},
 				     {"<Space>", ' '}, {"<Tab>", '\t'}, {"<Backspace>", 127}, {"<Lt>", '<'},
-				     {"<Right>", KEY_RIGHT}, {"<Left>", KEY_LEFT}};
+				     {"<Right>", KEY_RIGHT}, {"<Left>", KEY_LEFT},
+				     /* ---- tables ---- */
+				     {"<PgDn>", KEY_NPAGE}, {"<PgUp>", KEY_PPAGE}, {"<Home>", KEY_HOME},
+				     {"<End>", KEY_END}, {"<Paste>", KEY_PASTE_START},
+				     {"</Paste>", KEY_PASTE_END}};
 			bool named = false;
 			for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 				if (!strncmp(p, names[i].name, strlen(names[i].name))) {
@@ -621,7 +827,7 @@ static bool script_step(struct app *a, struct script *s)
 
 static bool settled(struct app *a)
 {
-	if (a->src->ops->pending(a->src) > 0 || *a->spinner_what)
+	if (a->src->ops->pending(a->src) > 0 || *a->spinner_what || a->cells_running)
 		return false;
 	for (struct view *v = a->view; v; v = v->below)
 		if (v->loading > 0)
@@ -662,6 +868,15 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 	set_escdelay(25);
 	curs_set(0);
 	theme_init();
+	/* ---- tables ---- */
+	/* Bracketed paste: the terminal marks a paste, so its newlines never
+	 * run anything (turned off again at exit). */
+	define_key("\033[200~", KEY_PASTE_START);
+	define_key("\033[201~", KEY_PASTE_END);
+	if (!o->no_display) {
+		fputs("\033[?2004h", stdout);
+		fflush(stdout);
+	}
 	getmaxyx(stdscr, a->lines, a->cols);
 	snprintf(a->counts, sizeof a->counts, "...");
 	const struct view_ops *first = &view_sandboxes;
@@ -710,20 +925,23 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 		while ((key = getch()) != ERR) {
 			if (key == KEY_RESIZE)
 				continue;
-			if (key == 3) { /* ctrl-c */
-				a->quit = true;
-				break;
-			}
 			handle_key(a, key);
+			if (a->quit)
+				break;
 		}
 	}
 	endwin();
+	if (!o->no_display) {
+		fputs("\033[?2004l", stdout);
+		fflush(stdout);
+	}
+	prompt_cancel(a); /* an unanswered confirm frees what it held */
+	answers_free(a);
 	while (a->view) {
 		struct view *v = a->view;
 		a->view = v->below;
 		view_free(v);
 	}
-	free(a->prompt);
 	src->ops->free(src);
 	if (script.f)
 		fclose(script.f);

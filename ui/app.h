@@ -42,8 +42,16 @@ struct trow {
 	char *cells[TABLE_MAX_COLS];
 	char key[128];       /* what enter drills into: a fingerprint, a record id */
 	enum ui_color color;
+	char copy[80];       /* what `c` copies, whole (a digest); "" copies the key */
 };
 
+/* How a column sorts: as text, as a number ("12", "3.5", "90%"), as a
+ * duration or age ("45s", "2m", "1.5 ms") or as a time ("2026-12-01
+ * 08:23:36", which sorts as text). A view that declares none sorts every
+ * column as text. */
+enum col_type { COL_TEXT = 0, COL_NUMBER, COL_DURATION, COL_TIME };
+
+struct view_ops;
 struct table {
 	struct trow *rows;
 	size_t n, cap;
@@ -51,6 +59,11 @@ struct table {
 	size_t nshown;
 	size_t sel, top;
 	int sort_col; /* -1: as loaded */
+	/* ---- tables ---- */
+	bool sort_desc;
+	enum col_type sort_type; /* the sort column's, set with sort_col */
+	size_t page;             /* rows the last draw showed: PgUp/PgDn's step */
+	char want[128];          /* select this key when a load brings it (a sandbox just opened) */
 };
 void table_clear(struct table *t);
 struct trow *table_add(struct table *t, const char *key, enum ui_color color);
@@ -58,6 +71,15 @@ void table_cell(struct trow *r, size_t col, const char *fmt, ...) __attribute__(
 /* Applies the filter and sort, keeping the selection on the same key. */
 void table_index(struct table *t, const char *filter, const char *keep_key);
 const struct trow *table_selected(const struct table *t);
+/* ---- tables ---- */
+/* The Shift+letter that sorts column col of a view (its header's first
+ * letter no earlier column took and no binding uses), 0 for none. */
+int table_sort_letter(const struct view_ops *o, size_t col);
+/* Sorts t by col (type ty): ascending, or descending when it is already
+ * sorted ascending by it. Keeps the selection on its row. */
+void table_sort_by(struct table *t, int col, enum col_type ty, const char *filter);
+/* A cell's value for sorting a number or a duration (seconds). */
+double table_cell_number(const char *cell, enum col_type ty);
 
 struct app;
 struct view;
@@ -81,6 +103,9 @@ struct view_ops {
 	 * that moves by itself (the replay player's play). */
 	void (*tick)(struct app *a, struct view *v, uint64_t now_ms);
 	bool sourceless; /* draws without the source (replay, help) */
+	/* ---- tables ---- */
+	const enum col_type *types; /* per column (ncols + nwide); NULL: all text */
+	size_t nwide;               /* columns after ncols shown by the wide toggle (ctrl-w) */
 };
 
 struct view {
@@ -101,11 +126,15 @@ struct view {
 	char stale_since[16];
 	bool stale_told;  /* the failure was flashed (again on ctrl-r) */
 	bool ever_loaded; /* some load succeeded: what is shown is stale, not missing */
+	/* ---- tables ---- */
+	bool wide;          /* ctrl-w: the wide columns, and cut ones at their length */
+	bool filter_is_arg; /* the filter is what it was opened for (a leak's timeline): esc goes back */
 };
 
 /* Views (views/ *.c). */
 extern const struct view_ops view_sandboxes, view_runs, view_records, view_record, view_events,
 	view_walls, view_leaks, view_replay, view_player, view_help;
+extern const struct view_ops view_answers; /* ---- tables ---- */
 
 struct app {
 	struct ui_source *src;
@@ -123,6 +152,13 @@ struct app {
 	struct prompt *prompt;
 	uint64_t next_refresh;
 	int lines, cols;
+	/* ---- tables ---- */
+	bool pasting;            /* between a bracketed paste's start and end */
+	bool paste_told;         /* a paste outside an editor was flashed */
+	int cells_running;       /* cells asked and not answered yet */
+	size_t closes_on_quit;   /* sandboxes quitting would close (the console's own) */
+	char last_language[16];  /* the cell editor's, kept between cells */
+	struct answers *answers; /* recent cell answers, newest first (answers.c) */
 };
 
 void app_flash(struct app *a, enum ui_color c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -148,11 +184,43 @@ bool view_answered(struct view *v, const char *err);
 /* Modal input (prompt.c). */
 typedef void (*prompt_fn)(struct app *a, const char *text, void *arg);
 void prompt_text(struct app *a, const char *label, const char *initial, prompt_fn fn, void *arg);
+/* yes is called with "yes" on y, and with NULL on any other answer (or
+ * when the confirm goes unanswered), so that it can free arg. */
 void prompt_confirm(struct app *a, const char *question, prompt_fn yes, void *arg);
 /* The cell prompt: multi-line, with a language switch. */
 void prompt_cell(struct app *a, const char *fp, const char *language);
 bool prompt_key(struct app *a, int key); /* true when the prompt took it */
 void prompt_draw(struct app *a);
+
+/* ---- tables ---- */
+/* Keys the terminal sends as sequences (bracketed paste), past ncurses' own. */
+#define KEY_PASTE_START (KEY_MAX + 1)
+#define KEY_PASTE_END (KEY_MAX + 2)
+/* A text prompt whose fn is called on every edit too, and with the text
+ * it started with when cancelled: the filter applies as it is typed. */
+void prompt_text_live(struct app *a, const char *label, const char *initial, prompt_fn fn, void *arg);
+void prompt_history_free(void);
+/* "…" where the terminal speaks UTF-8, else ">". */
+const char *ui_ellipsis(void);
+/* Cancels an open prompt (ctrl-c, esc): true when there was one. */
+bool prompt_cancel(struct app *a);
+/* A pasted key: into the open editor as text; false when none is open. */
+bool prompt_paste(struct app *a, int key);
+/* The cell answers (answers.c): kept newest first, a pane under the
+ * sandboxes table and the :answers view. */
+struct ui_cell_answer;
+void answers_add(struct app *a, const char *fp, const char *language, const struct ui_cell_answer *r,
+		 const char *err);
+int answers_pane_rows(struct app *a, int top, int bottom); /* rows the pane takes (0: none) */
+void answers_draw_pane(struct app *a, int top, int bottom);
+void answers_free(struct app *a);
+/* A string drawn in at most w columns, ending in "…" when cut; control
+ * bytes shown as ^X. */
+void draw_clipped(int y, int x, int w, const char *s);
+/* An absolute UTC time to the millisecond: "2026-12-01 08:23:36.872Z". */
+void fmt_utc_ms(char *buf, size_t n, int64_t unix_ms);
+/* Copies text to the terminal's clipboard (OSC 52) and flashes it whole. */
+void app_copy(struct app *a, const char *what, const char *text);
 
 /* Small helpers for rows. */
 void fmt_age(char *buf, size_t n, int64_t since_ms, int64_t now_ms);

@@ -23,5 +23,9 @@ bh_library(bulkhead-ui ui
   ui/views/replay.c
   ui/views/runs.c
   ui/views/sandboxes.c
-  ui/views/walls.c)
+  ui/views/walls.c
+  # ---- tables ----
+  ui/answers.c
+  ui/copy.c
+  ui/draw_clip.c)
 target_link_libraries(bulkhead-ui PUBLIC bulkhead bulkhead-client bulkhead-scenario PkgConfig::NCURSES)

@@ -45,14 +45,44 @@ void table_cell(struct trow *r, size_t col, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* k9s's filter: a substring of any cell (or the key), any case; "!text"
+ * keeps the rows that do not hold it. */
 static bool matches(const struct trow *r, const char *filter)
 {
 	if (!filter || !*filter)
 		return true;
-	for (size_t c = 0; c < TABLE_MAX_COLS; c++)
-		if (r->cells[c] && strcasestr(r->cells[c], filter))
-			return true;
-	return strcasestr(r->key, filter) != NULL;
+	bool invert = filter[0] == '!';
+	if (invert && !*++filter)
+		return true;
+	bool hit = strcasestr(r->key, filter) != NULL;
+	for (size_t c = 0; c < TABLE_MAX_COLS && !hit; c++)
+		hit = r->cells[c] && strcasestr(r->cells[c], filter);
+	return hit != invert;
+}
+
+double table_cell_number(const char *cell, enum col_type ty)
+{
+	while (cell && (*cell == ' ' || *cell == '~' || *cell == '<' || *cell == '>'))
+		cell++;
+	if (!cell || !(*cell == '-' || *cell == '.' || (*cell >= '0' && *cell <= '9')))
+		return -1e300; /* "-", "(none)": before every number */
+	char *end;
+	double v = strtod(cell, &end);
+	if (end == cell)
+		return -1e300;
+	if (ty != COL_DURATION)
+		return v;
+	while (*end == ' ')
+		end++;
+	static const struct {
+		const char *unit;
+		double s;
+	} units[] = {{"us", 1e-6}, {"\xc2\xb5s", 1e-6}, {"ms", 1e-3}, {"s", 1}, {"m", 60},
+		     {"h", 3600}, {"d", 86400}, {"w", 604800}};
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (!strncmp(end, units[i].unit, strlen(units[i].unit)))
+			return v * units[i].s;
+	return v;
 }
 
 static const struct table *sorting;
@@ -63,8 +93,18 @@ static int by_col(const void *x, const void *y)
 	const struct trow *b = &sorting->rows[*(const size_t *)y];
 	const char *p = a->cells[sorting->sort_col] ? a->cells[sorting->sort_col] : "";
 	const char *q = b->cells[sorting->sort_col] ? b->cells[sorting->sort_col] : "";
-	int c = strcmp(p, q);
-	return c ? c : (int)(*(const size_t *)x - *(const size_t *)y);
+	int c;
+	if (sorting->sort_type == COL_NUMBER || sorting->sort_type == COL_DURATION) {
+		double u = table_cell_number(p, sorting->sort_type), w = table_cell_number(q, sorting->sort_type);
+		c = u < w ? -1 : u > w;
+	} else {
+		c = strcmp(p, q);
+	}
+	if (sorting->sort_desc)
+		c = -c;
+	/* Equal rows keep the order they came in, either way. */
+	size_t i = *(const size_t *)x, j = *(const size_t *)y;
+	return c ? c : (i > j) - (i < j);
 }
 
 void table_index(struct table *t, const char *filter, const char *keep_key)
@@ -77,6 +117,14 @@ void table_index(struct table *t, const char *filter, const char *keep_key)
 		sorting = t;
 		qsort(t->shown, t->nshown, sizeof *t->shown, by_col);
 	}
+	/* A row asked for (a sandbox just opened) wins once it is there. */
+	if (*t->want)
+		for (size_t i = 0; i < t->nshown; i++)
+			if (!strcmp(t->rows[t->shown[i]].key, t->want)) {
+				t->sel = i;
+				t->want[0] = '\0';
+				return;
+			}
 	if (keep_key && *keep_key)
 		for (size_t i = 0; i < t->nshown; i++)
 			if (!strcmp(t->rows[t->shown[i]].key, keep_key)) {
@@ -85,6 +133,46 @@ void table_index(struct table *t, const char *filter, const char *keep_key)
 			}
 	if (t->sel >= t->nshown)
 		t->sel = t->nshown ? t->nshown - 1 : 0;
+}
+
+/* ---- tables ---- */
+
+int table_sort_letter(const struct view_ops *o, size_t col)
+{
+	bool taken[26] = {false};
+	/* Capitals a binding already uses (G: the last row) are not sort keys. */
+	for (size_t i = 0; i < ui_n_bindings; i++)
+		if (ui_bindings[i].key >= 'A' && ui_bindings[i].key <= 'Z')
+			taken[ui_bindings[i].key - 'A'] = true;
+	size_t n = o->ncols + o->nwide;
+	for (size_t c = 0; c < n && c <= col; c++) {
+		int letter = 0;
+		for (const char *h = o->headers[c]; *h && !letter; h++) {
+			int u = (*h >= 'a' && *h <= 'z') ? *h - 32 : *h;
+			if (u >= 'A' && u <= 'Z' && !taken[u - 'A'])
+				letter = u;
+		}
+		if (letter)
+			taken[letter - 'A'] = true;
+		if (c == col)
+			return letter;
+	}
+	return 0;
+}
+
+void table_sort_by(struct table *t, int col, enum col_type ty, const char *filter)
+{
+	if (t->sort_col == col) {
+		t->sort_desc = !t->sort_desc;
+	} else {
+		t->sort_col = col;
+		t->sort_desc = false;
+	}
+	t->sort_type = ty;
+	const struct trow *sel = table_selected(t);
+	char keep[128];
+	snprintf(keep, sizeof keep, "%s", sel ? sel->key : "");
+	table_index(t, filter, keep);
 }
 
 const struct trow *table_selected(const struct table *t)

@@ -370,6 +370,20 @@ static void replace_literal(char *line, size_t cap, const char *what, const char
 	snprintf(line, cap, "%s", out);
 }
 
+/* ---- tables ---- */
+/* A digest cut by its column ends in "…": its hex, however short, is
+ * masked with '#' as a whole one is. */
+static void mask_cut_hex(char *line)
+{
+	for (char *e = strstr(line, "\xe2\x80\xa6"); e; e = strstr(e + 3, "\xe2\x80\xa6")) {
+		char *s = e;
+		while (s > line && (isdigit((unsigned char)s[-1]) || (s[-1] >= 'a' && s[-1] <= 'f')))
+			s--;
+		if (e - s >= 3 && (s == line || !word_char(s[-1])))
+			memset(s, '#', (size_t)(e - s));
+	}
+}
+
 static char *normalise(const char *screen)
 {
 	size_t cap = strlen(screen) * 2 + 4096, used = 0;
@@ -399,12 +413,16 @@ static char *normalise(const char *screen)
 		replace_all(line, sizeof line, "[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}",
 			    "YYYY-MM-DD hh:mm:ss");
 		replace_all(line, sizeof line, "[0-9]{8}T[0-9]{6}Z", "YYYYMMDDThhmmssZ");
+		/* ---- tables ---- */
+		/* A record's times, to the millisecond (B28). */
+		replace_all(line, sizeof line, "hh:mm:ss\\.[0-9]{3}Z", "hh:mm:ss.mmmZ");
 		/* A view whose load failed says since when its rows are stale. */
 		replace_all(line, sizeof line, "since [0-9]{2}:[0-9]{2}:[0-9]{2}",
 			    "since hh:mm:ss");
 		/* The sandbox's ids (evidence of its mounts) vary with the state
 		 * directory, and their length moves where the line is cut. */
 		replace_all(line, sizeof line, "(uid|gid)=[0-9].*$", "<ids>");
+		mask_cut_hex(line);
 		replace_all(line, sizeof line, "[0-9a-f]{6,}", NULL);
 		replace_all(line, sizeof line, "[0-9]+(\\.[0-9]+)? ms|[0-9]+(ms|s|m|h|d)", "<dur>");
 		if (used + strlen(line) + 2 > cap) {
@@ -587,9 +605,10 @@ Test(console, a_sandbox_opened_from_the_console_runs_cells_pauses_and_closes_aft
 	screen("life-open-prompt");
 	screen("life-cell-prompt");
 	screen("life-ran-1plus1");
-	screen_has("life-ran-1plus1", "2  [exit 0 interpreter_started]");
+	screen_has("life-ran-1plus1", " python  exit 0  "); /* the answers pane */
+	screen_has("life-ran-1plus1", " interpreter_started\n  2\n");
 	screen("life-ran-x-times-2");
-	screen_has("life-ran-x-times-2", "6  [exit 0]");
+	screen_has("life-ran-x-times-2", "\n  6\n");
 	screen("life-paused");
 	screen_has("life-paused", " paused ");
 	screen("life-close-confirm");
@@ -627,6 +646,7 @@ Test(console, the_prompt_runs_multi_line_and_javascript_cells_and_sandboxes_hibe
 		"r\n"
 		":save-display acts-resumed\n"
 		"x\n"
+		"<C-t>\n" /* the editor kept javascript, the last cell's language */
 		"print(y)\n"
 		"<Enter>\n"
 		":save-display acts-state-survived\n"
@@ -645,15 +665,16 @@ Test(console, the_prompt_runs_multi_line_and_javascript_cells_and_sandboxes_hibe
 	screen("acts-multi-line-prompt");
 	screen_has("acts-multi-line-prompt", "... print(y + 1)");
 	screen("acts-multi-line-ran");
-	screen_has("acts-multi-line-ran", "21  [exit 0 interpreter_started]");
+	screen_has("acts-multi-line-ran", " interpreter_started\n  21\n");
 	screen("acts-javascript-prompt");
 	screen_has("acts-javascript-prompt", "[javascript]");
 	screen("acts-javascript-ran");
-	screen_has("acts-javascript-ran", "42  [exit 0");
+	screen_has("acts-javascript-ran", " javascript  exit 0  ");
+	screen_has("acts-javascript-ran", "\n  42\n");
 	screen("acts-hibernated");
 	screen("acts-resumed");
 	screen("acts-state-survived");
-	screen_has("acts-state-survived", "20  [exit 0]");
+	screen_has("acts-state-survived", "\n  20\n");
 	screen("acts-second-opened");
 	screen("acts-kill-confirm");
 	screen("acts-killed");
@@ -781,7 +802,7 @@ Test(console, attached_it_shows_a_session_another_client_opened_within_one_refre
 	screen("attached-opened");
 	screen("attached-mine");
 	screen("attached-ran");
-	screen_has("attached-ran", "2  [exit 0 interpreter_started]");
+	screen_has("attached-ran", " interpreter_started\n  2\n");
 	screen("attached-paused");
 	screen("attached-resumed");
 	screen("attached-closed");
@@ -1014,14 +1035,7 @@ Test(console, runs_drill_to_their_sandboxes_records_and_one_record_and_tables_fi
 		   "<Enter>\n"
 		   ":save-display drill-records-filtered\n"
 		   "<Esc>\n"
-		   "s\n"
-		   "s\n"
-		   "s\n"
-		   "s\n"
-		   "s\n"
-		   "s\n"
-		   "s\n"
-		   "s\n"
+		   "F\n"
 		   ":save-display drill-records-sorted-by-flags\n"
 		   ":sb conv-2\n"
 		   ":save-display drill-sandboxes-filtered-by-command\n"
@@ -1036,7 +1050,7 @@ Test(console, runs_drill_to_their_sandboxes_records_and_one_record_and_tables_fi
 	screen("drill-back-to-runs");
 	screen("drill-records-filtered");
 	screen("drill-records-sorted-by-flags");
-	screen_has("drill-records-sorted-by-flags", "FLAGS^");
+	screen_has("drill-records-sorted-by-flags", "FLAGS\xe2\x86\x91"); /* FLAGS↑: Shift+F */
 	screen("drill-sandboxes-filtered-by-command");
 	screen_has("drill-sandboxes-filtered-by-command", "Sandboxes[1] </conv-2>");
 }
@@ -1118,7 +1132,7 @@ Test(console, a_tampered_record_is_red_and_a_sound_one_green_in_colour)
 	make_tampered_store();
 	char path[4400], cmd[16384], env[4500];
 	snprintf(path, sizeof path, "%s/script.txt", files);
-	write_script(path, ":rec\ng\n<Down>\n<Enter>\n<Esc>\n<Down>\n<Enter>\n:q\n");
+	write_script(path, ":rec\ng\n<Down>\n<Enter>\n<Esc>\n<Down>\n<Enter>\nc\n:q\n");
 	snprintf(env, sizeof env, "PATH='%s/nobin' NO_COLOR=", files);
 	console_cmd(cmd, sizeof cmd, path, "--db tampered.db", env, true);
 	int master = -1;
@@ -1153,6 +1167,16 @@ Test(console, a_tampered_record_is_red_and_a_sound_one_green_in_colour)
 	cr_assert_eq(colour_before(tty, len, "record_sha256 verifies"), 2 /* green */,
 		     "the verified digest is not drawn green");
 	cr_assert_eq(colour_before(tty, len, "chain holds"), 2, "the chain is not drawn green");
+	/* ---- tables ---- */
+	/* A real terminal: bracketed paste on, and off again at exit; `c` on
+	 * the record put its digest on the clipboard (OSC 52, base64). */
+	cr_assert_not_null(memmem(tty, len, "\033[?2004h", 8), "bracketed paste was not turned on");
+	cr_assert_not_null(memmem(tty, len, "\033[?2004l", 8), "bracketed paste was not turned off");
+	const char *osc = memmem(tty, len, "\033]52;c;", 7);
+	cr_assert_not_null(osc, "c sent no OSC 52");
+	cr_assert_eq(strspn(osc + 7, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="), 88,
+		     "OSC 52 did not carry a 64-character digest: %.100s", osc + 7);
+	cr_assert_eq(osc[7 + 88], '\a');
 	free(tty);
 }
 
@@ -1369,6 +1393,8 @@ Test(console, help_lists_every_binding_of_the_one_table)
 	close_engine();
 	console("?\n"
 		":save-display help-top\n"
+		"<PgDn>\n"
+		":save-display help-middle\n"
 		"G\n"
 		":save-display help-bottom\n"
 		"<Esc>\n"
@@ -1379,23 +1405,27 @@ Test(console, help_lists_every_binding_of_the_one_table)
 		":q\n",
 		"", NULL);
 	screen("help-top");
+	screen("help-middle");
 	screen("help-bottom");
 	screen("help-unknown-command");
 	screen_has("help-unknown-command", "no command :nope");
 	screen("help-all");
-	char *top = shot("help-top"), *bottom = shot("help-bottom");
+	char *top = shot("help-top"), *middle = shot("help-middle"), *bottom = shot("help-bottom");
 	size_t n = sizeof bindings / sizeof bindings[0];
 	for (size_t i = 0; i < n; i++) {
 		char row[256];
 		snprintf(row, sizeof row, "%-13s %-10s %.*s", bindings[i].label,
-			 *bindings[i].view ? bindings[i].view : "anywhere", screen_cols - 26, bindings[i].help);
+			 *bindings[i].view ? bindings[i].view : "anywhere", screen_cols - 27, bindings[i].help); /* a cut one ends in "…" */
 		bool found = false;
 		for (const char *s = top; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
+			found = !strncmp(s, row, strlen(row));
+		for (const char *s = middle; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
 			found = !strncmp(s, row, strlen(row));
 		for (const char *s = bottom; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
 			found = !strncmp(s, row, strlen(row));
 		cr_assert(found, "the help has no row \"%s\"", row);
 	}
+	free(middle);
 	free(top);
 	free(bottom);
 }
@@ -1517,4 +1547,218 @@ Test(console, the_replay_view_lists_the_scenarios_names_what_does_not_load_and_p
 	screen_has("replay-enter", "broken: not JSON (a syntax error at line 1, column 1)");
 	screen("replay-player");
 	screen_has("replay-player", "Replay (orders_tour: step 2/8)");
+}
+
+/* ---- tables: safe input and real tables (issue 16, acceptance 4) ---- */
+
+/* The first column of a saved screen's table rows (after the header), in
+ * order, as "1,2,3". */
+static void first_column(const char *name, const char *header, char *out, size_t n)
+{
+	char *s = shot(name);
+	const char *p = strstr(s, header);
+	cr_assert_not_null(p, "screen %s has no header %s", name, header);
+	p = strchr(p, '\n');
+	size_t used = 0;
+	out[0] = '\0';
+	while (p && p[1] && isdigit((unsigned char)p[1])) {
+		long v = strtol(p + 1, NULL, 10);
+		used += (size_t)snprintf(out + used, n - used, "%s%ld", used ? "," : "", v);
+		p = strchr(p + 1, '\n');
+	}
+	free(s);
+}
+
+/* The review's B6, B7, B9, B15, B17, B20, B29 in one sandbox's life: enter
+ * at a [y/N] is No, a multi-line paste is one cell, a paste outside the
+ * editor is no keys, the editor's cursor, Tab, history and language, a
+ * sandbox just opened is the one selected, and q and ctrl-c ask before
+ * closing sandboxes, naming how many. */
+Test(console, input_enter_is_no_a_paste_is_one_cell_and_quitting_asks_before_closing_sandboxes)
+{
+	close_engine();
+	console("n\n"
+		"<Enter>\n"
+		"<C-k>\n"
+		":save-display input-kill-confirm\n"
+		"<Enter>\n"
+		":save-display input-kill-enter-is-no\n"
+		"x\n"
+		"<Paste>a = 1<Enter>b = 2<Enter>print(a + b)</Paste>\n"
+		":save-display input-paste-in-editor\n"
+		"<Enter>\n"
+		":save-display input-paste-ran\n"
+		"<Paste>a = 1<Enter>pass</Paste>\n"
+		":save-display input-paste-ignored\n"
+		"x\n"
+		"print(1)<Left>0\n"
+		"<Enter>\n"
+		"x\n"
+		"<Up>\n"
+		":save-display input-history\n"
+		"<C-c>\n"
+		":save-display input-ctrl-c-cancels-the-prompt\n"
+		"x\n"
+		"if True:<C-o><Tab>print('tab ok')\n"
+		"<Enter>\n"
+		"x\n"
+		"print('bell\\x07\\rover')\n"
+		"<Enter>\n"
+		"x\n"
+		"<C-t>\n"
+		"console.log(6 * 7)\n"
+		"<Enter>\n"
+		"x\n"
+		"print('a long line that goes past the edge of an eighty column screen, and more of it')\n"
+		":save-display input-long-line\n"
+		"<Esc>\n"
+		":save-display input-answers-pane\n"
+		":answers\n"
+		":save-display input-answers-view\n"
+		":sb\n"
+		"n\n"
+		"bogus\n"
+		"<Enter>\n"
+		":save-display input-bad-tier\n"
+		"n\n"
+		"container\n"
+		"<Enter>\n"
+		"h\n"
+		":save-display input-container-no-hibernate\n"
+		"x\n"
+		":save-display input-second-selected\n"
+		"<C-t>\n"
+		"print('second')\n"
+		"<Enter>\n"
+		"x\n"
+		"print('x' * 300000)\n"
+		"<Enter>\n"
+		":save-display input-truncated\n"
+		"q\n"
+		":save-display input-quit-asks\n"
+		"n\n"
+		":save-display input-quit-no\n"
+		"<C-c>\n"
+		":save-display input-ctrl-c-asks\n"
+		"y\n"
+		":save-display input-never-saved\n",
+		"", NULL);
+	screen("input-kill-confirm");
+	screen_has("input-kill-confirm", "kill sandbox ");
+	screen_has("input-kill-confirm", "? [y/N]");
+	screen("input-kill-enter-is-no");
+	screen_has("input-kill-enter-is-no", "cancelled: nothing was done");
+	screen_has("input-kill-enter-is-no", " ready ");
+	screen_has("input-kill-enter-is-no", "sessions: 1 ready");
+	screen("input-paste-in-editor");
+	screen_has("input-paste-in-editor", ">>> a = 1\n... b = 2\n... print(a + b)");
+	screen("input-paste-ran");
+	screen_has("input-paste-ran", "#1 ");
+	screen_has("input-paste-ran", "\n  3\n");
+	screen("input-paste-ignored");
+	screen_has("input-paste-ignored", "paste ignored");
+	screen_has("input-paste-ignored", " ready "); /* the p of "pass" paused nothing */
+	screen_lacks("input-paste-ignored", "\xe2\x86\x91"); /* nor did its s sort */
+	screen("input-history");
+	screen_has("input-history", ">>> print(10)");
+	screen("input-ctrl-c-cancels-the-prompt");
+	screen_has("input-ctrl-c-cancels-the-prompt", "Sandboxes[1]");
+	screen_lacks("input-ctrl-c-cancels-the-prompt", ">>>");
+	screen("input-long-line");
+	screen("input-answers-pane");
+	screen_has("input-answers-pane", "\n  42\n");
+	screen_has("input-answers-pane", "\n  tab ok\n");
+	screen_has("input-answers-pane", "\n  bell^G^Mover\n"); /* control bytes escaped */
+	screen("input-answers-view");
+	screen_has("input-answers-view", "Answers[10] (5 cells, newest first)");
+	screen_has("input-answers-view", "\n  10\n");
+	screen("input-bad-tier");
+	screen_has("input-bad-tier", "open: unknown tier \"bogus\" (tiers: container, kernel, vm");
+	screen("input-container-no-hibernate");
+	screen_has("input-container-no-hibernate", "the container tier cannot hibernate (kernel tier only)");
+	screen("input-second-selected");
+	screen_has("input-second-selected", "[javascript]"); /* the last cell's language, kept */
+	screen("input-truncated");
+	screen_has("input-truncated", " stdout_truncated\n  xxxxxxxx");
+	screen_has("input-truncated", "x\xe2\x80\xa6\n  (stdout truncated: the sandbox's output cap)\n");
+	screen("input-quit-asks");
+	screen_has("input-quit-asks", "quit and close 2 sandboxes? [y/N]");
+	screen("input-quit-no");
+	screen_has("input-quit-no", "Sandboxes[2]");
+	screen_has("input-quit-no", "#1 "); /* the second sandbox's first cell, */
+	screen_has("input-quit-no", "\n  second\n"); /* run in the one n selected */
+	screen("input-ctrl-c-asks");
+	screen_has("input-ctrl-c-asks", "quit and close 2 sandboxes? [y/N]");
+	char path[4400];
+	snprintf(path, sizeof path, "%s/input-never-saved.txt", files);
+	cr_assert(access(path, F_OK) != 0, "the console went on after y at the quit");
+	/* y closed them: both sandboxes ended when the console shut down. */
+	char *ended = sh("sqlite3 '%s/bulkhead.db' \"SELECT state || ' ' || end_reason FROM sessions\"",
+			 h.state_dir);
+	cr_assert_str_eq(ended, "ended shutdown\nended shutdown\n", "%s", ended);
+	free(ended);
+}
+
+/* B10, B11, B19, acceptance 4: IDs 1..12 sort as numbers, ascending and
+ * then descending on a second Shift+I; the filter applies as it is typed,
+ * inverts with !, and selects its first match; PgDn pages with a position
+ * marker; a cut cell ends in "…"; ctrl-w shows the wide columns. */
+Test(console, tables_sort_numbers_as_numbers_filter_as_typed_page_and_show_cut_columns)
+{
+	close_engine();
+	char db[4400];
+	snprintf(db, sizeof db, "%s/tables.db", files);
+	gen_store(db, &(struct gen_store_spec){.sessions = 1, .records_per_session = 12, .events = 40});
+	cr_assert_eq(mkdir(strcat(strcpy(db, files), "/nobin"), 0700), 0);
+	console_db(":rec\n"
+		   "S\n"
+		   "I\n"
+		   ":save-display tables-id-ascending\n"
+		   "I\n"
+		   ":save-display tables-id-descending\n"
+		   ":events\n"
+		   ":save-display tables-events-newest\n"
+		   "g\n"
+		   "<PgDn>\n"
+		   ":save-display tables-events-page-down\n"
+		   "/\n"
+		   "!event 1\n"
+		   ":save-display tables-filter-inverted-as-typed\n"
+		   "<Esc>\n"
+		   "?\n"
+		   "G\n"
+		   "/\n"
+		   "pg\n"
+		   "<Enter>\n"
+		   "c\n"
+		   ":save-display tables-filter-first-match\n"
+		   ":q\n",
+		   "tables.db");
+	char ids[256];
+	screen("tables-id-ascending");
+	first_column("tables-id-ascending", "ID\xe2\x86\x91", ids, sizeof ids);
+	cr_assert_str_eq(ids, "1,2,3,4,5,6,7,8,9,10,11,12");
+	screen("tables-id-descending");
+	first_column("tables-id-descending", "ID\xe2\x86\x93", ids, sizeof ids);
+	cr_assert_str_eq(ids, "12,11,10,9,8,7,6,5,4,3,2,1");
+	screen("tables-events-newest");
+	screen_has("tables-events-newest", "Events[40] 23\xe2\x80\x93" "40 of 40");
+	screen_has("tables-events-newest", ".\xe2\x80\xa6\n"); /* the detail, cut */
+	screen("tables-events-page-down");
+	screen_has("tables-events-page-down", "Events[40] 19\xe2\x80\x93" "36 of 40");
+	screen("tables-filter-inverted-as-typed");
+	screen_has("tables-filter-inverted-as-typed", "Events[29] </!event 1>");
+	screen_has("tables-filter-inverted-as-typed", "\n/!event 1");
+	screen("tables-filter-first-match");
+	screen_has("tables-filter-first-match", "copied ctrl-f/pgdn");
+
+	screen_cols = 120;
+	console_db(":events\n"
+		   "<C-w>\n"
+		   ":save-display tables-events-wide\n"
+		   ":q\n",
+		   "tables.db");
+	screen("tables-events-wide");
+	screen_has("tables-events-wide", " DETAIL                           SANDBOX\n");
+	screen_has("tables-events-wide", " event 40........................ bh-gen\n"); /* whole */
 }

@@ -9,8 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-static const char *const headers[] = {"ID", "AT (UTC)", "KIND", "SESSION", "DETAIL"};
-static const int widths[] = {5, 19, 13, 12, 0};
+static const char *const headers[] = {"ID", "AT (UTC)", "KIND", "SESSION", "DETAIL", "SANDBOX"};
+static const int widths[] = {5, 19, 13, 12, 0, 0};
+static const enum col_type types[] = {COL_NUMBER, COL_TIME, COL_TEXT, COL_TEXT, COL_TEXT, COL_TEXT};
 
 static void loaded(void *arg, const struct ui_event *rows, size_t n, const char *err)
 {
@@ -34,11 +35,15 @@ static void loaded(void *arg, const struct ui_event *rows, size_t n, const char 
 		table_cell(r, 0, "%s", key);
 		table_cell(r, 1, "%s", at);
 		table_cell(r, 2, "%s", e->kind);
-		table_cell(r, 3, "%.12s", *e->session ? e->session : "-");
+		/* An event of no session (a leftover deleted) names its sandbox. */
+		if (*e->session)
+			table_cell(r, 3, "%.12s", e->session);
+		else
+			table_cell(r, 3, "%s", *e->sandbox ? e->sandbox : "-");
 		table_cell(r, 4, "%s", e->detail);
-		/* Not drawn (past the headers), but a filter finds it: a leak's
-		 * timeline is asked for by its sandbox's name. */
-		table_cell(r, 5, "%s", e->sandbox);
+		/* Drawn only wide, but a filter finds it: a leak's timeline is
+		 * asked for by its sandbox's name. */
+		table_cell(r, 5, "%s", *e->sandbox ? e->sandbox : "-");
 	}
 	bool turned = p->jump != 0;
 	table_index(&v->t, v->filter, turned || (at_end && !p->depth) ? NULL : keep);
@@ -70,7 +75,9 @@ const struct view_ops view_events = {
 	.name = "events",
 	.alias = "ev",
 	.title = "Events",
-	.ncols = sizeof headers / sizeof headers[0],
+	.ncols = 5,
+	.nwide = 1,
+	.types = types,
 	.headers = headers,
 	.widths = widths,
 	.load = load,

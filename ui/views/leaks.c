@@ -14,6 +14,7 @@
 
 static const char *const headers[] = {"KIND", "SANDBOX", "SESSION", "SEEN", "REASON", "HOLDER"};
 static const int widths[] = {12, 20, 12, 5, 0, 14};
+static const enum col_type types[] = {COL_TEXT, COL_TEXT, COL_TEXT, COL_DURATION, COL_TEXT, COL_TEXT};
 
 struct findings {
 	struct bh_leak *l;
@@ -103,7 +104,8 @@ static void reaped(void *arg, const struct bh_leak *l, size_t n, const char *err
 
 static void reap_confirmed(struct app *a, const char *text, void *arg)
 {
-	(void)text;
+	if (!text)
+		return; /* No */
 	struct reaping *r = calloc(1, sizeof *r);
 	if (!r)
 		abort();
@@ -201,6 +203,7 @@ static void enter(struct app *a, struct view *v, const struct trow *row)
 	struct view *ev = app_push(a, &view_events, NULL);
 	snprintf(ev->filter, sizeof ev->filter, "%.12s", row->key);
 	snprintf(ev->sub, sizeof ev->sub, "(timeline of %.12s)", row->key);
+	ev->filter_is_arg = true; /* esc goes back to the leaks, not to every event (B12) */
 	/* The embedded source answered inside app_push, before the filter. */
 	table_index(&ev->t, ev->filter, NULL);
 	ev->t.sel = ev->t.nshown ? ev->t.nshown - 1 : 0;
@@ -219,6 +222,7 @@ const struct view_ops view_leaks = {
 	.title = "Leaks",
 	.ncols = sizeof headers / sizeof headers[0],
 	.headers = headers,
+	.types = types,
 	.widths = widths,
 	.load = load,
 	.request = request,

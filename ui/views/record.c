@@ -106,7 +106,7 @@ static void line_at(int y, int cols, const char *fmt, ...)
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	if (cols > 2)
-		mvaddnstr(y, 2, buf, cols - 2);
+		draw_clipped(y, 2, cols - 2, buf); /* a digest cut ends in "…" */
 }
 
 static void field(int *y, int cols, const char *name, const char *value)
@@ -139,9 +139,13 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	field(&y, a->cols, "provider", r->provider);
 	field(&y, a->cols, "isolation", r->isolation);
 	field(&y, a->cols, "environment", r->environment);
-	snprintf(buf, sizeof buf, "%lld .. %lld (%lld ms)", (long long)r->started_ms, (long long)r->ended_ms,
-		 (long long)(r->ended_ms - r->started_ms));
-	field(&y, a->cols, "started..ended", buf);
+	/* Absolute UTC, to the millisecond, and how long it took (B28). */
+	fmt_utc_ms(buf, sizeof buf, r->started_ms);
+	field(&y, a->cols, "started", buf);
+	char ended[48];
+	fmt_utc_ms(ended, sizeof ended, r->ended_ms);
+	snprintf(buf, sizeof buf, "%s (%lld ms)", ended, (long long)(r->ended_ms - r->started_ms));
+	field(&y, a->cols, "ended", buf);
 	field(&y, a->cols, "previous_sha256", r->previous);
 	field(&y, a->cols, "record_sha256", r->record);
 	snprintf(buf, sizeof buf, "%s, exit %d, %s", *r->language ? r->language : "-", r->exit_code,
@@ -185,10 +189,24 @@ static void done(struct view *v)
 	free(v->priv);
 }
 
+/* `c` copies the record's digest, whole. */
+static enum request request(struct app *a, struct view *v, enum request r)
+{
+	struct detail *d = v->priv;
+	if (r != REQ_COPY)
+		return r;
+	if (d && d->have)
+		app_copy(a, "", d->rec.record);
+	else
+		app_flash(a, C_WARN, "no record loaded: nothing to copy");
+	return REQ_NONE;
+}
+
 const struct view_ops view_record = {
 	.name = "record",
 	.title = "Record",
 	.load = load,
 	.draw = draw,
 	.done = done,
+	.request = request,
 };

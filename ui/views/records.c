@@ -11,6 +11,8 @@
 
 static const char *const headers[] = {"ID", "SESSION", "SEQ", "V", "LANGUAGE", "TIER", "EXIT", "FLAGS", "RECORD"};
 static const int widths[] = {5, 12, 4, 2, 10, 9, 4, 20, 0};
+static const enum col_type types[] = {COL_NUMBER, COL_TEXT, COL_NUMBER, COL_NUMBER, COL_TEXT,
+				      COL_TEXT,	  COL_NUMBER, COL_TEXT, COL_TEXT};
 
 static void loaded(void *arg, const struct ui_record *rows, size_t n, const char *err)
 {
@@ -33,7 +35,8 @@ static void loaded(void *arg, const struct ui_record *rows, size_t n, const char
 		table_cell(t, 5, "%s", r->isolation);
 		table_cell(t, 6, "%d", r->exit_code);
 		table_cell(t, 7, "%s", *r->flags ? r->flags : (*r->unanswered ? r->unanswered : "-"));
-		table_cell(t, 8, "%.16s", r->record);
+		table_cell(t, 8, "%s", r->record); /* cut with "…"; whole when wide */
+		snprintf(t->copy, sizeof t->copy, "%s", r->record);
 	}
 	bool turned = p->jump != 0;
 	table_index(&v->t, v->filter, turned ? NULL : keep);
@@ -69,6 +72,7 @@ const struct view_ops view_records = {
 	.title = "Records",
 	.ncols = sizeof headers / sizeof headers[0],
 	.headers = headers,
+	.types = types,
 	.widths = widths,
 	.load = load,
 	.request = request,

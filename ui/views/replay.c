@@ -11,6 +11,7 @@
 
 static const char *const headers[] = {"SCENARIO", "TIER", "STEPS", "TITLE", "TEACHES"};
 static const int widths[] = {17, 9, 5, 22, 0};
+static const enum col_type types[] = {COL_TEXT, COL_TEXT, COL_NUMBER, COL_TEXT, COL_TEXT};
 
 static void load(struct app *a, struct view *v)
 {
@@ -66,6 +67,7 @@ const struct view_ops view_replay = {
 	.title = "Replay",
 	.ncols = sizeof headers / sizeof headers[0],
 	.headers = headers,
+	.types = types,
 	.widths = widths,
 	.load = load,
 	.enter = enter,

@@ -9,6 +9,7 @@
 
 static const char *const headers[] = {"RUN", "SANDBOXES", "LIVE", "CALLS", "OWNER"};
 static const int widths[] = {24, 9, 5, 6, 0};
+static const enum col_type types[] = {COL_TEXT, COL_NUMBER, COL_NUMBER, COL_NUMBER, COL_TEXT};
 
 struct agg {
 	char run[65], owner[65];
@@ -70,6 +71,7 @@ const struct view_ops view_runs = {
 	.title = "Runs",
 	.ncols = sizeof headers / sizeof headers[0],
 	.headers = headers,
+	.types = types,
 	.widths = widths,
 	.load = load,
 	.enter = enter,

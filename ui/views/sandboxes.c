@@ -7,8 +7,13 @@
 #include <string.h>
 #include <time.h>
 
-static const char *const headers[] = {"SESSION", "STATE", "TIER", "FLOOR", "CALLS", "IDLE", "EXPIRES", "OWNER", "BY"};
-static const int widths[] = {12, 11, 9, 9, 5, 5, 7, 8, 0};
+/* Past BY, the wide toggle's (ctrl-w): the run a sandbox served and its
+ * runtime name, which `/` finds too. */
+static const char *const headers[] = {"SESSION", "STATE", "TIER", "FLOOR", "CALLS", "IDLE",
+				      "EXPIRES", "OWNER", "BY", "RUN", "SANDBOX"};
+static const int widths[] = {12, 11, 9, 9, 5, 5, 7, 8, 0, 0, 0};
+static const enum col_type types[] = {COL_TEXT, COL_TEXT, COL_TEXT, COL_TEXT, COL_NUMBER, COL_DURATION,
+				      COL_DURATION, COL_TEXT, COL_TEXT, COL_TEXT, COL_TEXT};
 
 static int64_t wall_ms(void)
 {
@@ -54,14 +59,13 @@ static void loaded(void *arg, const struct ui_session *rows, size_t n, const cha
 			snprintf(exp, sizeof exp, "-");
 		table_cell(r, 5, "%s", idle);
 		table_cell(r, 6, "%s", exp);
-		table_cell(r, 7, "%.8s", *s->owner ? s->owner : "-");
+		table_cell(r, 7, "%s", *s->owner ? s->owner : "-"); /* cut with "…", whole when wide */
 		/* "mine": this console opened it and may run cells in it. */
 		table_cell(r, 8, "%s", s->mine ? "mine" : *s->principal ? s->principal : "-");
-		/* Not drawn (past the headers), but `/` and `:sb ARG` find them:
-		 * the run a sandbox served and its runtime name. */
-		table_cell(r, 9, "%s", s->run_key);
+		/* Drawn only wide, but `/` and `:sb ARG` find them: the run a
+		 * sandbox served and its runtime name. */
+		table_cell(r, 9, "%s", *s->run_key ? s->run_key : "-");
 		table_cell(r, 10, "%s", s->sandbox);
-		table_cell(r, 11, "%s", s->owner); /* the whole owner, for / */
 	}
 	table_index(&v->t, v->filter, keep);
 }
@@ -119,9 +123,9 @@ static void act_now(struct app *a, const char *verb, const char *fp)
 
 static void confirmed(struct app *a, const char *text, void *arg)
 {
-	(void)text;
 	struct act *x = arg;
-	act_now(a, x->verb, x->fp);
+	if (text)
+		act_now(a, x->verb, x->fp);
 	free(x);
 }
 
@@ -141,10 +145,15 @@ static void opened(void *arg, const char *fp, const char *err)
 {
 	struct app *a = arg;
 	app_busy(a, "");
-	if (err)
+	if (err) {
 		app_flash(a, C_BAD, "open: %s", err);
-	else
-		app_flash(a, C_GOOD, "opened %.12s (yours: x runs a cell in it)", fp);
+	} else {
+		app_flash(a, C_GOOD, "opened %.12s (yours, selected: x runs a cell in it)", fp);
+		/* The selection moves to it when the refresh brings it (B9). */
+		for (struct view *v = a->view; v; v = v->below)
+			if (v->ops == &view_sandboxes)
+				snprintf(v->t.want, sizeof v->t.want, "%s", fp);
+	}
 	app_refresh(a);
 }
 
@@ -158,6 +167,14 @@ static void open_with(struct app *a, const char *text, void *arg)
 		tier[0] = '\0';
 	if (!strcmp(floor, "-"))
 		floor[0] = '\0';
+	/* A tier this build does not know is named with the ones it does. */
+	enum bh_tier t;
+	const char *bad = *tier && bh_tier_parse(tier, &t) < 0 ? tier : *floor && bh_tier_parse(floor, &t) < 0 ? floor : NULL;
+	if (bad) {
+		app_flash(a, C_BAD, "open: unknown tier \"%.15s\" (tiers: container, kernel, vm; offered here: %s)",
+			  bad, a->tiers);
+		return;
+	}
 	app_busy(a, "opening a sandbox");
 	a->src->ops->open(a->src, tier, floor, owner, opened, a);
 }
@@ -193,7 +210,7 @@ static enum request request(struct app *a, struct view *v, enum request r)
 			app_flash(a, C_WARN, "cells run only in sandboxes this console opened (n opens one)");
 			break;
 		}
-		prompt_cell(a, sel->key, "python");
+		prompt_cell(a, sel->key, NULL); /* the language of the last cell */
 		break;
 	case REQ_PAUSE:
 		act_now(a, "pause", sel->key);
@@ -202,6 +219,14 @@ static enum request request(struct app *a, struct view *v, enum request r)
 		act_now(a, "resume", sel->key);
 		break;
 	case REQ_HIBERNATE:
+		/* Only gVisor checkpoints here (sandbox_can_hibernate): said
+		 * before anything is asked of the engine. */
+		if (sel->cells[2] && !strcmp(sel->cells[2], "container")) {
+			app_flash(a, C_WARN,
+				  "hibernate %.12s: the container tier cannot hibernate (kernel tier only)",
+				  sel->key);
+			break;
+		}
 		act_now(a, "hibernate", sel->key);
 		break;
 	case REQ_CLOSE:
@@ -232,7 +257,9 @@ const struct view_ops view_sandboxes = {
 	.name = "sandboxes",
 	.alias = "sb",
 	.title = "Sandboxes",
-	.ncols = sizeof headers / sizeof headers[0],
+	.ncols = 9,
+	.nwide = sizeof headers / sizeof headers[0] - 9,
+	.types = types,
 	.headers = headers,
 	.widths = widths,
 	.load = load,
