@@ -161,12 +161,67 @@ static void header_counts_cb(void *arg, const struct ui_session *rows, size_t n,
 		snprintf(a->counts, sizeof a->counts, "none");
 }
 
+/* ---- truth: the link's state in the header, retries with backoff ---- */
+
+#define RETRY_MAX_MS 8000
+
+static bool link_down(struct app *a, char *since, size_t since_n, char *why, size_t why_n)
+{
+	return a->src->ops->link_down && a->src->ops->link_down(a->src, since, since_n, why, why_n);
+}
+
 void app_refresh(struct app *a)
 {
+	/* The sources answer the header and the view from one request when
+	 * both ask in one turn (the attached source sends one ListSessions). */
 	a->src->ops->sessions(a->src, header_counts_cb, a);
 	if (a->view->ops->load)
 		a->view->ops->load(a, a->view);
-	a->next_refresh = now_mono_ms() + REFRESH_MS;
+	else if (a->refresh_asked)
+		app_flash(a, C_INFO, "refreshed"), a->refresh_asked = false;
+	/* A daemon that does not answer is asked again less and less often
+	 * (2, 4, 8, 8 ... s); ctrl-r asks at once. */
+	char since[16], why[8];
+	if (link_down(a, since, sizeof since, why, sizeof why))
+		a->retry_ms = a->retry_ms ? (a->retry_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : a->retry_ms * 2)
+					  : REFRESH_MS;
+	else
+		a->retry_ms = 0;
+	a->next_refresh = now_mono_ms() + (a->retry_ms ? a->retry_ms : REFRESH_MS);
+}
+
+void fmt_utc(char *buf, size_t n, int64_t unix_ms)
+{
+	if (unix_ms <= 0) {
+		snprintf(buf, n, "-");
+		return;
+	}
+	time_t t = (time_t)(unix_ms / 1000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	char text[32];
+	strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf, n, "%s UTC", text);
+}
+
+/* Header line 1: the tiers and counts, or, while the daemon does not
+ * answer, that it is disconnected and since when (red; bold in monochrome,
+ * and the words say it without colour). */
+static void draw_status_line(struct app *a)
+{
+	char since[16], why[256], line[1024];
+	if (link_down(a, since, sizeof since, why, sizeof why)) {
+		uint64_t now = now_mono_ms();
+		unsigned left = a->next_refresh > now ? (unsigned)((a->next_refresh - now + 999) / 1000) : 0;
+		snprintf(line, sizeof line, "DISCONNECTED since %s UTC, retrying in %us (ctrl-r: now): %s",
+			 since, left, why);
+		attron(theme_attr(C_BAD) | A_BOLD);
+		mvaddnstr(1, 0, line, a->cols);
+		attroff(theme_attr(C_BAD) | A_BOLD);
+		return;
+	}
+	snprintf(line, sizeof line, "tiers: %s   sessions: %s", a->tiers, a->counts);
+	mvaddnstr(1, 0, line, a->cols);
 }
 
 /* ---- drawing ---- */
@@ -213,6 +268,9 @@ static void draw_table(struct app *a, struct view *v, int top, int bottom)
 			mvprintw(top + 1 + i, x, "%-*.*s", w, w, r->cells[c] ? r->cells[c] : "");
 			x += widths[c] + 1;
 		}
+		/* ---- truth: old rows carry a mark that shows without colour ---- */
+		if (*v->stale && o->ncols > 1 && widths[0] < a->cols)
+			mvaddch(top + 1 + i, widths[0], '~');
 		attroff(attr);
 	}
 	if (!t->nshown) {
@@ -289,8 +347,7 @@ static void draw(struct app *a)
 	attron(theme_attr(C_HEADER) | A_BOLD);
 	mvaddnstr(0, 0, line, a->cols);
 	attroff(theme_attr(C_HEADER) | A_BOLD);
-	snprintf(line, sizeof line, "tiers: %s   sessions: %s", a->tiers, a->counts);
-	mvaddnstr(1, 0, line, a->cols);
+	draw_status_line(a);
 	draw_hints(a);
 	/* Title: Kind[count] </filter> (extra) (stale since HH:MM:SS: why) —
 	 * the time first, so a narrow screen cuts the why, not when. */
@@ -522,10 +579,12 @@ static void handle_key(struct app *a, int key)
 		break;
 	}
 	case REQ_REFRESH:
-		/* Before the loads: a failure they answer flashes over it, even
-		 * one flashed before (the operator asked again). */
-		app_flash(a, C_INFO, "refreshed");
+		/* "refreshed" only once the view's load answered (view_load.c):
+		 * a failure flashes instead, even one flashed before (the
+		 * operator asked again). It asks at once, whatever the backoff. */
+		a->refresh_asked = true;
 		v->stale_told = false;
+		a->retry_ms = 0;
 		app_refresh(a);
 		break;
 	default:
