@@ -9,7 +9,9 @@
  * directly, so it can capture a prompt or a confirm; `:sleep MS` lets time pass,
  * for what moves by itself, like the replay's play). A key is fed only once the
  * source answered everything asked before it, so a screen never depends on
- * timing; `:save-display FILE` writes the screen as text. */
+ * timing; `:save-display FILE` writes the screen as text. `:wait views`
+ * makes the keys after it wait only for the views' own loads, not for a
+ * cell in flight (to see one running); `:wait all` goes back. */
 #include "app.h"
 #include "ui_files.h"
 
@@ -603,6 +605,7 @@ struct script {
 	char save[8192];
 	bool has_save;
 	uint64_t wait_until; /* `:sleep MS`: no key before then */
+	bool views_only;     /* ---- truth: `:wait views` ---- */
 };
 
 static bool script_next_line(struct script *s)
@@ -616,6 +619,11 @@ static bool script_next_line(struct script *s)
 		if (!strncmp(line, ":sleep ", 7)) {
 			s->wait_until = now_mono_ms() + strtoull(line + 7, NULL, 10);
 			return true;
+		}
+		/* ---- truth ---- */
+		if (!strcmp(line, ":wait views") || !strcmp(line, ":wait all")) {
+			s->views_only = !strcmp(line, ":wait views");
+			continue;
 		}
 		if (!strncmp(line, ":save-display ", 14)) {
 			snprintf(s->save, sizeof s->save, "%s", line + 1);
@@ -678,9 +686,9 @@ static bool script_step(struct app *a, struct script *s)
 
 /* ---- the loop ---- */
 
-static bool settled(struct app *a)
+static bool settled(struct app *a, bool views_only)
 {
-	if (a->src->ops->pending(a->src) > 0 || *a->spinner_what)
+	if (!views_only && (a->src->ops->pending(a->src) > 0 || *a->spinner_what))
 		return false;
 	for (struct view *v = a->view; v; v = v->below)
 		if (v->loading > 0)
@@ -748,7 +756,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 			timeout = st;
 		if (timeout > 200)
 			timeout = 200; /* the spinner and the flash's expiry */
-		if (o->script && !script_done && settled(a))
+		if (o->script && !script_done && settled(a, script.views_only))
 			timeout = script.wait_until > now_mono_ms() ? 10 : 0;
 		poll(fds, (nfds_t)n, timeout);
 		src->ops->process(src);
@@ -757,7 +765,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 		if (a->view->ops->tick)
 			a->view->ops->tick(a, a->view, now_mono_ms());
 		if (o->script) {
-			if (!script_done && settled(a)) {
+			if (!script_done && settled(a, script.views_only)) {
 				if (!script_step(a, &script))
 					script_done = true;
 			}

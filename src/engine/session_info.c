@@ -23,8 +23,11 @@ void session_info_truth(const bh_session *s, struct bh_session_info *o)
 		o->call_started_unix_ms = head->started_unix_ms;
 	}
 	uint32_t hibernate_after = s->e->policy.hibernate_after_ms;
-	if (s->state == BH_SESSION_READY && s->idle_t) {
-		o->pauses_unix_ms = due_unix_ms(s->idle_t);
+	if (s->state == BH_SESSION_READY && !s->queue) {
+		/* Just after a call, before the dispatch that arms it (the call's
+		 * after-work), the window is about to start whole: from now. */
+		o->pauses_unix_ms = s->idle_t ? due_unix_ms(s->idle_t)
+					      : (int64_t)now_real_ms() + (int64_t)session_idle_ms(s);
 		/* Unclaimed, its first idle timeout ends it instead: no hibernate. */
 		if (s->claimed)
 			o->hibernates_unix_ms = o->pauses_unix_ms + (int64_t)hibernate_after;

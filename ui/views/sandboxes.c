@@ -46,8 +46,10 @@ static void loaded(void *arg, const struct ui_session *rows, size_t n, const cha
 		/* ---- truth: a session running a cell is not idle (B18) ---- */
 		char ran[16];
 		fmt_age(ran, sizeof ran, s->call_started_ms, now);
+		/* "running 119s" is wider than the column: "busy 119s" then. */
 		if (s->call_started_ms)
-			table_cell(r, 1, "running %s", ran);
+			table_cell(r, 1, "%s %s", strlen(ran) + 8 <= (size_t)widths[1] ? "running" : "busy",
+				   ran);
 		table_cell(r, 2, "%s", s->tier);
 		table_cell(r, 3, "%s", *s->floor ? s->floor : "-");
 		table_cell(r, 4, "%llu", (unsigned long long)s->calls);
