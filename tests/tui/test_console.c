@@ -1767,3 +1767,42 @@ Test(console, attached_a_refresh_sends_one_request_and_the_audit_log_tallies_the
 	cr_assert_leq(calls, 12 + periodic, "%llu ListSessions in %llu ms: more than one a refresh", calls,
 		      (unsigned long long)elapsed);
 }
+
+/* B26: over a daemon, a client's trace id is its sessions' run: `:runs`
+ * lists it and drills into its sandboxes as it does embedded. */
+Test(console, attached_runs_group_sessions_by_the_trace_id_their_client_sent)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	char fps[2][65];
+	for (int i = 0; i < 2; i++) {
+		struct answer *a = daemon_call(&d, d.run_token, SVC "OpenSession",
+					       "{\"protocol\":3,\"traceId\":\"conv-7\"}");
+		cr_assert_eq(a->status, 200, "%s", a->body);
+		char id[64];
+		member(a->body, "sessionId", id, 64);
+		member(a->body, "session", fps[i], 65);
+		answer_free(a);
+	}
+	char id[64], other[65];
+	http_open(d.run_token, id, other);
+	console(":runs\n"
+		":save-display attached-runs-by-trace\n"
+		"/conv-7\n"
+		"<Enter>\n"
+		"<Enter>\n"
+		":save-display attached-run-drilled\n",
+		args, env);
+	screen("attached-runs-by-trace");
+	screen_has("attached-runs-by-trace", "conv-7");
+	screen("attached-run-drilled");
+	screen_has("attached-run-drilled", "(run conv-7)");
+	for (int i = 0; i < 2; i++) {
+		char row[16];
+		snprintf(row, sizeof row, "%.12s", fps[i]);
+		screen_has("attached-run-drilled", row);
+	}
+	char row[16];
+	snprintf(row, sizeof row, "%.12s", other);
+	screen_lacks("attached-run-drilled", row);
+}

@@ -159,7 +159,10 @@ static void fill(struct view *v)
 	const char *stopped = ended ? "(ended)" : running ? "(a call is running: the clock restarts after it)"
 							  : "(not running in this state)";
 	clock_field(v, "pauses", s->pauses_ms, now, stopped);
-	clock_field(v, "hibernates", s->hibernates_ms, now, ended ? "(ended)" : stopped);
+	/* Paused that long, a kernel-tier session hibernates; the container
+	 * tier cannot checkpoint, so it closes (idle_closed) instead. */
+	clock_field(v, strcmp(s->tier, "container") ? "hibernates" : "closes idle", s->hibernates_ms,
+		    now, ended ? "(ended)" : stopped);
 	clock_field(v, "expires", ended ? 0 : s->expires_ms, now, ended ? "(ended)" : "-");
 	if (ended)
 		field(v, "end", C_BAD, "%s%s%s", *s->end_reason ? s->end_reason : "ended",
