@@ -179,8 +179,10 @@ void app_refresh(struct app *a)
 	a->src->ops->sessions(a->src, header_counts_cb, a);
 	if (a->view->ops->load)
 		a->view->ops->load(a, a->view);
-	else if (a->refresh_asked)
-		app_flash(a, C_INFO, "refreshed"), a->refresh_asked = false;
+	else if (a->refresh_asked) {
+		app_flash(a, C_INFO, "refreshed"); /* nothing to ask: nothing failed */
+		a->refresh_asked = false;
+	}
 	/* A daemon that does not answer is asked again less and less often
 	 * (2, 4, 8, 8 ... s); ctrl-r asks at once. */
 	char since[16], why[8];

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char *const headers[] = {"FIELD", "VALUE"};
 static const int widths[] = {12, 0};
@@ -24,13 +23,6 @@ struct describe {
 	int64_t code_for; /* the call_started_ms whose code is kept */
 	char *code;
 };
-
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static struct describe *D(struct view *v)
 {
@@ -56,6 +48,13 @@ static void field(struct view *v, const char *name, enum ui_color c, const char 
 	if (vasprintf(&text, fmt, ap) < 0)
 		abort();
 	va_end(ap);
+	/* Every value may be hostile (the code, a daemon's words): a byte a
+	 * terminal would act on is shown as '?'. */
+	for (char *p = text; *p; p++)
+		if (*p == '\t')
+			*p = ' ';
+		else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	table_cell(r, 1, "%s", text);
 	free(text);
 }
@@ -86,23 +85,14 @@ static void clock_field(struct view *v, const char *name, int64_t at_ms, int64_t
 	field(v, name, C_NORMAL, "%s", at);
 }
 
-/* The code, a row a line, each byte a terminal would act on shown as '?'. */
+/* The code, a row a line (field shows what a terminal would act on as '?'). */
 static void code_rows(struct view *v, const char *code)
 {
 	const char *p = code;
 	int line = 0;
 	do {
 		size_t len = strcspn(p, "\n");
-		char *text = strndup(p, len);
-		if (!text)
-			abort();
-		for (char *c = text; *c; c++)
-			if (*c == '\t')
-				*c = ' ';
-			else if ((unsigned char)*c < 0x20 || *c == 0x7f)
-				*c = '?';
-		field(v, line++ ? "" : "code", C_WARN, "%s", text);
-		free(text);
+		field(v, line++ ? "" : "code", C_WARN, "%.*s", (int)len, p);
 		p += len + (p[len] == '\n');
 	} while (*p);
 }
@@ -111,7 +101,7 @@ static void fill(struct view *v)
 {
 	struct describe *d = D(v);
 	const struct ui_session *s = &d->row;
-	int64_t now = wall_ms();
+	int64_t now = (int64_t)now_real_ms();
 	table_clear(&v->t);
 	char text[160];
 	field(v, "session", C_NORMAL, "%s", s->fp);
