@@ -1806,3 +1806,40 @@ Test(console, attached_runs_group_sessions_by_the_trace_id_their_client_sent)
 	snprintf(row, sizeof row, "%.12s", other);
 	screen_lacks("attached-run-drilled", row);
 }
+
+/* The operator's usual case: describing an agent's session while its cell
+ * runs. The code is the agent's: an escape sequence in it (one that would
+ * retitle the terminal, one that would clear it) is shown as '?', never sent
+ * to the operator's terminal. */
+Test(console, attached_describe_shows_another_clients_cell_in_flight_with_its_control_bytes_masked)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	char id[64], fp[65];
+	http_open(d.run_token, id, fp);
+	pid_t kid = fork();
+	cr_assert_neq(kid, -1);
+	if (kid == 0) {
+		struct answer *a = daemon_cell(&d, d.run_token, id, "python",
+					       "s = '\x1b]0;pwned\x07'  # \x1b[2J\n"
+					       "import time; time.sleep(15)");
+		_exit(a && a->status == 200 ? 0 : 1);
+	}
+	usleep(1500 * 1000); /* the cell is under way (for 15 s) */
+	console("/runner\n"
+		"<Enter>\n"
+		"d\n"
+		":save-display describe-agents-cell\n",
+		args, env);
+	int st = 0;
+	cr_assert_eq(waitpid(kid, &st, 0), kid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the agent's cell failed");
+	screen("describe-agents-cell");
+	screen_has("describe-agents-cell", "busy: a python cell in flight, running ");
+	screen_has("describe-agents-cell", "code         s = '?]0;pwned?'  # ?[2J");
+	screen_has("describe-agents-cell", "             import time; time.sleep(15)");
+	screen_has("describe-agents-cell", "principal    runner");
+	char *raw = shot("describe-agents-cell");
+	cr_assert_null(strchr(raw, '\x1b'), "an escape reached the screen");
+	free(raw);
+}
