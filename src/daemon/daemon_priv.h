@@ -164,5 +164,8 @@ void audit_engine_events(struct server *s, bool first);
 /* ---- truth ---- */
 /* Writes the tallies of reads (audit.c) a minute old, or all of them. */
 void audit_reads_flush(struct server *s, bool all);
+/* The tier this daemon gives its sessions and runs: the one it is pinned to
+ * (serve --tier), else the strongest offered (operator_service.c). */
+enum bh_tier daemon_served_tier(const struct server *s);
 
 #endif

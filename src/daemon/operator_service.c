@@ -192,6 +192,13 @@ static void gc(struct call *c, const struct wire_operator_request *req)
 	free(out.leaks);
 }
 
+enum bh_tier daemon_served_tier(const struct server *s)
+{
+	enum bh_tier best = bh_engine_best_tier(s->e);
+	enum bh_tier pinned = s->cfg->tier > BH_TIER_NONE ? s->cfg->tier : BH_TIER_UNKNOWN;
+	return pinned != BH_TIER_UNKNOWN && best > pinned ? pinned : best;
+}
+
 static void evidence(struct call *c, const struct wire_operator_request *req)
 {
 	(void)req;
@@ -224,9 +231,8 @@ static void evidence(struct call *c, const struct wire_operator_request *req)
 			.n_evidence = t[i].n_lines,
 		};
 	}
-	enum bh_tier best = bh_engine_best_tier(c->srv->e);
 	struct wire_operator_evidence out = {
-		.strongest = bh_tier_name(pinned != BH_TIER_UNKNOWN && best > pinned ? pinned : best),
+		.strongest = bh_tier_name(daemon_served_tier(c->srv)),
 		.proving = !bh_engine_proven(c->srv->e),
 		.tiers = tiers,
 		.n_tiers = n,

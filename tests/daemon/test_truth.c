@@ -2,7 +2,7 @@
  * belongs to comes from the client's trace id, describe's fields (the cell
  * in flight, the policy clocks, the tier's evidence) travel on GetSession,
  * a list stays light, and a daemon pinned to a tier says so in its evidence
- * whatever the token's scopes. */
+ * and /readyz whatever the token's scopes. */
 #include "daemon_harness.h"
 #include "wire.h"
 #include "wire_operator.h"
@@ -159,6 +159,11 @@ Test(truth, a_pinned_daemons_evidence_offers_only_its_tier_to_an_operator_token,
 					   e.tiers[i].reason);
 	}
 	wire_operator_evidence_free(&e);
+	answer_free(a);
+	/* /readyz names the same tier. */
+	a = daemon_get(&d, "/readyz");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	cr_assert_str_eq(a->body, "ready: container tier offered\n");
 	answer_free(a);
 }
 
