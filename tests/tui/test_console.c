@@ -1843,3 +1843,22 @@ Test(console, attached_describe_shows_another_clients_cell_in_flight_with_its_co
 	cr_assert_null(strchr(raw, '\x1b'), "an escape reached the screen");
 	free(raw);
 }
+
+/* An ended session's describe says how it ended and why, and no clock runs. */
+Test(console, embedded_describe_of_a_killed_sandbox_says_how_it_ended_and_no_clock_runs)
+{
+	close_engine();
+	console("n\n"
+		"<Enter>\n"
+		"<C-k>\n"
+		"y\n"
+		"a\n"
+		"d\n"
+		":save-display describe-ended\n",
+		"", NULL);
+	screen("describe-ended");
+	screen_has("describe-ended", "state        ended");
+	screen_has("describe-ended", "pauses       (ended)");
+	screen_has("describe-ended", "end          killed: an operator killed it");
+	screen_lacks("describe-ended", "in flight");
+}
