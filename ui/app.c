@@ -9,7 +9,9 @@
  * directly, so it can capture a prompt or a confirm; `:sleep MS` lets time pass,
  * for what moves by itself, like the replay's play). A key is fed only once the
  * source answered everything asked before it, so a screen never depends on
- * timing; `:save-display FILE` writes the screen as text. */
+ * timing; `:save-display FILE` writes the screen as text. `:wait views`
+ * makes the keys after it wait only for the views' own loads, not for a
+ * cell in flight (to see one running); `:wait all` goes back. */
 #include "app.h"
 #include "ui_files.h"
 
@@ -171,12 +173,69 @@ static void header_counts_cb(void *arg, const struct ui_session *rows, size_t n,
 		snprintf(a->counts, sizeof a->counts, "none");
 }
 
+/* ---- truth: the link's state in the header, retries with backoff ---- */
+
+#define RETRY_MAX_MS 8000
+
+static bool link_down(struct app *a, char *since, size_t since_n, char *why, size_t why_n)
+{
+	return a->src->ops->link_down && a->src->ops->link_down(a->src, since, since_n, why, why_n);
+}
+
 void app_refresh(struct app *a)
 {
+	/* The sources answer the header and the view from one request when
+	 * both ask in one turn (the attached source sends one ListSessions). */
 	a->src->ops->sessions(a->src, header_counts_cb, a);
 	if (a->view->ops->load)
 		a->view->ops->load(a, a->view);
-	a->next_refresh = now_mono_ms() + REFRESH_MS;
+	else if (a->refresh_asked) {
+		app_flash(a, C_INFO, "refreshed"); /* nothing to ask: nothing failed */
+		a->refresh_asked = false;
+	}
+	/* A daemon that does not answer is asked again less and less often
+	 * (2, 4, 8, 8 ... s); ctrl-r asks at once. */
+	char since[16], why[8];
+	if (link_down(a, since, sizeof since, why, sizeof why))
+		a->retry_ms = a->retry_ms ? (a->retry_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : a->retry_ms * 2)
+					  : REFRESH_MS;
+	else
+		a->retry_ms = 0;
+	a->next_refresh = now_mono_ms() + (a->retry_ms ? a->retry_ms : REFRESH_MS);
+}
+
+void fmt_utc(char *buf, size_t n, int64_t unix_ms)
+{
+	if (unix_ms <= 0) {
+		snprintf(buf, n, "-");
+		return;
+	}
+	time_t t = (time_t)(unix_ms / 1000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	char text[32];
+	strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf, n, "%s UTC", text);
+}
+
+/* Header line 1: the tiers and counts, or, while the daemon does not
+ * answer, that it is disconnected and since when (red; bold in monochrome,
+ * and the words say it without colour). */
+static void draw_status_line(struct app *a)
+{
+	char since[16], why[256], line[1024];
+	if (link_down(a, since, sizeof since, why, sizeof why)) {
+		uint64_t now = now_mono_ms();
+		unsigned left = a->next_refresh > now ? (unsigned)((a->next_refresh - now + 999) / 1000) : 0;
+		snprintf(line, sizeof line, "DISCONNECTED since %s UTC, retrying in %us (ctrl-r: now): %s",
+			 since, left, why);
+		attron(theme_attr(C_BAD) | A_BOLD);
+		mvaddnstr(1, 0, line, a->cols);
+		attroff(theme_attr(C_BAD) | A_BOLD);
+		return;
+	}
+	snprintf(line, sizeof line, "tiers: %s   sessions: %s", a->tiers, a->counts);
+	mvaddnstr(1, 0, line, a->cols);
 }
 
 /* ---- drawing ---- */
@@ -279,6 +338,9 @@ static void draw_table(struct app *a, struct view *v, int top, int bottom)
 			draw_clipped(top + 1 + i, x, w, r->cells[c] ? r->cells[c] : "");
 			x += widths[c] + 1;
 		}
+		/* ---- truth: old rows carry a mark that shows without colour ---- */
+		if (*v->stale && o->ncols > 1 && widths[0] < a->cols)
+			mvaddch(top + 1 + i, widths[0], '~');
 		attroff(attr);
 	}
 	if (!t->nshown) {
@@ -375,8 +437,7 @@ static void draw(struct app *a)
 	attron(theme_attr(C_HEADER) | A_BOLD);
 	mvaddnstr(0, 0, line, a->cols);
 	attroff(theme_attr(C_HEADER) | A_BOLD);
-	snprintf(line, sizeof line, "tiers: %s   sessions: %s", a->tiers, a->counts);
-	mvaddnstr(1, 0, line, a->cols);
+	draw_status_line(a);
 	draw_hints(a);
 	/* Title: Kind[count] </filter> (extra) (stale since HH:MM:SS: why) —
 	 * the time first, so a narrow screen cuts the why, not when. */
@@ -724,10 +785,12 @@ static void handle_key(struct app *a, int key)
 		break;
 	}
 	case REQ_REFRESH:
-		/* Before the loads: a failure they answer flashes over it, even
-		 * one flashed before (the operator asked again). */
-		app_flash(a, C_INFO, "refreshed");
+		/* "refreshed" only once the view's load answered (view_load.c):
+		 * a failure flashes instead, even one flashed before (the
+		 * operator asked again). It asks at once, whatever the backoff. */
+		a->refresh_asked = true;
 		v->stale_told = false;
+		a->retry_ms = 0;
 		app_refresh(a);
 		break;
 	default:
@@ -746,6 +809,7 @@ struct script {
 	char save[8192];
 	bool has_save;
 	uint64_t wait_until; /* `:sleep MS`: no key before then */
+	bool views_only;     /* ---- truth: `:wait views` ---- */
 };
 
 static bool script_next_line(struct script *s)
@@ -759,6 +823,11 @@ static bool script_next_line(struct script *s)
 		if (!strncmp(line, ":sleep ", 7)) {
 			s->wait_until = now_mono_ms() + strtoull(line + 7, NULL, 10);
 			return true;
+		}
+		/* ---- truth ---- */
+		if (!strcmp(line, ":wait views") || !strcmp(line, ":wait all")) {
+			s->views_only = !strcmp(line, ":wait views");
+			continue;
 		}
 		if (!strncmp(line, ":save-display ", 14)) {
 			snprintf(s->save, sizeof s->save, "%s", line + 1);
@@ -825,9 +894,9 @@ static bool script_step(struct app *a, struct script *s)
 
 /* ---- the loop ---- */
 
-static bool settled(struct app *a)
+static bool settled(struct app *a, bool views_only)
 {
-	if (a->src->ops->pending(a->src) > 0 || *a->spinner_what || a->cells_running)
+	if (!views_only && (a->src->ops->pending(a->src) > 0 || *a->spinner_what || a->cells_running))
 		return false;
 	for (struct view *v = a->view; v; v = v->below)
 		if (v->loading > 0)
@@ -904,7 +973,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 			timeout = st;
 		if (timeout > 200)
 			timeout = 200; /* the spinner and the flash's expiry */
-		if (o->script && !script_done && settled(a))
+		if (o->script && !script_done && settled(a, script.views_only))
 			timeout = script.wait_until > now_mono_ms() ? 10 : 0;
 		poll(fds, (nfds_t)n, timeout);
 		src->ops->process(src);
@@ -913,7 +982,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 		if (a->view->ops->tick)
 			a->view->ops->tick(a, a->view, now_mono_ms());
 		if (o->script) {
-			if (!script_done && settled(a)) {
+			if (!script_done && settled(a, script.views_only)) {
 				if (!script_step(a, &script))
 					script_done = true;
 			}

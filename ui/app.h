@@ -135,6 +135,10 @@ struct view {
 extern const struct view_ops view_sandboxes, view_runs, view_records, view_record, view_events,
 	view_walls, view_leaks, view_replay, view_player, view_help;
 extern const struct view_ops view_answers; /* ---- tables ---- */
+/* ---- truth ---- */
+extern const struct view_ops view_describe;
+/* "UTC YYYY-MM-DD hh:mm:ss" of a Unix time in ms ("-" for 0). */
+void fmt_utc(char *buf, size_t n, int64_t unix_ms);
 
 struct app {
 	struct ui_source *src;
@@ -159,6 +163,9 @@ struct app {
 	size_t closes_on_quit;   /* sandboxes quitting would close (the console's own) */
 	char last_language[16];  /* the cell editor's, kept between cells */
 	struct answers *answers; /* recent cell answers, newest first (answers.c) */
+	/* ---- truth ---- */
+	bool refresh_asked;   /* ctrl-r: "refreshed" waits for the view's answer */
+	uint64_t retry_ms;    /* while the link is down: the wait before the next try */
 };
 
 void app_flash(struct app *a, enum ui_color c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -24,6 +24,12 @@ struct ui_session {
 	uint64_t calls, awake_ms;
 	int64_t created_ms, last_call_ms, expires_ms;
 	bool mine; /* opened by this console: it may run cells in it */
+	/* ---- truth: describe's fields (the operator API's Session) ---- */
+	char call_language[16];  /* "" when no cell is in flight */
+	int64_t call_started_ms; /* 0: none */
+	int64_t pauses_ms, hibernates_ms; /* the policy clocks; 0: not running */
+	char evidence[96];       /* its tier's proof */
+	char end_detail[256];
 };
 
 struct ui_record {
@@ -84,6 +90,10 @@ typedef void (*ui_leaks_fn)(void *arg, const struct bh_leak *rows, size_t n, con
 typedef void (*ui_tiers_fn)(void *arg, const struct ui_tier *rows, size_t n, const char *error);
 typedef void (*ui_opened_fn)(void *arg, const char *fp, const char *error);
 typedef void (*ui_answer_fn)(void *arg, const struct ui_cell_answer *a, const char *error);
+/* ---- truth ---- */
+/* One session and the code of its cell in flight ("" when none). */
+typedef void (*ui_detail_fn)(void *arg, const struct ui_session *row, const char *code,
+			     const char *error);
 
 struct ui_source_ops {
 	const char *kind; /* "embedded", "attached", "store" */
@@ -117,6 +127,12 @@ struct ui_source_ops {
 	void (*run)(struct ui_source *s, const char *fp, const char *language, const char *code,
 		    ui_answer_fn cb, void *arg);
 	void (*free)(struct ui_source *s);
+	/* ---- truth ---- */
+	/* One session, with the code of the cell in flight (describe). */
+	void (*session_detail)(struct ui_source *s, const char *fp, ui_detail_fn cb, void *arg);
+	/* The link to the data: true while it is down (a daemon that stopped
+	 * answering), with since when (HH:MM:SS UTC) and why. NULL: never down. */
+	bool (*link_down)(struct ui_source *s, char *since, size_t since_n, char *why, size_t why_n);
 };
 
 struct ui_source {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_MINE 64
 
@@ -15,14 +16,32 @@ struct attached {
 	bh_client *c;
 	char target[512];
 	char tiers[160];
-	char served[12]; /* the tier the daemon's calls get (Describe); "" until known */
+	char served[12]; /* the tier the daemon gives its sessions (Evidence); "" until known */
 	int pending;
 	struct {
 		char fp[65];
 		bh_client_session *s;
 	} mine[MAX_MINE];
 	size_t n_mine;
+	/* ---- truth ---- */
+	/* The link: down since the first call no answer came back to, up
+	 * again with the next answer of any kind. */
+	bool down;
+	char down_since[16], down_why[256];
+	/* ListSessions: who asked since the last one went (asked), and who
+	 * waits for the one on its way (sent). The header and the view ask
+	 * in the same turn of the loop and share one request; an ask never
+	 * joins one sent before it, which may predate what it wants to see. */
+	struct list_waiter {
+		ui_sessions_fn cb;
+		void *arg;
+	} *asked, *sent;
+	size_t n_asked, cap_asked, n_sent;
+	bool listing;
 };
+
+static void link_note(struct attached *m, const struct bh_client_error *err);
+static void flush_sessions(struct attached *m);
 
 static struct attached *A(struct ui_source *s)
 {
@@ -41,12 +60,15 @@ static void tier_summary(struct ui_source *s, char *buf, size_t n)
 
 static int poll_fds(struct ui_source *s, struct pollfd *fds, int max)
 {
+	flush_sessions(A(s));
 	size_t n = bh_client_pollfds(A(s)->c, fds, (size_t)max);
 	return (int)(n < (size_t)max ? n : (size_t)max);
 }
 
 static int timeout_ms(struct ui_source *s)
 {
+	if (A(s)->n_asked && !A(s)->listing)
+		return 0; /* a list to send */
 	return bh_client_timeout_ms(A(s)->c);
 }
 
@@ -125,42 +147,65 @@ static bool is_mine(struct attached *m, const char *fp)
 static void on_sessions(void *arg, struct wire_operator_sessions *res,
 			const struct bh_client_error *err)
 {
-	struct ask *a = arg;
-	if (err) {
-		struct ask done = ask_end(a);
-		done.cb.sessions(done.arg, NULL, 0, err->message);
-		return;
-	}
-	struct ui_session *rows = calloc(res->n ? res->n : 1, sizeof *rows);
+	struct attached *m = arg;
+	link_note(m, err);
+	size_t n = err ? 0 : res->n;
+	struct ui_session *rows = calloc(n ? n : 1, sizeof *rows);
 	if (!rows)
 		abort();
-	for (size_t i = 0; i < res->n; i++) {
-		const struct wire_operator_session *o = &res->sessions[i];
-		struct ui_session *r = &rows[i];
-		ui_session_from(r, o);
-		r->mine = is_mine(a->m, r->fp);
+	for (size_t i = 0; i < n; i++) {
+		ui_session_from(&rows[i], &res->sessions[i]);
+		rows[i].mine = is_mine(m, rows[i].fp);
 	}
-	struct ask done = ask_end(a);
-	done.cb.sessions(done.arg, rows, res->n, NULL);
+	/* A callback may ask again: that ask waits for the next request. */
+	struct list_waiter *w = m->sent;
+	size_t nw = m->n_sent;
+	m->sent = NULL;
+	m->n_sent = 0;
+	m->listing = false;
+	m->pending -= (int)nw;
+	for (size_t i = 0; i < nw; i++)
+		w[i].cb(w[i].arg, err ? NULL : rows, n, err ? err->message : NULL);
+	free(w);
 	free(rows);
+}
+
+/* Sends one ListSessions for everyone who asked, once none is on its way. */
+static void flush_sessions(struct attached *m)
+{
+	if (!m->n_asked || m->listing)
+		return;
+	m->sent = m->asked;
+	m->n_sent = m->n_asked;
+	m->asked = NULL;
+	m->n_asked = m->cap_asked = 0;
+	m->listing = true;
+	struct bh_client_error *err = NULL;
+	if (bh_client_list_sessions_async(m->c, NULL, on_sessions, m, &err) < 0) {
+		char why[512];
+		struct bh_client_error copy = {.message = (char *)not_started(err, why, sizeof why)};
+		on_sessions(m, NULL, &copy);
+	}
 }
 
 static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
 {
-	struct ask *a = ask_new(A(s), arg);
-	a->cb.sessions = cb;
-	struct bh_client_error *err = NULL;
-	if (bh_client_list_sessions_async(A(s)->c, NULL, on_sessions, a, &err) < 0) {
-		char why[512];
-		ask_end(a);
-		cb(arg, NULL, 0, not_started(err, why, sizeof why));
+	struct attached *m = A(s);
+	if (m->n_asked == m->cap_asked) {
+		m->cap_asked = m->cap_asked ? 2 * m->cap_asked : 4;
+		m->asked = realloc(m->asked, m->cap_asked * sizeof *m->asked);
+		if (!m->asked)
+			abort();
 	}
+	m->asked[m->n_asked++] = (struct list_waiter){cb, arg};
+	m->pending++;
 }
 
 static void on_records(void *arg, struct wire_operator_records *res,
 		       const struct bh_client_error *err)
 {
 	struct ask *a = arg;
+	link_note(a->m, err);
 	if (err) {
 		struct ask done = ask_end(a);
 		done.cb.records(done.arg, NULL, 0, err->message);
@@ -225,6 +270,7 @@ static void on_events(void *arg, struct wire_operator_events *res,
 		      const struct bh_client_error *err)
 {
 	struct ask *a = arg;
+	link_note(a->m, err);
 	if (err) {
 		struct ask done = ask_end(a);
 		done.cb.events(done.arg, NULL, 0, err->message);
@@ -263,6 +309,7 @@ static void events(struct ui_source *s, const struct ui_page *page, ui_events_fn
 
 static void on_leaks(void *arg, struct wire_operator_leaks *res, const struct bh_client_error *err)
 {
+	link_note(((struct ask *)arg)->m, err);
 	struct ask done = ask_end(arg);
 	if (err)
 		done.cb.leaks(done.arg, NULL, 0, err->message);
@@ -299,11 +346,16 @@ static void on_tiers(void *arg, struct wire_operator_evidence *res,
 {
 	struct ask *a = arg;
 	struct attached *m = a->m;
+	link_note(m, err);
 	if (err) {
 		struct ask done = ask_end(a);
 		done.cb.tiers(done.arg, NULL, 0, err->message);
 		return;
 	}
+	/* The daemon says which tier its sessions get (serve --tier, else the
+	 * strongest) and marks stronger ones not offered: the same answer
+	 * whatever the token's scopes (B14). */
+	snprintf(m->served, sizeof m->served, "%s", res->strongest ? res->strongest : "");
 	struct ui_tier *rows = calloc(res->n_tiers ? res->n_tiers : 1, sizeof *rows);
 	if (!rows)
 		abort();
@@ -319,16 +371,6 @@ static void on_tiers(void *arg, struct wire_operator_evidence *res,
 		snprintf(t->environment, sizeof t->environment, "%s", o->environment);
 		t->offered = o->offered;
 		t->cached = o->cached;
-		/* A daemon pinned to a tier (serve --tier) gives calls that tier
-		 * even when its engine proved a stronger one: the stronger one is
-		 * not offered to them. */
-		enum bh_tier served, this;
-		if (t->offered && *m->served && bh_tier_parse(m->served, &served) == 0 &&
-		    bh_tier_parse(t->tier, &this) == 0 && this > served) {
-			t->offered = false;
-			snprintf(t->reason, sizeof t->reason,
-				 "proven, but this daemon gives calls the %s tier (serve --tier)", m->served);
-		}
 		if (t->offered && used < sizeof m->tiers)
 			used += (size_t)snprintf(m->tiers + used, sizeof m->tiers - used, "%s%s",
 						 used ? " " : "", t->tier);
@@ -363,18 +405,9 @@ static void tiers_quiet(void *arg, const struct ui_tier *rows, size_t n, const c
 	(void)arg, (void)rows, (void)n, (void)err; /* on_tiers kept the summary */
 }
 
-static void on_describe(void *arg, struct wire_describe_response *res, const struct bh_client_error *err)
-{
-	struct attached *m = arg;
-	m->pending--;
-	if (err || !res || !res->isolation)
-		return;
-	snprintf(m->served, sizeof m->served, "%s", res->isolation);
-	tiers(&m->base, tiers_quiet, NULL); /* the header's summary, with that known */
-}
-
 static void on_done(void *arg, const struct bh_client_error *err)
 {
+	link_note(((struct ask *)arg)->m, err);
 	struct ask done = ask_end(arg);
 	done.cb.done(done.arg, err ? err->message : NULL);
 }
@@ -422,6 +455,7 @@ static void on_open(void *arg, bh_client_session *cs, const struct bh_client_err
 {
 	struct open_call *o = arg;
 	struct attached *m = o->m;
+	link_note(m, err);
 	m->pending--;
 	if (err) {
 		o->cb(o->arg, NULL, err->message);
@@ -443,7 +477,21 @@ static void open_session(struct ui_source *s, const char *tier, const char *floo
 			 ui_opened_fn cb, void *arg)
 {
 	struct attached *m = A(s);
-	(void)tier; /* the daemon decides the tier; a floor refuses what it cannot meet */
+	/* The daemon decides the tier (B14): one asked for that it does not
+	 * give is refused here, naming what it offers, not silently changed. */
+	if (tier && *tier && strcmp(tier, m->served)) {
+		char why[512];
+		if (!*m->served)
+			snprintf(why, sizeof why, "the daemon's tiers are not known yet (its Evidence has "
+						  "not answered); ask again, or leave the tier out");
+		else
+			snprintf(why, sizeof why,
+				 "this daemon gives its sandboxes the %s tier, not %.16s (offered: %s); "
+				 "the daemon decides the tier (serve --tier), a floor asks for at least one",
+				 m->served, tier, *m->tiers ? m->tiers : "none");
+		cb(arg, NULL, why);
+		return;
+	}
 	struct bh_client_open_opts o = {.floor = BH_TIER_UNKNOWN, .languages = 1u << BH_LANG_PYTHON,
 					.owner = owner && *owner ? owner : NULL};
 	if (floor && *floor && bh_tier_parse(floor, &o.floor) < 0) {
@@ -473,6 +521,7 @@ struct run_call {
 static void on_cell(void *arg, struct wire_session_run_response *res, const struct bh_client_error *err)
 {
 	struct run_call *r = arg;
+	link_note(r->m, err);
 	r->m->pending--;
 	if (err) {
 		r->cb(r->arg, NULL, err->message);
@@ -545,7 +594,117 @@ static void source_free(struct ui_source *s)
 		bh_client_session_free(m->mine[i].s);
 	}
 	bh_client_free(m->c);
+	free(m->asked);
+	free(m->sent);
 	free(m);
+}
+
+/* ---- truth: the link, describe's one session, the check at start ---- */
+
+/* No HTTP answer at all: nothing answered (refused, reset, timed out). An
+ * answer the client refused (data_loss) came from something that answers. */
+static bool unanswered(const struct bh_client_error *err)
+{
+	return err && err->http_status == 0 &&
+	       (err->code == WIRE_UNAVAILABLE || err->code == WIRE_DEADLINE_EXCEEDED);
+}
+
+static void link_note(struct attached *m, const struct bh_client_error *err)
+{
+	if (unanswered(err)) {
+		if (!m->down) {
+			time_t now = time(NULL);
+			struct tm tm;
+			gmtime_r(&now, &tm);
+			strftime(m->down_since, sizeof m->down_since, "%H:%M:%S", &tm);
+		}
+		m->down = true;
+		snprintf(m->down_why, sizeof m->down_why, "%s", err->message ? err->message : "");
+		return;
+	}
+	m->down = false;
+}
+
+static bool link_down(struct ui_source *s, char *since, size_t since_n, char *why, size_t why_n)
+{
+	struct attached *m = A(s);
+	if (m->down) {
+		snprintf(since, since_n, "%s", m->down_since);
+		snprintf(why, why_n, "%s", m->down_why);
+	}
+	return m->down;
+}
+
+struct detail_call {
+	struct attached *m;
+	ui_detail_fn cb;
+	void *arg;
+};
+
+static void on_detail(void *arg, struct wire_operator_session *res, const struct bh_client_error *err)
+{
+	struct detail_call *d = arg;
+	link_note(d->m, err);
+	d->m->pending--;
+	if (err) {
+		d->cb(d->arg, NULL, NULL, err->message);
+	} else {
+		struct ui_session row;
+		ui_session_from(&row, res);
+		row.mine = is_mine(d->m, row.fp);
+		d->cb(d->arg, &row, res->call_code ? res->call_code : "", NULL);
+	}
+	free(d);
+}
+
+static void session_detail(struct ui_source *s, const char *fp, ui_detail_fn cb, void *arg)
+{
+	struct attached *m = A(s);
+	struct detail_call *d = calloc(1, sizeof *d);
+	if (!d)
+		abort();
+	*d = (struct detail_call){.m = m, .cb = cb, .arg = arg};
+	m->pending++;
+	struct bh_client_error *err = NULL;
+	if (bh_client_get_session_async(m->c, fp, on_detail, d, &err) < 0) {
+		char why[512];
+		m->pending--;
+		cb(arg, NULL, NULL, not_started(err, why, sizeof why));
+		free(d);
+	}
+}
+
+/* Before the screen opens: a daemon must answer on the target and take the
+ * token as an operator's (B2, B4). An answer it gave that does not decode
+ * is no reason not to start: the views say what was wrong with it. */
+static char *check_at_start(struct attached *m, const char *target, const char *token)
+{
+	char *out = NULL;
+	struct bh_client_error *err = NULL;
+	if (bh_client_operator_call(m->c, "ListSessions", "{}", &out, &err) == 0) {
+		free(out); /* read, not judged: the views decode what they ask */
+		return NULL;
+	}
+	char *why = NULL;
+	int rc = 0;
+	if (unanswered(err))
+		rc = asprintf(&why, "nothing answered on %s (%s); is `bulkhead serve` running there?",
+			      target, err->message);
+	else if (err->code == WIRE_UNAUTHENTICATED && !(token && *token))
+		rc = asprintf(&why, "the daemon on %s wants a token and none was given: put a token "
+				    "with the operator scope in $%s",
+			      target, BH_CLIENT_TOKEN_ENV);
+	else if (err->code == WIRE_UNAUTHENTICATED)
+		rc = asprintf(&why, "the daemon on %s refused the token in $%s: %s", target,
+			      BH_CLIENT_TOKEN_ENV, err->message);
+	else if (err->code == WIRE_PERMISSION_DENIED)
+		rc = asprintf(&why, "the token in $%s lacks the operator scope the console needs "
+				    "(the daemon on %s said: %s)",
+			      BH_CLIENT_TOKEN_ENV, target, err->message);
+	bh_client_error_free(err);
+	if (rc < 0)
+		abort();
+	return why;
 }
 
 static const struct ui_source_ops attached_ops = {
@@ -568,6 +727,9 @@ static const struct ui_source_ops attached_ops = {
 	.open = open_session,
 	.run = run,
 	.free = source_free,
+	/* ---- truth ---- */
+	.session_detail = session_detail,
+	.link_down = link_down,
 };
 
 struct ui_source *ui_source_attached(const char *target, const char *token, char **why)
@@ -586,14 +748,18 @@ struct ui_source *ui_source_attached(const char *target, const char *token, char
 		return NULL;
 	}
 	snprintf(m->target, sizeof m->target, "%s", target);
-	/* The header's tier summary comes from the daemon's evidence, and the
-	 * tier its calls get from Describe. */
-	m->pending++;
-	if (bh_client_describe_async(m->c, on_describe, m, &err) < 0) {
-		m->pending--;
-		bh_client_error_free(err);
-		err = NULL;
+	char *refused = check_at_start(m, target, token);
+	if (refused) {
+		if (why)
+			*why = refused;
+		else
+			free(refused);
+		bh_client_free(m->c);
+		free(m);
+		return NULL;
 	}
+	/* The header's tier summary, and the tier the daemon gives its
+	 * sessions, come from the daemon's evidence. */
 	tiers(&m->base, tiers_quiet, NULL);
 	return &m->base;
 }

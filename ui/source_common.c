@@ -58,6 +58,13 @@ void ui_session_from(struct ui_session *r, const struct wire_operator_session *o
 	r->created_ms = o->created_unix_ms;
 	r->last_call_ms = o->last_call_unix_ms;
 	r->expires_ms = o->expires_unix_ms;
+	/* ---- truth ---- */
+	snprintf(r->call_language, sizeof r->call_language, "%s", o->call_language ? o->call_language : "");
+	r->call_started_ms = o->call_started_unix_ms;
+	r->pauses_ms = o->pauses_unix_ms;
+	r->hibernates_ms = o->hibernates_unix_ms;
+	snprintf(r->evidence, sizeof r->evidence, "%s", o->evidence ? o->evidence : "");
+	snprintf(r->end_detail, sizeof r->end_detail, "%s", o->end_detail ? o->end_detail : "");
 }
 
 void ui_record_from(struct ui_record *o, int64_t id, const struct bh_record *r, const char *language,

@@ -368,6 +368,29 @@ static void source_free(struct ui_source *s)
 	free(m);
 }
 
+/* ---- truth ---- */
+
+static void session_detail(struct ui_source *s, const char *fp, ui_detail_fn cb, void *arg)
+{
+	struct embedded *m = E(s);
+	bh_session *found = by_fp(m, fp);
+	if (!found) {
+		cb(arg, NULL, NULL, "no session has that fingerprint");
+		return;
+	}
+	struct bh_session_info in;
+	bh_session_get_info(found, &in);
+	struct wire_operator_session o = wire_operator_session_of(&in);
+	struct ui_session row;
+	ui_session_from(&row, &o);
+	row.mine = mine(m, in.fingerprint) != NULL;
+	char *code = strndup(in.call_code ? in.call_code : "", in.call_code_len);
+	if (!code)
+		abort();
+	cb(arg, &row, code, NULL);
+	free(code);
+}
+
 static const struct ui_source_ops embedded_ops = {
 	.kind = "embedded",
 	.has_engine = true,
@@ -388,6 +411,8 @@ static const struct ui_source_ops embedded_ops = {
 	.open = open_session,
 	.run = run,
 	.free = source_free,
+	/* ---- truth ---- */
+	.session_detail = session_detail,
 };
 
 struct ui_source *ui_source_embedded(const struct bh_config *cfg, char **why)

@@ -84,6 +84,14 @@ static void source_free(struct ui_source *s)
 	free(s);
 }
 
+/* ---- truth ---- */
+
+static void session_detail(struct ui_source *s, const char *fp, ui_detail_fn cb, void *arg)
+{
+	(void)s, (void)fp;
+	cb(arg, NULL, NULL, NO_SOURCE);
+}
+
 static const struct ui_source_ops none_ops = {
 	.kind = "none",
 	.has_engine = false,
@@ -104,6 +112,8 @@ static const struct ui_source_ops none_ops = {
 	.open = open_session,
 	.run = run,
 	.free = source_free,
+	/* ---- truth ---- */
+	.session_detail = session_detail,
 };
 
 struct ui_source *ui_source_none(void)

@@ -157,6 +157,14 @@ static void source_free(struct ui_source *s)
 	free(s);
 }
 
+/* ---- truth ---- */
+
+static void session_detail(struct ui_source *s, const char *fp, ui_detail_fn cb, void *arg)
+{
+	(void)s, (void)fp;
+	cb(arg, NULL, NULL, "describe asks a live engine for the cell in flight; this is a store opened read-only");
+}
+
 static const struct ui_source_ops store_ops = {
 	.kind = "store",
 	.has_engine = false,
@@ -177,6 +185,8 @@ static const struct ui_source_ops store_ops = {
 	.open = open_session,
 	.run = run,
 	.free = source_free,
+	/* ---- truth ---- */
+	.session_detail = session_detail,
 };
 
 struct ui_source *ui_source_store(const char *db_path, char **why)

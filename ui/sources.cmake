@@ -13,6 +13,7 @@ bh_library(bulkhead-ui ui
   ui/table.c
   ui/theme.c
   ui/view_load.c
+  ui/views/describe.c
   ui/views/events.c
   ui/views/help.c
   ui/views/history_page.c

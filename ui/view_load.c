@@ -22,14 +22,21 @@ void view_load_failed(struct app *a, struct view *v, const char *err)
 		strftime(v->stale_since, sizeof v->stale_since, "%H:%M:%S", &tm);
 	}
 	snprintf(v->stale, sizeof v->stale, "%s", err);
-	if (v == a->view && (changed || !v->stale_told)) {
+	if (v == a->view && (changed || !v->stale_told || a->refresh_asked)) {
 		app_flash(a, C_BAD, "%s: %s", v->ops->name, err);
 		v->stale_told = true;
 	}
+	if (v == a->view)
+		a->refresh_asked = false;
 }
 
 void view_load_ok(struct view *v)
 {
+	/* ctrl-r said nothing yet: this answer is what it waited for. */
+	if (v->app && v == v->app->view && v->app->refresh_asked) {
+		app_flash(v->app, C_INFO, "refreshed");
+		v->app->refresh_asked = false;
+	}
 	v->stale[0] = v->stale_since[0] = '\0';
 	v->stale_told = false;
 	v->ever_loaded = true;

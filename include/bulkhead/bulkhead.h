@@ -484,6 +484,15 @@ struct bh_session_info {
 	uint32_t idle_ms;        /* its idle window in effect */
 	enum bh_end_reason end_reason; /* BH_END_NONE while live */
 	bool from_pool;          /* its sandbox came ready from the warm pool */
+	/* ---- truth: what describe shows (session_info.c) ---- */
+	const char *call_code;   /* the cell in flight: its code ("" when none) */
+	size_t call_code_len;
+	enum bh_language call_language;
+	int64_t call_started_unix_ms; /* 0: no cell in flight */
+	int64_t pauses_unix_ms;       /* the idle window pauses it then (0: its clock is not running) */
+	int64_t hibernates_unix_ms;   /* paused, it hibernates (or closes) then; projected while ready */
+	const char *evidence;    /* its tier's proof: "bulkhead-sandbox:sha256:<evidence key>" */
+	const char *end_detail;  /* why it ended, in words ("" while live) */
 };
 void bh_session_get_info(const bh_session *s, struct bh_session_info *out);
 /* Every session the engine holds (live, and ended ones kept as tombstones). */

@@ -160,6 +160,9 @@ struct bh_client_open_opts {
 	uint32_t languages;         /* 1 << bh_language: interpreters to start at open */
 	uint32_t lifetime_ms;       /* 0: the daemon's */
 	const char *owner;          /* a keyed digest of the end user; NULL: none */
+	/* ---- truth ---- */
+	const char *trace_id;       /* plimsoll's traceId: the daemon's run key for the session
+				       ([A-Za-z0-9._:-]{1,64}, else the daemon drops it); NULL: none */
 };
 
 /* Opens a session. The fingerprint must be SHA-256 of the id and the tier
@@ -265,6 +268,11 @@ int bh_client_list_sessions(bh_client *c, const char *state, struct wire_operato
 			    struct bh_client_error **err);
 int bh_client_get_session(bh_client *c, const char *fingerprint, struct wire_operator_session *out,
 			  struct bh_client_error **err);
+/* ---- truth ---- */
+typedef void (*bh_client_session_cb)(void *arg, struct wire_operator_session *res,
+				     const struct bh_client_error *err);
+int bh_client_get_session_async(bh_client *c, const char *fingerprint, bh_client_session_cb cb,
+				void *arg, struct bh_client_error **err);
 
 enum bh_client_action { BH_CLIENT_PAUSE, BH_CLIENT_RESUME, BH_CLIENT_HIBERNATE, BH_CLIENT_KILL };
 int bh_client_act_async(bh_client *c, enum bh_client_action action, const char *fingerprint,

@@ -83,6 +83,13 @@ struct wire_operator_session {
 	int64_t created_unix_ms, last_call_unix_ms, expires_unix_ms;
 	uint64_t awake_ms;
 	const char *end_reason;  /* "" while live */
+	/* ---- truth: describe's fields (docs/api.md, Session) ---- */
+	const char *call_code;     /* the cell in flight; GetSession only ("" in a list) */
+	const char *call_language; /* "" when no cell is in flight */
+	int64_t call_started_unix_ms;
+	int64_t pauses_unix_ms, hibernates_unix_ms; /* the policy clocks; 0: not running */
+	const char *evidence;      /* its tier's proof (bulkhead-sandbox:sha256:...) */
+	const char *end_detail;
 };
 
 struct wire_operator_sessions { /* ListSessions */

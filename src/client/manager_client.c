@@ -17,6 +17,9 @@ static int open_session(bh_manager *m, struct entry *e, struct bh_client_error *
 		.languages = m->o.languages,
 		.lifetime_ms = m->o.lifetime_ms,
 		.owner = e->owner ? e->owner_digest : NULL,
+		/* The conversation's key names its run on the daemon, as the
+		 * embedded backend's run_key does (B26). */
+		.trace_id = e->key,
 	};
 	return bh_client_open_async(m->o.client, &oo, on_open, e, err);
 }

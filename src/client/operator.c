@@ -127,6 +127,7 @@ struct typed_op {
 		bh_client_evidence_cb evidence;
 		bh_client_records_cb records;
 		bh_client_events_cb events;
+		bh_client_session_cb session; /* ---- truth ---- */
 	} cb;
 	void *arg;
 	struct waiter *wait;
@@ -225,8 +226,10 @@ static void deliver(const struct typed_op *op, union answer *res,
 	case OP_EVENTS:
 		op->cb.events(op->arg, res ? &res->events : NULL, err);
 		break;
-	case OP_SESSION: /* only blocking forms: answered through op->wait */
-	case OP_FILES:
+	case OP_SESSION:
+		op->cb.session(op->arg, res ? &res->session : NULL, err);
+		break;
+	case OP_FILES: /* only blocking forms: answered through op->wait */
 	case OP_FILE:
 		break;
 	}
@@ -339,6 +342,18 @@ int bh_client_get_session(bh_client *c, const char *fingerprint, struct wire_ope
 	return typed_wait(c, op_new(OP_SESSION, "GetSession", NULL),
 			  &(struct wire_operator_request){.session = fingerprint}, out, sizeof *out,
 			  err);
+}
+
+/* ---- truth: describe's one session, from the console's loop ---- */
+
+int bh_client_get_session_async(bh_client *c, const char *fingerprint, bh_client_session_cb cb,
+				void *arg, struct bh_client_error **err)
+{
+	if (check_fingerprint(fingerprint, err) < 0)
+		return -1;
+	struct typed_op *op = op_new(OP_SESSION, "GetSession", arg);
+	op->cb.session = cb;
+	return typed_call(c, op, &(struct wire_operator_request){.session = fingerprint}, err);
 }
 
 /* ---- actions ---- */

@@ -220,7 +220,8 @@ int bh_client_open_async(bh_client *c, const struct bh_client_open_opts *opts,
 	if (op->floor != BH_TIER_UNKNOWN)
 		snprintf(op->floor_name, sizeof op->floor_name, "%s", bh_tier_name(op->floor));
 	struct wire_open_session_request req = {
-		.env = {.protocol = WIRE_PROTOCOL, .minimum_isolation = op->floor_name},
+		.env = {.protocol = WIRE_PROTOCOL, .minimum_isolation = op->floor_name,
+			.trace_id = (char *)opts->trace_id},
 		.lifetime_ms = opts->lifetime_ms,
 		.languages = opts->languages,
 		.owner = (char *)opts->owner,

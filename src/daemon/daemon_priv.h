@@ -107,6 +107,9 @@ struct server {
 	int sigfd;
 	bool draining;
 	bool stop;
+	/* ---- truth: reads that succeed are tallied, not a line each ---- */
+	struct audit_read *reads; /* audit.c */
+	size_t n_reads;
 };
 
 /* ---- answers (call.c) ---- */
@@ -158,5 +161,11 @@ void audit_call(struct server *s, const struct call *c);
 void audit_event(struct server *s, const char *kind, const char *fingerprint, const char *detail);
 /* Writes the engine's events since the last call (first: only remember where they end). */
 void audit_engine_events(struct server *s, bool first);
+/* ---- truth ---- */
+/* Writes the tallies of reads (audit.c) a minute old, or all of them. */
+void audit_reads_flush(struct server *s, bool all);
+/* The tier this daemon gives its sessions and runs: the one it is pinned to
+ * (serve --tier), else the strongest offered (operator_service.c). */
+enum bh_tier daemon_served_tier(const struct server *s);
 
 #endif

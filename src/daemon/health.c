@@ -42,8 +42,9 @@ void health_endpoint(struct call *c, const char *path)
 			s->metrics.readiness_checks++;
 			free(s->ready.text);
 			s->ready.ok = bh_engine_preflight(e, &err) == 0;
+			/* ---- truth: the tier sessions get (B14), not the strongest proven ---- */
 			s->ready.text = s->ready.ok ? text("ready: %s tier offered\n",
-							   bh_tier_name(bh_engine_best_tier(e)))
+							   bh_tier_name(daemon_served_tier(s)))
 						    : text("not ready: %s\n", err->msg);
 			s->ready.at_ms = now;
 			bh_error_free(err);

@@ -56,7 +56,9 @@ static void list_sessions(struct call *c, const struct wire_operator_request *re
 		bh_session_get_info(list[i], &info[i]);
 		if (req->state && strcmp(req->state, bh_session_state_name(info[i].state)))
 			continue;
-		out.sessions[out.n++] = wire_operator_session_of(&info[i]);
+		out.sessions[out.n] = wire_operator_session_of(&info[i]);
+		/* ---- truth: a list stays light; GetSession gives the code ---- */
+		out.sessions[out.n++].call_code = "";
 	}
 	call_answer_json(c, wire_operator_encode_sessions(&out));
 	free(out.sessions);
@@ -190,6 +192,13 @@ static void gc(struct call *c, const struct wire_operator_request *req)
 	free(out.leaks);
 }
 
+enum bh_tier daemon_served_tier(const struct server *s)
+{
+	enum bh_tier best = bh_engine_best_tier(s->e);
+	enum bh_tier pinned = s->cfg->tier > BH_TIER_NONE ? s->cfg->tier : BH_TIER_UNKNOWN;
+	return pinned != BH_TIER_UNKNOWN && best > pinned ? pinned : best;
+}
+
 static void evidence(struct call *c, const struct wire_operator_request *req)
 {
 	(void)req;
@@ -198,20 +207,32 @@ static void evidence(struct call *c, const struct wire_operator_request *req)
 	struct wire_operator_tier *tiers = calloc(n ? n : 1, sizeof *tiers);
 	if (!tiers)
 		abort();
-	for (size_t i = 0; i < n; i++)
+	/* ---- truth: a daemon pinned to a tier (serve --tier) gives its
+	 * sessions that tier even when its engine proved a stronger one: the
+	 * stronger one is not offered, and `strongest` is the tier sessions get,
+	 * whoever asks (B14; the console read it from Describe, which an
+	 * operator-only token cannot call). ---- */
+	enum bh_tier pinned = c->srv->cfg->tier > BH_TIER_NONE ? c->srv->cfg->tier : BH_TIER_UNKNOWN;
+	char pinned_reason[128];
+	snprintf(pinned_reason, sizeof pinned_reason,
+		 "proven, but this daemon gives its sessions the %s tier (serve --tier)",
+		 bh_tier_name(pinned));
+	for (size_t i = 0; i < n; i++) {
+		bool above = pinned != BH_TIER_UNKNOWN && t[i].tier > pinned && t[i].offered;
 		tiers[i] = (struct wire_operator_tier){
 			.tier = bh_tier_name(t[i].tier),
-			.offered = t[i].offered,
+			.offered = t[i].offered && !above,
 			.cached = t[i].cached,
 			.runtime = t[i].runtime,
 			.runtime_version = t[i].version,
-			.reason = t[i].reason,
+			.reason = above ? pinned_reason : t[i].reason,
 			.environment = bh_engine_environment(c->srv->e, t[i].tier),
 			.evidence = t[i].lines,
 			.n_evidence = t[i].n_lines,
 		};
+	}
 	struct wire_operator_evidence out = {
-		.strongest = bh_tier_name(bh_engine_best_tier(c->srv->e)),
+		.strongest = bh_tier_name(daemon_served_tier(c->srv)),
 		.proving = !bh_engine_proven(c->srv->e),
 		.tiers = tiers,
 		.n_tiers = n,

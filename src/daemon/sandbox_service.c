@@ -242,6 +242,8 @@ static void open_session(struct call *c)
 		.idle_ms = o->req.idle_timeout_ms,
 		.principal = c->who.name,
 		.owner = o->req.owner,
+		/* ---- truth: the client's trace id is the session's run (B26) ---- */
+		.run_key = o->req.env.trace_id,
 	};
 	call_pending(c, o, open_ctx_free);
 	bh_session *s = NULL;

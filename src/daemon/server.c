@@ -359,6 +359,8 @@ static void teardown(struct server *s)
 		clients_free(s->clients);
 	if (s->rl)
 		ratelimit_free(s->rl);
+	if (s->audit)
+		audit_reads_flush(s, true); /* ---- truth: the last tallies ---- */
 	if (s->audit && s->audit != stderr)
 		fclose(s->audit);
 	free(s->ready.text);

@@ -43,6 +43,9 @@ void loop_watch_events(struct bh_loop *l, struct bh_watch *w, uint32_t events);
 void loop_unwatch(struct bh_loop *l, struct bh_watch *w);
 struct bh_timer *loop_timer(struct bh_loop *l, uint64_t delay_ms, bh_timer_fn fn, void *arg);
 void loop_timer_cancel(struct bh_loop *l, struct bh_timer *t);
+/* ---- truth ---- */
+/* When a timer fires, on the monotonic clock (us). */
+uint64_t loop_timer_due_us(const struct bh_timer *t);
 
 /* ---- children (child.c) ---- */
 /* A spawned control command (crun, runsc ...). Its stdout and stderr are

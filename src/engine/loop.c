@@ -164,3 +164,9 @@ void loop_run_once(struct bh_loop *l, bh_engine *e)
 	}
 	reap_dead(l);
 }
+
+/* ---- truth ---- */
+uint64_t loop_timer_due_us(const struct bh_timer *t)
+{
+	return t->due_us;
+}

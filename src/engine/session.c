@@ -303,6 +303,7 @@ void bh_session_get_info(const bh_session *s, struct bh_session_info *o)
 		.end_reason = s->state == BH_SESSION_ENDED ? s->end_reason : BH_END_NONE,
 		.from_pool = s->from_pool,
 	};
+	session_info_truth(s, o);
 }
 
 size_t bh_engine_sessions(bh_engine *e, bh_session ***out)

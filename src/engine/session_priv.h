@@ -115,6 +115,11 @@ void op_free(struct op *op);
 /* Answers an operation with err (a close is answered by end_session). */
 void op_refuse(struct op *op, const bh_error *err);
 
+/* ---- truth ---- */
+/* The fields of an info describe adds: the cell in flight, the policy
+ * clocks, the tier's evidence and the end's detail (session_info.c). */
+void session_info_truth(const bh_session *s, struct bh_session_info *o);
+
 /* ---- calls, cells and records (session_call.c) ---- */
 
 /* Starts the operation at the head of the queue when the sandbox is free

@@ -151,6 +151,14 @@ struct wire_operator_session wire_operator_session_of(const struct bh_session_in
 		.expires_unix_ms = i->expires_unix_ms,
 		.awake_ms = i->awake_ms,
 		.end_reason = bh_end_reason_name(i->end_reason),
+		/* ---- truth ---- */
+		.call_code = or_empty(i->call_code),
+		.call_language = i->call_started_unix_ms ? bh_language_name(i->call_language) : "",
+		.call_started_unix_ms = i->call_started_unix_ms,
+		.pauses_unix_ms = i->pauses_unix_ms,
+		.hibernates_unix_ms = i->hibernates_unix_ms,
+		.evidence = or_empty(i->evidence),
+		.end_detail = or_empty(i->end_detail),
 	};
 }
 
@@ -172,6 +180,14 @@ static const struct wire_field session_fields[] = {
 	{"expiresUnixMs", WIRE_F_I64, SESSION(expires_unix_ms)},
 	{"awakeMs", WIRE_F_U64, SESSION(awake_ms)},
 	{"endReason", WIRE_F_STR, SESSION(end_reason)},
+	/* ---- truth ---- */
+	{"callCode", WIRE_F_STR, SESSION(call_code)},
+	{"callLanguage", WIRE_F_STR, SESSION(call_language)},
+	{"callStartedUnixMs", WIRE_F_I64, SESSION(call_started_unix_ms)},
+	{"pausesUnixMs", WIRE_F_I64, SESSION(pauses_unix_ms)},
+	{"hibernatesUnixMs", WIRE_F_I64, SESSION(hibernates_unix_ms)},
+	{"evidence", WIRE_F_STR, SESSION(evidence)},
+	{"endDetail", WIRE_F_STR, SESSION(end_detail)},
 };
 #undef SESSION
 

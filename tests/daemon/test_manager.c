@@ -284,3 +284,19 @@ Test(manager, the_owner_goes_to_the_daemon_only_as_a_keyed_digest)
 	bh_owner_digest("token-1", "alice", again);
 	cr_assert_str_eq(a, again);
 }
+
+/* ---- truth ---- */
+
+/* The manager names its run on the daemon: the run key goes as OpenSession's
+ * trace id, so an operator's :runs groups a deployment's sandboxes by run as
+ * the embedded manager's do (B26). */
+Test(manager, the_run_key_reaches_the_daemon_as_the_sessions_run, .init = start, .fini = stop)
+{
+	free_out(run("conv-42", "alice", "x = 1"));
+	struct wire_operator_sessions list;
+	struct bh_client_error *err = NULL;
+	cr_assert_eq(bh_client_list_sessions(cl, NULL, &list, &err), 0, "%s", err ? err->message : "");
+	cr_assert_eq(list.n, 1);
+	cr_assert_str_eq(list.sessions[0].run_key, "conv-42");
+	wire_operator_sessions_free(&list);
+}

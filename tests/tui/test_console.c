@@ -423,6 +423,9 @@ static char *normalise(const char *screen)
 		 * directory, and their length moves where the line is cut. */
 		replace_all(line, sizeof line, "(uid|gid)=[0-9].*$", "<ids>");
 		mask_cut_hex(line);
+		/* ---- truth: a spinner's frame (a cell still running) ---- */
+		if (strchr("|/-\\", line[0]) && line[0] && line[1] == ' ' && strstr(line, "..."))
+			line[0] = '*';
 		replace_all(line, sizeof line, "[0-9a-f]{6,}", NULL);
 		replace_all(line, sizeof line, "[0-9]+(\\.[0-9]+)? ms|[0-9]+(ms|s|m|h|d)", "<dur>");
 		if (used + strlen(line) + 2 > cap) {
@@ -959,11 +962,13 @@ Test(console, attached_a_daemon_that_died_leaves_its_rows_marked_stale_until_it_
 	snprintf(row, sizeof row, "%.12s ready", fp);
 	screen_has("attached-alive", row);
 	screen("attached-daemon-gone");
+	/* ---- truth: the old row carries '~'; the header says the link is down ---- */
+	snprintf(row, sizeof row, "%.12s~ready", fp);
 	screen_has("attached-daemon-gone", row);
 	screen_has("attached-daemon-gone", "Sandboxes[1] (stale since ");
 	screen_has("attached-daemon-gone",
 		   "sandboxes: Nothing ran (environment): cannot reach the daemon");
-	screen_has("attached-daemon-gone", "   sessions: ?");
+	screen_has("attached-daemon-gone", "DISCONNECTED since ");
 	screen_lacks("attached-daemon-gone", "sessions: sessions");
 	screen("attached-daemon-gone-records");
 	char title[96];
@@ -1444,7 +1449,7 @@ Test(console, readonly_hides_every_action_hint_and_refuses_an_action_key)
 		":q\n",
 		"--readonly", NULL);
 	screen("readonly-sandboxes");
-	screen_has("readonly-sandboxes", "\n?:help ::views a:all\n");
+	screen_has("readonly-sandboxes", "\n?:help ::views a:all d:describe\n");
 	for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++)
 		if (!strcmp(bindings[i].view, "sandboxes") && (bindings[i].flags & 1)) {
 			char hint[64];
@@ -1761,4 +1766,343 @@ Test(console, tables_sort_numbers_as_numbers_filter_as_typed_page_and_show_cut_c
 	screen("tables-events-wide");
 	screen_has("tables-events-wide", " DETAIL                           SANDBOX\n");
 	screen_has("tables-events-wide", " event 40........................ bh-gen\n"); /* whole */
+}
+
+/* ---- truth: describe, an honest connection, one request per refresh ---- */
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The console opens a sandbox, starts a cell that sleeps and, while it runs
+ * (`:wait views`: the keys wait for the views, not for the cell), shows the
+ * sandboxes (STATE says how long it has run, IDLE does not count) and
+ * describes it: the cell's language, code and running time. */
+static void describe_running(const char *prefix, const char *args, const char *env)
+{
+	char script[4096];
+	snprintf(script, sizeof script,
+		 "n\n"
+		 "<Enter>\n"
+		 "x\n"
+		 "import time; time.sleep(8); print('slept')\n"
+		 ":wait views\n"
+		 "<Enter>\n"
+		 ":sleep 2500\n"
+		 ":save-display %s-sandboxes-running\n"
+		 "d\n"
+		 ":save-display %s-describe-running\n"
+		 ":wait all\n"
+		 "<C-r>\n"
+		 ":save-display %s-describe-after\n"
+		 ":q\n",
+		 prefix, prefix, prefix);
+	console(script, args, env);
+	char name[128];
+	snprintf(name, sizeof name, "%s-sandboxes-running", prefix);
+	screen(name);
+	screen_has(name, " running ");
+	snprintf(name, sizeof name, "%s-describe-running", prefix);
+	screen(name);
+	screen_has(name, "busy: a python cell in flight, running ");
+	screen_has(name, "code         import time; time.sleep(8); print('slept')");
+	screen_has(name, "call since   ");
+	screen_has(name, " UTC");
+	screen_has(name, "pauses       (a call is running: the clock restarts after it)");
+	snprintf(name, sizeof name, "%s-describe-after", prefix);
+	screen(name);
+	screen_lacks(name, "in flight");
+	screen_has(name, "state        ready");
+	screen_has(name, "pauses       20");
+}
+
+Test(console, embedded_describe_shows_the_cell_in_flight_its_code_and_how_long_it_has_run)
+{
+	close_engine();
+	describe_running("describe-embedded", "", NULL);
+}
+
+Test(console, attached_describe_shows_the_cell_in_flight_its_code_and_how_long_it_has_run)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	describe_running("describe-attached", args, env);
+}
+
+/* Runs a console that must refuse to start: its status and what it said. */
+static char *console_refused(int *status, const char *args, const char *env)
+{
+	char path[4400], cmd[16384];
+	snprintf(path, sizeof path, "%s/script.txt", files);
+	write_script(path, ":q\n");
+	console_cmd(cmd, sizeof cmd, path, args, env, false);
+	*status = reap_console(spawn(cmd, "console.out"));
+	snprintf(path, sizeof path, "%s/console.out", files);
+	char *said = harness_slurp(path);
+	cr_assert_not_null(said);
+	return said;
+}
+
+/* B2, B4: a socket nothing answers on, no token, and a token without the
+ * operator scope are errors at start, naming what is wrong, not an empty
+ * list that looks like an idle daemon. */
+Test(console, attached_it_refuses_to_start_on_a_dead_socket_without_a_token_or_the_operator_scope)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	/* A socket file whose daemon is gone. */
+	char dead[4400];
+	snprintf(dead, sizeof dead, "%s/dead.sock", files);
+	char *r = sh("python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.bind(\"%s\")' && echo made",
+		     dead);
+	cr_assert_str_eq(r, "made\n", "%s", r);
+	free(r);
+	int st = 0;
+	char a[4500];
+	snprintf(a, sizeof a, "--attach '%s'", dead);
+	char *said = console_refused(&st, a, env);
+	cr_assert_neq(st, 0, "the console started on a dead socket: %s", said);
+	char want[4600];
+	snprintf(want, sizeof want, "bulkhead: console: nothing answered on %s (", dead);
+	cr_assert_not_null(strstr(said, want), "%s", said);
+	cr_assert_not_null(strstr(said, "is `bulkhead serve` running there?"), "%s", said);
+	free(said);
+
+	said = console_refused(&st, args, NULL);
+	cr_assert_neq(st, 0, "the console started with no token: %s", said);
+	cr_assert_not_null(strstr(said, "wants a token and none was given: put a token with the "
+					"operator scope in $BULKHEAD_TOKEN"),
+			   "%s", said);
+	free(said);
+
+	char run_only[512];
+	snprintf(run_only, sizeof run_only, "BULKHEAD_TOKEN='%s'", d.run_token);
+	said = console_refused(&st, args, run_only);
+	cr_assert_neq(st, 0, "the console started with a code:run token: %s", said);
+	cr_assert_not_null(strstr(said, "the token in $BULKHEAD_TOKEN lacks the operator scope the "
+					"console needs"),
+			   "%s", said);
+	free(said);
+
+	/* An operator-only token starts, and the header's tiers are the
+	 * daemon's (container-pinned), not widened by what the token lacks. */
+	char op_only[512];
+	snprintf(op_only, sizeof op_only, "BULKHEAD_TOKEN='%s'", d.op_token);
+	console(":save-display attached-operator-only\n", args, op_only);
+	screen_has("attached-operator-only", "tiers: container   sessions:");
+}
+
+/* B14: a tier the daemon does not give its sessions is refused with what it
+ * offers, not silently replaced. */
+Test(console, attached_an_open_asking_a_tier_the_daemon_does_not_give_is_refused_naming_its_tier)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	screen_cols = 200; /* the refusal whole */
+	console("n\n"
+		"kernel\n"
+		"<Enter>\n"
+		":save-display attached-open-kernel-refused\n"
+		"n\n"
+		"container\n"
+		"<Enter>\n"
+		":save-display attached-open-container\n"
+		":q\n",
+		args, env);
+	screen_has("attached-open-kernel-refused",
+		   "open: this daemon gives its sandboxes the container tier, not kernel (offered: "
+		   "container)");
+	screen_has("attached-open-container", "opened ");
+	screen_has("attached-open-container", " container ");
+}
+
+/* Acceptance 2 (B3): the daemon killed under an attached console. Within two
+ * refreshes the header says DISCONNECTED since when, the rows are marked old
+ * (a '~' that shows without colour), ctrl-r says the failure, never
+ * "refreshed"; a daemon back on the socket is found again by the retries
+ * (backoff at most 8 s) with no key pressed. */
+Test(console, attached_a_killed_daemon_shows_disconnected_within_two_refreshes_and_recovers)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	char id[64], fp[65];
+	http_open(d.run_token, id, fp);
+	live_start(args, env);
+	live_send(":save-display link-alive");
+	live_wait_screen("link-alive");
+	kill(d.pid, SIGKILL);
+	waitpid(d.pid, NULL, 0);
+	d.pid = 0;
+	live_send(":sleep 4500\n"
+		  ":save-display link-down\n"
+		  "<C-r>\n"
+		  ":save-display link-down-ctrl-r\n");
+	live_wait_screen("link-down-ctrl-r");
+	daemon_restart(&d, "--tier container");
+	live_send(":sleep 9000\n"
+		  ":save-display link-back\n");
+	live_wait_screen("link-back");
+	live_finish();
+	screen("link-alive");
+	screen_lacks("link-alive", "DISCONNECTED");
+	screen("link-down");
+	screen_has("link-down", "DISCONNECTED since ");
+	screen_has("link-down", " UTC, retrying in ");
+	char row[80];
+	snprintf(row, sizeof row, "%.12s~ready", fp);
+	screen_has("link-down", row);
+	screen("link-down-ctrl-r");
+	screen_lacks("link-down-ctrl-r", "refreshed");
+	screen_has("link-down-ctrl-r", "sandboxes: Nothing ran (environment): cannot reach the daemon");
+	/* The new daemon reaped the session the dead one left: the list is
+	 * the new daemon's, fresh. */
+	screen("link-back");
+	screen_lacks("link-back", "DISCONNECTED");
+	screen_lacks("link-back", "stale since");
+	screen_has("link-back", "tiers: container   sessions: ");
+	screen_has("link-back", "Sandboxes[0]");
+}
+
+/* B27: one request per refresh. The header and the view share one
+ * ListSessions; the daemon's audit log tallies the reads that succeed
+ * instead of a line each, and its tally at stop says how many came. */
+Test(console, attached_a_refresh_sends_one_request_and_the_audit_log_tallies_the_reads)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	uint64_t t0 = mono_ms();
+	console("<C-r>\n<C-r>\n<C-r>\n<C-r>\n<C-r>\n<C-r>\n<C-r>\n<C-r>\n<C-r>\n<C-r>\n"
+		":save-display refreshed-ten-times\n",
+		args, env);
+	uint64_t elapsed = mono_ms() - t0;
+	screen_has("refreshed-ten-times", "refreshed");
+	kill(d.pid, SIGTERM);
+	waitpid(d.pid, NULL, 0);
+	d.pid = 0;
+	char path[4400];
+	snprintf(path, sizeof path, "%s/audit.log", d.dir);
+	char *log = harness_slurp(path);
+	cr_assert_not_null(log);
+	/* No line per ListSessions: one tally for the console's. */
+	size_t call_lines = 0, tallies = 0;
+	unsigned long long calls = 0;
+	for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+		if (!strstr(line, "ListSessions"))
+			continue;
+		if (strstr(line, "\"audit\":\"call\""))
+			call_lines++;
+		const char *n = strstr(line, "\"calls\":");
+		if (strstr(line, "\"audit\":\"reads\"") && strstr(line, "\"principal\":\"console\"") && n) {
+			tallies++;
+			calls = strtoull(n + 8, NULL, 10);
+		}
+	}
+	free(log);
+	cr_assert_eq(call_lines, 0, "the console's reads are a line each");
+	cr_assert_eq(tallies, 1);
+	/* The check at start, the first refresh, ten ctrl-r and the periodic
+	 * refreshes the run's time allowed (one per 2 s): one request each.
+	 * Two per refresh would be at least 2 x 11 = 22. */
+	unsigned long long periodic = elapsed / 2000 + 1;
+	cr_assert_geq(calls, 12, "%llu ListSessions", calls);
+	cr_assert_leq(calls, 12 + periodic, "%llu ListSessions in %llu ms: more than one a refresh", calls,
+		      (unsigned long long)elapsed);
+}
+
+/* B26: over a daemon, a client's trace id is its sessions' run: `:runs`
+ * lists it and drills into its sandboxes as it does embedded. */
+Test(console, attached_runs_group_sessions_by_the_trace_id_their_client_sent)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	char fps[2][65];
+	for (int i = 0; i < 2; i++) {
+		struct answer *a = daemon_call(&d, d.run_token, SVC "OpenSession",
+					       "{\"protocol\":3,\"traceId\":\"conv-7\"}");
+		cr_assert_eq(a->status, 200, "%s", a->body);
+		char id[64];
+		member(a->body, "sessionId", id, 64);
+		member(a->body, "session", fps[i], 65);
+		answer_free(a);
+	}
+	char id[64], other[65];
+	http_open(d.run_token, id, other);
+	console(":runs\n"
+		":save-display attached-runs-by-trace\n"
+		"/conv-7\n"
+		"<Enter>\n"
+		"<Enter>\n"
+		":save-display attached-run-drilled\n",
+		args, env);
+	screen("attached-runs-by-trace");
+	screen_has("attached-runs-by-trace", "conv-7");
+	screen("attached-run-drilled");
+	screen_has("attached-run-drilled", "(run conv-7)");
+	for (int i = 0; i < 2; i++) {
+		char row[16];
+		snprintf(row, sizeof row, "%.12s", fps[i]);
+		screen_has("attached-run-drilled", row);
+	}
+	char row[16];
+	snprintf(row, sizeof row, "%.12s", other);
+	screen_lacks("attached-run-drilled", row);
+}
+
+/* The operator's usual case: describing an agent's session while its cell
+ * runs. The code is the agent's: an escape sequence in it (one that would
+ * retitle the terminal, one that would clear it) is shown as '?', never sent
+ * to the operator's terminal. */
+Test(console, attached_describe_shows_another_clients_cell_in_flight_with_its_control_bytes_masked)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	char id[64], fp[65];
+	http_open(d.run_token, id, fp);
+	pid_t kid = fork();
+	cr_assert_neq(kid, -1);
+	if (kid == 0) {
+		struct answer *a = daemon_cell(&d, d.run_token, id, "python",
+					       "s = '\x1b]0;pwned\x07'  # \x1b[2J\n"
+					       "import time; time.sleep(15)");
+		_exit(a && a->status == 200 ? 0 : 1);
+	}
+	usleep(1500 * 1000); /* the cell is under way (for 15 s) */
+	console("/runner\n"
+		"<Enter>\n"
+		"d\n"
+		":save-display describe-agents-cell\n",
+		args, env);
+	int st = 0;
+	cr_assert_eq(waitpid(kid, &st, 0), kid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the agent's cell failed");
+	screen("describe-agents-cell");
+	screen_has("describe-agents-cell", "busy: a python cell in flight, running ");
+	screen_has("describe-agents-cell", "code         s = '?]0;pwned?'  # ?[2J");
+	screen_has("describe-agents-cell", "             import time; time.sleep(15)");
+	screen_has("describe-agents-cell", "principal    runner");
+	char *raw = shot("describe-agents-cell");
+	cr_assert_null(strchr(raw, '\x1b'), "an escape reached the screen");
+	free(raw);
+}
+
+/* An ended session's describe says how it ended and why, and no clock runs. */
+Test(console, embedded_describe_of_a_killed_sandbox_says_how_it_ended_and_no_clock_runs)
+{
+	close_engine();
+	console("n\n"
+		"<Enter>\n"
+		"<C-k>\n"
+		"y\n"
+		"a\n"
+		"d\n"
+		":save-display describe-ended\n",
+		"", NULL);
+	screen("describe-ended");
+	screen_has("describe-ended", "state        ended");
+	screen_has("describe-ended", "pauses       (ended)");
+	screen_has("describe-ended", "end          killed: an operator killed it");
+	screen_lacks("describe-ended", "in flight");
 }

@@ -390,3 +390,38 @@ Test(wire_operator, the_daemon_reads_requests_as_leniently_as_it_always_has)
 	cr_assert_eq(st.code, WIRE_INVALID_ARGUMENT);
 	cr_assert_eq(st.reason, WIRE_REFUSAL_REQUEST);
 }
+
+/* ---- truth ---- */
+
+/* Describe's fields ride on a Session: the cell in flight, the clocks, the
+ * evidence and the end's detail survive the codec, and a clock that is not
+ * an integer is refused naming it. */
+Test(wire_operator, describes_fields_survive_encode_then_decode_and_a_bad_clock_is_refused)
+{
+	struct wire_operator_session in = {
+		.fingerprint = FP, .state = "busy", .isolation = "kernel",
+		.call_code = "import time\ntime.sleep(8)", .call_language = "python",
+		.call_started_unix_ms = 1796126930000, .pauses_unix_ms = 0,
+		.hibernates_unix_ms = 1796127829811,
+		.evidence = "bulkhead-sandbox:sha256:" FP, .end_detail = "",
+	};
+	char *json = wire_operator_encode_session(&in);
+	cr_assert_null(strstr(json, "pausesUnixMs"), "a clock not running is omitted: %s", json);
+	struct wire_operator_session out;
+	struct wire_status st;
+	cr_assert_eq(wire_operator_decode_session(BODY(json), &out, &st), 0, "%s", st.msg);
+	free(json);
+	cr_assert_str_eq(out.call_code, "import time\ntime.sleep(8)");
+	cr_assert_str_eq(out.call_language, "python");
+	cr_assert_eq(out.call_started_unix_ms, 1796126930000);
+	cr_assert_eq(out.pauses_unix_ms, 0);
+	cr_assert_eq(out.hibernates_unix_ms, 1796127829811);
+	cr_assert_str_eq(out.evidence, "bulkhead-sandbox:sha256:" FP);
+	cr_assert_str_eq(out.end_detail, "");
+	wire_operator_session_free(&out);
+
+	cr_assert_eq(wire_operator_decode_session(BODY("{\"session\":\"x\",\"pausesUnixMs\":\"soon\"}"),
+						  &out, &st),
+		     -1);
+	assert_refused(st, "GetSession: pausesUnixMs");
+}

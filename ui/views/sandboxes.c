@@ -48,6 +48,13 @@ static void loaded(void *arg, const struct ui_session *rows, size_t n, const cha
 		struct trow *r = table_add(&v->t, s->fp, theme_for_state(s->state));
 		table_cell(r, 0, "%.12s", s->fp);
 		table_cell(r, 1, "%s", !strcmp(s->state, "ended") && *s->end_reason ? s->end_reason : s->state);
+		/* ---- truth: a session running a cell is not idle (B18) ---- */
+		char ran[16];
+		fmt_age(ran, sizeof ran, s->call_started_ms, now);
+		/* "running 119s" is wider than the column: "busy 119s" then. */
+		if (s->call_started_ms)
+			table_cell(r, 1, "%s %s", strlen(ran) + 8 <= (size_t)widths[1] ? "running" : "busy",
+				   ran);
 		table_cell(r, 2, "%s", s->tier);
 		table_cell(r, 3, "%s", *s->floor ? s->floor : "-");
 		table_cell(r, 4, "%llu", (unsigned long long)s->calls);
@@ -57,7 +64,7 @@ static void loaded(void *arg, const struct ui_session *rows, size_t n, const cha
 			fmt_age(exp, sizeof exp, now, s->expires_ms);
 		else
 			snprintf(exp, sizeof exp, "-");
-		table_cell(r, 5, "%s", idle);
+		table_cell(r, 5, "%s", s->call_started_ms ? "-" : idle);
 		table_cell(r, 6, "%s", exp);
 		table_cell(r, 7, "%s", *s->owner ? s->owner : "-"); /* cut with "…", whole when wide */
 		/* "mine": this console opened it and may run cells in it. */
@@ -189,6 +196,13 @@ static enum request request(struct app *a, struct view *v, enum request r)
 	case REQ_ALL:
 		((struct sb_view *)v->priv)->all = !((struct sb_view *)v->priv)->all;
 		load(a, v);
+		return REQ_NONE;
+	/* ---- truth ---- */
+	case REQ_DESCRIBE:
+		if (sel)
+			app_push(a, &view_describe, sel->key);
+		else
+			app_flash(a, C_WARN, "no sandbox selected");
 		return REQ_NONE;
 	case REQ_RUN:
 	case REQ_PAUSE:
