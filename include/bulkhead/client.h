@@ -328,6 +328,12 @@ int bh_client_read_file(bh_client *c, const char *fingerprint, const char *path,
 			uint32_t max_bytes, struct wire_operator_file *out,
 			struct bh_client_error **err);
 
+/* ---- procs ---- */
+/* The processes in a session's sandbox (ListProcesses), read by its init
+ * while a call may be running. */
+int bh_client_list_processes(bh_client *c, const char *fingerprint,
+			     struct wire_operator_processes *out, struct bh_client_error **err);
+
 /* ---- finding a daemon ----------------------------------------------------- */
 
 /* The socket of the daemon holding state_dir (NULL: bh_state_dir_name's),

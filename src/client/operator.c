@@ -96,6 +96,7 @@ enum op_kind {
 	OP_EVENTS,
 	OP_FILES,
 	OP_FILE,
+	OP_PROCESSES, /* ---- procs ---- */
 };
 
 /* Any answer, decoded: the member op_kind names. */
@@ -109,6 +110,7 @@ union answer {
 	struct wire_operator_events events;
 	struct wire_operator_files files;
 	struct wire_operator_file file;
+	struct wire_operator_processes processes; /* ---- procs ---- */
 };
 
 struct typed_op {
@@ -157,6 +159,8 @@ static int decode(const struct typed_op *op, const char *json, union answer *res
 		return wire_operator_decode_files(json, len, &res->files, st);
 	case OP_FILE:
 		return wire_operator_decode_file(json, len, &res->file, st);
+	case OP_PROCESSES: /* ---- procs ---- */
+		return wire_operator_decode_processes(json, len, &res->processes, st);
 	}
 	*st = (struct wire_status){.code = WIRE_INTERNAL};
 	snprintf(st->msg, sizeof st->msg, "%s: no decoder for its answer", op->method);
@@ -196,6 +200,9 @@ static void release(enum op_kind kind, union answer *res)
 	case OP_FILE:
 		wire_operator_file_free(&res->file);
 		break;
+	case OP_PROCESSES: /* ---- procs ---- */
+		wire_operator_processes_free(&res->processes);
+		break;
 	}
 }
 
@@ -228,6 +235,7 @@ static void deliver(const struct typed_op *op, union answer *res,
 	case OP_SESSION: /* only blocking forms: answered through op->wait */
 	case OP_FILES:
 	case OP_FILE:
+	case OP_PROCESSES: /* ---- procs ---- */
 		break;
 	}
 }
@@ -610,4 +618,17 @@ int bh_client_read_file(bh_client *c, const char *fingerprint, const char *path,
 	struct wire_operator_request req = {.session = fingerprint, .path = path ? path : "",
 					    .max_bytes = max_bytes};
 	return typed_wait(c, op_new(OP_FILE, "ReadFile", NULL), &req, out, sizeof *out, err);
+}
+
+/* ---- procs ---- */
+
+int bh_client_list_processes(bh_client *c, const char *fingerprint,
+			     struct wire_operator_processes *out, struct bh_client_error **err)
+{
+	memset(out, 0, sizeof *out);
+	if (check_fingerprint(fingerprint, err) < 0)
+		return -1;
+	struct wire_operator_request req = {.session = fingerprint};
+	return typed_wait(c, op_new(OP_PROCESSES, "ListProcesses", NULL), &req, out, sizeof *out,
+			  err);
 }
