@@ -442,6 +442,8 @@ static bool label_names_key(const char *label, int key)
 
 static enum request request_of(struct app *a, int key)
 {
+	if (key == KEY_BACKSPACE || key == 8) /* ---- procs ---- one backspace, whatever sends it */
+		key = 127;
 	if (key == KEY_DOWN)
 		return REQ_DOWN;
 	if (key == KEY_UP)

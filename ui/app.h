@@ -106,6 +106,8 @@ struct view {
 /* Views (views/ *.c). */
 extern const struct view_ops view_sandboxes, view_runs, view_records, view_record, view_events,
 	view_walls, view_leaks, view_replay, view_player, view_help;
+/* ---- procs: inside a sandbox (views/processes.c, files.c, file.c) ---- */
+extern const struct view_ops view_processes, view_files, view_file;
 
 struct app {
 	struct ui_source *src;

@@ -84,6 +84,21 @@ typedef void (*ui_leaks_fn)(void *arg, const struct bh_leak *rows, size_t n, con
 typedef void (*ui_tiers_fn)(void *arg, const struct ui_tier *rows, size_t n, const char *error);
 typedef void (*ui_opened_fn)(void *arg, const char *fp, const char *error);
 typedef void (*ui_answer_fn)(void *arg, const struct ui_cell_answer *a, const char *error);
+/* ---- procs ---- */
+typedef void (*ui_processes_fn)(void *arg, const struct bh_process *rows, size_t n, bool more,
+				const char *error);
+typedef void (*ui_files_fn)(void *arg, const struct bh_file_entry *rows, size_t n, bool more,
+			    const char *error);
+typedef void (*ui_file_fn)(void *arg, const uint8_t *data, size_t len, uint64_t size,
+			   bool truncated, const char *error);
+/* What a source without an engine answers them (source_procs.c): "the
+ * processes of a sandbox need a live engine; this is a store opened
+ * read-only" (or "a replay opens none"). */
+void ui_source_no_processes(struct ui_source *s, const char *fp, ui_processes_fn cb, void *arg);
+void ui_source_no_list_files(struct ui_source *s, const char *fp, const char *path, ui_files_fn cb,
+			     void *arg);
+void ui_source_no_read_file(struct ui_source *s, const char *fp, const char *path, uint32_t max,
+			    ui_file_fn cb, void *arg);
 
 struct ui_source_ops {
 	const char *kind; /* "embedded", "attached", "store" */
@@ -117,6 +132,14 @@ struct ui_source_ops {
 	void (*run)(struct ui_source *s, const char *fp, const char *language, const char *code,
 		    ui_answer_fn cb, void *arg);
 	void (*free)(struct ui_source *s);
+	/* ---- procs: inside a live sandbox, through its init ---- */
+	/* Its processes now (answered while a call runs). */
+	void (*processes)(struct ui_source *s, const char *fp, ui_processes_fn cb, void *arg);
+	/* A directory below /work ("" for /work), and one file's first max bytes. */
+	void (*list_files)(struct ui_source *s, const char *fp, const char *path, ui_files_fn cb,
+			   void *arg);
+	void (*read_file)(struct ui_source *s, const char *fp, const char *path, uint32_t max,
+			  ui_file_fn cb, void *arg);
 };
 
 struct ui_source {

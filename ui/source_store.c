@@ -177,6 +177,10 @@ static const struct ui_source_ops store_ops = {
 	.open = open_session,
 	.run = run,
 	.free = source_free,
+	/* ---- procs ---- */
+	.processes = ui_source_no_processes,
+	.list_files = ui_source_no_list_files,
+	.read_file = ui_source_no_read_file,
 };
 
 struct ui_source *ui_source_store(const char *db_path, char **why)

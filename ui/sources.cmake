@@ -24,4 +24,7 @@ bh_library(bulkhead-ui ui
   ui/views/runs.c
   ui/views/sandboxes.c
   ui/views/walls.c)
+# ---- procs ----
+target_sources(bulkhead-ui PRIVATE ui/source_procs.c ui/ui_text.c ui/views/processes.c ui/views/files.c
+  ui/views/file.c ui/views/files_save.c)
 target_link_libraries(bulkhead-ui PUBLIC bulkhead bulkhead-client bulkhead-scenario PkgConfig::NCURSES)

@@ -129,6 +129,10 @@ struct typed_op {
 		bh_client_evidence_cb evidence;
 		bh_client_records_cb records;
 		bh_client_events_cb events;
+		/* ---- procs ---- */
+		bh_client_processes_cb processes;
+		bh_client_files_cb files;
+		bh_client_file_cb file;
 	} cb;
 	void *arg;
 	struct waiter *wait;
@@ -232,10 +236,17 @@ static void deliver(const struct typed_op *op, union answer *res,
 	case OP_EVENTS:
 		op->cb.events(op->arg, res ? &res->events : NULL, err);
 		break;
-	case OP_SESSION: /* only blocking forms: answered through op->wait */
+	/* ---- procs ---- */
 	case OP_FILES:
+		op->cb.files(op->arg, res ? &res->files : NULL, err);
+		break;
 	case OP_FILE:
-	case OP_PROCESSES: /* ---- procs ---- */
+		op->cb.file(op->arg, res ? &res->file : NULL, err);
+		break;
+	case OP_PROCESSES:
+		op->cb.processes(op->arg, res ? &res->processes : NULL, err);
+		break;
+	case OP_SESSION: /* only blocking forms: answered through op->wait */
 		break;
 	}
 }
@@ -631,4 +642,39 @@ int bh_client_list_processes(bh_client *c, const char *fingerprint,
 	struct wire_operator_request req = {.session = fingerprint};
 	return typed_wait(c, op_new(OP_PROCESSES, "ListProcesses", NULL), &req, out, sizeof *out,
 			  err);
+}
+
+int bh_client_list_processes_async(bh_client *c, const char *fingerprint,
+				   bh_client_processes_cb cb, void *arg,
+				   struct bh_client_error **err)
+{
+	if (check_fingerprint(fingerprint, err) < 0)
+		return -1;
+	struct typed_op *op = op_new(OP_PROCESSES, "ListProcesses", arg);
+	op->cb.processes = cb;
+	return typed_call(c, op, &(struct wire_operator_request){.session = fingerprint}, err);
+}
+
+int bh_client_list_files_async(bh_client *c, const char *fingerprint, const char *path,
+			       bh_client_files_cb cb, void *arg, struct bh_client_error **err)
+{
+	if (check_fingerprint(fingerprint, err) < 0)
+		return -1;
+	struct typed_op *op = op_new(OP_FILES, "ListFiles", arg);
+	op->cb.files = cb;
+	struct wire_operator_request req = {.session = fingerprint, .path = path ? path : ""};
+	return typed_call(c, op, &req, err);
+}
+
+int bh_client_read_file_async(bh_client *c, const char *fingerprint, const char *path,
+			      uint32_t max_bytes, bh_client_file_cb cb, void *arg,
+			      struct bh_client_error **err)
+{
+	if (check_fingerprint(fingerprint, err) < 0)
+		return -1;
+	struct typed_op *op = op_new(OP_FILE, "ReadFile", arg);
+	op->cb.file = cb;
+	struct wire_operator_request req = {.session = fingerprint, .path = path ? path : "",
+					    .max_bytes = max_bytes};
+	return typed_call(c, op, &req, err);
 }
