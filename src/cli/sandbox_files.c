@@ -47,9 +47,19 @@ static int open_attached(struct sandbox_files *x, const char *session, const cha
 static int open_embedded(struct sandbox_files *x, const struct cli_common *c, const char *session,
 			 const char *cmd)
 {
-	x->e = cli_open_engine(c, false);
-	if (!x->e)
+	/* Looking at a session's files must not end it: at close the engine
+	 * puts it back to disk, as it found it. */
+	struct bh_config cfg;
+	bh_error *err = NULL;
+	if (cli_engine_config(c, &cfg) < 0)
 		return CLI_EXIT_BULKHEAD;
+	cfg.prove_tiers = c->prove_tiers;
+	cfg.policy.shutdown_hibernate = true;
+	if (bh_engine_open(&cfg, &x->e, &err) < 0) {
+		cli_error("%s: %s", cmd, err->msg);
+		bh_error_free(err);
+		return CLI_EXIT_BULKHEAD;
+	}
 	if (cli_wait_proven(x->e) < 0)
 		return CLI_EXIT_BULKHEAD;
 	bh_session **list = NULL;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static struct harness h;
 static void setup(void) { harness_open(&h, NULL); }
@@ -124,4 +125,45 @@ Test(processes_container, an_ended_session_refuses_to_list_in_words, .init = set
 	cr_assert_not_null(err);
 	cr_assert_not_null(strstr(err->msg, "ended"), "%s", err->msg);
 	bh_error_free(err);
+}
+
+/* ---- bulkhead files and cp, embedded (--state) ---- */
+/* A kernel-tier session an engine left hibernated is the one an engine of
+ * the CLI's own holds: files lists its /work and cp copies a file out of
+ * it, byte for byte, after restoring it. */
+#include "png_cell.h"
+
+Test(processes_kernel, files_and_cp_embedded_reach_a_hibernated_sessions_work, .fini = teardown)
+{
+	struct bh_policy p = {.shutdown_hibernate = true};
+	harness_open_policy(&h, &p);
+	harness_require_tier(&h, BH_TIER_KERNEL);
+	bh_session *s = harness_session(&h, BH_TIER_KERNEL, 1u << BH_LANG_PYTHON);
+	struct cell_outcome *o = harness_cell(&h, s, BH_LANG_PYTHON, PNG_CELL, 0);
+	cr_assert(o->answered && o->r.exit_code == 0, "%s %s", o->err_msg ? o->err_msg : "",
+		  o->errout);
+	char digest[65];
+	snprintf(digest, sizeof digest, "%.64s", o->out);
+	cell_outcome_free(o);
+	char fp[65];
+	snprintf(fp, sizeof fp, "%s", bh_session_fingerprint(s));
+	/* Closing the engine hibernates its idle kernel-tier session. */
+	bh_engine_close(h.e);
+	h.e = NULL;
+	char out[16384], args[8192], dest[4200], got[256];
+	snprintf(args, sizeof args, "files %.12s", fp);
+	cr_assert_eq(harness_cli(&h, out, sizeof out, args), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "  plot.png\n"), "%s", out);
+	snprintf(dest, sizeof dest, "%s-plot.png", h.state_dir);
+	snprintf(args, sizeof args, "cp %s:plot.png '%s'", fp, dest);
+	cr_assert_eq(harness_cli(&h, out, sizeof out, args), 0, "%s", out);
+	cr_assert_eq(harness_sh_into(got, sizeof got, "sha256sum '%s'", dest), 0, "%s", got);
+	cr_assert_eq(strncmp(got, digest, 64), 0, "the copy differs: %s vs %s", got, digest);
+	/* Again, without --force: refused, the copy unchanged. */
+	cr_assert_eq(harness_cli(&h, out, sizeof out, args), 125, "%s", out);
+	cr_assert_not_null(strstr(out, "exists: not overwritten"), "%s", out);
+	unlink(dest);
+	/* A session no engine left is named as such. */
+	cr_assert_eq(harness_cli(&h, out, sizeof out, "files 0000dead"), 125, "%s", out);
+	cr_assert_not_null(strstr(out, "no session \"0000dead\" here"), "%s", out);
 }
