@@ -546,6 +546,10 @@ struct script {
 	char save[8192];
 	bool has_save;
 	uint64_t wait_until; /* `:sleep MS`: no key before then */
+	/* ---- procs ---- `:busy-ok on` (to `:busy-ok off`): keys go in while a
+	 * call is in flight, waiting only for the views' own loads, so a test
+	 * can look into a sandbox whose cell is still running. */
+	bool busy_ok;
 };
 
 static bool script_next_line(struct script *s)
@@ -556,6 +560,10 @@ static bool script_next_line(struct script *s)
 		if (!*line || line[0] == '#')
 			continue;
 		s->n = s->next = 0;
+		if (!strcmp(line, ":busy-ok on") || !strcmp(line, ":busy-ok off")) {
+			s->busy_ok = !strcmp(line, ":busy-ok on");
+			return true;
+		}
 		if (!strncmp(line, ":sleep ", 7)) {
 			s->wait_until = now_mono_ms() + strtoull(line + 7, NULL, 10);
 			return true;
@@ -621,9 +629,9 @@ static bool script_step(struct app *a, struct script *s)
 
 /* ---- the loop ---- */
 
-static bool settled(struct app *a)
+static bool settled(struct app *a, bool busy_ok)
 {
-	if (a->src->ops->pending(a->src) > 0 || *a->spinner_what)
+	if (!busy_ok && (a->src->ops->pending(a->src) > 0 || *a->spinner_what))
 		return false;
 	for (struct view *v = a->view; v; v = v->below)
 		if (v->loading > 0)
@@ -691,7 +699,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 			timeout = st;
 		if (timeout > 200)
 			timeout = 200; /* the spinner and the flash's expiry */
-		if (o->script && !script_done && settled(a))
+		if (o->script && !script_done && settled(a, script.busy_ok))
 			timeout = script.wait_until > now_mono_ms() ? 10 : 0;
 		poll(fds, (nfds_t)n, timeout);
 		src->ops->process(src);
@@ -700,7 +708,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 		if (a->view->ops->tick)
 			a->view->ops->tick(a, a->view, now_mono_ms());
 		if (o->script) {
-			if (!script_done && settled(a)) {
+			if (!script_done && settled(a, script.busy_ok)) {
 				if (!script_step(a, &script))
 					script_done = true;
 			}

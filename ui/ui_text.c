@@ -50,6 +50,7 @@ void ui_text_safe(char *out, size_t cap, const void *in, size_t n, bool keep_new
 bool ui_text_is_text(const void *in, size_t n)
 {
 	const unsigned char *p = in;
+	size_t controls = 0;
 	for (size_t i = 0; i < n;) {
 		if (p[i] >= 0x80) {
 			size_t k = utf8_len(p + i, n - i);
@@ -58,9 +59,13 @@ bool ui_text_is_text(const void *in, size_t n)
 			i += k;
 			continue;
 		}
-		if ((p[i] < 0x20 && !strchr("\n\r\t\f", p[i])) || p[i] == 0x7f || !p[i])
+		if (!p[i])
 			return false;
+		if ((p[i] < 0x20 && !strchr("\n\r\t\f", p[i])) || p[i] == 0x7f)
+			controls++;
 		i++;
 	}
-	return true;
+	/* A stray escape in a log is still text (shown escaped); a file
+	 * made of them is not. */
+	return controls * 10 <= n;
 }

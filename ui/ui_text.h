@@ -12,8 +12,9 @@
 /* n bytes of in into out (cap bytes with the NUL, cut at a whole escape);
  * keep_newlines: '\n' stays a line break (a file's text), else escaped. */
 void ui_text_safe(char *out, size_t cap, const void *in, size_t n, bool keep_newlines);
-/* Whether n bytes look like text: valid UTF-8 with no control bytes but
- * \n, \r, \t and \f (a binary file is shown as a hex dump instead). */
+/* Whether n bytes look like text: valid UTF-8, no NUL, and control bytes
+ * (but \n, \r, \t, \f) at most one in ten (a binary file is shown as a
+ * hex dump instead). */
 bool ui_text_is_text(const void *in, size_t n);
 
 #endif
