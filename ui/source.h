@@ -91,9 +91,8 @@ typedef void (*ui_files_fn)(void *arg, const struct bh_file_entry *rows, size_t 
 			    const char *error);
 typedef void (*ui_file_fn)(void *arg, const uint8_t *data, size_t len, uint64_t size,
 			   bool truncated, const char *error);
-/* What a source without an engine answers them (source_procs.c): "the
- * processes of a sandbox need a live engine; this is a store opened
- * read-only" (or "a replay opens none"). */
+/* What a source without an engine answers them (source_procs.c): "needs a
+ * live engine; this is a store opened read-only" (or "a replay opens none"). */
 void ui_source_no_processes(struct ui_source *s, const char *fp, ui_processes_fn cb, void *arg);
 void ui_source_no_list_files(struct ui_source *s, const char *fp, const char *path, ui_files_fn cb,
 			     void *arg);

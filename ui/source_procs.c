@@ -3,36 +3,32 @@
  * never an empty list that would look like a sandbox with nothing in it. */
 #include "source.h"
 
-#include <stdio.h>
 #include <string.h>
 
-static const char *why_not(struct ui_source *s, const char *what, char *buf, size_t n)
+/* Short, for the flash line, after the view's name ("processes: ..."). */
+static const char *why_not(struct ui_source *s)
 {
-	snprintf(buf, n, "%s need%s a live engine; %s", what, strcmp(what, "a file") ? "" : "s",
-		 strcmp(s->ops->kind, "none") ? "this is a store opened read-only"
-					       : "a replay opens none (run `bulkhead` for one)");
-	return buf;
+	return strcmp(s->ops->kind, "none")
+		       ? "needs a live engine; this is a store opened read-only"
+		       : "needs a live engine; a replay opens none (run `bulkhead` for one)";
 }
 
 void ui_source_no_processes(struct ui_source *s, const char *fp, ui_processes_fn cb, void *arg)
 {
-	char why[160];
 	(void)fp;
-	cb(arg, NULL, 0, false, why_not(s, "the processes of a sandbox", why, sizeof why));
+	cb(arg, NULL, 0, false, why_not(s));
 }
 
 void ui_source_no_list_files(struct ui_source *s, const char *fp, const char *path, ui_files_fn cb,
 			     void *arg)
 {
-	char why[160];
 	(void)fp, (void)path;
-	cb(arg, NULL, 0, false, why_not(s, "the files of a sandbox", why, sizeof why));
+	cb(arg, NULL, 0, false, why_not(s));
 }
 
 void ui_source_no_read_file(struct ui_source *s, const char *fp, const char *path, uint32_t max,
 			    ui_file_fn cb, void *arg)
 {
-	char why[160];
 	(void)fp, (void)path, (void)max;
-	cb(arg, NULL, 0, 0, false, why_not(s, "a file", why, sizeof why));
+	cb(arg, NULL, 0, 0, false, why_not(s));
 }

@@ -1367,8 +1367,12 @@ Test(console, planted_links_at_the_export_and_save_display_names_are_not_followe
 Test(console, help_lists_every_binding_of_the_one_table)
 {
 	close_engine();
+	/* Three screens of it: the table is longer than two. */
 	console("?\n"
 		":save-display help-top\n"
+		"<Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down>"
+		"<Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down>\n"
+		":save-display help-middle\n"
 		"G\n"
 		":save-display help-bottom\n"
 		"<Esc>\n"
@@ -1383,7 +1387,8 @@ Test(console, help_lists_every_binding_of_the_one_table)
 	screen("help-unknown-command");
 	screen_has("help-unknown-command", "no command :nope");
 	screen("help-all");
-	char *top = shot("help-top"), *bottom = shot("help-bottom");
+	screen("help-middle");
+	char *top = shot("help-top"), *bottom = shot("help-bottom"), *middle = shot("help-middle");
 	size_t n = sizeof bindings / sizeof bindings[0];
 	for (size_t i = 0; i < n; i++) {
 		char row[256];
@@ -1394,10 +1399,13 @@ Test(console, help_lists_every_binding_of_the_one_table)
 			found = !strncmp(s, row, strlen(row));
 		for (const char *s = bottom; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
 			found = !strncmp(s, row, strlen(row));
+		for (const char *s = middle; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
+			found = !strncmp(s, row, strlen(row));
 		cr_assert(found, "the help has no row \"%s\"", row);
 	}
 	free(top);
 	free(bottom);
+	free(middle);
 }
 
 Test(console, readonly_hides_every_action_hint_and_refuses_an_action_key)
@@ -1680,4 +1688,21 @@ Test(console, attached_processes_show_a_running_cells_child_and_a_png_is_saved_b
 	char env[512], args[4400];
 	attach_daemon(args, env, "");
 	procs_and_files_tour("att", args, env);
+}
+
+Test(console, a_store_opened_with_db_refuses_processes_and_files_in_words)
+{
+	make_store();
+	console_db("t\n"
+		   ":save-display db-processes-refused\n"
+		   "<Esc>\n"
+		   "f\n"
+		   ":save-display db-files-refused\n"
+		   ":q\n",
+		   "store.db");
+	screen("db-processes-refused");
+	screen_has("db-processes-refused",
+		   "processes: needs a live engine; this is a store opened read-only");
+	screen("db-files-refused");
+	screen_has("db-files-refused", "files: needs a live engine; this is a store opened read-only");
 }
