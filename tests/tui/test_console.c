@@ -1565,7 +1565,8 @@ static char *png_prompt_line(void)
 {
 	static const char code[] = PNG_CELL "import os\n"
 					    "os.makedirs('/work/out', exist_ok=True)\n"
-					    "open('/work/out/notes.txt', 'w').write('hello\\n\\x1b[31mred\\tend\\n')\n";
+					    "open('/work/out/notes.txt', 'w').write('hello\\n\\x1b[31mred\\tend\\n')\n"
+					    "open('/work/out/\\x1b[2Jevil\\x07.txt', 'w').write('x')\n";
 	char *line = malloc(2 * sizeof code + 64);
 	cr_assert_not_null(line);
 	size_t o = (size_t)sprintf(line, "exec(bytes.fromhex('");
@@ -1630,6 +1631,9 @@ static void procs_and_files_tour(const char *prefix, const char *args, const cha
 		 "<Enter>\n"
 		 "<Enter>\n"
 		 ":save-display %s-files-out\n"
+		 "/\n"
+		 "notes\n"
+		 "<Enter>\n"
 		 "<Enter>\n"
 		 ":save-display %s-file-text\n"
 		 "<Esc>\n"
@@ -1673,6 +1677,9 @@ static void procs_and_files_tour(const char *prefix, const char *args, const cha
 	screen_has(name, "was left as it is");
 	snprintf(name, sizeof name, "%s-file-text", prefix);
 	screen_has(name, "\\x1b[31mred");
+	/* A name with a terminal's escapes in it is shown, not obeyed. */
+	snprintf(name, sizeof name, "%s-files-out", prefix);
+	screen_has(name, "\\x1b[2Jevil\\x07.txt");
 	snprintf(name, sizeof name, "%s-file-png", prefix);
 	screen_has(name, "89 50 4e 47");
 }
