@@ -102,6 +102,9 @@ static void load(struct app *a, struct view *v)
 {
 	if (!v->priv)
 		v->priv = xzalloc(sizeof(struct procs_view));
+	/* One list in flight: the sandbox answers one at a time. */
+	if (v->loading)
+		return;
 	snprintf(v->sub, sizeof v->sub, "(sandbox %.12s)", v->arg);
 	v->loading++;
 	a->src->ops->processes(a->src, v->arg, loaded, v);
