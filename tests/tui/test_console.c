@@ -1422,7 +1422,7 @@ Test(console, readonly_hides_every_action_hint_and_refuses_an_action_key)
 		":q\n",
 		"--readonly", NULL);
 	screen("readonly-sandboxes");
-	screen_has("readonly-sandboxes", "\n?:help ::views a:all\n");
+	screen_has("readonly-sandboxes", "\n?:help ::views a:all t:processes f:files\n");
 	for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++)
 		if (!strcmp(bindings[i].view, "sandboxes") && (bindings[i].flags & 1)) {
 			char hint[64];
