@@ -646,6 +646,8 @@ static bool label_names_key(const char *label, int key)
 
 static enum request request_of(struct app *a, int key)
 {
+	if (key == KEY_BACKSPACE || key == 8) /* ---- procs ---- one backspace, whatever sends it */
+		key = 127;
 	if (key == KEY_DOWN)
 		return REQ_DOWN;
 	if (key == KEY_UP)
@@ -810,6 +812,10 @@ struct script {
 	bool has_save;
 	uint64_t wait_until; /* `:sleep MS`: no key before then */
 	bool views_only;     /* ---- truth: `:wait views` ---- */
+	/* ---- procs ---- `:busy-ok on` (to `:busy-ok off`): keys go in while a
+	 * call is in flight, waiting only for the views' own loads, so a test
+	 * can look into a sandbox whose cell is still running. */
+	bool busy_ok;
 };
 
 static bool script_next_line(struct script *s)
@@ -820,6 +826,10 @@ static bool script_next_line(struct script *s)
 		if (!*line || line[0] == '#')
 			continue;
 		s->n = s->next = 0;
+		if (!strcmp(line, ":busy-ok on") || !strcmp(line, ":busy-ok off")) {
+			s->busy_ok = !strcmp(line, ":busy-ok on");
+			return true;
+		}
 		if (!strncmp(line, ":sleep ", 7)) {
 			s->wait_until = now_mono_ms() + strtoull(line + 7, NULL, 10);
 			return true;
@@ -973,7 +983,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 			timeout = st;
 		if (timeout > 200)
 			timeout = 200; /* the spinner and the flash's expiry */
-		if (o->script && !script_done && settled(a, script.views_only))
+		if (o->script && !script_done && settled(a, script.views_only || script.busy_ok))
 			timeout = script.wait_until > now_mono_ms() ? 10 : 0;
 		poll(fds, (nfds_t)n, timeout);
 		src->ops->process(src);
@@ -982,7 +992,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 		if (a->view->ops->tick)
 			a->view->ops->tick(a, a->view, now_mono_ms());
 		if (o->script) {
-			if (!script_done && settled(a, script.views_only)) {
+			if (!script_done && settled(a, script.views_only || script.busy_ok)) {
 				if (!script_step(a, &script))
 					script_done = true;
 			}

@@ -139,6 +139,8 @@ extern const struct view_ops view_answers; /* ---- tables ---- */
 extern const struct view_ops view_describe;
 /* "UTC YYYY-MM-DD hh:mm:ss" of a Unix time in ms ("-" for 0). */
 void fmt_utc(char *buf, size_t n, int64_t unix_ms);
+/* ---- procs: inside a sandbox (views/processes.c, files.c, file.c) ---- */
+extern const struct view_ops view_processes, view_files, view_file;
 
 struct app {
 	struct ui_source *src;

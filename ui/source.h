@@ -94,6 +94,20 @@ typedef void (*ui_answer_fn)(void *arg, const struct ui_cell_answer *a, const ch
 /* One session and the code of its cell in flight ("" when none). */
 typedef void (*ui_detail_fn)(void *arg, const struct ui_session *row, const char *code,
 			     const char *error);
+/* ---- procs ---- */
+typedef void (*ui_processes_fn)(void *arg, const struct bh_process *rows, size_t n, bool more,
+				const char *error);
+typedef void (*ui_files_fn)(void *arg, const struct bh_file_entry *rows, size_t n, bool more,
+			    const char *error);
+typedef void (*ui_file_fn)(void *arg, const uint8_t *data, size_t len, uint64_t size,
+			   bool truncated, const char *error);
+/* What a source without an engine answers them (source_procs.c): "needs a
+ * live engine; this is a store opened read-only" (or "a replay opens none"). */
+void ui_source_no_processes(struct ui_source *s, const char *fp, ui_processes_fn cb, void *arg);
+void ui_source_no_list_files(struct ui_source *s, const char *fp, const char *path, ui_files_fn cb,
+			     void *arg);
+void ui_source_no_read_file(struct ui_source *s, const char *fp, const char *path, uint32_t max,
+			    ui_file_fn cb, void *arg);
 
 struct ui_source_ops {
 	const char *kind; /* "embedded", "attached", "store" */
@@ -133,6 +147,14 @@ struct ui_source_ops {
 	/* The link to the data: true while it is down (a daemon that stopped
 	 * answering), with since when (HH:MM:SS UTC) and why. NULL: never down. */
 	bool (*link_down)(struct ui_source *s, char *since, size_t since_n, char *why, size_t why_n);
+	/* ---- procs: inside a live sandbox, through its init ---- */
+	/* Its processes now (answered while a call runs). */
+	void (*processes)(struct ui_source *s, const char *fp, ui_processes_fn cb, void *arg);
+	/* A directory below /work ("" for /work), and one file's first max bytes. */
+	void (*list_files)(struct ui_source *s, const char *fp, const char *path, ui_files_fn cb,
+			   void *arg);
+	void (*read_file)(struct ui_source *s, const char *fp, const char *path, uint32_t max,
+			  ui_file_fn cb, void *arg);
 };
 
 struct ui_source {

@@ -581,6 +581,103 @@ static void run(struct ui_source *s, const char *fp, const char *language, const
 	}
 }
 
+/* ---- procs ---- */
+
+struct look {
+	struct attached *m;
+	union {
+		ui_processes_fn processes;
+		ui_files_fn files;
+		ui_file_fn file;
+	} cb;
+	void *arg;
+};
+
+static struct look *look_new(struct attached *m, void *arg)
+{
+	struct look *l = calloc(1, sizeof *l);
+	if (!l)
+		abort();
+	l->m = m;
+	l->arg = arg;
+	m->pending++;
+	return l;
+}
+
+static struct look look_end(struct look *l)
+{
+	struct look copy = *l;
+	l->m->pending--;
+	free(l);
+	return copy;
+}
+
+static void on_processes(void *arg, struct wire_operator_processes *res,
+			 const struct bh_client_error *err)
+{
+	struct look l = look_end(arg);
+	if (err)
+		l.cb.processes(l.arg, NULL, 0, false, err->message);
+	else
+		l.cb.processes(l.arg, res->procs, res->n, res->more, NULL);
+}
+
+static void processes(struct ui_source *s, const char *fp, ui_processes_fn cb, void *arg)
+{
+	struct look *l = look_new(A(s), arg);
+	l->cb.processes = cb;
+	struct bh_client_error *err = NULL;
+	if (bh_client_list_processes_async(A(s)->c, fp, on_processes, l, &err) < 0) {
+		char why[512];
+		look_end(l);
+		cb(arg, NULL, 0, false, not_started(err, why, sizeof why));
+	}
+}
+
+static void on_files(void *arg, struct wire_operator_files *res, const struct bh_client_error *err)
+{
+	struct look l = look_end(arg);
+	if (err)
+		l.cb.files(l.arg, NULL, 0, false, err->message);
+	else
+		l.cb.files(l.arg, res->entries, res->n, res->more, NULL);
+}
+
+static void list_files(struct ui_source *s, const char *fp, const char *path, ui_files_fn cb,
+		       void *arg)
+{
+	struct look *l = look_new(A(s), arg);
+	l->cb.files = cb;
+	struct bh_client_error *err = NULL;
+	if (bh_client_list_files_async(A(s)->c, fp, path, on_files, l, &err) < 0) {
+		char why[512];
+		look_end(l);
+		cb(arg, NULL, 0, false, not_started(err, why, sizeof why));
+	}
+}
+
+static void on_file(void *arg, struct wire_operator_file *res, const struct bh_client_error *err)
+{
+	struct look l = look_end(arg);
+	if (err)
+		l.cb.file(l.arg, NULL, 0, 0, false, err->message);
+	else
+		l.cb.file(l.arg, res->content, res->len, res->size, res->truncated, NULL);
+}
+
+static void read_file(struct ui_source *s, const char *fp, const char *path, uint32_t max,
+		      ui_file_fn cb, void *arg)
+{
+	struct look *l = look_new(A(s), arg);
+	l->cb.file = cb;
+	struct bh_client_error *err = NULL;
+	if (bh_client_read_file_async(A(s)->c, fp, path, max, on_file, l, &err) < 0) {
+		char why[512];
+		look_end(l);
+		cb(arg, NULL, 0, 0, false, not_started(err, why, sizeof why));
+	}
+}
+
 static void source_free(struct ui_source *s)
 {
 	struct attached *m = A(s);
@@ -730,6 +827,10 @@ static const struct ui_source_ops attached_ops = {
 	/* ---- truth ---- */
 	.session_detail = session_detail,
 	.link_down = link_down,
+	/* ---- procs ---- */
+	.processes = processes,
+	.list_files = list_files,
+	.read_file = read_file,
 };
 
 struct ui_source *ui_source_attached(const char *target, const char *token, char **why)

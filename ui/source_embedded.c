@@ -361,6 +361,112 @@ static void run(struct ui_source *s, const char *fp, const char *language, const
 	}
 }
 
+/* ---- procs ---- */
+
+struct pending_look {
+	struct embedded *m;
+	union {
+		ui_processes_fn processes;
+		ui_files_fn files;
+		ui_file_fn file;
+	} cb;
+	void *arg;
+};
+
+static struct pending_look *look_new(struct embedded *m, void *arg)
+{
+	struct pending_look *p = calloc(1, sizeof *p);
+	if (!p)
+		abort();
+	p->m = m;
+	p->arg = arg;
+	m->pending++;
+	return p;
+}
+
+static void on_processes(void *arg, const struct bh_process *rows, size_t n, bool more,
+			 const bh_error *err)
+{
+	struct pending_look *p = arg;
+	p->m->pending--;
+	p->cb.processes(p->arg, rows, n, more, err ? err->msg : NULL);
+	free(p);
+}
+
+static void processes(struct ui_source *s, const char *fp, ui_processes_fn cb, void *arg)
+{
+	bh_session *ss = by_fp(E(s), fp);
+	if (!ss) {
+		cb(arg, NULL, 0, false, "no session has that fingerprint any more");
+		return;
+	}
+	struct pending_look *p = look_new(E(s), arg);
+	p->cb.processes = cb;
+	bh_error *err = NULL;
+	if (bh_session_processes(ss, on_processes, p, &err) < 0) {
+		E(s)->pending--;
+		free(p);
+		cb(arg, NULL, 0, false, err ? err->msg : "failed");
+		bh_error_free(err);
+	}
+}
+
+static void on_files(void *arg, const struct bh_file_entry *rows, size_t n, bool more,
+		     const bh_error *err)
+{
+	struct pending_look *p = arg;
+	p->m->pending--;
+	p->cb.files(p->arg, rows, n, more, err ? err->msg : NULL);
+	free(p);
+}
+
+static void list_files(struct ui_source *s, const char *fp, const char *path, ui_files_fn cb,
+		       void *arg)
+{
+	bh_session *ss = by_fp(E(s), fp);
+	if (!ss) {
+		cb(arg, NULL, 0, false, "no session has that fingerprint any more");
+		return;
+	}
+	struct pending_look *p = look_new(E(s), arg);
+	p->cb.files = cb;
+	bh_error *err = NULL;
+	if (bh_session_list_files(ss, path, on_files, p, &err) < 0) {
+		E(s)->pending--;
+		free(p);
+		cb(arg, NULL, 0, false, err ? err->msg : "failed");
+		bh_error_free(err);
+	}
+}
+
+static void on_file(void *arg, const uint8_t *data, size_t len, uint64_t size, bool truncated,
+		    const bh_error *err)
+{
+	struct pending_look *p = arg;
+	p->m->pending--;
+	p->cb.file(p->arg, data, len, size, truncated, err ? err->msg : NULL);
+	free(p);
+}
+
+static void read_file(struct ui_source *s, const char *fp, const char *path, uint32_t max,
+		      ui_file_fn cb, void *arg)
+{
+	bh_session *ss = by_fp(E(s), fp);
+	if (!ss) {
+		cb(arg, NULL, 0, 0, false, "no session has that fingerprint any more");
+		return;
+	}
+	struct pending_look *p = look_new(E(s), arg);
+	p->cb.file = cb;
+	bh_error *err = NULL;
+	if (bh_session_read_file(ss, path, max, on_file, p, &err) < 0) {
+		E(s)->pending--;
+		free(p);
+		cb(arg, NULL, 0, 0, false, err ? err->msg : "failed");
+		bh_error_free(err);
+	}
+}
+
 static void source_free(struct ui_source *s)
 {
 	struct embedded *m = E(s);
@@ -413,6 +519,10 @@ static const struct ui_source_ops embedded_ops = {
 	.free = source_free,
 	/* ---- truth ---- */
 	.session_detail = session_detail,
+	/* ---- procs ---- */
+	.processes = processes,
+	.list_files = list_files,
+	.read_file = read_file,
 };
 
 struct ui_source *ui_source_embedded(const struct bh_config *cfg, char **why)

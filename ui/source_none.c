@@ -114,6 +114,10 @@ static const struct ui_source_ops none_ops = {
 	.free = source_free,
 	/* ---- truth ---- */
 	.session_detail = session_detail,
+	/* ---- procs ---- */
+	.processes = ui_source_no_processes,
+	.list_files = ui_source_no_list_files,
+	.read_file = ui_source_no_read_file,
 };
 
 struct ui_source *ui_source_none(void)

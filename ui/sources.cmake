@@ -29,4 +29,7 @@ bh_library(bulkhead-ui ui
   ui/answers.c
   ui/copy.c
   ui/draw_clip.c)
+# ---- procs ----
+target_sources(bulkhead-ui PRIVATE ui/source_procs.c ui/ui_text.c ui/views/processes.c ui/views/files.c
+  ui/views/file.c ui/views/files_save.c)
 target_link_libraries(bulkhead-ui PUBLIC bulkhead bulkhead-client bulkhead-scenario PkgConfig::NCURSES)

@@ -97,4 +97,12 @@ void buf_append(struct buf *b, const void *data, size_t n);
 void buf_consume(struct buf *b, size_t n);
 void buf_free(struct buf *b);
 
+/* ---- procs: a file saved from a sandbox (src/base/save_file.c) ---- */
+
+/* Writes len bytes to dest atomically: a temporary file beside it, written
+ * and fsynced, then linked into place (overwrite false: -EEXIST when the
+ * name exists, a symlink included) or renamed over it (overwrite true). 0,
+ * or -errno; on failure dest is as it was. */
+int bh_save_file(const char *dest, const void *data, size_t len, bool overwrite);
+
 #endif

@@ -56,6 +56,15 @@ enum bh_chan_request {
 	 * -> CONTENT, or FAIL (ELOOP: a symlink on the way or at the end;
 	 * EINVAL: not a regular file, e.g. a FIFO or a device; ENOENT). */
 	BH_CHAN_READ = 'G',
+	/* ---- procs ---- */
+	/* List the processes in the sandbox, as its /proc shows them (the
+	 * init is PID 1 of the sandbox's pid namespace; under gVisor that is
+	 * the Sentry's /proc). Read in a forked helper, like LIST, so it is
+	 * answered while a CELL or an EXEC runs: the point is to see what a
+	 * running call started.
+	 * u64 call_id | u32 max_entries (at most BH_CHAN_PS_MAX_ENTRIES)
+	 * -> PROCS, or FAIL. */
+	BH_CHAN_PS = 'P',
 };
 
 enum bh_chan_language {
@@ -96,6 +105,17 @@ enum bh_chan_reply {
 	/* u64 call_id | u64 size (the file's full size) | u8 truncated
 	 * | string content (at most max_bytes) */
 	BH_CHAN_CONTENT = 'B',
+	/* ---- procs ---- */
+	/* u64 call_id | u32 n | n x (u32 pid | u32 ppid | u32 uid | u8 state
+	 * | u64 cpu_us | u64 rss_bytes | u64 age_us | string command)
+	 * pid and ppid as the sandbox's pid namespace numbers them; uid the
+	 * effective one; state /proc's letter (R S D Z T t X I ...); cpu_us
+	 * user + system time; age_us how long ago the process started;
+	 * command its argv joined by spaces (NUL-free, at most
+	 * BH_CHAN_COMMAND_MAX bytes; its comm in brackets when it has no
+	 * argv, as ps shows a kernel thread). Sorted by pid; at most
+	 * max_entries (flag: more in the high bit of n, 0x80000000). */
+	BH_CHAN_PROCS = 'S',
 };
 
 /* What both sides hold each other to. The engine checks every count and
@@ -117,6 +137,21 @@ enum bh_chan_reply {
 #define BH_CHAN_TARGET_MAX 4096u
 /* The message of a FAIL or REJECTED. */
 #define BH_CHAN_MESSAGE_MAX 4095u
+
+/* ---- procs ---- */
+/* The processes the engine asks a PS for, and one process's command as
+ * PROCS carries it. */
+#define BH_CHAN_PS_MAX_ENTRIES 1024u
+#define BH_CHAN_COMMAND_MAX 1024u
+/* A PROCS entry: pid, ppid, uid, state, cpu, rss, age, the command's
+ * length (an entry's smallest size: the command may be empty). */
+#define BH_CHAN_PROCS_ENTRY_MIN (4u + 4u + 4u + 1u + 8u + 8u + 8u + 4u)
+/* /proc's state letters a PROCS entry may carry ('?': one this list does
+ * not know). */
+#define BH_CHAN_PROC_STATES "RSDZTtXxKWPI?"
+_Static_assert(8u + 4u + BH_CHAN_PS_MAX_ENTRIES * (BH_CHAN_PROCS_ENTRY_MIN + BH_CHAN_COMMAND_MAX) <
+		       BH_CHAN_MAX_FRAME,
+	       "a PROCS at the limits must fit one frame");
 
 /* ---- what a request may ask: the engine refuses more before sending ---- */
 

@@ -463,6 +463,31 @@ typedef void (*bh_read_cb)(void *arg, const uint8_t *data, size_t len, uint64_t 
 int bh_session_read_file(bh_session *s, const char *path, uint32_t max_bytes, bh_read_cb cb,
 			 void *arg, bh_error **err);
 
+/* ---- procs: the processes inside a sandbox ---------------------------------- */
+/* Read by the sandbox's init from its own /proc (PID 1 of the sandbox's pid
+ * namespace), never by the host walking paths the sandbox controls; asked
+ * beside the call in flight, so a running cell's children are seen. Every
+ * field is the sandbox's word (its pids, its uids), checked for form only. */
+struct bh_process {
+	uint32_t pid, ppid; /* as the sandbox numbers them */
+	uint32_t uid;       /* effective, inside the sandbox */
+	char state;         /* /proc's letter: R S D Z T t X I ... ('?' another) */
+	uint64_t cpu_us;    /* user + system time so far */
+	uint64_t rss_bytes;
+	uint64_t age_us;    /* since it started */
+	const char *command; /* argv joined by spaces, or "[comm]"; NUL-free, any other byte */
+};
+/* At most BH_PROCESSES_MAX processes, sorted by pid; more: more were running. */
+#define BH_PROCESSES_MAX 1024u
+typedef void (*bh_processes_cb)(void *arg, const struct bh_process *procs, size_t n, bool more,
+				const bh_error *err);
+/* A session that is ready or running a call (not paused, hibernated or
+ * ended: refused with a sentence saying so); one list at a time per session. */
+int bh_session_processes(bh_session *s, bh_processes_cb cb, void *arg, bh_error **err);
+/* The name bulkhead gives a uid inside its sandboxes ("root", "sandbox"),
+ * or NULL for a uid it did not make. */
+const char *bh_sandbox_user_name(uint32_t uid);
+
 /* Operator actions. Each answers through cb once done. */
 typedef void (*bh_action_cb)(void *arg, const bh_error *err);
 int bh_session_pause(bh_session *s, bh_action_cb cb, void *arg, bh_error **err);

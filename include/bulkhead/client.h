@@ -336,6 +336,28 @@ int bh_client_read_file(bh_client *c, const char *fingerprint, const char *path,
 			uint32_t max_bytes, struct wire_operator_file *out,
 			struct bh_client_error **err);
 
+/* ---- procs ---- */
+/* The processes in a session's sandbox (ListProcesses), read by its init
+ * while a call may be running. */
+int bh_client_list_processes(bh_client *c, const char *fingerprint,
+			     struct wire_operator_processes *out, struct bh_client_error **err);
+/* The asynchronous forms of ListProcesses, ListFiles and ReadFile (the
+ * console's): res is the callback's during the call. */
+typedef void (*bh_client_processes_cb)(void *arg, struct wire_operator_processes *res,
+				       const struct bh_client_error *err);
+typedef void (*bh_client_files_cb)(void *arg, struct wire_operator_files *res,
+				   const struct bh_client_error *err);
+typedef void (*bh_client_file_cb)(void *arg, struct wire_operator_file *res,
+				  const struct bh_client_error *err);
+int bh_client_list_processes_async(bh_client *c, const char *fingerprint,
+				   bh_client_processes_cb cb, void *arg,
+				   struct bh_client_error **err);
+int bh_client_list_files_async(bh_client *c, const char *fingerprint, const char *path,
+			       bh_client_files_cb cb, void *arg, struct bh_client_error **err);
+int bh_client_read_file_async(bh_client *c, const char *fingerprint, const char *path,
+			      uint32_t max_bytes, bh_client_file_cb cb, void *arg,
+			      struct bh_client_error **err);
+
 /* ---- finding a daemon ----------------------------------------------------- */
 
 /* The socket of the daemon holding state_dir (NULL: bh_state_dir_name's),

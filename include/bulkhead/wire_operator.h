@@ -235,4 +235,21 @@ int wire_operator_decode_file(const char *body, size_t len, struct wire_operator
 void wire_operator_files_free(struct wire_operator_files *f);
 void wire_operator_file_free(struct wire_operator_file *f);
 
+/* ---- procs: ListProcesses (session) ------------------------------------------------ */
+
+struct wire_operator_processes {
+	const struct bh_process *procs; /* state: one character ("state" on the wire) */
+	size_t n;                       /* decoded: at most BH_PROCESSES_MAX */
+	bool more;
+};
+
+/* Commands are written as UTF-8, each byte that is not valid UTF-8 as U+FFFD. */
+char *wire_operator_encode_processes(const struct wire_operator_processes *p);
+int wire_operator_decode_processes(const char *body, size_t len,
+				   struct wire_operator_processes *out, struct wire_status *st);
+void wire_operator_processes_free(struct wire_operator_processes *p);
+/* s (NUL-terminated bytes) as UTF-8: each byte outside a valid sequence
+ * becomes U+FFFD. The caller frees it. */
+char *wire_utf8_lossy(const char *s);
+
 #endif

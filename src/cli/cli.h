@@ -92,5 +92,8 @@ int cmd_token(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_console(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+/* ---- procs ---- */
+int cmd_files(int argc, char **argv);
+int cmd_cp(int argc, char **argv);
 
 #endif

@@ -24,6 +24,9 @@ static const struct command {
 	{"serve", cmd_serve, "serve the engine over HTTP (plimsoll.v1 and the operator API)"},
 	{"record", cmd_record, "record a scripted conversation as a scenario the console replays"},
 	{"token", cmd_token, "create, list or revoke the daemon's client tokens"},
+	/* ---- procs ---- */
+	{"files", cmd_files, "list a directory of a session's /work, through its sandbox's init"},
+	{"cp", cmd_cp, "copy a file of a session's /work here (SESSION:PATH DEST)"},
 };
 
 static void usage(FILE *to)

@@ -96,6 +96,7 @@ enum op_kind {
 	OP_EVENTS,
 	OP_FILES,
 	OP_FILE,
+	OP_PROCESSES, /* ---- procs ---- */
 };
 
 /* Any answer, decoded: the member op_kind names. */
@@ -109,6 +110,7 @@ union answer {
 	struct wire_operator_events events;
 	struct wire_operator_files files;
 	struct wire_operator_file file;
+	struct wire_operator_processes processes; /* ---- procs ---- */
 };
 
 struct typed_op {
@@ -128,6 +130,10 @@ struct typed_op {
 		bh_client_records_cb records;
 		bh_client_events_cb events;
 		bh_client_session_cb session; /* ---- truth ---- */
+		/* ---- procs ---- */
+		bh_client_processes_cb processes;
+		bh_client_files_cb files;
+		bh_client_file_cb file;
 	} cb;
 	void *arg;
 	struct waiter *wait;
@@ -158,6 +164,8 @@ static int decode(const struct typed_op *op, const char *json, union answer *res
 		return wire_operator_decode_files(json, len, &res->files, st);
 	case OP_FILE:
 		return wire_operator_decode_file(json, len, &res->file, st);
+	case OP_PROCESSES: /* ---- procs ---- */
+		return wire_operator_decode_processes(json, len, &res->processes, st);
 	}
 	*st = (struct wire_status){.code = WIRE_INTERNAL};
 	snprintf(st->msg, sizeof st->msg, "%s: no decoder for its answer", op->method);
@@ -197,6 +205,9 @@ static void release(enum op_kind kind, union answer *res)
 	case OP_FILE:
 		wire_operator_file_free(&res->file);
 		break;
+	case OP_PROCESSES: /* ---- procs ---- */
+		wire_operator_processes_free(&res->processes);
+		break;
 	}
 }
 
@@ -229,8 +240,15 @@ static void deliver(const struct typed_op *op, union answer *res,
 	case OP_SESSION:
 		op->cb.session(op->arg, res ? &res->session : NULL, err);
 		break;
-	case OP_FILES: /* only blocking forms: answered through op->wait */
+	/* ---- procs ---- */
+	case OP_FILES:
+		op->cb.files(op->arg, res ? &res->files : NULL, err);
+		break;
 	case OP_FILE:
+		op->cb.file(op->arg, res ? &res->file : NULL, err);
+		break;
+	case OP_PROCESSES:
+		op->cb.processes(op->arg, res ? &res->processes : NULL, err);
 		break;
 	}
 }
@@ -625,4 +643,52 @@ int bh_client_read_file(bh_client *c, const char *fingerprint, const char *path,
 	struct wire_operator_request req = {.session = fingerprint, .path = path ? path : "",
 					    .max_bytes = max_bytes};
 	return typed_wait(c, op_new(OP_FILE, "ReadFile", NULL), &req, out, sizeof *out, err);
+}
+
+/* ---- procs ---- */
+
+int bh_client_list_processes(bh_client *c, const char *fingerprint,
+			     struct wire_operator_processes *out, struct bh_client_error **err)
+{
+	memset(out, 0, sizeof *out);
+	if (check_fingerprint(fingerprint, err) < 0)
+		return -1;
+	struct wire_operator_request req = {.session = fingerprint};
+	return typed_wait(c, op_new(OP_PROCESSES, "ListProcesses", NULL), &req, out, sizeof *out,
+			  err);
+}
+
+int bh_client_list_processes_async(bh_client *c, const char *fingerprint,
+				   bh_client_processes_cb cb, void *arg,
+				   struct bh_client_error **err)
+{
+	if (check_fingerprint(fingerprint, err) < 0)
+		return -1;
+	struct typed_op *op = op_new(OP_PROCESSES, "ListProcesses", arg);
+	op->cb.processes = cb;
+	return typed_call(c, op, &(struct wire_operator_request){.session = fingerprint}, err);
+}
+
+int bh_client_list_files_async(bh_client *c, const char *fingerprint, const char *path,
+			       bh_client_files_cb cb, void *arg, struct bh_client_error **err)
+{
+	if (check_fingerprint(fingerprint, err) < 0)
+		return -1;
+	struct typed_op *op = op_new(OP_FILES, "ListFiles", arg);
+	op->cb.files = cb;
+	struct wire_operator_request req = {.session = fingerprint, .path = path ? path : ""};
+	return typed_call(c, op, &req, err);
+}
+
+int bh_client_read_file_async(bh_client *c, const char *fingerprint, const char *path,
+			      uint32_t max_bytes, bh_client_file_cb cb, void *arg,
+			      struct bh_client_error **err)
+{
+	if (check_fingerprint(fingerprint, err) < 0)
+		return -1;
+	struct typed_op *op = op_new(OP_FILE, "ReadFile", arg);
+	op->cb.file = cb;
+	struct wire_operator_request req = {.session = fingerprint, .path = path ? path : "",
+					    .max_bytes = max_bytes};
+	return typed_call(c, op, &req, err);
 }

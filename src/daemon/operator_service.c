@@ -477,6 +477,36 @@ static void read_file(struct call *c, const struct wire_operator_request *req)
 	}
 }
 
+/* ---- procs ---- */
+
+static void on_processes(void *arg, const struct bh_process *procs, size_t n, bool more,
+			 const bh_error *err)
+{
+	struct call *c = arg;
+	if (!c->gone) {
+		if (err) {
+			call_answer_bh(c, err, NULL);
+		} else {
+			struct wire_operator_processes out = {.procs = procs, .n = n, .more = more};
+			call_answer_json(c, wire_operator_encode_processes(&out));
+		}
+	}
+	call_wake(c);
+}
+
+/* Answered beside the call in flight: the engine asks the init directly. */
+static void list_processes(struct call *c, const struct wire_operator_request *req)
+{
+	bh_session *s = find_fp(c, req);
+	if (!s)
+		return;
+	call_pending(c, NULL, NULL);
+	bh_error *err = NULL;
+	if (bh_session_processes(s, on_processes, c, &err) < 0) {
+		call_not_started(c, err);
+	}
+}
+
 void operator_service(struct call *c, const char *method)
 {
 	static const struct {
@@ -497,6 +527,7 @@ void operator_service(struct call *c, const char *method)
 		{"ListEvents", list_events},
 		{"ListFiles", list_files},
 		{"ReadFile", read_file},
+		{"ListProcesses", list_processes}, /* ---- procs ---- */
 	};
 	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
 		if (strcmp(method, methods[i].name))

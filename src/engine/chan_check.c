@@ -24,6 +24,8 @@ const char *chan_frame_name(uint8_t type)
 		return "LISTING";
 	case BH_CHAN_CONTENT:
 		return "CONTENT";
+	case BH_CHAN_PROCS: /* ---- procs ---- */
+		return "PROCS";
 	default:
 		return "an unknown frame";
 	}
@@ -40,6 +42,8 @@ static const char *request_name(uint8_t type)
 		return "a LIST";
 	case BH_CHAN_READ:
 		return "a READ";
+	case BH_CHAN_PS: /* ---- procs ---- */
+		return "a PS";
 	default:
 		return "a request";
 	}
@@ -67,6 +71,9 @@ int chan_ask_of(const uint8_t *frame, size_t len, struct chan_ask *ask)
 		proto_get_u32(&c, &path_len);
 		proto_take(&c, path_len, NULL);
 		proto_get_u32(&c, type == BH_CHAN_LIST ? &ask->max_entries : &ask->max_bytes);
+		return c.bad ? -1 : 0;
+	case BH_CHAN_PS: /* ---- procs ---- */
+		proto_get_u32(&c, &ask->max_entries);
 		return c.bad ? -1 : 0;
 	default:
 		return -1;
@@ -96,6 +103,8 @@ static bool allowed(uint8_t request, uint8_t type)
 		return type == BH_CHAN_LISTING;
 	case BH_CHAN_READ:
 		return type == BH_CHAN_CONTENT;
+	case BH_CHAN_PS: /* ---- procs ---- */
+		return type == BH_CHAN_PROCS;
 	default:
 		return false;
 	}
@@ -236,6 +245,54 @@ static const char *check_content(const struct chan_ask *ask, struct proto_cursor
 	return NULL;
 }
 
+/* ---- procs ---- */
+/* Counts first, against the request and the frame's bytes; then each
+ * entry's command within BH_CHAN_COMMAND_MAX, NUL-free, and its state one
+ * of /proc's letters. */
+static const char *check_procs(const struct chan_ask *ask, struct proto_cursor *c, char *why,
+			       size_t n)
+{
+	uint32_t count;
+	if (proto_get_u32(c, &count) < 0)
+		return say(why, n, "its init sent a PROCS cut short");
+	count &= 0x7fffffffu; /* the high bit: more processes than shown */
+	if (count > ask->max_entries || count > BH_CHAN_PS_MAX_ENTRIES)
+		return say(why, n, "its init sent a PROCS of %u processes; at most %u were asked for",
+			   count, ask->max_entries);
+	if (count > c->left / BH_CHAN_PROCS_ENTRY_MIN)
+		return say(why, n, "its init sent a PROCS of %u processes in %zu bytes", count, c->left);
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t pid, ppid, uid, len;
+		uint8_t state;
+		uint64_t cpu, rss, age;
+		const uint8_t *command;
+		proto_get_u32(c, &pid);
+		proto_get_u32(c, &ppid);
+		proto_get_u32(c, &uid);
+		proto_get_u8(c, &state);
+		proto_get_u64(c, &cpu);
+		proto_get_u64(c, &rss);
+		proto_get_u64(c, &age);
+		proto_get_u32(c, &len);
+		if (c->bad)
+			return say(why, n, "its init sent a PROCS whose process %u is cut short", i);
+		if (!state || !strchr(BH_CHAN_PROC_STATES, state))
+			return say(why, n, "its init sent a PROCS whose process %u has state 0x%02x", i,
+				   state);
+		if (len > c->left)
+			return say(why, n, "its init sent a PROCS whose process %u has a command "
+					   "length (%u) that runs past the frame", i, len);
+		if (len > BH_CHAN_COMMAND_MAX)
+			return say(why, n, "its init sent a PROCS whose process %u has a command of %u "
+					   "bytes; at most %u are allowed", i, len, BH_CHAN_COMMAND_MAX);
+		proto_take(c, len, &command);
+		if (len && memchr(command, '\0', len))
+			return say(why, n, "its init sent a PROCS whose process %u has a NUL in its "
+					   "command", i);
+	}
+	return NULL;
+}
+
 const char *chan_check_reply(const struct chan_ask *ask, uint8_t type, const uint8_t *p,
 			     size_t len, char *why, size_t n)
 {
@@ -261,6 +318,9 @@ const char *chan_check_reply(const struct chan_ask *ask, uint8_t type, const uin
 		break;
 	case BH_CHAN_LISTING:
 		bad = check_listing(ask, &c, why, n);
+		break;
+	case BH_CHAN_PROCS: /* ---- procs ---- */
+		bad = check_procs(ask, &c, why, n);
 		break;
 	default: /* BH_CHAN_CONTENT: allowed() admits nothing else */
 		bad = check_content(ask, &c, why, n);

@@ -16,7 +16,7 @@
 struct chan_ask {
 	uint8_t request;      /* BH_CHAN_EXEC, CELL, LIST, READ */
 	uint32_t output_cap;  /* EXEC, CELL: bytes kept per stream */
-	uint32_t max_entries; /* LIST */
+	uint32_t max_entries; /* LIST, PS */
 	uint32_t max_bytes;   /* READ */
 };
 

@@ -176,6 +176,14 @@ struct sandbox {
 	uint64_t op_started_us;
 	long long oom_before;
 	struct bh_timer *backstop;
+	/* ---- procs ---- */
+	/* a side request in flight beside the call (PS, answered while a cell
+	 * runs): at most one, held to its own ask */
+	sandbox_reply_fn side_fn;
+	void *side_arg;
+	uint64_t side_call_id;
+	struct chan_ask side_ask;
+	struct bh_timer *side_backstop;
 	struct bh_timer *close_grace;
 	/* a control operation in flight (pause, resume, hibernate, restore) */
 	sandbox_done_fn control_fn;
@@ -218,6 +226,16 @@ int sandbox_request(bh_engine *e, struct sandbox *sb, uint64_t call_id, const st
 		    uint32_t backstop_ms, sandbox_reply_fn fn, void *arg, bh_error **err);
 /* A frame that expects no reply (WARM). */
 void sandbox_send(bh_engine *e, struct sandbox *sb, const struct buf *frame);
+/* ---- procs ---- */
+/* A request answered beside the call in flight (PS): sent while the
+ * sandbox is ready or busy, at most one at a time. fn gets its reply (held
+ * to what it asked, chan_check.c), or (type 0, sb NULL) the sandbox's loss;
+ * a reply that breaks the contract ends the sandbox as any other does. */
+int sandbox_side_request(bh_engine *e, struct sandbox *sb, uint64_t call_id,
+			 const struct buf *frame, uint32_t backstop_ms, sandbox_reply_fn fn,
+			 void *arg, bh_error **err);
+/* Answers a side request in flight with the loss of its answer (why). */
+void sandbox_side_abort(bh_engine *e, struct sandbox *sb, const char *why);
 int sandbox_decode_done(const struct sandbox_reply *rep, struct done_frame *d);
 void sandbox_decode_refusal(const struct sandbox_reply *rep, int *reason, int *err_no, char *msg,
 			    size_t msglen);

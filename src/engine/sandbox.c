@@ -192,6 +192,7 @@ static void answer_waiters(bh_engine *e, struct sandbox *sb)
 		control_finish(e, sb, err);
 		bh_error_free(err);
 	}
+	sandbox_side_abort(e, sb, "the sandbox was closed");
 }
 
 void sandbox_close(bh_engine *e, struct sandbox *sb)
@@ -311,7 +312,30 @@ const char *diag_text(struct sandbox *sb, char *out, size_t n)
 	return rtrim(out);
 }
 
+static void sandbox_lost_call(bh_engine *e, struct sandbox *sb, const char *why);
+
+/* ---- procs ---- */
+/* The side request is answered after the call and the owner heard of the
+ * loss, with the sandbox's own words (its callback sees no sandbox). */
 void sandbox_lost(bh_engine *e, struct sandbox *sb, const char *why)
+{
+	sandbox_reply_fn side = sb->side_fn;
+	void *side_arg = sb->side_arg;
+	bool breach = sb->breached;
+	char saved[256];
+	snprintf(saved, sizeof saved, "%s", why);
+	sb->side_fn = NULL;
+	sb->side_arg = NULL;
+	loop_timer_cancel(e->loop, sb->side_backstop);
+	sb->side_backstop = NULL;
+	sandbox_lost_call(e, sb, why);
+	if (side) {
+		struct sandbox_reply r = {.lost = saved, .breach = breach};
+		side(e, side_arg, NULL, &r);
+	}
+}
+
+static void sandbox_lost_call(bh_engine *e, struct sandbox *sb, const char *why)
 {
 	if (sb->state == SB_OPENING) {
 		char diag[1024];
@@ -446,6 +470,21 @@ static void on_reply_frame(bh_engine *e, struct sandbox *sb, uint8_t type,
 		sandbox_lost(e, sb, why);
 		return;
 	}
+	if (sb->side_fn && call_id == sb->side_call_id) { /* ---- procs ---- */
+		if (chan_check_reply(&sb->side_ask, type, r->p, r->left, why, sizeof why)) {
+			sandbox_breached(e, sb, why);
+			return;
+		}
+		struct sandbox_reply rep = {.type = type, .payload = r->p, .len = r->left};
+		sandbox_reply_fn fn = sb->side_fn;
+		void *arg = sb->side_arg;
+		sb->side_fn = NULL;
+		sb->side_arg = NULL;
+		loop_timer_cancel(e->loop, sb->side_backstop);
+		sb->side_backstop = NULL;
+		fn(e, arg, sb, &rep);
+		return;
+	}
 	if (sb->state != SB_BUSY || call_id != sb->call_id) {
 		snprintf(why, sizeof why, "its init sent a %s for call %llu, which nobody asked for",
 			 chan_frame_name(type), (unsigned long long)call_id);
@@ -500,6 +539,7 @@ static void dispatch_frames(bh_engine *e, struct sandbox *sb)
 		case BH_CHAN_REJECTED:
 		case BH_CHAN_LISTING:
 		case BH_CHAN_CONTENT:
+		case BH_CHAN_PROCS: /* ---- procs ---- */
 			on_reply_frame(e, sb, type, &r);
 			break;
 		default:
@@ -846,6 +886,55 @@ int sandbox_request(bh_engine *e, struct sandbox *sb, uint64_t call_id, const st
 	sandbox_set_state(e, sb, SB_BUSY);
 	flush_writes(e, sb);
 	return 0;
+}
+
+/* ---- procs ---- */
+static void on_side_backstop(bh_engine *e, void *arg)
+{
+	struct sandbox *sb = arg;
+	sb->side_backstop = NULL;
+	bh_log(e, BH_LOG_WARN, "sandbox %s did not answer a PS in time; killing it", sb->name);
+	sandbox_lost(e, sb, "its init did not answer a PS within its deadline, and was killed");
+}
+
+int sandbox_side_request(bh_engine *e, struct sandbox *sb, uint64_t call_id,
+			 const struct buf *frame, uint32_t backstop_ms, sandbox_reply_fn fn,
+			 void *arg, bh_error **err)
+{
+	if (sb->state != SB_READY && sb->state != SB_BUSY)
+		return bh_refuse(err, BH_REFUSAL_CAPACITY, "sandbox %s is %s, not running", sb->name,
+				 state_names[sb->state]);
+	if (sb->control_fn)
+		return bh_refuse(err, BH_REFUSAL_CAPACITY, "sandbox %s is being paused or resumed",
+				 sb->name);
+	if (sb->side_fn)
+		return bh_refuse(err, BH_REFUSAL_CAPACITY,
+				 "sandbox %s is already answering a list of its processes", sb->name);
+	if (chan_ask_of(frame->data, frame->len, &sb->side_ask) < 0)
+		return bh_fail(err, BH_E_INVALID, 0, "not a request frame (type 0x%02x)",
+			       frame->len ? frame->data[0] : 0);
+	sb->side_call_id = call_id;
+	sb->side_fn = fn;
+	sb->side_arg = arg;
+	sb->side_backstop = loop_timer(e->loop, backstop_ms, on_side_backstop, sb);
+	proto_put_u32(&sb->wbuf, (uint32_t)frame->len);
+	buf_append(&sb->wbuf, frame->data, frame->len);
+	flush_writes(e, sb);
+	return 0;
+}
+
+void sandbox_side_abort(bh_engine *e, struct sandbox *sb, const char *why)
+{
+	sandbox_reply_fn fn = sb->side_fn;
+	void *arg = sb->side_arg;
+	if (!fn)
+		return;
+	sb->side_fn = NULL;
+	sb->side_arg = NULL;
+	loop_timer_cancel(e->loop, sb->side_backstop);
+	sb->side_backstop = NULL;
+	struct sandbox_reply r = {.lost = why};
+	fn(e, arg, NULL, &r);
 }
 
 void sandbox_send(bh_engine *e, struct sandbox *sb, const struct buf *frame)

@@ -65,6 +65,8 @@ static int run_freeze_verb(bh_engine *e, struct sandbox *sb, const struct freeze
 		return bh_fail(err, BH_E_INVALID, 0, "sandbox %s is %s; %s needs it %s", sb->name,
 			       sandbox_state_name(sb->state), v->verb, sandbox_state_name(v->from));
 	const char *const args[] = {v->verb, sb->name, NULL};
+	/* ---- procs ---- a frozen init answers nothing: the list in flight is lost */
+	sandbox_side_abort(e, sb, "the sandbox is being paused");
 	sb->control_fn = fn;
 	sb->control_arg = arg;
 	sb->control_verb = v;
@@ -131,6 +133,7 @@ static void on_checkpointed(bh_engine *e, void *arg, const struct bh_child_resul
 static void start_checkpoint(bh_engine *e, struct sandbox *sb)
 {
 	sandbox_set_state(e, sb, SB_HIBERNATING);
+	sandbox_side_abort(e, sb, "the sandbox is hibernating"); /* ---- procs ---- */
 	const char *const args[] = {"checkpoint", "--image-path", sb->image_dir, sb->name, NULL};
 	bh_error *err = NULL;
 	if (control_spawn(e, sb, args, on_checkpointed, &err) < 0) {

@@ -124,6 +124,34 @@ static bool valid_listing(struct proto_cursor *c)
 	return true;
 }
 
+/* ---- procs ---- */
+static bool valid_procs(struct proto_cursor *c)
+{
+	uint32_t n;
+
+	if (proto_get_u32(c, &n) < 0)
+		return false;
+	n &= ~0x80000000u;
+	if (n > BH_CHAN_PS_MAX_ENTRIES)
+		return false;
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *command;
+		uint32_t u32, len;
+		uint64_t u64;
+		uint8_t state;
+
+		/* The engine holds the init to the same rules (chan_check.c). */
+		if (proto_get_u32(c, &u32) < 0 || proto_get_u32(c, &u32) < 0 ||
+		    proto_get_u32(c, &u32) < 0 || proto_get_u8(c, &state) < 0 || !state ||
+		    !strchr(BH_CHAN_PROC_STATES, state) || proto_get_u64(c, &u64) < 0 ||
+		    proto_get_u64(c, &u64) < 0 || proto_get_u64(c, &u64) < 0 ||
+		    proto_get_str(c, &command, &len) < 0 || len > BH_CHAN_COMMAND_MAX ||
+		    (len && memchr(command, 0, len)))
+			return false;
+	}
+	return true;
+}
+
 static bool valid_body(uint8_t type, struct proto_cursor *c)
 {
 	uint32_t u32;
@@ -144,6 +172,8 @@ static bool valid_body(uint8_t type, struct proto_cursor *c)
 		return skip_str(c);
 	case BH_CHAN_LISTING:
 		return valid_listing(c);
+	case BH_CHAN_PROCS:
+		return valid_procs(c);
 	default:
 		return false;
 	}

@@ -304,7 +304,8 @@ static int finish(struct init *st, struct helper *h, uint64_t now)
 		ret = queue_fail(st, h->call_id, ETIMEDOUT,
 				 "the helper did not answer within %d ms", HELPER_TIMEOUT_MS);
 	} else if (helper_done(h)) {
-		ret = answer_relay(st, h, h->kind == HK_LIST ? "TF" : "BF");
+		ret = answer_relay(st, h,
+				   h->kind == HK_LIST ? "TF" : h->kind == HK_PS ? "SF" : "BF");
 		if (ret == ANSWER_INVALID || ret == ANSWER_PLAIN)
 			ret = queue_fail(st, h->call_id, EIO,
 					 "the helper died or answered nonsense");

@@ -7,7 +7,7 @@
  *
  * Requests (channel.h): EXEC (exec.c) and CELL (cell.c) are calls,
  * one at a time; WARM starts interpreters (interp.c); LIST and READ run in
- * forked helpers (fsread.c) and may overlap a call. The init itself never
+ * forked helpers (fsread.c), as PS does (procs.c), and may overlap a call. The init itself never
  * blocks for long: every descriptor it reads or writes after start-up is
  * non-blocking and driven from the poll loop below.
  *
@@ -312,6 +312,9 @@ static void handle_frame(struct init *st, uint8_t type, uint8_t **payload,
 		break;
 	case BH_CHAN_READ:
 		ret = handle_read(st, *payload, len);
+		break;
+	case BH_CHAN_PS: /* ---- procs ---- */
+		ret = handle_ps(st, *payload, len);
 		break;
 	default:
 		protocol_error(st, "unknown request type");

@@ -110,7 +110,7 @@ struct interp {
 };
 
 /* ---- forked helpers (helper.c) ---- */
-enum helper_kind { HK_NONE = 0, HK_FILES, HK_LIST, HK_READ };
+enum helper_kind { HK_NONE = 0, HK_FILES, HK_LIST, HK_READ, HK_PS };
 
 struct helper {
 	enum helper_kind kind; /* HK_NONE: free slot */
@@ -287,6 +287,11 @@ void helper_write_all(int fd, const void *p, size_t n);
 int handle_list(struct init *st, const uint8_t *payload, size_t len);
 int handle_read(struct init *st, const uint8_t *payload, size_t len);
 int fsops_progress(struct init *st);
+
+/* ---- procs.c ---- */
+/* PS: in a helper that takes one of the fsops slots, answered by
+ * fsops_progress like LIST and READ. */
+int handle_ps(struct init *st, const uint8_t *payload, size_t len);
 
 /* ---- spawn.c ---- */
 enum child_stage {

@@ -18,3 +18,5 @@ bh_library(bulkhead-wire src/wire
   src/wire/wire_responses.c
   src/wire/wire_util.c)
 target_link_libraries(bulkhead-wire PUBLIC bulkhead m)
+# ---- procs ----
+target_sources(bulkhead-wire PRIVATE src/wire/wire_operator_procs.c)

@@ -270,3 +270,41 @@ Test(corrupt_init, untriggered_it_is_an_ordinary_init, .init = start, .fini = st
 	bystander_check(&v.b);
 	expect_daemon_alive(v.pid);
 }
+
+/* ---- procs ---- */
+/* A list of processes the init rewrote, asked for by the operator: the
+ * session ends, the daemon and the bystander live on. */
+static void corrupt_procs(const char *mode, const char *what)
+{
+	struct victim v;
+	arm(&v, mode);
+	char body[256];
+	snprintf(body, sizeof body, "{\"session\":\"%s\"}", v.s.fp);
+	struct answer *a = daemon_call(&d, d.op_token, OPS "ListProcesses", body);
+	cr_assert_neq(a->status, 200, "the corrupt list was passed on: %.300s", a->body);
+	answer_free(a);
+	after(&v, what);
+}
+
+Test(corrupt_init, a_process_list_claiming_two_billion_processes_ends_only_its_session,
+     .init = start, .fini = stop)
+{
+	corrupt_procs("procs-count", "2147483647 processes");
+}
+
+Test(corrupt_init, a_process_command_longer_than_the_limit_ends_only_its_session, .init = start,
+     .fini = stop)
+{
+	corrupt_procs("procs-command 5000", "command of 5000 bytes");
+}
+
+Test(corrupt_init, a_nul_in_a_process_command_ends_only_its_session, .init = start, .fini = stop)
+{
+	corrupt_procs("procs-command-nul", "NUL in its command");
+}
+
+Test(corrupt_init, a_process_state_that_is_no_letter_ends_only_its_session, .init = start,
+     .fini = stop)
+{
+	corrupt_procs("procs-state", "state 0x01");
+}

@@ -15,11 +15,12 @@ static uint32_t le32(const uint8_t *p)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const uint8_t requests[] = {BH_CHAN_EXEC, BH_CHAN_CELL, BH_CHAN_LIST, BH_CHAN_READ};
+	static const uint8_t requests[] = {BH_CHAN_EXEC, BH_CHAN_CELL, BH_CHAN_LIST, BH_CHAN_READ,
+					   BH_CHAN_PS};
 	if (size < 6)
 		return 0;
 	struct chan_ask ask = {
-		.request = requests[data[0] % 4],
+		.request = requests[data[0] % sizeof requests],
 		.output_cap = le32(data + 1) % (1u << 21),
 		.max_entries = le32(data + 1) % 20000u,
 		.max_bytes = le32(data + 1) % (1u << 22),
@@ -43,6 +44,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (!bad && type == BH_CHAN_CONTENT && le32(p + 9) > ask.max_bytes)
 		abort();
+	/* ---- procs ---- a PROCS within max_entries, each command within its
+	 * limit and NUL-free, its state one of /proc's letters. */
+	if (!bad && type == BH_CHAN_PROCS) {
+		uint32_t n = le32(p) & 0x7fffffffu;
+		size_t at = 4;
+		if (n > ask.max_entries || n > BH_CHAN_PS_MAX_ENTRIES)
+			abort();
+		for (uint32_t i = 0; i < n; i++) {
+			uint8_t state = p[at + 12];
+			uint32_t cl = le32(p + at + 37);
+			if (!state || !strchr(BH_CHAN_PROC_STATES, state) || cl > BH_CHAN_COMMAND_MAX ||
+			    (cl && memchr(p + at + 41, 0, cl)))
+				abort();
+			at += BH_CHAN_PROCS_ENTRY_MIN + cl;
+		}
+		if (at != len)
+			abort();
+	}
 	chan_check_ready(p, len, why, sizeof why);
 	free(p);
 

@@ -10,6 +10,10 @@
  *   done-stdout-length   a DONE whose stdout length runs past the frame
  *   done-type            a DONE sent as a LISTING
  *   done-call-id         a DONE for a call nobody made
+ *   procs-count          a PROCS claims 2^31-1 processes
+ *   procs-command N      a PROCS whose one process has a command of N bytes
+ *   procs-command-nul    a PROCS whose one process has a NUL in its command
+ *   procs-state          a PROCS whose one process has state 0x01
  *
  * Never shipped: only tests/CMakeLists.txt builds it. */
 #include <fcntl.h>
@@ -120,6 +124,53 @@ static void long_content(struct bh_outq *q, uint64_t call_id, unsigned long n)
 	free(data);
 }
 
+/* ---- procs ---- */
+/* A PROCS of one process with the given state and command. */
+static void one_process(struct bh_outq *q, uint64_t call_id, uint8_t state, const uint8_t *cmd,
+			size_t cmd_len)
+{
+	if (bh_frame_begin(q, BH_CHAN_PROCS, 8 + 4 + BH_CHAN_PROCS_ENTRY_MIN + cmd_len) < 0)
+		return;
+	proto_put_u64(&q->buf, call_id);
+	proto_put_u32(&q->buf, 1);
+	proto_put_u32(&q->buf, 7);
+	proto_put_u32(&q->buf, 1);
+	proto_put_u32(&q->buf, 1000);
+	buf_append(&q->buf, &state, 1);
+	proto_put_u64(&q->buf, 0);
+	proto_put_u64(&q->buf, 0);
+	proto_put_u64(&q->buf, 0);
+	proto_put_str(&q->buf, cmd, (uint32_t)cmd_len);
+}
+
+static bool corrupt_procs(struct bh_outq *q, size_t start, uint8_t *p, const char *mode,
+			  unsigned long arg)
+{
+	uint64_t call_id = le64(p);
+
+	if (!strcmp(mode, "procs-count")) {
+		set_le32(p + 8, 0x7fffffffu);
+	} else if (!strcmp(mode, "procs-command")) {
+		uint8_t *cmd = malloc(arg + 1u);
+
+		if (!cmd)
+			return true;
+		memset(cmd, 'c', arg);
+		q->buf.len = start;
+		one_process(q, call_id, 'S', cmd, arg);
+		free(cmd);
+	} else if (!strcmp(mode, "procs-command-nul")) {
+		q->buf.len = start;
+		one_process(q, call_id, 'S', (const uint8_t *)"sleep\0 30", 9);
+	} else if (!strcmp(mode, "procs-state")) {
+		q->buf.len = start;
+		one_process(q, call_id, 0x01, (const uint8_t *)"sleep 30", 8);
+	} else {
+		return false;
+	}
+	return true;
+}
+
 void reply_queued(struct init *st, size_t frame_len)
 {
 	struct bh_outq *q = &st->out;
@@ -130,7 +181,9 @@ void reply_queued(struct init *st, size_t frame_len)
 
 	if (!control(mode, sizeof(mode), &arg))
 		return;
-	if (type == BH_CHAN_LISTING && !strcmp(mode, "listing-count")) {
+	if (type == BH_CHAN_PROCS && corrupt_procs(q, start, p, mode, arg)) {
+		return;
+	} else if (type == BH_CHAN_LISTING && !strcmp(mode, "listing-count")) {
 		set_le32(p + 8, 0x7fffffffu);
 	} else if (type == BH_CHAN_LISTING && !strcmp(mode, "listing-entries")) {
 		uint64_t call_id = le64(p);

@@ -1449,7 +1449,7 @@ Test(console, readonly_hides_every_action_hint_and_refuses_an_action_key)
 		":q\n",
 		"--readonly", NULL);
 	screen("readonly-sandboxes");
-	screen_has("readonly-sandboxes", "\n?:help ::views a:all d:describe\n");
+	screen_has("readonly-sandboxes", "\n?:help ::views a:all d:describe t:processes f:files\n");
 	for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++)
 		if (!strcmp(bindings[i].view, "sandboxes") && (bindings[i].flags & 1)) {
 			char hint[64];
@@ -2105,4 +2105,191 @@ Test(console, embedded_describe_of_a_killed_sandbox_says_how_it_ended_and_no_clo
 	screen_has("describe-ended", "pauses       (ended)");
 	screen_has("describe-ended", "end          killed: an operator killed it");
 	screen_lacks("describe-ended", "in flight");
+}
+
+/* ---- procs: inside a live sandbox (t processes, f files) ---- */
+#include "png_cell.h"
+
+/* What varies in a processes screen beyond what normalise() masks: the
+ * rows' figures (PID, PPID, CPU%, RSS: the columns at 0-14 and 31-45)
+ * become fixed marks, and the spinner's turn becomes '*'. USER, STATE and
+ * COMMAND stay: they are what the screen shows. */
+static void mask_process_figures(const char *name)
+{
+	char path[4400];
+	snprintf(path, sizeof path, "%s/%s.txt", files, name);
+	char *s = harness_slurp(path);
+	cr_assert_not_null(s, "no screen %s", name);
+	int line = 0;
+	for (char *p = s; *p; line++) {
+		char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (line >= 5 && line < screen_lines - 1 && n > 46) {
+			memcpy(p, "<pid>   <ppid> ", 15);
+			memcpy(p + 31, "<cpu>  <rss>   ", 15);
+		}
+		if (line == screen_lines - 1 && n > 1 && strchr("|/-\\", *p) && p[1] == ' ')
+			*p = '*';
+		p += n + (e ? 1 : 0);
+	}
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(s, f);
+	fclose(f);
+	free(s);
+}
+
+/* The PNG cell as one line the cell prompt takes: the code in hex, run by
+ * exec, and a text file with a terminal escape in it beside it. */
+static char *png_prompt_line(void)
+{
+	static const char code[] = PNG_CELL "import os\n"
+					    "os.makedirs('/work/out', exist_ok=True)\n"
+					    "open('/work/out/notes.txt', 'w').write('hello\\n\\x1b[31mred\\tend\\n')\n"
+					    "open('/work/out/\\x1b[2Jevil\\x07.txt', 'w').write('x')\n";
+	char *line = malloc(2 * sizeof code + 64);
+	cr_assert_not_null(line);
+	size_t o = (size_t)sprintf(line, "exec(bytes.fromhex('");
+	for (size_t i = 0; code[i]; i++)
+		o += (size_t)sprintf(line + o, "%02x", (unsigned char)code[i]);
+	sprintf(line + o, "').decode())");
+	return line;
+}
+
+/* One console (embedded or attached: args, env) through a sandbox's life
+ * seen from inside: a cell's background process in the processes view
+ * while the cell runs, gone after it; a PNG the next cell made, found in
+ * the files view and saved here (then not saved over without a y), a text
+ * file viewed with its escape shown, the PNG as a hex dump. Screens are
+ * PREFIX-NAME. */
+static void procs_and_files_tour(const char *prefix, const char *args, const char *env)
+{
+	char *png = png_prompt_line();
+	size_t n = strlen(png) + 4096;
+	char *script = malloc(n);
+	cr_assert_not_null(script);
+	snprintf(script, n,
+		 "n\n"
+		 "<Enter>\n"
+		 "x\n"
+		 "import subprocess, time; p = subprocess.Popen(['sleep', '30']); time.sleep(8)\n"
+		 ":busy-ok on\n"
+		 "<Enter>\n"
+		 ":sleep 2500\n"
+		 "t\n"
+		 ":save-display %s-procs-running\n"
+		 ":busy-ok off\n"
+		 "<Esc>\n"
+		 "t\n"
+		 ":save-display %s-procs-after\n"
+		 "<Esc>\n"
+		 "x\n"
+		 "%s\n"
+		 "<Enter>\n"
+		 ":save-display %s-files-made\n"
+		 "f\n"
+		 "<C-r>\n"
+		 ":save-display %s-files-work\n"
+		 "/\n"
+		 "plot.png\n"
+		 "<Enter>\n"
+		 "s\n"
+		 ":save-display %s-files-save-prompt\n"
+		 "<Enter>\n"
+		 ":save-display %s-files-saved\n"
+		 "s\n"
+		 "<Enter>\n"
+		 ":save-display %s-files-replace-prompt\n"
+		 "<Enter>\n"
+		 ":save-display %s-files-not-replaced\n"
+		 "<Enter>\n"
+		 ":save-display %s-file-png\n"
+		 "<Esc>\n"
+		 "<Esc>\n"
+		 "/\n"
+		 "out\n"
+		 "<Enter>\n"
+		 "<Enter>\n"
+		 ":save-display %s-files-out\n"
+		 "/\n"
+		 "notes\n"
+		 "<Enter>\n"
+		 "<Enter>\n"
+		 ":save-display %s-file-text\n"
+		 "<Esc>\n"
+		 "<Backspace>\n"
+		 ":save-display %s-files-up\n"
+		 ":q\n",
+		 prefix, prefix, png, prefix, prefix, prefix, prefix, prefix, prefix, prefix, prefix,
+		 prefix, prefix);
+	console(script, args, env);
+	free(script);
+	free(png);
+	char name[128];
+	snprintf(name, sizeof name, "%s-procs-running", prefix);
+	screen_has(name, "sleep 30");
+	screen_has(name, "sandbox");
+	mask_process_figures(name);
+	screen(name);
+	snprintf(name, sizeof name, "%s-procs-after", prefix);
+	screen_lacks(name, "sleep 30");
+	mask_process_figures(name);
+	screen(name);
+	/* The saved file is the sandbox's, byte for byte: its digest is what
+	 * the cell printed (on the flash line of the screen after it). */
+	char path[4400], digest[256];
+	snprintf(path, sizeof path, "%s/plot.png", files);
+	cr_assert_eq(harness_sh_into(digest, sizeof digest, "sha256sum '%s'", path), 0, "%s",
+		     digest);
+	digest[64] = '\0';
+	snprintf(name, sizeof name, "%s-files-made", prefix);
+	screen_has(name, digest);
+	const char *shots[] = {"files-work",		 "files-save-prompt", "files-saved",
+			       "files-replace-prompt", "files-not-replaced", "file-png",
+			       "files-out",		 "file-text",	      "files-up"};
+	for (size_t i = 0; i < sizeof shots / sizeof shots[0]; i++) {
+		snprintf(name, sizeof name, "%s-%s", prefix, shots[i]);
+		screen(name);
+	}
+	snprintf(name, sizeof name, "%s-files-saved", prefix);
+	screen_has(name, "saved ");
+	snprintf(name, sizeof name, "%s-files-not-replaced", prefix);
+	screen_has(name, "was left as it is");
+	snprintf(name, sizeof name, "%s-file-text", prefix);
+	screen_has(name, "\\x1b[31mred");
+	/* A name with a terminal's escapes in it is shown, not obeyed. */
+	snprintf(name, sizeof name, "%s-files-out", prefix);
+	screen_has(name, "\\x1b[2Jevil\\x07.txt");
+	snprintf(name, sizeof name, "%s-file-png", prefix);
+	screen_has(name, "89 50 4e 47");
+}
+
+Test(console, embedded_processes_show_a_running_cells_child_and_a_png_is_saved_byte_for_byte)
+{
+	close_engine();
+	procs_and_files_tour("emb", "", NULL);
+}
+
+Test(console, attached_processes_show_a_running_cells_child_and_a_png_is_saved_byte_for_byte)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	procs_and_files_tour("att", args, env);
+}
+
+Test(console, a_store_opened_with_db_refuses_processes_and_files_in_words)
+{
+	make_store();
+	console_db("t\n"
+		   ":save-display db-processes-refused\n"
+		   "<Esc>\n"
+		   "f\n"
+		   ":save-display db-files-refused\n"
+		   ":q\n",
+		   "store.db");
+	screen("db-processes-refused");
+	screen_has("db-processes-refused",
+		   "processes: needs a live engine; this is a store opened read-only");
+	screen("db-files-refused");
+	screen_has("db-files-refused", "files: needs a live engine; this is a store opened read-only");
 }

@@ -189,6 +189,14 @@ static void open_with(struct app *a, const char *text, void *arg)
 static enum request request(struct app *a, struct view *v, enum request r)
 {
 	const struct trow *sel = table_selected(&v->t);
+	/* ---- procs: inside the selected sandbox ---- */
+	if (r == REQ_PROCS || r == REQ_FILES) {
+		if (!sel)
+			app_flash(a, C_WARN, "no sandbox selected");
+		else
+			app_push(a, r == REQ_PROCS ? &view_processes : &view_files, sel->key);
+		return REQ_NONE;
+	}
 	switch (r) {
 	case REQ_OPEN:
 		prompt_text(a, "open sandbox [tier floor owner] (enter: defaults): ", "", open_with, NULL);
