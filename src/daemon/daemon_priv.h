@@ -78,6 +78,8 @@ struct call {
 	void *ctx;
 	void (*ctx_free)(void *ctx);
 	struct call *prev, *next;
+	/* ---- approvals ---- */
+	bool approved; /* a person let it through: dispatched now, not held again */
 };
 
 struct server {
@@ -107,6 +109,8 @@ struct server {
 	int sigfd;
 	bool draining;
 	bool stop;
+	/* ---- approvals ---- */
+	struct approvals *approvals; /* the calls held for a person's decision */
 };
 
 /* ---- answers (call.c) ---- */
@@ -158,5 +162,44 @@ void audit_call(struct server *s, const struct call *c);
 void audit_event(struct server *s, const char *kind, const char *fingerprint, const char *detail);
 /* Writes the engine's events since the last call (first: only remember where they end). */
 void audit_engine_events(struct server *s, bool first);
+
+/* ---- approvals (approvals.c): calls held for a person's decision ---- */
+/* What a held call would run, as the handler decoded it. */
+struct approval_subject {
+	const char *procedure;     /* "SessionRun" or "Run": dispatched again by that name */
+	bh_session *session;       /* NULL for a one-shot Run */
+	enum bh_tier tier;
+	const char *kind;          /* "cell" or "javascript" */
+	enum bh_language language;
+	const char *code;
+	size_t code_len;
+	const struct bh_file *files;
+	size_t n_files;
+	const char *request_sha256; /* what the call's record will carry */
+};
+struct wire_operator_approvals;
+struct wire_operator_decision;
+struct approvals *approvals_new(const struct bh_daemon_config *cfg);
+void approvals_free(struct approvals *a);
+/* Whether this caller's code calls wait: its clients line, else the daemon's. */
+bool approvals_wanted(const struct server *s, const struct call *c);
+/* Holds c (nothing of it runs) or, past a cap, refuses it; either way the
+ * handler returns without answering further. */
+void approvals_hold(struct call *c, const struct approval_subject *what);
+/* Every second: a call past its deadline is refused (permission), one whose
+ * client went away is dropped. */
+void approvals_tick(struct server *s);
+/* Draining: every held call is refused (nothing ran). */
+void approvals_refuse_all(struct server *s, const char *why);
+bool approvals_waiting(const struct server *s);
+/* ListApprovals' answer; the strings stay the table's. */
+void approvals_list(const struct server *s, struct wire_operator_approvals *out);
+/* Approves (dispatching the call as if it had just arrived) or denies it. -1
+ * with *code and why[] when no held call has that id. by is the operator. */
+int approvals_decide(struct server *s, const struct wire_operator_decision *d, const char *by,
+		     enum wire_code *code, char *why, size_t why_len);
+/* ListApprovals and DecideApproval (operator_approvals.c); false when
+ * method is neither. */
+bool operator_approvals(struct call *c, const char *method);
 
 #endif

@@ -477,6 +477,9 @@ void operator_service(struct call *c, const char *method)
 		{"ListFiles", list_files},
 		{"ReadFile", read_file},
 	};
+	/* ---- approvals ---- */
+	if (operator_approvals(c, method))
+		return; /* its request is read strictly, by its own decoder */
 	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
 		if (strcmp(method, methods[i].name))
 			continue;
