@@ -24,6 +24,8 @@ static const struct command {
 	{"serve", cmd_serve, "serve the engine over HTTP (plimsoll.v1 and the operator API)"},
 	{"record", cmd_record, "record a scripted conversation as a scenario the console replays"},
 	{"token", cmd_token, "create, list or revoke the daemon's client tokens"},
+	/* ---- approvals ---- */
+	{"approvals", cmd_approvals, "list the calls a daemon holds for approval; approve or deny"},
 };
 
 static void usage(FILE *to)
