@@ -87,15 +87,19 @@ static int read_rest(const struct jr *r, const cJSON *root, void *out)
 	a->files = files;
 	if (rc < 0)
 		return -1;
-	if (wire_fields_read(r, root, "", WIRE_FIELDS(list_fields), a) < 0)
-		return -1;
-	/* A file naming no held call is a damaged answer, not a file to show. */
+	return wire_fields_read(r, root, "", WIRE_FIELDS(list_fields), a);
+}
+
+/* A file naming no held call is a damaged answer, not a file to show. */
+static int files_named(const struct wire_operator_approvals *a, struct wire_status *st)
+{
 	for (size_t i = 0; i < a->n_files; i++) {
 		bool found = false;
 		for (size_t j = 0; j < a->n && !found; j++)
 			found = !strcmp(a->files[i].approval, a->approvals[j].id);
 		if (!found)
-			return jr_fail(r, "files[%zu].approval names no held call", i);
+			return wire_fail(st, WIRE_DATA_LOSS, WIRE_REFUSAL_UNSPECIFIED,
+					 "ListApprovals: files[%zu].approval names no held call", i);
 	}
 	return 0;
 }
@@ -108,6 +112,8 @@ int wire_operator_decode_approvals(const char *body, size_t len, struct wire_ope
 	int rc = op_decode_list("ListApprovals", body, len, &approval_list, &items, &out->n,
 				read_rest, out, st);
 	out->approvals = items;
+	if (rc == 0)
+		rc = files_named(out, st);
 	if (rc < 0)
 		wire_operator_approvals_free(out);
 	return rc;
