@@ -4,6 +4,7 @@
  * the reason in the message, who decided is in the events, and the queue,
  * the scope and the clients file's approval= are kept. */
 #include "daemon_harness.h"
+#include "harness.h"
 #include "record.h"
 #include "wire.h"
 #include "wire_operator.h"
@@ -384,4 +385,60 @@ Test(approvals, a_clients_line_with_approval_required_holds_only_that_principal,
 	a = agent_join(&g);
 	cr_expect_eq(a->status, 200, "%s", a->body);
 	answer_free(a);
+}
+
+/* `bulkhead approvals` from a script: list, deny with a reason, and the
+ * exit status of an id no longer held. */
+static int cli(char *out, size_t len, const char *args)
+{
+	return harness_sh_into(out, len, "%s approvals --attach '%s' --token-file '%s/op.token' %s 2>&1",
+			       BH_TEST_CLI, d.sock, d.dir, args);
+}
+
+Test(approvals, the_cli_lists_held_calls_and_decides_them_with_exit_codes, .init = start_required,
+     .fini = stop)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/op.token", d.dir);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "%s\n", d.op_token);
+	fclose(f);
+	struct session s;
+	open_session(&s, d.run_token);
+	struct agent g = {.token = d.run_token, .session_id = s.id,
+			  .code = "print('first line')\nprint('second')"};
+	agent_start(&g);
+	struct wire_operator_approvals l = wait_held(1);
+	char id[32];
+	snprintf(id, sizeof id, "%s", l.approvals[0].id);
+	wire_operator_approvals_free(&l);
+
+	char out[8192], args[256];
+	cr_assert_eq(cli(out, sizeof out, ""), 0, "%s", out);
+	cr_expect(strstr(out, "ID ") == out, "no header: %s", out);
+	cr_expect(strstr(out, id) != NULL, "the held call is not listed: %s", out);
+	cr_expect(strstr(out, "runner") != NULL, "%s", out);
+	cr_expect(strstr(out, "print('first line') …") != NULL, "%s", out);
+	snprintf(args, sizeof args, "show %s", id);
+	cr_assert_eq(cli(out, sizeof out, args), 0, "%s", out);
+	cr_expect(strstr(out, "print('first line')\nprint('second')") != NULL, "%s", out);
+
+	cr_expect_eq(cli(out, sizeof out, "deny"), 2, "deny without an id: %s", out);
+	snprintf(args, sizeof args, "deny %s", id);
+	cr_expect_eq(cli(out, sizeof out, args), 2, "deny without a reason: %s", out);
+	cr_expect(strstr(out, "--reason") != NULL, "%s", out);
+	snprintf(args, sizeof args, "deny %s --reason 'not in business hours'", id);
+	cr_assert_eq(cli(out, sizeof out, args), 0, "%s", out);
+	cr_expect(strstr(out, "denied by watcher: not in business hours") != NULL, "%s", out);
+	struct answer *a = agent_join(&g);
+	cr_expect_eq(a->status, 403, "%s", a->body);
+	cr_expect(strstr(a->body, "denied by watcher: not in business hours") != NULL, "%s", a->body);
+	answer_free(a);
+
+	snprintf(args, sizeof args, "approve %s", id);
+	cr_expect_eq(cli(out, sizeof out, args), 1, "an id already decided: %s", out);
+	cr_expect(strstr(out, "no call with id") != NULL, "%s", out);
+	cr_expect_eq(cli(out, sizeof out, ""), 0, "%s", out);
+	cr_expect(strstr(out, "no call waits for approval") != NULL, "%s", out);
 }
