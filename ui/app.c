@@ -38,6 +38,7 @@ const size_t ui_n_bindings = sizeof ui_bindings / sizeof ui_bindings[0];
 static const struct view_ops *const all_views[] = {
 	&view_sandboxes, &view_runs, &view_records, &view_events, &view_walls,
 	&view_leaks,	 &view_replay, &view_help,
+	&view_approvals, /* ---- approvals ---- */
 };
 
 void app_flash(struct app *a, enum ui_color c, const char *fmt, ...)
@@ -161,9 +162,21 @@ static void header_counts_cb(void *arg, const struct ui_session *rows, size_t n,
 		snprintf(a->counts, sizeof a->counts, "none");
 }
 
+/* ---- approvals ---- */
+static void header_approvals_cb(void *arg, const struct ui_approval *rows, size_t n,
+				const char *err)
+{
+	(void)rows;
+	struct app *a = arg;
+	a->approvals_waiting = err ? 0 : n;
+}
+
 void app_refresh(struct app *a)
 {
 	a->src->ops->sessions(a->src, header_counts_cb, a);
+	/* Only a daemon holds calls: the header counts them there. */
+	if (!strcmp(a->src->ops->kind, "attached"))
+		a->src->ops->approvals(a->src, header_approvals_cb, a);
 	if (a->view->ops->load)
 		a->view->ops->load(a, a->view);
 	a->next_refresh = now_mono_ms() + REFRESH_MS;
@@ -290,6 +303,9 @@ static void draw(struct app *a)
 	mvaddnstr(0, 0, line, a->cols);
 	attroff(theme_attr(C_HEADER) | A_BOLD);
 	snprintf(line, sizeof line, "tiers: %s   sessions: %s", a->tiers, a->counts);
+	if (a->approvals_waiting) /* ---- approvals ---- */
+		snprintf(line + strlen(line), sizeof line - strlen(line), "   approvals: %zu waiting",
+			 a->approvals_waiting);
 	mvaddnstr(1, 0, line, a->cols);
 	draw_hints(a);
 	/* Title: Kind[count] </filter> (extra) (stale since HH:MM:SS: why) —
@@ -406,7 +422,7 @@ static void run_command(struct app *a, const char *text, void *arg)
 			return;
 		}
 	}
-	app_flash(a, C_BAD, "no command :%s (views: :sb :runs :rec :events :walls :leaks :replay; :q)", cmd);
+	app_flash(a, C_BAD, "no command :%s (views: :sb :runs :rec :events :walls :leaks :approvals :replay; :q)", cmd);
 }
 
 static void set_filter(struct app *a, const char *text, void *arg)

@@ -106,6 +106,7 @@ struct view {
 /* Views (views/ *.c). */
 extern const struct view_ops view_sandboxes, view_runs, view_records, view_record, view_events,
 	view_walls, view_leaks, view_replay, view_player, view_help;
+extern const struct view_ops view_approvals, view_approval; /* ---- approvals ---- */
 
 struct app {
 	struct ui_source *src;
@@ -123,6 +124,8 @@ struct app {
 	struct prompt *prompt;
 	uint64_t next_refresh;
 	int lines, cols;
+	/* ---- approvals ---- */
+	size_t approvals_waiting; /* calls the daemon holds, for the header */
 };
 
 void app_flash(struct app *a, enum ui_color c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

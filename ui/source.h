@@ -84,6 +84,28 @@ typedef void (*ui_leaks_fn)(void *arg, const struct bh_leak *rows, size_t n, con
 typedef void (*ui_tiers_fn)(void *arg, const struct ui_tier *rows, size_t n, const char *error);
 typedef void (*ui_opened_fn)(void *arg, const char *fp, const char *error);
 typedef void (*ui_answer_fn)(void *arg, const struct ui_cell_answer *a, const char *error);
+/* ---- approvals ---- */
+/* A call a daemon holds for a person's decision (docs/api.md, Approvals). */
+struct ui_approval_file {
+	char name[256];
+	uint64_t size;
+	bool binary, truncated;
+	const char *text; /* valid during the callback */
+};
+struct ui_approval {
+	char id[16], procedure[16], principal[65], run_key[65], owner[65], session[65];
+	char tier[12], kind[16], language[16], request[65];
+	const char *code; /* valid during the callback */
+	int64_t held_ms, deadline_ms;
+	const struct ui_approval_file *files;
+	size_t n_files;
+};
+typedef void (*ui_approvals_fn)(void *arg, const struct ui_approval *rows, size_t n,
+				const char *error);
+/* Sources without a daemon say why in the error (the view shows it). */
+#define UI_APPROVALS_DAEMONS                                                                       \
+	"approvals are a daemon's: held calls wait in `bulkhead serve --approval required`; "     \
+	"attach to it (bulkhead console --attach SOCK)"
 
 struct ui_source_ops {
 	const char *kind; /* "embedded", "attached", "store" */
@@ -117,6 +139,10 @@ struct ui_source_ops {
 	void (*run)(struct ui_source *s, const char *fp, const char *language, const char *code,
 		    ui_answer_fn cb, void *arg);
 	void (*free)(struct ui_source *s);
+	/* ---- approvals ---- */
+	void (*approvals)(struct ui_source *s, ui_approvals_fn cb, void *arg);
+	void (*decide)(struct ui_source *s, const char *id, bool approve, const char *reason,
+		       ui_done_fn cb, void *arg);
 };
 
 struct ui_source {

@@ -368,6 +368,20 @@ static void source_free(struct ui_source *s)
 	free(m);
 }
 
+/* ---- approvals ---- */
+static void approvals(struct ui_source *s, ui_approvals_fn cb, void *arg)
+{
+	(void)s;
+	cb(arg, NULL, 0, UI_APPROVALS_DAEMONS);
+}
+
+static void decide(struct ui_source *s, const char *id, bool approve, const char *reason,
+		   ui_done_fn cb, void *arg)
+{
+	(void)s, (void)id, (void)approve, (void)reason;
+	cb(arg, UI_APPROVALS_DAEMONS);
+}
+
 static const struct ui_source_ops embedded_ops = {
 	.kind = "embedded",
 	.has_engine = true,
@@ -388,6 +402,8 @@ static const struct ui_source_ops embedded_ops = {
 	.open = open_session,
 	.run = run,
 	.free = source_free,
+	.approvals = approvals, /* ---- approvals ---- */
+	.decide = decide,
 };
 
 struct ui_source *ui_source_embedded(const struct bh_config *cfg, char **why)

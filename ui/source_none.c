@@ -84,6 +84,20 @@ static void source_free(struct ui_source *s)
 	free(s);
 }
 
+/* ---- approvals ---- */
+static void approvals(struct ui_source *s, ui_approvals_fn cb, void *arg)
+{
+	(void)s;
+	cb(arg, NULL, 0, NO_SOURCE);
+}
+
+static void decide(struct ui_source *s, const char *id, bool approve, const char *reason,
+		   ui_done_fn cb, void *arg)
+{
+	(void)s, (void)id, (void)approve, (void)reason;
+	cb(arg, NO_SOURCE);
+}
+
 static const struct ui_source_ops none_ops = {
 	.kind = "none",
 	.has_engine = false,
@@ -104,6 +118,8 @@ static const struct ui_source_ops none_ops = {
 	.open = open_session,
 	.run = run,
 	.free = source_free,
+	.approvals = approvals, /* ---- approvals ---- */
+	.decide = decide,
 };
 
 struct ui_source *ui_source_none(void)

@@ -157,6 +157,20 @@ static void source_free(struct ui_source *s)
 	free(s);
 }
 
+/* ---- approvals ---- */
+static void approvals(struct ui_source *s, ui_approvals_fn cb, void *arg)
+{
+	(void)s;
+	cb(arg, NULL, 0, "held calls need a live daemon; this is a store opened read-only (its events keep past decisions)");
+}
+
+static void decide(struct ui_source *s, const char *id, bool approve, const char *reason,
+		   ui_done_fn cb, void *arg)
+{
+	(void)s, (void)id, (void)approve, (void)reason;
+	cb(arg, "held calls need a live daemon; this is a store opened read-only (its events keep past decisions)");
+}
+
 static const struct ui_source_ops store_ops = {
 	.kind = "store",
 	.has_engine = false,
@@ -177,6 +191,8 @@ static const struct ui_source_ops store_ops = {
 	.open = open_session,
 	.run = run,
 	.free = source_free,
+	.approvals = approvals, /* ---- approvals ---- */
+	.decide = decide,
 };
 
 struct ui_source *ui_source_store(const char *db_path, char **why)

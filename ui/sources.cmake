@@ -23,5 +23,7 @@ bh_library(bulkhead-ui ui
   ui/views/replay.c
   ui/views/runs.c
   ui/views/sandboxes.c
-  ui/views/walls.c)
+  ui/views/walls.c
+  # ---- approvals ----
+  ui/views/approvals.c)
 target_link_libraries(bulkhead-ui PUBLIC bulkhead bulkhead-client bulkhead-scenario PkgConfig::NCURSES)
