@@ -340,13 +340,17 @@ static void draw_one(struct app *a, struct view *v, int top, int bottom)
 	snprintf(line, sizeof line, "%s of %s on %s (%s)", r->procedure, r->principal, r->tier,
 		 r->language);
 	put_lines(&y, bottom, &skip, a->cols, line);
-	snprintf(line, sizeof line, "session %s  run %s  owner %s", *r->session ? r->session : "-",
-		 *r->run_key ? r->run_key : "-", *r->owner ? r->owner : "-");
+	snprintf(line, sizeof line, "session  %s", *r->session ? r->session : "- (a one-shot Run)");
 	put_lines(&y, bottom, &skip, a->cols, line);
-	snprintf(line, sizeof line, "held %s UTC (waiting %s), deadline %s UTC (%s)", held, waiting,
-		 deadline, left);
+	snprintf(line, sizeof line, "run      %s   owner %s", *r->run_key ? r->run_key : "-",
+		 *r->owner ? r->owner : "-");
 	put_lines(&y, bottom, &skip, a->cols, line);
-	snprintf(line, sizeof line, "request %s", r->request);
+	snprintf(line, sizeof line, "held     %s UTC (waiting %s)", held, waiting);
+	put_lines(&y, bottom, &skip, a->cols, line);
+	snprintf(line, sizeof line, "deadline %s UTC (%s; refused then, nothing run)", deadline,
+		 left);
+	put_lines(&y, bottom, &skip, a->cols, line);
+	snprintf(line, sizeof line, "request  %s", r->request);
 	put_lines(&y, bottom, &skip, a->cols, line);
 	attron(A_BOLD);
 	put_lines(&y, bottom, &skip, a->cols, "--- code ---");
