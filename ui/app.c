@@ -422,7 +422,7 @@ static void run_command(struct app *a, const char *text, void *arg)
 			return;
 		}
 	}
-	app_flash(a, C_BAD, "no command :%s (views: :sb :runs :rec :events :walls :leaks :approvals :replay; :q)", cmd);
+	app_flash(a, C_BAD, "no command :%s (views: :sb :runs :rec :events :walls :leaks :ap :replay; :q)", cmd);
 }
 
 static void set_filter(struct app *a, const char *text, void *arg)

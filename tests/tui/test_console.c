@@ -1371,6 +1371,9 @@ Test(console, help_lists_every_binding_of_the_one_table)
 		":save-display help-top\n"
 		"G\n"
 		":save-display help-bottom\n"
+		/* ---- approvals: more bindings than two screens hold ---- */
+		"g\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\n"
+		":save-display help-middle\n"
 		"<Esc>\n"
 		":nope\n"
 		":save-display help-unknown-command\n"
@@ -1383,7 +1386,7 @@ Test(console, help_lists_every_binding_of_the_one_table)
 	screen("help-unknown-command");
 	screen_has("help-unknown-command", "no command :nope");
 	screen("help-all");
-	char *top = shot("help-top"), *bottom = shot("help-bottom");
+	char *top = shot("help-top"), *bottom = shot("help-bottom"), *middle = shot("help-middle");
 	size_t n = sizeof bindings / sizeof bindings[0];
 	for (size_t i = 0; i < n; i++) {
 		char row[256];
@@ -1394,8 +1397,11 @@ Test(console, help_lists_every_binding_of_the_one_table)
 			found = !strncmp(s, row, strlen(row));
 		for (const char *s = bottom; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
 			found = !strncmp(s, row, strlen(row));
+		for (const char *s = middle; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
+			found = !strncmp(s, row, strlen(row));
 		cr_assert(found, "the help has no row \"%s\"", row);
 	}
+	free(middle);
 	free(top);
 	free(bottom);
 }
