@@ -98,18 +98,27 @@ static void span_text(uint32_t ms, char *out, size_t n)
 		snprintf(out, n, "%u s", ms / 1000);
 }
 
-/* One step as an event. The store failing loses the event, never the call:
- * the audit log still has the call's line (and stderr says so). */
-static void note(struct server *s, const struct held *h, const char *what)
+/* One step as an event: what happened, then the request digest (within a
+ * reader's first 200 bytes whatever the names: the record view matches on
+ * it), the call, and last the reason, the one part of any length. The store
+ * failing loses the event, never the call: the audit log still has the
+ * call's line (and stderr says so). */
+static void note_why(struct server *s, const struct held *h, const char *what, const char *reason)
 {
 	char detail[1024];
-	snprintf(detail, sizeof detail, "%s; %s call %s of %s; request %s", what,
-		 h->row.procedure, h->row.id, h->row.principal, h->row.request_sha256);
+	snprintf(detail, sizeof detail, "%s; request %s; %s call %s of %s%s%s", what,
+		 h->row.request_sha256, h->row.procedure, h->row.id, h->row.principal,
+		 reason && *reason ? "; reason: " : "", reason ? reason : "");
 	bh_error *err = NULL;
 	if (bh_engine_note_approval(s->e, h->row.session, detail, &err) < 0) {
 		fprintf(stderr, "bulkhead serve: approvals: %s\n", err->msg);
 		bh_error_free(err);
 	}
+}
+
+static void note(struct server *s, const struct held *h, const char *what)
+{
+	note_why(s, h, what, NULL);
 }
 
 static unsigned held_by(const struct approvals *a, const char *principal)
@@ -301,16 +310,12 @@ int approvals_decide(struct server *s, const struct wire_operator_decision *d, c
 	}
 	struct call *c = h->c;
 	bool approve = !strcmp(d->decision, "approve");
-	char msg[WIRE_APPROVAL_REASON_MAX + 160];
-	if (approve)
-		snprintf(msg, sizeof msg, "approved by %s%s%s", by, *d->reason ? ": " : "",
-			 d->reason);
-	else
-		snprintf(msg, sizeof msg, "denied by %s: %s", by, d->reason);
-	note(s, h, msg);
+	char who[CLIENTS_NAME_MAX + 32];
+	snprintf(who, sizeof who, "%s by %s", approve ? "approved" : "denied", by);
+	note_why(s, h, who, d->reason);
 	if (!approve) {
-		size_t len = strlen(msg);
-		snprintf(msg + len, sizeof msg - len, "; nothing ran");
+		char msg[WIRE_APPROVAL_REASON_MAX + 160];
+		snprintf(msg, sizeof msg, "denied by %s: %s; nothing ran", by, d->reason);
 		refuse_held(h, WIRE_PERMISSION_DENIED, WIRE_REFUSAL_PERMISSION, msg);
 		held_free(h);
 		return 0;

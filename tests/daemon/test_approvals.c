@@ -211,11 +211,15 @@ Test(approvals, a_held_call_runs_nothing_until_approved_then_answers_with_its_re
 	cr_expect(work_has(&s, "approved.txt"), "the approved cell did not run");
 
 	char *ev = approval_events(want);
-	cr_expect(strstr(ev, "held (waits up to 60 s); SessionRun call ") != NULL, "%s", ev);
-	cr_expect(strstr(ev, "approved by watcher: reviewed, writes one file; SessionRun call ") !=
-			  NULL,
-		  "%s", ev);
-	cr_expect(strstr(ev, " of runner;") != NULL, "%s", ev);
+	char line[512];
+	snprintf(line, sizeof line, "held (waits up to 60 s); request %s; SessionRun call %s of runner\n",
+		 want, id);
+	cr_expect(strstr(ev, line) != NULL, "%s", ev);
+	snprintf(line, sizeof line,
+		 "approved by watcher; request %s; SessionRun call %s of runner; reason: reviewed, "
+		 "writes one file\n",
+		 want, id);
+	cr_expect(strstr(ev, line) != NULL, "%s", ev);
 	free(ev);
 	l = list_approvals(d.op_token);
 	cr_expect_eq(l.n, 0, "a decided call is still listed");
@@ -257,8 +261,8 @@ Test(approvals, a_denied_call_is_refused_not_dispatched_with_the_reason, .init =
 	answer_free(dec);
 
 	char *ev = approval_events(request);
-	cr_expect(strstr(ev, "denied by watcher: no file writes today; SessionRun call ") != NULL,
-		  "%s", ev);
+	cr_expect(strstr(ev, "denied by watcher; request ") != NULL, "%s", ev);
+	cr_expect(strstr(ev, " of runner; reason: no file writes today\n") != NULL, "%s", ev);
 	free(ev);
 }
 
@@ -285,7 +289,7 @@ Test(approvals, a_call_nobody_decides_is_refused_at_its_deadline, .init = start_
 	char want[65];
 	bh_request_digest(&rq, want);
 	char *ev = approval_events(want);
-	cr_expect(strstr(ev, "no one approved within 1 s; SessionRun call ") != NULL, "%s", ev);
+	cr_expect(strstr(ev, "no one approved within 1 s; request ") != NULL, "%s", ev);
 	free(ev);
 }
 

@@ -1619,8 +1619,11 @@ Test(console, attached_a_held_call_is_approved_from_the_approvals_view_and_runs)
 		  "y\n"
 		  ":save-display approvals-denied\n"
 		  ":events\n"
-		  ":save-display approvals-events\n");
-	live_wait_screen("approvals-events");
+		  ":save-display approvals-events\n"
+		  ":rec\n"
+		  "<Enter>\n"
+		  ":save-display approvals-record\n");
+	live_wait_screen("approvals-record");
 	a = held_agent_join(&g2);
 	cr_expect_eq(a->status, 403, "%s", a->body);
 	cr_expect(strstr(a->body, "denied by console: not today") != NULL, "%s", a->body);
@@ -1639,9 +1642,14 @@ Test(console, attached_a_held_call_is_approved_from_the_approvals_view_and_runs)
 	screen("approvals-after-run");
 	screen("approvals-denied");
 	screen("approvals-events");
-	/* The detail column is cut at 80: who decided shows, the rest on enter. */
-	screen_has("approvals-events", "approved by console: revie");
-	screen_has("approvals-events", "denied by console: not tod");
+	/* The detail column is cut at 80: who decided shows; the record view
+	 * has the rest. */
+	screen_has("approvals-events", "approved by console; req");
+	screen_has("approvals-events", "denied by console; requ");
+	/* The approved call's record says who let it through, when and why. */
+	screen("approvals-record");
+	screen_has("approvals-record", "approval           approved by console at ");
+	screen_has("approvals-record", "approval reason    reviewed: writes one file");
 }
 
 /* The embedded console runs its own engine: no daemon holds its calls. */
