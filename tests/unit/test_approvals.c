@@ -3,6 +3,7 @@
  * the ListApprovals / DecideApproval codec (what the daemon writes the
  * client reads back; a request the daemon would misread is refused). */
 #include "clients.h"
+#include "harness.h"
 #include "wire_operator.h"
 
 #include <criterion/criterion.h>
@@ -199,4 +200,38 @@ Test(approvals_codec, a_files_text_is_cut_at_a_character_and_binary_is_not_shown
 	cr_expect_eq(f.size, len);
 	wire_operator_approval_file_clear(&f);
 	free(big);
+}
+
+/* `bulkhead token create --approval` writes the option; the file loads
+ * with it and `token list` shows it. */
+Test(approvals_clients, token_create_writes_the_approval_option_and_list_shows_it)
+{
+	char dir[] = "/tmp/bh-approvals-token.XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char out[4096];
+	int rc = harness_sh_into(out, sizeof out,
+				 "%s token create agent --scope code:run --approval required --clients "
+				 "'%s/clients' 2>/dev/null >/dev/null; echo $?",
+				 BH_TEST_CLI, dir);
+	cr_assert_eq(rc, 0);
+	cr_expect_str_eq(out, "0\n");
+	rc = harness_sh_into(out, sizeof out, "%s token create ops --scope operator --approval maybe "
+				"--clients '%s/clients' 2>&1",
+			     BH_TEST_CLI, dir);
+	cr_expect_neq(rc, 0, "a bad --approval was taken: %s", out);
+	cr_expect(strstr(out, "--approval is required or none") != NULL, "%s", out);
+	char path[128];
+	snprintf(path, sizeof path, "%s/clients", dir);
+	struct clients *c = NULL;
+	char *why = NULL;
+	cr_assert_eq(clients_load(path, &c, &why), 0, "%s", why);
+	cr_expect_eq(clients_count(c), 1, "the refused create added a client");
+	clients_free(c);
+	rc = harness_sh_into(out, sizeof out, "%s token list --clients '%s/clients'", BH_TEST_CLI,
+			     dir);
+	cr_expect_eq(rc, 0, "%s", out);
+	cr_expect(strstr(out, "approval=required") != NULL, "%s", out);
+	char rm[160];
+	snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+	cr_expect_eq(system(rm), 0);
 }
