@@ -12,6 +12,7 @@
 #include "record.h"
 #include "wire_operator.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,20 +215,33 @@ static void refuse_held(struct held *h, enum wire_code code, enum wire_refusal r
 	call_wake(c); /* frees a call whose client went away */
 }
 
-/* The client hung up while its call was held: nobody waits for a decision. */
+/* A suspended connection is not watched by libmicrohttpd: a client that
+ * hung up while its call was held is seen here, on its socket. */
+static bool hung_up(const struct call *c)
+{
+	int fd = c->watch ? c->watch->fd : -1;
+	if (fd < 0)
+		return false;
+	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* The client hung up while its call was held: nobody waits for a decision,
+ * so none is asked for (and an approval could run code no one reads). */
 static void drop_gone(struct server *s)
 {
 	struct approvals *a = s->approvals;
 	for (struct held **p = &a->list; *p;) {
 		struct held *h = *p;
-		if (!h->c->gone) {
+		if (!h->c->gone && !hung_up(h->c)) {
 			p = &h->next;
 			continue;
 		}
 		*p = h->next;
 		a->n--;
 		note(s, h, "dropped: the client went away while it was held; nothing ran");
-		call_wake(h->c);
+		refuse_held(h, WIRE_CANCELED, WIRE_REFUSAL_REQUEST,
+			    "the client went away while the call was held; nothing ran");
 		held_free(h);
 	}
 }

@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define SVC "plimsoll.v1.SandboxService/"
@@ -445,4 +448,81 @@ Test(approvals, the_cli_lists_held_calls_and_decides_them_with_exit_codes, .init
 	cr_expect(strstr(out, "no call with id") != NULL, "%s", out);
 	cr_expect_eq(cli(out, sizeof out, ""), 0, "%s", out);
 	cr_expect(strstr(out, "no call waits for approval") != NULL, "%s", out);
+}
+
+/* A raw SessionRun over the unix socket; its connection, for the test to
+ * close: an agent that gives up while its call is held. */
+static int post_raw(const char *token, const char *body)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	cr_assert_geq(fd, 0);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	cr_assert_lt(strlen(d.sock), sizeof sa.sun_path);
+	memcpy(sa.sun_path, d.sock, strlen(d.sock) + 1);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	char head[1024];
+	int n = snprintf(head, sizeof head,
+			 "POST /" SVC "SessionRun HTTP/1.1\r\nHost: localhost\r\n"
+			 "Content-Type: application/json\r\nAuthorization: Bearer %s\r\n"
+			 "Content-Length: %zu\r\n\r\n%s",
+			 token, strlen(body), body);
+	cr_assert_eq(write(fd, head, (size_t)n), n);
+	return fd;
+}
+
+Test(approvals, a_held_call_whose_client_hangs_up_is_dropped_and_nothing_runs,
+     .init = start_required, .fini = stop)
+{
+	struct session s;
+	open_session(&s, d.run_token);
+	char *body = daemon_cell_body(s.id, "python", MARKER_CODE);
+	int fd = post_raw(d.run_token, body);
+	free(body);
+	wait_held(1);
+	close(fd); /* the agent gives up */
+	struct bh_request_fields rq = {
+		.protocol = 3, .minimum_isolation = "", .software_mode = "", .kind = "cell",
+		.language = "python", .code = (const uint8_t *)MARKER_CODE,
+		.code_len = strlen(MARKER_CODE), .grant_profile = "",
+	};
+	char want[65];
+	bh_request_digest(&rq, want);
+	/* Held first, dropped at the next sweep (every second). */
+	char *ev = NULL;
+	for (int i = 0; i < 100; i++) {
+		free(ev);
+		ev = approval_events(want);
+		if (strstr(ev, "dropped: "))
+			break;
+		usleep(100 * 1000);
+	}
+	cr_expect(strstr(ev, "held (waits up to 60 s)") != NULL, "%s", ev);
+	cr_expect(strstr(ev, "dropped: the client went away while it was held; nothing ran") != NULL,
+		  "%s", ev);
+	free(ev);
+	struct wire_operator_approvals l = list_approvals(d.op_token);
+	cr_expect_eq(l.n, 0, "a call nobody waits for is still listed");
+	wire_operator_approvals_free(&l);
+	cr_expect(!work_has(&s, "approved.txt"), "the dropped call ran");
+}
+
+Test(approvals, stopping_the_daemon_refuses_what_is_held, .init = start_required)
+{
+	struct session s;
+	open_session(&s, d.run_token);
+	struct agent g = {.token = d.run_token, .session_id = s.id, .code = "print(1)"};
+	agent_start(&g);
+	wait_held(1);
+	kill(d.pid, SIGTERM);
+	struct answer *a = agent_join(&g);
+	cr_expect_eq(a->status, 503, "%s", a->body);
+	cr_expect(strstr(a->body, "shutting down before anyone decided; nothing ran") != NULL, "%s",
+		  a->body);
+	answer_free(a);
+	int st = 0;
+	for (int i = 0; i < 200 && waitpid(d.pid, &st, WNOHANG) == 0; i++)
+		usleep(50 * 1000);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the daemon did not stop cleanly (%d)", st);
+	d.pid = 0;
+	daemon_stop(&d);
 }
