@@ -186,11 +186,19 @@ void approvals_hold(struct call *c, const struct approval_subject *what)
 		tail = &(*tail)->next;
 	*tail = h;
 	a->n++;
+	s->metrics.approvals_waiting = a->n;
 	call_pending(c, NULL, NULL); /* parked: the connection waits, the engine has nothing */
 	char span[32], what_text[96];
 	span_text(a->timeout_ms, span, sizeof span);
 	snprintf(what_text, sizeof what_text, "held (waits up to %s)", span);
 	note(s, h, what_text);
+}
+
+/* The figures /metrics shows: held now, and how each wait ended. */
+static void count(struct server *s, enum metrics_approval outcome)
+{
+	s->metrics.approvals[outcome]++;
+	s->metrics.approvals_waiting = s->approvals->n;
 }
 
 static struct held *unlink_id(struct approvals *a, const char *id)
@@ -239,6 +247,7 @@ static void drop_gone(struct server *s)
 		}
 		*p = h->next;
 		a->n--;
+		count(s, METRICS_DROPPED);
 		note(s, h, "dropped: the client went away while it was held; nothing ran");
 		refuse_held(h, WIRE_CANCELED, WIRE_REFUSAL_REQUEST,
 			    "the client went away while the call was held; nothing ran");
@@ -264,6 +273,7 @@ void approvals_tick(struct server *s)
 		char span[32], msg[128];
 		span_text(a->timeout_ms, span, sizeof span);
 		snprintf(msg, sizeof msg, "no one approved within %s", span);
+		count(s, METRICS_TIMED_OUT);
 		note(s, h, msg);
 		char answer[192];
 		snprintf(answer, sizeof answer, "%s; nothing ran", msg);
@@ -279,6 +289,7 @@ void approvals_refuse_all(struct server *s, const char *why)
 		struct held *h = a->list;
 		a->list = h->next;
 		a->n--;
+		count(s, METRICS_DROPPED);
 		note(s, h, why);
 		refuse_held(h, WIRE_UNAVAILABLE, WIRE_REFUSAL_CAPACITY, why);
 		held_free(h);
@@ -324,6 +335,7 @@ int approvals_decide(struct server *s, const struct wire_operator_decision *d, c
 	}
 	struct call *c = h->c;
 	bool approve = !strcmp(d->decision, "approve");
+	count(s, approve ? METRICS_APPROVED : METRICS_DENIED);
 	char who[CLIENTS_NAME_MAX + 32];
 	snprintf(who, sizeof who, "%s by %s", approve ? "approved" : "denied", by);
 	note_why(s, h, who, d->reason);

@@ -227,6 +227,11 @@ Test(approvals, a_held_call_runs_nothing_until_approved_then_answers_with_its_re
 	l = list_approvals(d.op_token);
 	cr_expect_eq(l.n, 0, "a decided call is still listed");
 	wire_operator_approvals_free(&l);
+	struct answer *m = daemon_get_as(&d, d.op_token, "metrics");
+	cr_expect(strstr(m->body, "bulkhead_approvals_waiting 0\n") != NULL, "%s", m->body);
+	cr_expect(strstr(m->body, "bulkhead_approvals_total{outcome=\"approved\"} 1\n") != NULL, "%s",
+		  m->body);
+	answer_free(m);
 }
 
 Test(approvals, a_denied_call_is_refused_not_dispatched_with_the_reason, .init = start_required,
@@ -294,6 +299,10 @@ Test(approvals, a_call_nobody_decides_is_refused_at_its_deadline, .init = start_
 	char *ev = approval_events(want);
 	cr_expect(strstr(ev, "no one approved within 1 s; request ") != NULL, "%s", ev);
 	free(ev);
+	struct answer *m = daemon_get_as(&d, d.op_token, "metrics");
+	cr_expect(strstr(m->body, "bulkhead_approvals_total{outcome=\"timed_out\"} 1\n") != NULL,
+		  "%s", m->body);
+	answer_free(m);
 }
 
 Test(approvals, deciding_needs_the_operator_scope_and_a_known_id, .init = start_required,
