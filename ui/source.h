@@ -96,6 +96,8 @@ struct ui_approval {
 	char id[16], procedure[16], principal[65], run_key[65], owner[65], session[65];
 	char tier[12], kind[16], language[16], request[65];
 	const char *code; /* valid during the callback */
+	uint64_t code_bytes;
+	bool code_omitted; /* the daemon's answer left it out (too much held to list) */
 	int64_t held_ms, deadline_ms;
 	const struct ui_approval_file *files;
 	size_t n_files;

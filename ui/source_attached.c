@@ -584,6 +584,8 @@ static void on_approvals(void *arg, const struct wire_operator_approvals *res,
 		snprintf(r->language, sizeof r->language, "%s", h->language);
 		snprintf(r->request, sizeof r->request, "%s", h->request_sha256);
 		r->code = h->code;
+		r->code_bytes = h->code_bytes;
+		r->code_omitted = h->code_omitted;
 		r->held_ms = h->held_unix_ms;
 		r->deadline_ms = h->deadline_unix_ms;
 		r->files = files + f;

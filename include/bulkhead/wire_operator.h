@@ -234,6 +234,10 @@ void wire_operator_file_free(struct wire_operator_file *f);
  * (docs/api.md, Approvals); DecideApproval decides one. */
 #define WIRE_APPROVAL_REASON_MAX 512 /* bytes of a decision's reason */
 #define WIRE_APPROVAL_TEXT_MAX (64u << 10) /* a held file's bytes shown as text */
+#define WIRE_APPROVAL_FILES_TEXT_MAX (256u << 10) /* all of one call's files' text */
+/* The encoded code and text one ListApprovals answer carries (well under
+ * BH_CLIENT_MAX_ANSWER); past it, later calls are listed without them. */
+#define WIRE_APPROVAL_ANSWER_TEXT_MAX (16u << 20)
 
 struct wire_operator_approval { /* one held call */
 	const char *id;
@@ -247,6 +251,8 @@ struct wire_operator_approval { /* one held call */
 	char request_sha256[65]; /* the digest its record will carry */
 	int64_t held_unix_ms, deadline_unix_ms;
 	uint32_t n_files;
+	uint64_t code_bytes;     /* the code's size */
+	bool code_omitted;       /* this answer left the code out (see ListApprovals) */
 };
 
 struct wire_operator_approval_file { /* a file a held cell would write */
@@ -298,5 +304,7 @@ void wire_operator_approval_clear(struct wire_operator_approval *a);
 void wire_operator_approval_file_of(struct wire_operator_approval_file *f, const char *approval,
 				    const char *name, const uint8_t *content, size_t len);
 void wire_operator_approval_file_clear(struct wire_operator_approval_file *f);
+/* The bytes s takes as a JSON string (escapes counted), for the budget. */
+size_t wire_operator_json_string_cost(const char *s);
 
 #endif

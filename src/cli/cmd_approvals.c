@@ -92,16 +92,19 @@ static int show(const struct wire_operator_approvals *a, const char *id)
 		       cli_out_field(stdout, h->procedure), cli_out_field(stdout, h->principal));
 		if (*h->session)
 			printf(" in session %s", cli_out_field(stdout, h->session));
-		printf(" (%s, %s)\nrequest %s\n--- code ---\n%s\n", cli_out_field(stdout, h->isolation),
-		       cli_out_field(stdout, h->language), h->request_sha256,
-		       cli_out_field(stdout, h->code));
+		printf(" (%s, %s)\nrequest %s\n--- code (%llu bytes) ---\n%s\n",
+		       cli_out_field(stdout, h->isolation), cli_out_field(stdout, h->language),
+		       h->request_sha256, (unsigned long long)h->code_bytes,
+		       h->code_omitted ? "(not in this listing: more is held than one answer carries; "
+					 "decide the older calls first, or deny)"
+				       : cli_out_field(stdout, h->code));
 		for (size_t k = 0; k < a->n_files; k++) {
 			const struct wire_operator_approval_file *f = &a->files[k];
 			if (strcmp(f->approval, h->id))
 				continue;
 			printf("--- file %s (%llu bytes%s) ---\n", cli_out_field(stdout, f->name),
 			       (unsigned long long)f->size,
-			       f->binary ? ", binary: not shown" : f->truncated ? ", cut" : "");
+			       f->binary ? ", binary: not shown" : f->truncated ? ", cut: not all shown" : "");
 			if (!f->binary)
 				printf("%s\n", cli_out_field(stdout, f->text));
 		}

@@ -171,14 +171,28 @@ void approvals_hold(struct call *c, const struct approval_subject *what)
 		.held_unix_ms = (int64_t)now_real,
 		.deadline_unix_ms = (int64_t)(now_real + a->timeout_ms),
 		.n_files = (uint32_t)what->n_files,
+		.code_bytes = what->code_len,
 	};
 	snprintf(row.request_sha256, sizeof row.request_sha256, "%s", what->request_sha256);
 	wire_operator_approval_copy(&h->row, &row);
 	h->files = xzalloc((what->n_files ? what->n_files : 1) * sizeof *h->files);
 	h->n_files = what->n_files;
-	for (size_t i = 0; i < what->n_files; i++)
-		wire_operator_approval_file_of(&h->files[i], id, what->files[i].path,
-					       what->files[i].content, what->files[i].len);
+	size_t shown = 0;
+	for (size_t i = 0; i < what->n_files; i++) {
+		struct wire_operator_approval_file *f = &h->files[i];
+		wire_operator_approval_file_of(f, id, what->files[i].path, what->files[i].content,
+					       what->files[i].len);
+		/* Two hundred files of 64 KiB would make one call's listing
+		 * large: past the call's budget a file is named, not shown. */
+		size_t len = strlen(f->text);
+		if (shown + len > WIRE_APPROVAL_FILES_TEXT_MAX) {
+			free((char *)f->text);
+			f->text = xstrdup("");
+			f->truncated = len > 0 || f->truncated;
+			len = 0;
+		}
+		shown += len;
+	}
 	h->c = c;
 	h->deadline_ms = now_mono_ms() + a->timeout_ms;
 	struct held **tail = &a->list;
@@ -305,12 +319,31 @@ void approvals_list(const struct server *s, struct wire_operator_approvals *out)
 		n_files += h->n_files;
 	out->approvals = xzalloc((a->n ? a->n : 1) * sizeof *out->approvals);
 	out->files = xzalloc((n_files ? n_files : 1) * sizeof *out->files);
+	size_t budget = WIRE_APPROVAL_ANSWER_TEXT_MAX;
 	for (const struct held *h = a->list; h; h = h->next) {
 		if (h->c->gone)
 			continue; /* dropped at the next tick */
-		out->approvals[i++] = h->row;
+		/* Oldest first within the answer's budget: what does not fit is
+		 * listed without its code and text (decide the older ones first). */
+		size_t cost = wire_operator_json_string_cost(h->row.code);
 		for (size_t k = 0; k < h->n_files; k++)
-			out->files[f++] = h->files[k];
+			cost += wire_operator_json_string_cost(h->files[k].text);
+		bool fits = cost <= budget;
+		budget -= fits ? cost : 0;
+		out->approvals[i] = h->row;
+		if (!fits) {
+			out->approvals[i].code = "";
+			out->approvals[i].code_omitted = true;
+		}
+		i++;
+		for (size_t k = 0; k < h->n_files; k++) {
+			out->files[f] = h->files[k];
+			if (!fits) {
+				out->files[f].text = "";
+				out->files[f].truncated = true;
+			}
+			f++;
+		}
 	}
 	out->n = i;
 	out->n_files = f;

@@ -23,6 +23,8 @@ static const struct wire_field approval_fields[] = {
 	{"heldUnixMs", WIRE_F_I64, HELD(held_unix_ms)},
 	{"deadlineUnixMs", WIRE_F_I64, HELD(deadline_unix_ms)},
 	{"files", WIRE_F_U32, HELD(n_files)},
+	{"codeBytes", WIRE_F_U64, HELD(code_bytes)},
+	{"codeOmitted", WIRE_F_BOOL, HELD(code_omitted)},
 };
 #undef HELD
 
@@ -208,4 +210,12 @@ void wire_operator_approval_file_of(struct wire_operator_approval_file *f, const
 void wire_operator_approval_file_clear(struct wire_operator_approval_file *f)
 {
 	wire_fields_clear(WIRE_FIELDS(file_fields), f, sizeof *f);
+}
+
+size_t wire_operator_json_string_cost(const char *s)
+{
+	size_t n = 2;
+	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++)
+		n += strchr("\b\f\n\r\t\"\\", *p) ? 2 : *p < 0x20 ? 6 : 1; /* cJSON's escapes */
+	return n;
 }

@@ -157,6 +157,17 @@ static struct wire_error error_of(const struct answer *a)
 
 #define MARKER_CODE "open('/work/approved.txt','w').write('yes'); print('ran')"
 
+/* The request digest of a Python cell of MARKER_CODE, as a client computes it. */
+static void marker_digest(char out[65])
+{
+	struct bh_request_fields rq = {
+		.protocol = 3, .minimum_isolation = "", .software_mode = "", .kind = "cell",
+		.language = "python", .code = (const uint8_t *)MARKER_CODE,
+		.code_len = strlen(MARKER_CODE), .grant_profile = "",
+	};
+	bh_request_digest(&rq, out);
+}
+
 Test(approvals, a_held_call_runs_nothing_until_approved_then_answers_with_its_record,
      .init = start_required, .fini = stop)
 {
@@ -173,13 +184,8 @@ Test(approvals, a_held_call_runs_nothing_until_approved_then_answers_with_its_re
 	cr_expect_str_eq(h->language, "python");
 	cr_expect_str_eq(h->code, MARKER_CODE);
 	cr_expect_gt(h->deadline_unix_ms, h->held_unix_ms);
-	struct bh_request_fields rq = {
-		.protocol = 3, .minimum_isolation = "", .software_mode = "", .kind = "cell",
-		.language = "python", .code = (const uint8_t *)MARKER_CODE,
-		.code_len = strlen(MARKER_CODE), .grant_profile = "",
-	};
 	char want[65];
-	bh_request_digest(&rq, want);
+	marker_digest(want);
 	cr_expect_str_eq(h->request_sha256, want, "the held call names another request digest");
 	char id[32];
 	snprintf(id, sizeof id, "%s", h->id);
@@ -289,13 +295,8 @@ Test(approvals, a_call_nobody_decides_is_refused_at_its_deadline, .init = start_
 	wire_error_free(&e);
 	answer_free(a);
 	cr_expect(!work_has(&s, "approved.txt"), "the timed-out cell ran");
-	struct bh_request_fields rq = {
-		.protocol = 3, .minimum_isolation = "", .software_mode = "", .kind = "cell",
-		.language = "python", .code = (const uint8_t *)MARKER_CODE,
-		.code_len = strlen(MARKER_CODE), .grant_profile = "",
-	};
 	char want[65];
-	bh_request_digest(&rq, want);
+	marker_digest(want);
 	char *ev = approval_events(want);
 	cr_expect(strstr(ev, "no one approved within 1 s; request ") != NULL, "%s", ev);
 	free(ev);
@@ -489,13 +490,8 @@ Test(approvals, a_held_call_whose_client_hangs_up_is_dropped_and_nothing_runs,
 	free(body);
 	wait_held(1);
 	close(fd); /* the agent gives up */
-	struct bh_request_fields rq = {
-		.protocol = 3, .minimum_isolation = "", .software_mode = "", .kind = "cell",
-		.language = "python", .code = (const uint8_t *)MARKER_CODE,
-		.code_len = strlen(MARKER_CODE), .grant_profile = "",
-	};
 	char want[65];
-	bh_request_digest(&rq, want);
+	marker_digest(want);
 	/* Held first, dropped at the next sweep (every second). */
 	char *ev = NULL;
 	for (int i = 0; i < 100; i++) {
@@ -534,4 +530,45 @@ Test(approvals, stopping_the_daemon_refuses_what_is_held, .init = start_required
 	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the daemon did not stop cleanly (%d)", st);
 	d.pid = 0;
 	daemon_stop(&d);
+}
+
+/* The held call's files are listed by name and size, with their text (a
+ * NUL byte is refused before anything is held: the unit tests show binary
+ * content). */
+Test(approvals, a_held_cells_files_are_listed_with_their_text_and_sizes, .init = start_required,
+     .fini = stop)
+{
+	struct session s;
+	open_session(&s, d.run_token);
+	char body[1024];
+	snprintf(body, sizeof body,
+		 "{\"protocol\":3,\"sessionId\":\"%s\",\"cell\":{\"language\":\"python\","
+		 "\"code\":\"print(open('in.csv').read())\",\"files\":["
+		 "{\"path\":\"in.csv\",\"content\":\"a,b\\n1,2\\n\"},"
+		 "{\"path\":\"notes/todo.md\",\"content\":\"# todo\"}]}}",
+		 s.id);
+	struct agent g = {.token = d.run_token, .path = SVC "SessionRun", .body = body};
+	agent_start(&g);
+	struct wire_operator_approvals l = wait_held(1);
+	cr_assert_eq(l.approvals[0].n_files, 2);
+	cr_expect_eq(l.approvals[0].code_bytes, strlen("print(open('in.csv').read())"));
+	cr_expect(!l.approvals[0].code_omitted);
+	cr_assert_eq(l.n_files, 2);
+	cr_expect_str_eq(l.files[0].approval, l.approvals[0].id);
+	cr_expect_str_eq(l.files[0].name, "in.csv");
+	cr_expect_eq(l.files[0].size, 8);
+	cr_expect_str_eq(l.files[0].text, "a,b\n1,2\n");
+	cr_expect(!l.files[0].binary);
+	cr_expect_str_eq(l.files[1].name, "notes/todo.md");
+	cr_expect_eq(l.files[1].size, 6);
+	cr_expect_str_eq(l.files[1].text, "# todo");
+	char id[32];
+	snprintf(id, sizeof id, "%s", l.approvals[0].id);
+	wire_operator_approvals_free(&l);
+	struct answer *a = decide(d.op_token, id, "approve", "");
+	cr_expect_eq(a->status, 200, "%s", a->body);
+	answer_free(a);
+	a = agent_join(&g);
+	cr_expect_eq(a->status, 200, "%s", a->body);
+	answer_free(a);
 }

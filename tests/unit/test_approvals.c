@@ -235,3 +235,18 @@ Test(approvals_clients, token_create_writes_the_approval_option_and_list_shows_i
 	snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
 	cr_expect_eq(system(rm), 0);
 }
+
+/* The listing's budget counts a string as JSON writes it: escapes too. */
+Test(approvals_codec, a_strings_cost_counts_its_escapes)
+{
+	cr_expect_eq(wire_operator_json_string_cost(""), 2);
+	cr_expect_eq(wire_operator_json_string_cost("ab"), 4);
+	cr_expect_eq(wire_operator_json_string_cost("a\"\n\\\x01"), 2 + 1 + 2 + 2 + 2 + 6);
+	char *json = NULL;
+	struct wire_operator_decision d = {.id = "x", .decision = "deny", .reason = "a\"\n\\\x01"};
+	json = wire_operator_encode_decision(&d);
+	/* {"id":"x","decision":"deny","reason":...}: the reason's cost is its bytes there. */
+	const char *r = strstr(json, "\"reason\":") + strlen("\"reason\":");
+	cr_expect_eq(strlen(r) - 1, wire_operator_json_string_cost(d.reason), "%s", json);
+	free(json);
+}

@@ -352,15 +352,19 @@ static void draw_one(struct app *a, struct view *v, int top, int bottom)
 	put_lines(&y, bottom, &skip, a->cols, line);
 	snprintf(line, sizeof line, "request  %s", r->request);
 	put_lines(&y, bottom, &skip, a->cols, line);
+	snprintf(line, sizeof line, "--- code (%llu bytes) ---", (unsigned long long)r->code_bytes);
 	attron(A_BOLD);
-	put_lines(&y, bottom, &skip, a->cols, "--- code ---");
+	put_lines(&y, bottom, &skip, a->cols, line);
 	attroff(A_BOLD);
-	put_lines(&y, bottom, &skip, a->cols, r->code);
+	put_lines(&y, bottom, &skip, a->cols,
+		  r->code_omitted ? "(not in this listing: more is held than one answer carries; "
+				    "decide the older calls first, or deny)"
+				  : r->code);
 	for (size_t k = 0; k < r->n_files; k++) {
 		const struct ui_approval_file *f = &r->files[k];
 		snprintf(line, sizeof line, "--- file %s (%llu bytes%s) ---", f->name,
 			 (unsigned long long)f->size,
-			 f->binary ? ", binary: not shown" : f->truncated ? ", first 64 KiB" : "");
+			 f->binary ? ", binary: not shown" : f->truncated ? ", cut: not all shown" : "");
 		attron(A_BOLD);
 		put_lines(&y, bottom, &skip, a->cols, line);
 		attroff(A_BOLD);
