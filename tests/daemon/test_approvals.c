@@ -488,7 +488,8 @@ Test(approvals, a_held_call_whose_client_hangs_up_is_dropped_and_nothing_runs,
 	char *body = daemon_cell_body(s.id, "python", MARKER_CODE);
 	int fd = post_raw(d.run_token, body);
 	free(body);
-	wait_held(1);
+	struct wire_operator_approvals held = wait_held(1);
+	wire_operator_approvals_free(&held);
 	close(fd); /* the agent gives up */
 	char want[65];
 	marker_digest(want);
@@ -517,7 +518,8 @@ Test(approvals, stopping_the_daemon_refuses_what_is_held, .init = start_required
 	open_session(&s, d.run_token);
 	struct agent g = {.token = d.run_token, .session_id = s.id, .code = "print(1)"};
 	agent_start(&g);
-	wait_held(1);
+	struct wire_operator_approvals held = wait_held(1);
+	wire_operator_approvals_free(&held);
 	kill(d.pid, SIGTERM);
 	struct answer *a = agent_join(&g);
 	cr_expect_eq(a->status, 503, "%s", a->body);
