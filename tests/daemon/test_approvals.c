@@ -574,3 +574,34 @@ Test(approvals, a_held_cells_files_are_listed_with_their_text_and_sizes, .init =
 	cr_expect_eq(a->status, 200, "%s", a->body);
 	answer_free(a);
 }
+
+/* Approved after its session closed: dispatched as if it had just arrived,
+ * it is refused as a call after the close would be (the session ended,
+ * nothing ran), at once. */
+Test(approvals, a_call_approved_after_its_session_closed_is_refused_as_ended,
+     .init = start_required, .fini = stop)
+{
+	struct session s;
+	open_session(&s, d.run_token);
+	struct agent g = {.token = d.run_token, .session_id = s.id, .code = "print(1)"};
+	agent_start(&g);
+	struct wire_operator_approvals l = wait_held(1);
+	char id[32];
+	snprintf(id, sizeof id, "%s", l.approvals[0].id);
+	wire_operator_approvals_free(&l);
+	char body[256];
+	snprintf(body, sizeof body, "{\"protocol\":3,\"sessionId\":\"%s\"}", s.id);
+	struct answer *a = daemon_call(&d, d.run_token, SVC "CloseSession", body);
+	cr_assert_eq(a->status, 200, "the session did not close while its call was held: %s", a->body);
+	answer_free(a);
+	a = decide(d.op_token, id, "approve", "too late");
+	cr_expect_eq(a->status, 200, "%s", a->body);
+	answer_free(a);
+	a = agent_join(&g);
+	struct wire_error e = error_of(a);
+	cr_expect_eq(e.code, WIRE_FAILED_PRECONDITION, "%s", a->body);
+	cr_expect(e.not_dispatched && e.session_ended, "%s", a->body);
+	cr_expect(strstr(e.message, "the session has ended (closed)") != NULL, "%s", e.message);
+	wire_error_free(&e);
+	answer_free(a);
+}
