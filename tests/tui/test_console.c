@@ -1656,7 +1656,11 @@ Test(console, attached_a_held_call_is_approved_from_the_approvals_view_and_runs)
 Test(console, embedded_the_approvals_view_says_held_calls_are_a_daemons)
 {
 	close_engine();
-	console(":approvals\n:save-display approvals-embedded\n", NULL, NULL);
+	console(":approvals\n:save-display approvals-embedded\na\n:save-display approvals-embedded-a\n",
+		NULL, NULL);
 	screen("approvals-embedded");
 	screen_has("approvals-embedded", "approvals are a daemon's");
+	/* a asks for no reason: there is nothing to decide here. */
+	screen_has("approvals-embedded-a", "approvals are a daemon's: held calls wait in");
+	screen_lacks("approvals-embedded-a", "reason");
 }

@@ -244,6 +244,10 @@ static const struct held_copy *target(struct app *a, struct view *v)
 static enum request request(struct app *a, struct view *v, enum request r)
 {
 	if (r == REQ_APPROVE || r == REQ_DENY || r == REQ_APPROVE_SHOWN || r == REQ_DENY_SHOWN) {
+		if (strcmp(a->src->ops->kind, "attached")) {
+			app_flash(a, C_WARN, "%s", UI_APPROVALS_DAEMONS);
+			return REQ_NONE;
+		}
 		const struct held_copy *h = target(a, v);
 		if (h)
 			ask(a, v, h, r == REQ_APPROVE || r == REQ_APPROVE_SHOWN);
