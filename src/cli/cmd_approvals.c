@@ -74,7 +74,8 @@ static void print_list(const struct wire_operator_approvals *a, bool json)
 		snprintf(session, sizeof session, "%s",
 			 *h->session ? cli_out_field(stdout, h->session) : "-");
 		snprintf(principal, sizeof principal, "%s", cli_out_field(stdout, h->principal));
-		long long waiting = (now - h->held_unix_ms) / 1000, left = (h->deadline_unix_ms - now) / 1000;
+		long long waiting = (now - h->held_unix_ms) / 1000,
+			  left = (h->deadline_unix_ms - now) / 1000;
 		printf("%-12.12s  %-12.12s  %-10.10s  %-12.12s  %-9.9s  %6llds  %7llds  %s\n",
 		       cli_out_field(stdout, h->id), principal, cli_out_field(stdout, h->procedure),
 		       session, cli_out_field(stdout, h->isolation), waiting < 0 ? 0 : waiting,
@@ -95,16 +96,19 @@ static int show(const struct wire_operator_approvals *a, const char *id)
 		printf(" (%s, %s)\nrequest %s\n--- code (%llu bytes) ---\n%s\n",
 		       cli_out_field(stdout, h->isolation), cli_out_field(stdout, h->language),
 		       h->request_sha256, (unsigned long long)h->code_bytes,
-		       h->code_omitted ? "(not in this listing: more is held than one answer carries; "
-					 "decide the older calls first, or deny)"
-				       : cli_out_field(stdout, h->code));
+		       h->code_omitted
+			       ? "(not in this listing: more is held than one answer carries; "
+				 "decide the older calls first, or deny)"
+			       : cli_out_field(stdout, h->code));
 		for (size_t k = 0; k < a->n_files; k++) {
 			const struct wire_operator_approval_file *f = &a->files[k];
 			if (strcmp(f->approval, h->id))
 				continue;
 			printf("--- file %s (%llu bytes%s) ---\n", cli_out_field(stdout, f->name),
 			       (unsigned long long)f->size,
-			       f->binary ? ", binary: not shown" : f->truncated ? ", cut: not all shown" : "");
+			       f->binary      ? ", binary: not shown"
+			       : f->truncated ? ", cut: not all shown"
+					      : "");
 			if (!f->binary)
 				printf("%s\n", cli_out_field(stdout, f->text));
 		}
@@ -128,9 +132,9 @@ static int decide(bh_client *c, const char *id, bool approve, const char *reason
 	struct bh_client_error *err = NULL;
 	if (bh_client_decide_approval(c, id, approve, reason, &out, &err) < 0)
 		return failed(err);
-	printf("%s %s by %s%s%s\n", cli_out_field(stdout, out.id),
-	       approve ? "approved" : "denied", cli_out_field(stdout, out.by),
-	       *out.reason ? ": " : "", cli_out_field(stdout, out.reason));
+	printf("%s %s by %s%s%s\n", cli_out_field(stdout, out.id), approve ? "approved" : "denied",
+	       cli_out_field(stdout, out.by), *out.reason ? ": " : "",
+	       cli_out_field(stdout, out.reason));
 	wire_operator_decision_free(&out);
 	return 0;
 }
@@ -155,7 +159,8 @@ int cmd_approvals(int argc, char **argv)
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage_text, stdout);
 			return 0;
-		} else if (!verb && (!strcmp(a, "approve") || !strcmp(a, "deny") || !strcmp(a, "show"))) {
+		} else if (!verb &&
+			   (!strcmp(a, "approve") || !strcmp(a, "deny") || !strcmp(a, "show"))) {
 			verb = a;
 		} else if (verb && !id && a[0] != '-') {
 			id = a;
@@ -165,8 +170,9 @@ int cmd_approvals(int argc, char **argv)
 		}
 	}
 	if (verb && !id) {
-		cli_error("approvals %s: name the held call's ID (bulkhead approvals lists them)\n%s",
-			  verb, usage_text);
+		cli_error(
+			"approvals %s: name the held call's ID (bulkhead approvals lists them)\n%s",
+			verb, usage_text);
 		return CLI_EXIT_USAGE;
 	}
 	if (verb && !strcmp(verb, "deny") && (!reason || !*reason)) {
@@ -181,8 +187,9 @@ int cmd_approvals(int argc, char **argv)
 	if (cli_attach(&at, &common, CLI_ATTACH_AUTO, &client) < 0)
 		return CLI_EXIT_BULKHEAD;
 	if (!client) {
-		cli_error("approvals: held calls live in a daemon (serve --approval); attach to it with "
-			  "--attach SOCKET");
+		cli_error(
+			"approvals: held calls live in a daemon (serve --approval); attach to it with "
+			"--attach SOCKET");
 		return CLI_EXIT_BULKHEAD;
 	}
 	int rc;

@@ -102,9 +102,8 @@ static void on_decided(void *arg, const char *json, const struct bh_client_error
 	free(d);
 }
 
-int bh_client_decide_approval_async(bh_client *c, const char *id, bool approve,
-				    const char *reason, bh_client_done_cb cb, void *arg,
-				    struct bh_client_error **err)
+int bh_client_decide_approval_async(bh_client *c, const char *id, bool approve, const char *reason,
+				    bh_client_done_cb cb, void *arg, struct bh_client_error **err)
 {
 	struct decide_call *d = xzalloc(sizeof *d);
 	*d = (struct decide_call){cb, arg};

@@ -23,7 +23,7 @@
 
 struct held {
 	struct call *c;
-	struct wire_operator_approval row;        /* owned strings */
+	struct wire_operator_approval row;         /* owned strings */
 	struct wire_operator_approval_file *files; /* owned */
 	size_t n_files;
 	uint64_t deadline_ms; /* monotonic */
@@ -43,7 +43,7 @@ struct approvals *approvals_new(const struct bh_daemon_config *cfg)
 	struct approvals *a = xzalloc(sizeof *a);
 	a->cap = cfg->approval_cap ? cfg->approval_cap : DEFAULT_CAP;
 	a->cap_per_principal = cfg->approval_cap_per_principal ? cfg->approval_cap_per_principal
-							      : DEFAULT_CAP_PER_PRINCIPAL;
+							       : DEFAULT_CAP_PER_PRINCIPAL;
 	a->timeout_ms = cfg->approval_timeout_ms ? cfg->approval_timeout_ms : DEFAULT_TIMEOUT_MS;
 	a->required = cfg->approval_required;
 	return a;
@@ -142,10 +142,11 @@ void approvals_hold(struct call *c, const struct approval_subject *what)
 		return;
 	}
 	if (held_by(a, c->who.name) >= a->cap_per_principal) {
-		call_refuse(c, WIRE_RESOURCE_EXHAUSTED, WIRE_REFUSAL_CAPACITY,
-			    "%u of your calls already wait for approval, the most one principal may "
-			    "have held (serve --approval-cap-per-principal); nothing ran, retry later",
-			    a->cap_per_principal);
+		call_refuse(
+			c, WIRE_RESOURCE_EXHAUSTED, WIRE_REFUSAL_CAPACITY,
+			"%u of your calls already wait for approval, the most one principal may "
+			"have held (serve --approval-cap-per-principal); nothing ran, retry later",
+			a->cap_per_principal);
 		return;
 	}
 	struct held *h = xzalloc(sizeof *h);

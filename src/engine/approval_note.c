@@ -10,6 +10,7 @@ int bh_engine_note_approval(bh_engine *e, const char *fingerprint, const char *d
 {
 	if (store_event(e->store, BH_EVENT_APPROVAL, fingerprint ? fingerprint : "", "",
 			detail ? detail : "") < 0)
-		return bh_fail(err, BH_E_SYSTEM, 0, "could not keep the approval event in the store");
+		return bh_fail(err, BH_E_SYSTEM, 0,
+			       "could not keep the approval event in the store");
 	return 0;
 }

@@ -101,13 +101,14 @@ static int files_named(const struct wire_operator_approvals *a, struct wire_stat
 			found = !strcmp(a->files[i].approval, a->approvals[j].id);
 		if (!found)
 			return wire_fail(st, WIRE_DATA_LOSS, WIRE_REFUSAL_UNSPECIFIED,
-					 "ListApprovals: files[%zu].approval names no held call", i);
+					 "ListApprovals: files[%zu].approval names no held call",
+					 i);
 	}
 	return 0;
 }
 
-int wire_operator_decode_approvals(const char *body, size_t len, struct wire_operator_approvals *out,
-				   struct wire_status *st)
+int wire_operator_decode_approvals(const char *body, size_t len,
+				   struct wire_operator_approvals *out, struct wire_status *st)
 {
 	void *items = NULL;
 	memset(out, 0, sizeof *out);
@@ -132,7 +133,8 @@ void wire_operator_decision_free(struct wire_operator_decision *d)
 }
 
 int wire_operator_decode_decision_request(const char *body, size_t len,
-					  struct wire_operator_decision *out, struct wire_status *st)
+					  struct wire_operator_decision *out,
+					  struct wire_status *st)
 {
 	cleanup_cjson cJSON *root = NULL;
 	cleanup_free char *why = NULL;

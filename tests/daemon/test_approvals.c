@@ -24,13 +24,23 @@
 #define OPS "bulkhead.v1.OperatorService/"
 
 static struct daemon d;
-static void stop(void) { daemon_stop(&d); }
+static void stop(void)
+{
+	daemon_stop(&d);
+}
 static void start_required(void)
 {
-	daemon_start(&d, "--approval required --approval-timeout 60s --approval-cap-per-principal 1");
+	daemon_start(&d,
+		     "--approval required --approval-timeout 60s --approval-cap-per-principal 1");
 }
-static void start_short(void) { daemon_start(&d, "--approval required --approval-timeout 1s"); }
-static void start_default(void) { daemon_start(&d, NULL); }
+static void start_short(void)
+{
+	daemon_start(&d, "--approval required --approval-timeout 1s");
+}
+static void start_default(void)
+{
+	daemon_start(&d, NULL);
+}
 
 struct session {
 	char id[64], fp[65];
@@ -161,9 +171,14 @@ static struct wire_error error_of(const struct answer *a)
 static void marker_digest(char out[65])
 {
 	struct bh_request_fields rq = {
-		.protocol = 3, .minimum_isolation = "", .software_mode = "", .kind = "cell",
-		.language = "python", .code = (const uint8_t *)MARKER_CODE,
-		.code_len = strlen(MARKER_CODE), .grant_profile = "",
+		.protocol = 3,
+		.minimum_isolation = "",
+		.software_mode = "",
+		.kind = "cell",
+		.language = "python",
+		.code = (const uint8_t *)MARKER_CODE,
+		.code_len = strlen(MARKER_CODE),
+		.grant_profile = "",
 	};
 	bh_request_digest(&rq, out);
 }
@@ -199,7 +214,8 @@ Test(approvals, a_held_call_runs_nothing_until_approved_then_answers_with_its_re
 	cr_assert_eq(dec->status, 200, "%s", dec->body);
 	struct wire_operator_decision out;
 	struct wire_status st;
-	cr_assert_eq(wire_operator_decode_decision(dec->body, dec->len, &out, &st), 0, "%s", st.msg);
+	cr_assert_eq(wire_operator_decode_decision(dec->body, dec->len, &out, &st), 0, "%s",
+		     st.msg);
 	cr_expect_str_eq(out.by, "watcher", "who decided is the operator's token's principal");
 	cr_expect_str_eq(out.decision, "approve");
 	wire_operator_decision_free(&out);
@@ -221,8 +237,8 @@ Test(approvals, a_held_call_runs_nothing_until_approved_then_answers_with_its_re
 
 	char *ev = approval_events(want);
 	char line[512];
-	snprintf(line, sizeof line, "held (waits up to 60 s); request %s; SessionRun call %s of runner\n",
-		 want, id);
+	snprintf(line, sizeof line,
+		 "held (waits up to 60 s); request %s; SessionRun call %s of runner\n", want, id);
 	cr_expect(strstr(ev, line) != NULL, "%s", ev);
 	snprintf(line, sizeof line,
 		 "approved by watcher; request %s; SessionRun call %s of runner; reason: reviewed, "
@@ -235,8 +251,8 @@ Test(approvals, a_held_call_runs_nothing_until_approved_then_answers_with_its_re
 	wire_operator_approvals_free(&l);
 	struct answer *m = daemon_get_as(&d, d.op_token, "metrics");
 	cr_expect(strstr(m->body, "bulkhead_approvals_waiting 0\n") != NULL, "%s", m->body);
-	cr_expect(strstr(m->body, "bulkhead_approvals_total{outcome=\"approved\"} 1\n") != NULL, "%s",
-		  m->body);
+	cr_expect(strstr(m->body, "bulkhead_approvals_total{outcome=\"approved\"} 1\n") != NULL,
+		  "%s", m->body);
 	answer_free(m);
 }
 
@@ -310,7 +326,8 @@ Test(approvals, deciding_needs_the_operator_scope_and_a_known_id, .init = start_
      .fini = stop)
 {
 	/* A one-shot Run is held too. */
-	struct agent g = {.token = d.run_token, .path = SVC "Run",
+	struct agent g = {.token = d.run_token,
+			  .path = SVC "Run",
 			  .body = "{\"protocol\":3,\"javascript\":{\"code\":\"console.log(1)\"}}"};
 	agent_start(&g);
 	struct wire_operator_approvals l = wait_held(1);
@@ -378,8 +395,8 @@ Test(approvals, a_clients_line_with_approval_required_holds_only_that_principal,
      .init = start_default, .fini = stop)
 {
 	char cmd[9000];
-	snprintf(cmd, sizeof cmd, "sed -i 's/^\\(stranger .*\\)$/\\1 approval=required/' '%s/clients'",
-		 d.dir);
+	snprintf(cmd, sizeof cmd,
+		 "sed -i 's/^\\(stranger .*\\)$/\\1 approval=required/' '%s/clients'", d.dir);
 	cr_assert_eq(system(cmd), 0);
 	kill(d.pid, SIGHUP);
 	usleep(300 * 1000);
@@ -408,7 +425,8 @@ Test(approvals, a_clients_line_with_approval_required_holds_only_that_principal,
  * exit status of an id no longer held. */
 static int cli(char *out, size_t len, const char *args)
 {
-	return harness_sh_into(out, len, "%s approvals --attach '%s' --token-file '%s/op.token' %s 2>&1",
+	return harness_sh_into(out, len,
+			       "%s approvals --attach '%s' --token-file '%s/op.token' %s 2>&1",
 			       BH_TEST_CLI, d.sock, d.dir, args);
 }
 
@@ -423,7 +441,8 @@ Test(approvals, the_cli_lists_held_calls_and_decides_them_with_exit_codes, .init
 	fclose(f);
 	struct session s;
 	open_session(&s, d.run_token);
-	struct agent g = {.token = d.run_token, .session_id = s.id,
+	struct agent g = {.token = d.run_token,
+			  .session_id = s.id,
 			  .code = "print('first line')\nprint('second')"};
 	agent_start(&g);
 	struct wire_operator_approvals l = wait_held(1);
@@ -450,7 +469,8 @@ Test(approvals, the_cli_lists_held_calls_and_decides_them_with_exit_codes, .init
 	cr_expect(strstr(out, "denied by watcher: not in business hours") != NULL, "%s", out);
 	struct answer *a = agent_join(&g);
 	cr_expect_eq(a->status, 403, "%s", a->body);
-	cr_expect(strstr(a->body, "denied by watcher: not in business hours") != NULL, "%s", a->body);
+	cr_expect(strstr(a->body, "denied by watcher: not in business hours") != NULL, "%s",
+		  a->body);
 	answer_free(a);
 
 	snprintf(args, sizeof args, "approve %s", id);
@@ -503,7 +523,8 @@ Test(approvals, a_held_call_whose_client_hangs_up_is_dropped_and_nothing_runs,
 		usleep(100 * 1000);
 	}
 	cr_expect(strstr(ev, "held (waits up to 60 s)") != NULL, "%s", ev);
-	cr_expect(strstr(ev, "dropped: the client went away while it was held; nothing ran") != NULL,
+	cr_expect(strstr(ev, "dropped: the client went away while it was held; nothing ran") !=
+			  NULL,
 		  "%s", ev);
 	free(ev);
 	struct wire_operator_approvals l = list_approvals(d.op_token);
@@ -529,7 +550,8 @@ Test(approvals, stopping_the_daemon_refuses_what_is_held, .init = start_required
 	int st = 0;
 	for (int i = 0; i < 200 && waitpid(d.pid, &st, WNOHANG) == 0; i++)
 		usleep(50 * 1000);
-	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the daemon did not stop cleanly (%d)", st);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the daemon did not stop cleanly (%d)",
+		  st);
 	d.pid = 0;
 	daemon_stop(&d);
 }
@@ -592,7 +614,8 @@ Test(approvals, a_call_approved_after_its_session_closed_is_refused_as_ended,
 	char body[256];
 	snprintf(body, sizeof body, "{\"protocol\":3,\"sessionId\":\"%s\"}", s.id);
 	struct answer *a = daemon_call(&d, d.run_token, SVC "CloseSession", body);
-	cr_assert_eq(a->status, 200, "the session did not close while its call was held: %s", a->body);
+	cr_assert_eq(a->status, 200, "the session did not close while its call was held: %s",
+		     a->body);
 	answer_free(a);
 	a = decide(d.op_token, id, "approve", "too late");
 	cr_expect_eq(a->status, 200, "%s", a->body);

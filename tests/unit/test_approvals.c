@@ -48,7 +48,8 @@ Test(approvals_clients, an_unknown_key_or_value_is_refused_naming_the_line)
 		const char *line2, *says;
 	} cases[] = {
 		{"b " OTHER " code:run aproval=required\n", "unknown option \"aproval\""},
-		{"b " OTHER " code:run approval=sometimes\n", "approval must be \"required\" or \"none\""},
+		{"b " OTHER " code:run approval=sometimes\n",
+		 "approval must be \"required\" or \"none\""},
 		{"b " OTHER " code:run approval=\n", "approval must be"},
 		{"b " OTHER " code:run approval=Required\n", "approval must be"},
 		{"b " OTHER " code:run required\n", "unknown option \"required\""},
@@ -63,7 +64,8 @@ Test(approvals_clients, an_unknown_key_or_value_is_refused_naming_the_line)
 		free(why);
 	}
 	/* A token pasted where the option goes is still called a token. */
-	char *why = parse_fails("a " DIGEST " code:run bh_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n");
+	char *why = parse_fails("a " DIGEST
+				" code:run bh_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n");
 	cr_expect(strstr(why, "looks like a token") != NULL, "%s", why);
 	cr_expect(strstr(why, "bh_AAAA") == NULL, "the refusal repeats the token: %s", why);
 	free(why);
@@ -72,16 +74,31 @@ Test(approvals_clients, an_unknown_key_or_value_is_refused_naming_the_line)
 static struct wire_operator_approvals sample(struct wire_operator_approval_file *file)
 {
 	static struct wire_operator_approval held = {
-		.id = "3f9a1c2b7d4e", .procedure = "SessionRun", .principal = "runner",
-		.run_key = "run-7", .owner = "c0ffee", .session = "ab12", .isolation = "kernel",
-		.kind = "cell", .language = "python", .code = "import os\nprint(os.getcwd())",
-		.request_sha256 = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-		.held_unix_ms = 1764590000000, .deadline_unix_ms = 1764590060000, .n_files = 1,
+		.id = "3f9a1c2b7d4e",
+		.procedure = "SessionRun",
+		.principal = "runner",
+		.run_key = "run-7",
+		.owner = "c0ffee",
+		.session = "ab12",
+		.isolation = "kernel",
+		.kind = "cell",
+		.language = "python",
+		.code = "import os\nprint(os.getcwd())",
+		.request_sha256 =
+			"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		.held_unix_ms = 1764590000000,
+		.deadline_unix_ms = 1764590060000,
+		.n_files = 1,
 	};
-	wire_operator_approval_file_of(file, held.id, "data/in.csv", (const uint8_t *)"a,b\n1,2\n", 8);
-	return (struct wire_operator_approvals){.approvals = &held, .n = 1, .files = file,
-						.n_files = 1, .cap_total = 64,
-						.cap_per_principal = 8, .timeout_ms = 60000};
+	wire_operator_approval_file_of(file, held.id, "data/in.csv", (const uint8_t *)"a,b\n1,2\n",
+				       8);
+	return (struct wire_operator_approvals){.approvals = &held,
+						.n = 1,
+						.files = file,
+						.n_files = 1,
+						.cap_total = 64,
+						.cap_per_principal = 8,
+						.timeout_ms = 60000};
 }
 
 Test(approvals_codec, a_held_call_and_its_files_read_back_as_written)
@@ -91,7 +108,8 @@ Test(approvals_codec, a_held_call_and_its_files_read_back_as_written)
 	char *json = wire_operator_encode_approvals(&a);
 	struct wire_operator_approvals back;
 	struct wire_status st;
-	cr_assert_eq(wire_operator_decode_approvals(json, strlen(json), &back, &st), 0, "%s", st.msg);
+	cr_assert_eq(wire_operator_decode_approvals(json, strlen(json), &back, &st), 0, "%s",
+		     st.msg);
 	cr_assert_eq(back.n, 1);
 	cr_expect_str_eq(back.approvals[0].id, "3f9a1c2b7d4e");
 	cr_expect_str_eq(back.approvals[0].principal, "runner");
@@ -130,8 +148,8 @@ Test(approvals_codec, a_damaged_answer_is_refused_naming_the_field)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct wire_operator_approvals out;
 		struct wire_status st;
-		cr_expect_lt(wire_operator_decode_approvals(cases[i].body, strlen(cases[i].body), &out,
-							    &st),
+		cr_expect_lt(wire_operator_decode_approvals(cases[i].body, strlen(cases[i].body),
+							    &out, &st),
 			     0, "case %zu accepted", i);
 		cr_expect_eq(st.code, WIRE_DATA_LOSS, "case %zu", i);
 		cr_expect(strstr(st.msg, "ListApprovals: ") == st.msg, "case %zu: %s", i, st.msg);
@@ -154,15 +172,16 @@ Test(approvals_codec, a_decision_request_is_read_strictly_and_who_is_never_the_c
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct wire_operator_decision d;
 		struct wire_status st;
-		cr_expect_lt(wire_operator_decode_decision_request(bad[i].body, strlen(bad[i].body), &d,
-								   &st),
+		cr_expect_lt(wire_operator_decode_decision_request(bad[i].body, strlen(bad[i].body),
+								   &d, &st),
 			     0, "case %zu accepted", i);
 		cr_expect_eq(st.code, WIRE_INVALID_ARGUMENT, "case %zu", i);
 		cr_expect_eq(st.reason, WIRE_REFUSAL_REQUEST, "case %zu", i);
 		cr_expect(strstr(st.msg, bad[i].says) != NULL, "case %zu: %s", i, st.msg);
 	}
 	char longer[WIRE_APPROVAL_REASON_MAX + 100];
-	int n = snprintf(longer, sizeof longer, "{\"id\":\"x\",\"decision\":\"deny\",\"reason\":\"");
+	int n = snprintf(longer, sizeof longer,
+			 "{\"id\":\"x\",\"decision\":\"deny\",\"reason\":\"");
 	memset(longer + n, 'r', WIRE_APPROVAL_REASON_MAX + 1);
 	snprintf(longer + n + WIRE_APPROVAL_REASON_MAX + 1, 8, "\"}");
 	struct wire_operator_decision d;
@@ -170,8 +189,10 @@ Test(approvals_codec, a_decision_request_is_read_strictly_and_who_is_never_the_c
 	cr_expect_lt(wire_operator_decode_decision_request(longer, strlen(longer), &d, &st), 0);
 	cr_expect(strstr(st.msg, "longer than 512 bytes") != NULL, "%s", st.msg);
 
-	const char *ok = "{\"id\":\"x\",\"decision\":\"deny\",\"reason\":\"no net\",\"by\":\"root\"}";
-	cr_assert_eq(wire_operator_decode_decision_request(ok, strlen(ok), &d, &st), 0, "%s", st.msg);
+	const char *ok =
+		"{\"id\":\"x\",\"decision\":\"deny\",\"reason\":\"no net\",\"by\":\"root\"}";
+	cr_assert_eq(wire_operator_decode_decision_request(ok, strlen(ok), &d, &st), 0, "%s",
+		     st.msg);
 	cr_expect_str_eq(d.reason, "no net");
 	cr_expect_str_eq(d.by, "", "the request named who decided");
 	wire_operator_decision_free(&d);
@@ -209,14 +230,16 @@ Test(approvals_clients, token_create_writes_the_approval_option_and_list_shows_i
 	char dir[] = "/tmp/bh-approvals-token.XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
 	char out[4096];
-	int rc = harness_sh_into(out, sizeof out,
-				 "%s token create agent --scope code:run --approval required --clients "
-				 "'%s/clients' 2>/dev/null >/dev/null; echo $?",
-				 BH_TEST_CLI, dir);
+	int rc = harness_sh_into(
+		out, sizeof out,
+		"%s token create agent --scope code:run --approval required --clients "
+		"'%s/clients' 2>/dev/null >/dev/null; echo $?",
+		BH_TEST_CLI, dir);
 	cr_assert_eq(rc, 0);
 	cr_expect_str_eq(out, "0\n");
-	rc = harness_sh_into(out, sizeof out, "%s token create ops --scope operator --approval maybe "
-				"--clients '%s/clients' 2>&1",
+	rc = harness_sh_into(out, sizeof out,
+			     "%s token create ops --scope operator --approval maybe "
+			     "--clients '%s/clients' 2>&1",
 			     BH_TEST_CLI, dir);
 	cr_expect_neq(rc, 0, "a bad --approval was taken: %s", out);
 	cr_expect(strstr(out, "--approval is required or none") != NULL, "%s", out);

@@ -182,8 +182,8 @@ static void decided(void *arg, const char *err)
 	if (err)
 		app_flash(d->a, C_BAD, "%s %s: %s", d->approve ? "approve" : "deny", d->id, err);
 	else
-		app_flash(d->a, d->approve ? C_GOOD : C_WARN, "%s %s", d->approve ? "approved" : "denied",
-			  d->id);
+		app_flash(d->a, d->approve ? C_GOOD : C_WARN, "%s %s",
+			  d->approve ? "approved" : "denied", d->id);
 	app_refresh(d->a);
 	free(d);
 }
@@ -205,7 +205,8 @@ static void got_reason(struct app *a, const char *text, void *arg)
 	struct held_list *l = list_of(arg);
 	snprintf(l->reason, sizeof l->reason, "%s", text);
 	if (!l->approve && !*l->reason) {
-		app_flash(a, C_WARN, "a denial needs a reason (the agent is told it); nothing decided");
+		app_flash(a, C_WARN,
+			  "a denial needs a reason (the agent is told it); nothing decided");
 		return;
 	}
 	char q[160];
@@ -237,7 +238,8 @@ static const struct held_copy *target(struct app *a, struct view *v)
 	}
 	const struct held_copy *h = id ? find(l, id) : NULL;
 	if (!h)
-		app_flash(a, C_INFO, "no held call %s", v->ops->draw ? "here any more" : "selected");
+		app_flash(a, C_INFO, "no held call %s",
+			  v->ops->draw ? "here any more" : "selected");
 	return h;
 }
 
@@ -329,7 +331,8 @@ static void draw_one(struct app *a, struct view *v, int top, int bottom)
 	const struct held_copy *h = find(l, v->arg);
 	if (!h) {
 		attron(theme_attr(C_DIM));
-		mvprintw(top + 1, 2, "%s", v->loading > 0 ? "loading..." : "(this call is no longer held)");
+		mvprintw(top + 1, 2, "%s",
+			 v->loading > 0 ? "loading..." : "(this call is no longer held)");
 		attroff(theme_attr(C_DIM));
 		return;
 	}
@@ -368,7 +371,9 @@ static void draw_one(struct app *a, struct view *v, int top, int bottom)
 		const struct ui_approval_file *f = &r->files[k];
 		snprintf(line, sizeof line, "--- file %s (%llu bytes%s) ---", f->name,
 			 (unsigned long long)f->size,
-			 f->binary ? ", binary: not shown" : f->truncated ? ", cut: not all shown" : "");
+			 f->binary      ? ", binary: not shown"
+			 : f->truncated ? ", cut: not all shown"
+					: "");
 		attron(A_BOLD);
 		put_lines(&y, bottom, &skip, a->cols, line);
 		attroff(A_BOLD);
