@@ -111,6 +111,14 @@ static struct wire_operator_approvals wait_held(size_t n)
 	return (struct wire_operator_approvals){0};
 }
 
+/* Waits until one call is held; its id. */
+static void held_id(char id[32])
+{
+	struct wire_operator_approvals l = wait_held(1);
+	snprintf(id, 32, "%s", l.approvals[0].id);
+	wire_operator_approvals_free(&l);
+}
+
 static struct answer *decide(const char *token, const char *id, const char *decision,
 			     const char *reason)
 {
@@ -370,10 +378,8 @@ Test(approvals, past_the_cap_per_principal_a_call_is_refused_resource_exhausted,
 	open_session(&s, d.run_token);
 	struct agent g = {.token = d.run_token, .session_id = s.id, .code = "print(1)"};
 	agent_start(&g);
-	struct wire_operator_approvals l = wait_held(1);
 	char id[32];
-	snprintf(id, sizeof id, "%s", l.approvals[0].id);
-	wire_operator_approvals_free(&l);
+	held_id(id);
 
 	struct answer *a = daemon_cell(&d, d.run_token, s.id, "python", "print(2)");
 	cr_expect_eq(a->status, 429, "%s", a->body);
@@ -445,10 +451,8 @@ Test(approvals, the_cli_lists_held_calls_and_decides_them_with_exit_codes, .init
 			  .session_id = s.id,
 			  .code = "print('first line')\nprint('second')"};
 	agent_start(&g);
-	struct wire_operator_approvals l = wait_held(1);
 	char id[32];
-	snprintf(id, sizeof id, "%s", l.approvals[0].id);
-	wire_operator_approvals_free(&l);
+	held_id(id);
 
 	char out[8192], args[256];
 	cr_assert_eq(cli(out, sizeof out, ""), 0, "%s", out);
@@ -607,10 +611,8 @@ Test(approvals, a_call_approved_after_its_session_closed_is_refused_as_ended,
 	open_session(&s, d.run_token);
 	struct agent g = {.token = d.run_token, .session_id = s.id, .code = "print(1)"};
 	agent_start(&g);
-	struct wire_operator_approvals l = wait_held(1);
 	char id[32];
-	snprintf(id, sizeof id, "%s", l.approvals[0].id);
-	wire_operator_approvals_free(&l);
+	held_id(id);
 	char body[256];
 	snprintf(body, sizeof body, "{\"protocol\":3,\"sessionId\":\"%s\"}", s.id);
 	struct answer *a = daemon_call(&d, d.run_token, SVC "CloseSession", body);
