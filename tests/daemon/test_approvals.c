@@ -119,6 +119,15 @@ static void held_id(char id[32])
 	wire_operator_approvals_free(&l);
 }
 
+/* The runner's session and one cell of code in it, held: its id. */
+static void hold_cell(struct session *s, struct agent *g, const char *code, char id[32])
+{
+	open_session(s, d.run_token);
+	*g = (struct agent){.token = d.run_token, .session_id = s->id, .code = code};
+	agent_start(g);
+	held_id(id);
+}
+
 static struct answer *decide(const char *token, const char *id, const char *decision,
 			     const char *reason)
 {
@@ -375,11 +384,9 @@ Test(approvals, past_the_cap_per_principal_a_call_is_refused_resource_exhausted,
      .init = start_required, .fini = stop)
 {
 	struct session s;
-	open_session(&s, d.run_token);
-	struct agent g = {.token = d.run_token, .session_id = s.id, .code = "print(1)"};
-	agent_start(&g);
+	struct agent g;
 	char id[32];
-	held_id(id);
+	hold_cell(&s, &g, "print(1)", id);
 
 	struct answer *a = daemon_cell(&d, d.run_token, s.id, "python", "print(2)");
 	cr_expect_eq(a->status, 429, "%s", a->body);
@@ -608,11 +615,9 @@ Test(approvals, a_call_approved_after_its_session_closed_is_refused_as_ended,
      .init = start_required, .fini = stop)
 {
 	struct session s;
-	open_session(&s, d.run_token);
-	struct agent g = {.token = d.run_token, .session_id = s.id, .code = "print(1)"};
-	agent_start(&g);
+	struct agent g;
 	char id[32];
-	held_id(id);
+	hold_cell(&s, &g, "print(1)", id);
 	char body[256];
 	snprintf(body, sizeof body, "{\"protocol\":3,\"sessionId\":\"%s\"}", s.id);
 	struct answer *a = daemon_call(&d, d.run_token, SVC "CloseSession", body);
