@@ -41,6 +41,7 @@ static const struct view_ops *const all_views[] = {
 	&view_sandboxes, &view_runs, &view_records, &view_events, &view_walls,
 	&view_leaks,	 &view_replay, &view_help,
 	&view_answers, /* ---- tables ---- */
+	&view_approvals, /* ---- approvals ---- */
 };
 
 void app_flash(struct app *a, enum ui_color c, const char *fmt, ...)
@@ -182,11 +183,23 @@ static bool link_down(struct app *a, char *since, size_t since_n, char *why, siz
 	return a->src->ops->link_down && a->src->ops->link_down(a->src, since, since_n, why, why_n);
 }
 
+/* ---- approvals ---- */
+static void header_approvals_cb(void *arg, const struct ui_approval *rows, size_t n,
+				const char *err)
+{
+	(void)rows;
+	struct app *a = arg;
+	a->approvals_waiting = err ? 0 : n;
+}
+
 void app_refresh(struct app *a)
 {
 	/* The sources answer the header and the view from one request when
 	 * both ask in one turn (the attached source sends one ListSessions). */
 	a->src->ops->sessions(a->src, header_counts_cb, a);
+	/* Only a daemon holds calls: the header counts them there. */
+	if (!strcmp(a->src->ops->kind, "attached"))
+		a->src->ops->approvals(a->src, header_approvals_cb, a);
 	if (a->view->ops->load)
 		a->view->ops->load(a, a->view);
 	else if (a->refresh_asked) {
@@ -235,6 +248,9 @@ static void draw_status_line(struct app *a)
 		return;
 	}
 	snprintf(line, sizeof line, "tiers: %s   sessions: %s", a->tiers, a->counts);
+	if (a->approvals_waiting) /* ---- approvals ---- */
+		snprintf(line + strlen(line), sizeof line - strlen(line), "   approvals: %zu waiting",
+			 a->approvals_waiting);
 	mvaddnstr(1, 0, line, a->cols);
 }
 
@@ -608,7 +624,7 @@ static void run_command(struct app *a, const char *text, void *arg)
 			return;
 		}
 	}
-	app_flash(a, C_BAD, "no command :%s (views: :sb :runs :rec :events :walls :leaks :replay; :q)", cmd);
+	app_flash(a, C_BAD, "no command :%s (views: :sb :runs :rec :events :walls :leaks :ap :replay; :q)", cmd);
 }
 
 /* Applied as it is typed; a changed filter selects its first match. */

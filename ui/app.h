@@ -141,6 +141,7 @@ extern const struct view_ops view_describe;
 void fmt_utc(char *buf, size_t n, int64_t unix_ms);
 /* ---- procs: inside a sandbox (views/processes.c, files.c, file.c) ---- */
 extern const struct view_ops view_processes, view_files, view_file;
+extern const struct view_ops view_approvals, view_approval; /* ---- approvals ---- */
 
 struct app {
 	struct ui_source *src;
@@ -168,6 +169,8 @@ struct app {
 	/* ---- truth ---- */
 	bool refresh_asked;   /* ctrl-r: "refreshed" waits for the view's answer */
 	uint64_t retry_ms;    /* while the link is down: the wait before the next try */
+	/* ---- approvals ---- */
+	size_t approvals_waiting; /* calls the daemon holds, for the header */
 };
 
 void app_flash(struct app *a, enum ui_color c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

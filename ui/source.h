@@ -108,6 +108,32 @@ void ui_source_no_list_files(struct ui_source *s, const char *fp, const char *pa
 			     void *arg);
 void ui_source_no_read_file(struct ui_source *s, const char *fp, const char *path, uint32_t max,
 			    ui_file_fn cb, void *arg);
+}
+
+/* ---- approvals ---- */
+/* A call a daemon holds for a person's decision (docs/api.md, Approvals). */
+struct ui_approval_file {
+	char name[256];
+	uint64_t size;
+	bool binary, truncated;
+	const char *text; /* valid during the callback */
+};
+struct ui_approval {
+	char id[16], procedure[16], principal[65], run_key[65], owner[65], session[65];
+	char tier[12], kind[16], language[16], request[65];
+	const char *code; /* valid during the callback */
+	uint64_t code_bytes;
+	bool code_omitted; /* the daemon's answer left it out (too much held to list) */
+	int64_t held_ms, deadline_ms;
+	const struct ui_approval_file *files;
+	size_t n_files;
+};
+typedef void (*ui_approvals_fn)(void *arg, const struct ui_approval *rows, size_t n,
+				const char *error);
+/* Sources without a daemon say why in the error (the view shows it). */
+#define UI_APPROVALS_DAEMONS                                                                       \
+	"approvals are a daemon's: held calls wait in `bulkhead serve --approval required`; "     \
+	"attach to it (bulkhead console --attach SOCK)"
 
 struct ui_source_ops {
 	const char *kind; /* "embedded", "attached", "store" */
@@ -155,6 +181,10 @@ struct ui_source_ops {
 			   void *arg);
 	void (*read_file)(struct ui_source *s, const char *fp, const char *path, uint32_t max,
 			  ui_file_fn cb, void *arg);
+	/* ---- approvals ---- */
+	void (*approvals)(struct ui_source *s, ui_approvals_fn cb, void *arg);
+	void (*decide)(struct ui_source *s, const char *id, bool approve, const char *reason,
+		       ui_done_fn cb, void *arg);
 };
 
 struct ui_source {

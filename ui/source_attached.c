@@ -3,6 +3,7 @@
  * console's loop from libcurl's multi socket interface. */
 #include "source.h"
 #include "client.h"
+#include "base.h" /* ---- approvals: xzalloc ---- */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -804,6 +805,91 @@ static char *check_at_start(struct attached *m, const char *target, const char *
 	return why;
 }
 
+/* ---- approvals ---- */
+
+struct approvals_ask {
+	struct attached *m;
+	ui_approvals_fn cb;
+	void *arg;
+};
+
+static void on_approvals(void *arg, const struct wire_operator_approvals *res,
+			 const struct bh_client_error *err)
+{
+	struct approvals_ask done = *(struct approvals_ask *)arg;
+	done.m->pending--;
+	free(arg);
+	if (err) {
+		done.cb(done.arg, NULL, 0, err->message);
+		return;
+	}
+	struct ui_approval *rows = xzalloc((res->n ? res->n : 1) * sizeof *rows);
+	struct ui_approval_file *files = xzalloc((res->n_files ? res->n_files : 1) * sizeof *files);
+	size_t f = 0;
+	for (size_t i = 0; i < res->n; i++) {
+		const struct wire_operator_approval *h = &res->approvals[i];
+		struct ui_approval *r = &rows[i];
+		snprintf(r->id, sizeof r->id, "%s", h->id);
+		snprintf(r->procedure, sizeof r->procedure, "%s", h->procedure);
+		snprintf(r->principal, sizeof r->principal, "%s", h->principal);
+		snprintf(r->run_key, sizeof r->run_key, "%s", h->run_key);
+		snprintf(r->owner, sizeof r->owner, "%s", h->owner);
+		snprintf(r->session, sizeof r->session, "%s", h->session);
+		snprintf(r->tier, sizeof r->tier, "%s", h->isolation);
+		snprintf(r->kind, sizeof r->kind, "%s", h->kind);
+		snprintf(r->language, sizeof r->language, "%s", h->language);
+		snprintf(r->request, sizeof r->request, "%s", h->request_sha256);
+		r->code = h->code;
+		r->code_bytes = h->code_bytes;
+		r->code_omitted = h->code_omitted;
+		r->held_ms = h->held_unix_ms;
+		r->deadline_ms = h->deadline_unix_ms;
+		r->files = files + f;
+		/* The codec checked that every file names a held call. */
+		for (size_t k = 0; k < res->n_files; k++) {
+			if (strcmp(res->files[k].approval, h->id))
+				continue;
+			struct ui_approval_file *o = &files[f++];
+			snprintf(o->name, sizeof o->name, "%s", res->files[k].name);
+			o->size = res->files[k].size;
+			o->binary = res->files[k].binary;
+			o->truncated = res->files[k].truncated;
+			o->text = res->files[k].text;
+			r->n_files++;
+		}
+	}
+	done.cb(done.arg, rows, res->n, NULL);
+	free(files);
+	free(rows);
+}
+
+static void approvals(struct ui_source *s, ui_approvals_fn cb, void *arg)
+{
+	struct approvals_ask *a = xzalloc(sizeof *a);
+	*a = (struct approvals_ask){A(s), cb, arg};
+	A(s)->pending++;
+	struct bh_client_error *err = NULL;
+	if (bh_client_list_approvals_async(A(s)->c, on_approvals, a, &err) < 0) {
+		char why[512];
+		A(s)->pending--;
+		free(a);
+		cb(arg, NULL, 0, not_started(err, why, sizeof why));
+	}
+}
+
+static void decide(struct ui_source *s, const char *id, bool approve, const char *reason,
+		   ui_done_fn cb, void *arg)
+{
+	struct ask *a = ask_new(A(s), arg);
+	a->cb.done = cb;
+	struct bh_client_error *err = NULL;
+	if (bh_client_decide_approval_async(A(s)->c, id, approve, reason, on_done, a, &err) < 0) {
+		char why[512];
+		ask_end(a);
+		cb(arg, not_started(err, why, sizeof why));
+	}
+}
+
 static const struct ui_source_ops attached_ops = {
 	.kind = "attached",
 	.has_engine = true,
@@ -831,6 +917,8 @@ static const struct ui_source_ops attached_ops = {
 	.processes = processes,
 	.list_files = list_files,
 	.read_file = read_file,
+	.approvals = approvals, /* ---- approvals ---- */
+	.decide = decide,
 };
 
 struct ui_source *ui_source_attached(const char *target, const char *token, char **why)

@@ -497,6 +497,20 @@ static void session_detail(struct ui_source *s, const char *fp, ui_detail_fn cb,
 	free(code);
 }
 
+/* ---- approvals ---- */
+static void approvals(struct ui_source *s, ui_approvals_fn cb, void *arg)
+{
+	(void)s;
+	cb(arg, NULL, 0, UI_APPROVALS_DAEMONS);
+}
+
+static void decide(struct ui_source *s, const char *id, bool approve, const char *reason,
+		   ui_done_fn cb, void *arg)
+{
+	(void)s, (void)id, (void)approve, (void)reason;
+	cb(arg, UI_APPROVALS_DAEMONS);
+}
+
 static const struct ui_source_ops embedded_ops = {
 	.kind = "embedded",
 	.has_engine = true,
@@ -523,6 +537,8 @@ static const struct ui_source_ops embedded_ops = {
 	.processes = processes,
 	.list_files = list_files,
 	.read_file = read_file,
+	.approvals = approvals, /* ---- approvals ---- */
+	.decide = decide,
 };
 
 struct ui_source *ui_source_embedded(const struct bh_config *cfg, char **why)

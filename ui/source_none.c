@@ -92,6 +92,20 @@ static void session_detail(struct ui_source *s, const char *fp, ui_detail_fn cb,
 	cb(arg, NULL, NULL, NO_SOURCE);
 }
 
+/* ---- approvals ---- */
+static void approvals(struct ui_source *s, ui_approvals_fn cb, void *arg)
+{
+	(void)s;
+	cb(arg, NULL, 0, NO_SOURCE);
+}
+
+static void decide(struct ui_source *s, const char *id, bool approve, const char *reason,
+		   ui_done_fn cb, void *arg)
+{
+	(void)s, (void)id, (void)approve, (void)reason;
+	cb(arg, NO_SOURCE);
+}
+
 static const struct ui_source_ops none_ops = {
 	.kind = "none",
 	.has_engine = false,
@@ -118,6 +132,8 @@ static const struct ui_source_ops none_ops = {
 	.processes = ui_source_no_processes,
 	.list_files = ui_source_no_list_files,
 	.read_file = ui_source_no_read_file,
+	.approvals = approvals, /* ---- approvals ---- */
+	.decide = decide,
 };
 
 struct ui_source *ui_source_none(void)

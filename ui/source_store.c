@@ -165,6 +165,20 @@ static void session_detail(struct ui_source *s, const char *fp, ui_detail_fn cb,
 	cb(arg, NULL, NULL, "describe asks a live engine for the cell in flight; this is a store opened read-only");
 }
 
+/* ---- approvals ---- */
+static void approvals(struct ui_source *s, ui_approvals_fn cb, void *arg)
+{
+	(void)s;
+	cb(arg, NULL, 0, "held calls need a live daemon; this is a store opened read-only (its events keep past decisions)");
+}
+
+static void decide(struct ui_source *s, const char *id, bool approve, const char *reason,
+		   ui_done_fn cb, void *arg)
+{
+	(void)s, (void)id, (void)approve, (void)reason;
+	cb(arg, "held calls need a live daemon; this is a store opened read-only (its events keep past decisions)");
+}
+
 static const struct ui_source_ops store_ops = {
 	.kind = "store",
 	.has_engine = false,
@@ -191,6 +205,8 @@ static const struct ui_source_ops store_ops = {
 	.processes = ui_source_no_processes,
 	.list_files = ui_source_no_list_files,
 	.read_file = ui_source_no_read_file,
+	.approvals = approvals, /* ---- approvals ---- */
+	.decide = decide,
 };
 
 struct ui_source *ui_source_store(const char *db_path, char **why)

@@ -28,7 +28,9 @@ bh_library(bulkhead-ui ui
   # ---- tables ----
   ui/answers.c
   ui/copy.c
-  ui/draw_clip.c)
+  ui/draw_clip.c
+  # ---- approvals ----
+  ui/views/approvals.c)
 # ---- procs ----
 target_sources(bulkhead-ui PRIVATE ui/source_procs.c ui/ui_text.c ui/views/processes.c ui/views/files.c
   ui/views/file.c ui/views/files_save.c)

@@ -591,6 +591,16 @@ int bh_engine_events(bh_engine *e, int64_t after_id, size_t limit, bh_event_fn f
 int bh_engine_events_newest(bh_engine *e, int64_t before_id, size_t limit, bh_event_fn fn,
 			    void *arg, bh_error **err);
 
+/* ---- approvals ---- */
+/* Keeps a step of the daemon's approval desk (a call held, approved, denied
+ * or timed out: who, when, why, and the request digest its record carries)
+ * as an event of kind "approval" naming the session's fingerprint ("" for a
+ * one-shot Run). A denied or timed-out call has no record (it was refused
+ * not dispatched), so this event is where its decision is kept. */
+#define BH_EVENT_APPROVAL "approval"
+int bh_engine_note_approval(bh_engine *e, const char *fingerprint, const char *detail,
+			    bh_error **err);
+
 /* A store opened read-only, with no engine and no runtime: forensics on a
  * copy of a production store, or reading beside a running engine. The file
  * is read as untrusted: SQLite in defensive mode with trusted_schema off,

@@ -357,6 +357,25 @@ int bh_client_list_files_async(bh_client *c, const char *fingerprint, const char
 int bh_client_read_file_async(bh_client *c, const char *fingerprint, const char *path,
 			      uint32_t max_bytes, bh_client_file_cb cb, void *arg,
 			      struct bh_client_error **err);
+}
+
+/* ---- approvals ---- */
+/* The calls the daemon holds for a person's decision (ListApprovals), and
+ * a decision (DecideApproval: approve, or deny with a reason). The daemon
+ * says who decided (this client's principal). */
+int bh_client_list_approvals(bh_client *c, struct wire_operator_approvals *out,
+			     struct bh_client_error **err);
+int bh_client_decide_approval(bh_client *c, const char *id, bool approve, const char *reason,
+			      struct wire_operator_decision *out, struct bh_client_error **err);
+/* The console's forms: the callback gets the decoded answer (the library's,
+ * valid during the callback) or the error. */
+typedef void (*bh_client_approvals_cb)(void *arg, const struct wire_operator_approvals *a,
+				       const struct bh_client_error *err);
+int bh_client_list_approvals_async(bh_client *c, bh_client_approvals_cb cb, void *arg,
+				   struct bh_client_error **err);
+int bh_client_decide_approval_async(bh_client *c, const char *id, bool approve,
+				    const char *reason, bh_client_done_cb cb, void *arg,
+				    struct bh_client_error **err);
 
 /* ---- finding a daemon ----------------------------------------------------- */
 

@@ -6,6 +6,11 @@
  *     ci      sha256:3f7a09c4...                                             code:run
  *     console sha256:91be22d0...                                             code:run,operator
  *
+ * A fourth field may set the client's approval policy (the approval desk,
+ * docs/api.md): `approval=required` holds its code calls for a person's
+ * decision, `approval=none` never holds them, whatever `serve --approval`
+ * says; without it the daemon's default applies. Any other key is refused.
+ *
  * Blank lines and lines starting with '#' are ignored; a field starting with
  * '#' ends the line. The file holds digests only, never a token. Tokens are
  * "bh_" + 43 base64url characters (32 random bytes); they are shown once, by
@@ -32,18 +37,27 @@ enum client_scope {
 	CLIENT_SCOPE_OPERATOR = 1u << 1, /* "operator": the bulkhead.v1 OperatorService */
 };
 
+/* ---- approvals ---- */
+enum client_approval {
+	CLIENT_APPROVAL_DEFAULT = 0, /* the daemon's (serve --approval) */
+	CLIENT_APPROVAL_REQUIRED,    /* "approval=required" */
+	CLIENT_APPROVAL_NONE,        /* "approval=none" */
+};
+
 /* One line of the file. */
 struct client_entry {
 	char name[CLIENTS_NAME_MAX + 1];
 	unsigned char digest[CLIENTS_DIGEST_LEN]; /* SHA-256 of the token */
 	unsigned scopes;                          /* enum client_scope bits */
 	unsigned line;                            /* 1-based line in the file it came from */
+	enum client_approval approval;
 };
 
 /* Who a token belongs to: a copy, valid after the table is reloaded or freed. */
 struct client_principal {
 	char name[CLIENTS_NAME_MAX + 1];
 	unsigned scopes;
+	enum client_approval approval;
 };
 
 struct clients;

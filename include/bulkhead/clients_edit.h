@@ -21,6 +21,14 @@
  * the file. */
 int clients_edit_create(const char *path, const char *name, unsigned scopes,
 			char token[CLIENTS_TOKEN_LEN + 1], char **why);
+/* ---- approvals ---- */
+/* The same, with the line's approval option (CLIENT_APPROVAL_DEFAULT: none
+ * written, the daemon's default applies). */
+int clients_edit_create_approval(const char *path, const char *name, unsigned scopes,
+				 enum client_approval approval, char token[CLIENTS_TOKEN_LEN + 1],
+				 char **why);
+/* "approval=required", "approval=none", or "" for the default. */
+const char *clients_approval_field(enum client_approval approval);
 /* Removes client `name`; refuses a name not in the file. */
 int clients_edit_revoke(const char *path, const char *name, char **why);
 

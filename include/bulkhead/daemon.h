@@ -34,6 +34,14 @@ struct bh_daemon_config {
 	/* The tier sessions and runs get (a request's floor only refuses);
 	 * BH_TIER_UNKNOWN (or 0) : the strongest offered. */
 	enum bh_tier tier;
+	/* ---- approvals ---- */
+	/* Code calls (SessionRun, Run) wait for a person's decision unless the
+	 * caller's line in the clients file says approval=none (and one that says
+	 * approval=required waits without it): serve --approval required. */
+	bool approval_required;
+	uint32_t approval_timeout_ms; /* how long a call is held; 0: 60 s */
+	unsigned approval_cap;        /* held calls in all; 0: 64 */
+	unsigned approval_cap_per_principal; /* 0: 8 */
 	/* Called once the listeners accept (tests and the CLI print "ready"). */
 	void (*on_ready)(void *arg, const char *socket_path, int tcp_port);
 	void *on_ready_arg;

@@ -79,6 +79,11 @@ struct scenario_step {
 	long long ms; /* kind wait */
 
 	char *action, *output; /* kind operator */
+
+	/* ---- approvals ---- */
+	/* kind call: what the operator saw and decided while the daemon held
+	 * the call ("approval": {"output"}); NULL when it was not held. */
+	char *approval;
 };
 
 struct scenario_source {

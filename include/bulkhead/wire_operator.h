@@ -251,5 +251,83 @@ void wire_operator_processes_free(struct wire_operator_processes *p);
 /* s (NUL-terminated bytes) as UTF-8: each byte outside a valid sequence
  * becomes U+FFFD. The caller frees it. */
 char *wire_utf8_lossy(const char *s);
+/* ---- approvals ------------------------------------------------------------------- */
+
+/* ListApprovals answers the calls the daemon holds for a person's decision
+ * (docs/api.md, Approvals); DecideApproval decides one. */
+#define WIRE_APPROVAL_REASON_MAX 512 /* bytes of a decision's reason */
+#define WIRE_APPROVAL_TEXT_MAX (64u << 10) /* a held file's bytes shown as text */
+#define WIRE_APPROVAL_FILES_TEXT_MAX (256u << 10) /* all of one call's files' text */
+/* The encoded code and text one ListApprovals answer carries (well under
+ * BH_CLIENT_MAX_ANSWER); past it, later calls are listed without them. */
+#define WIRE_APPROVAL_ANSWER_TEXT_MAX (16u << 20)
+
+struct wire_operator_approval { /* one held call */
+	const char *id;
+	const char *procedure;   /* "SessionRun" or "Run" */
+	const char *principal, *run_key, *owner;
+	const char *session;     /* fingerprint; "" for a one-shot Run */
+	const char *isolation;   /* the tier it would run on */
+	const char *kind;        /* "cell" or "javascript" */
+	const char *language;
+	const char *code;
+	char request_sha256[65]; /* the digest its record will carry */
+	int64_t held_unix_ms, deadline_unix_ms;
+	uint32_t n_files;
+	uint64_t code_bytes;     /* the code's size */
+	bool code_omitted;       /* this answer left the code out (see ListApprovals) */
+};
+
+struct wire_operator_approval_file { /* a file a held cell would write */
+	const char *approval;    /* the held call's id */
+	const char *name;
+	uint64_t size;
+	bool binary;             /* not UTF-8: text is "" */
+	bool truncated;          /* text holds the first WIRE_APPROVAL_TEXT_MAX bytes */
+	const char *text;
+};
+
+struct wire_operator_approvals { /* ListApprovals */
+	struct wire_operator_approval *approvals;
+	size_t n;
+	struct wire_operator_approval_file *files;
+	size_t n_files;
+	uint32_t cap_total, cap_per_principal;
+	uint32_t timeout_ms;     /* how long a call is held */
+};
+
+struct wire_operator_decision { /* DecideApproval's request and its answer */
+	const char *id;
+	const char *decision;    /* "approve" or "deny" */
+	const char *reason;
+	const char *by;          /* answered: the operator's principal */
+	int64_t decided_unix_ms; /* answered */
+};
+
+char *wire_operator_encode_approvals(const struct wire_operator_approvals *a);
+int wire_operator_decode_approvals(const char *body, size_t len, struct wire_operator_approvals *out,
+				   struct wire_status *st);
+void wire_operator_approvals_free(struct wire_operator_approvals *a);
+char *wire_operator_encode_decision(const struct wire_operator_decision *d);
+/* The daemon reads the request strictly (INVALID_ARGUMENT, marked REQUEST):
+ * id and decision are required, decision is "approve" or "deny", a denial
+ * needs a reason, a reason is at most WIRE_APPROVAL_REASON_MAX bytes. */
+int wire_operator_decode_decision_request(const char *body, size_t len,
+					  struct wire_operator_decision *out, struct wire_status *st);
+/* The client reads the answer (DATA_LOSS, as every answer). */
+int wire_operator_decode_decision(const char *body, size_t len, struct wire_operator_decision *out,
+				  struct wire_status *st);
+void wire_operator_decision_free(struct wire_operator_decision *d);
+/* What the daemon keeps of a held call: owned copies, and a file's bytes
+ * as the text shown (the first WIRE_APPROVAL_TEXT_MAX bytes, whole UTF-8
+ * characters; "" and binary when it is not UTF-8). */
+void wire_operator_approval_copy(struct wire_operator_approval *dst,
+				 const struct wire_operator_approval *src);
+void wire_operator_approval_clear(struct wire_operator_approval *a);
+void wire_operator_approval_file_of(struct wire_operator_approval_file *f, const char *approval,
+				    const char *name, const uint8_t *content, size_t len);
+void wire_operator_approval_file_clear(struct wire_operator_approval_file *f);
+/* The bytes s takes as a JSON string (escapes counted), for the budget. */
+size_t wire_operator_json_string_cost(const char *s);
 
 #endif

@@ -83,6 +83,7 @@ int cmd_doctor(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+int cmd_approvals(int argc, char **argv); /* ---- approvals ---- */
 int cmd_leaks(int argc, char **argv);
 int cmd_shell(int argc, char **argv);
 int cmd_records(int argc, char **argv);

@@ -227,6 +227,63 @@ static cJSON *hops_until(enum scenario_hop stopped_at)
 	return hops(SCENARIO_HOP_MODEL, (size_t)stopped_at + 1);
 }
 
+static int ensure_op(struct recording *r);
+
+/* ---- approvals: the operator decides a held call while the agent waits ---- */
+/* The daemon (serve --approval required, from the script's daemon_args)
+ * holds the call: the worker's request stays open while the operator's
+ * client finds it and decides it. What the operator saw and did goes into
+ * the step ("approval"); the call's outcome is then recorded as usual. */
+static int decide_held(struct recording *r, struct worker *w, cJSON *s, const cJSON *approval,
+		       bool *done)
+{
+	const char *decision = rec_str(approval, "decision", "approve");
+	const char *reason = rec_str(approval, "reason", "");
+	if (ensure_op(r) < 0)
+		return -1;
+	for (int i = 0; i < 300 && !*done; i++) {
+		bh_manager_wait(w->m, done, 100);
+		struct wire_operator_approvals list;
+		struct bh_client_error *err = NULL;
+		if (bh_client_list_approvals(r->op, &list, &err) < 0) {
+			cli_error("%s: ListApprovals: %s", r->script_path, err->message);
+			bh_client_error_free(err);
+			return -1;
+		}
+		if (!list.n) {
+			wire_operator_approvals_free(&list);
+			continue;
+		}
+		char line[1024];
+		/* Not the call's id: it is new on every recording. */
+		snprintf(line, sizeof line, "held: %s of %s, waiting for a decision",
+			 list.approvals[0].procedure, list.approvals[0].principal);
+		struct wire_operator_decision out;
+		int rc = bh_client_decide_approval(r->op, list.approvals[0].id,
+						   !strcmp(decision, "approve"), reason, &out, &err);
+		wire_operator_approvals_free(&list);
+		if (rc < 0) {
+			cli_error("%s: DecideApproval: %s", r->script_path, err->message);
+			bh_client_error_free(err);
+			return -1;
+		}
+		cJSON *a = cJSON_AddObjectToObject(s, "approval");
+		cJSON_AddStringToObject(a, "decision", out.decision);
+		cJSON_AddStringToObject(a, "reason", out.reason);
+		cJSON_AddStringToObject(a, "by", out.by);
+		size_t len = strlen(line);
+		snprintf(line + len, sizeof line - len, "; %s by %s%s%s",
+			 !strcmp(out.decision, "approve") ? "approved" : "denied", out.by,
+			 *out.reason ? ": " : "", out.reason);
+		cJSON_AddStringToObject(a, "output", line);
+		wire_operator_decision_free(&out);
+		return 0;
+	}
+	cli_error("%s: the call was never held (is the daemon started with --approval required?)",
+		  r->script_path);
+	return -1;
+}
+
 static int do_call(struct recording *r, const cJSON *src, const cJSON *call)
 {
 	const char *lang_name = rec_str(call, "language", "python"), *code = rec_str(call, "code", NULL);
@@ -265,6 +322,13 @@ static int do_call(struct recording *r, const cJSON *src, const cJSON *call)
 		o.err = err;
 	}
 	free(files);
+	const cJSON *approval = cJSON_GetObjectItemCaseSensitive(src, "approval");
+	if (approval && decide_held(r, w, s, approval, &o.done) < 0) {
+		while (!o.done)
+			bh_manager_wait(w->m, &o.done, 1000);
+		cJSON_Delete(s);
+		return -1;
+	}
 	while (!o.done)
 		bh_manager_wait(w->m, &o.done, 1000);
 	if (!o.err) {

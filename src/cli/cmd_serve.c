@@ -14,6 +14,8 @@ static const char usage[] =
 	"                      [--shutdown close|hibernate] [--drain DUR] [--rate N]\n"
 	"                      [--pool N] [--pool-age DUR] [--memory-budget MiB] [--sandbox-memory MiB]\n"
 	"                      [--min-free MiB] [--session-disk MiB]\n"
+	"                      [--approval required|none] [--approval-timeout DUR]\n"
+	"                      [--approval-cap N] [--approval-cap-per-principal N]\n"
 	"DUR is a number with ms, s, m or h (\"500ms\", \"5m\").\n"
 	"Admission: every open session, Run call in flight and pooled sandbox holds a place.\n"
 	"  --max-sessions N    places in all (default 64)\n"
@@ -22,7 +24,12 @@ static const char usage[] =
 	"                      and --max-sessions admit, at least 1; 8 with the defaults)\n"
 	"Listeners: each takes 256 connections at most.\n"
 	"  --per-peer N        connections one local user (uid) may hold on each (default 64)\n"
-	"  --metrics-open      serve /metrics without a token (default: the operator scope)\n";
+	"  --metrics-open      serve /metrics without a token (default: the operator scope)\n"
+	"Approvals: code calls held until an operator decides (bulkhead approvals).\n"
+	"  --approval required hold every principal's calls, but those whose clients line\n"
+	"                      says approval=none (default none: only approval=required lines)\n"
+	"  --approval-timeout  how long a call waits before it is refused (default 60s, at most 5m)\n"
+	"  --approval-cap N    calls held at once in all (default 64); per principal (default 8)\n";
 
 /* A number from lo to hi written in digits only; -1 otherwise ("8x" is not
  * 8, "" is not 0). */
@@ -149,6 +156,16 @@ int cmd_serve(int argc, char **argv)
 			p->retention_ms = (uint64_t)ms;
 		else if (ms > 0 && ms <= 0xffffffffLL && !strcmp(a, "--drain"))
 			cfg.drain_ms = (uint32_t)ms;
+		/* ---- approvals ---- */
+		else if (!strcmp(a, "--approval") && (!strcmp(v, "required") || !strcmp(v, "none")))
+			cfg.approval_required = !strcmp(v, "required");
+		/* At most plimsoll's RPC ceiling: a client gives up on a call by then. */
+		else if (ms > 0 && ms <= 5LL * 60000 && !strcmp(a, "--approval-timeout"))
+			cfg.approval_timeout_ms = (uint32_t)ms;
+		else if (!strcmp(a, "--approval-cap") && (n = number_in(v, 1, 4096)) > 0)
+			cfg.approval_cap = (unsigned)n;
+		else if (!strcmp(a, "--approval-cap-per-principal") && (n = number_in(v, 1, 4096)) > 0)
+			cfg.approval_cap_per_principal = (unsigned)n;
 		else {
 			cli_error("serve: %s %s: not an option, or not a valid value for it\n%s", a, v,
 				  usage);

@@ -19,6 +19,7 @@
 
 #define USAGE                                                                                  \
 	"usage: bulkhead token create NAME --scope code:run[,operator] [--clients FILE]\n"     \
+	"                             [--approval required|none]\n"                            \
 	"       bulkhead token list [--clients FILE] [--json]\n"                               \
 	"       bulkhead token revoke NAME [--clients FILE]"
 
@@ -29,6 +30,7 @@ struct token_args {
 	unsigned scopes;
 	bool scope_given;
 	bool json;
+	enum client_approval approval; /* ---- approvals ---- */
 };
 
 /* The value of --opt VALUE or --opt=VALUE at argv[*i], or NULL when argv[*i]
@@ -76,6 +78,16 @@ static int parse(int argc, char **argv, struct token_args *a)
 			}
 			a->scopes |= bits;
 			a->scope_given = true;
+		} else if (is_create && (v = opt_value("--approval", argc, argv, &i, &bad))) {
+			/* ---- approvals: the line's policy (clients.h) ---- */
+			if (!strcmp(v, "required")) {
+				a->approval = CLIENT_APPROVAL_REQUIRED;
+			} else if (!strcmp(v, "none")) {
+				a->approval = CLIENT_APPROVAL_NONE;
+			} else {
+				cli_error("token create: --approval is required or none, not \"%s\"", v);
+				return -1;
+			}
 		} else if (bad) {
 			cli_error("token %s: %s needs a value\n%s", a->verb, argv[i], USAGE);
 			return -1;
@@ -114,7 +126,7 @@ static int create(const struct token_args *a)
 {
 	char token[CLIENTS_TOKEN_LEN + 1];
 	char *why = NULL;
-	if (clients_edit_create(a->file, a->name, a->scopes, token, &why) < 0) {
+	if (clients_edit_create_approval(a->file, a->name, a->scopes, a->approval, token, &why) < 0) {
 		cli_error("token create: %s", why);
 		free(why);
 		return CLI_EXIT_BULKHEAD;
@@ -180,6 +192,10 @@ static int list(const struct token_args *a)
 				cJSON_AddItemToArray(scopes, cJSON_CreateString("operator"));
 			cJSON_AddStringToObject(o, "digestPrefix", prefix);
 			cJSON_AddNumberToObject(o, "line", v[i].line);
+			if (v[i].approval != CLIENT_APPROVAL_DEFAULT) /* ---- approvals ---- */
+				cJSON_AddStringToObject(o, "approval",
+							v[i].approval == CLIENT_APPROVAL_REQUIRED ? "required"
+												  : "none");
 			cJSON_AddItemToArray(all, o);
 		}
 		char *out = cJSON_Print(all);
@@ -195,7 +211,8 @@ static int list(const struct token_args *a)
 			char hex[65], scopes[64];
 			clients_digest_hex(v[i].digest, hex);
 			clients_scopes_format(v[i].scopes, scopes, sizeof scopes);
-			printf("%-24s %-18s sha256:%.12s\n", v[i].name, scopes, hex);
+			printf("%-24s %-18s sha256:%.12s%s%s\n", v[i].name, scopes, hex,
+			       v[i].approval ? "  " : "", clients_approval_field(v[i].approval));
 		}
 	}
 	free(v);

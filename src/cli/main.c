@@ -27,6 +27,8 @@ static const struct command {
 	/* ---- procs ---- */
 	{"files", cmd_files, "list a directory of a session's /work, through its sandbox's init"},
 	{"cp", cmd_cp, "copy a file of a session's /work here (SESSION:PATH DEST)"},
+	/* ---- approvals ---- */
+	{"approvals", cmd_approvals, "list the calls a daemon holds for approval; approve or deny"},
 };
 
 static void usage(FILE *to)

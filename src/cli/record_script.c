@@ -142,6 +142,19 @@ static int validate(const struct recording *r)
 		    cJSON_GetObjectItemCaseSensitive(st, "concurrent") ||
 		    cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, "wait_ms")))
 			known = !hook && !op;
+		/* ---- approvals: a call's operator decision ---- */
+		const cJSON *ap = cJSON_GetObjectItemCaseSensitive(st, "approval");
+		if (ap) {
+			const char *dec = rec_str(ap, "decision", "");
+			if (!cJSON_GetObjectItemCaseSensitive(st, "call") ||
+			    (strcmp(dec, "approve") && strcmp(dec, "deny")) ||
+			    (!strcmp(dec, "deny") && !*rec_str(ap, "reason", ""))) {
+				cli_error("%s: step %d: \"approval\" goes on a call: {\"decision\": "
+					  "\"approve\"|\"deny\", \"reason\"} (a denial needs a reason)",
+					  r->script_path, index);
+				return -1;
+			}
+		}
 		if (!known) {
 			cli_error("%s: step %d: %s", r->script_path, index,
 				  hook ? "unknown hook (turn_start, suspend, complete)"

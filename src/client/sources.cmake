@@ -13,5 +13,7 @@ bh_library(bulkhead-client src/client
   src/client/target.c
   src/client/discover.c
   src/client/transport.c
-  src/client/wait.c)
+  src/client/wait.c
+  # ---- approvals ----
+  src/client/operator_approvals.c)
 target_link_libraries(bulkhead-client PUBLIC bulkhead-wire CURL::libcurl PkgConfig::CRYPTO)

@@ -294,19 +294,49 @@ static bool looks_like_token(const struct field *f)
 	return f->len >= strlen(TOKEN_PREFIX) && !memcmp(f->s, TOKEN_PREFIX, strlen(TOKEN_PREFIX));
 }
 
+/* ---- approvals ---- */
+/* The fourth field: "approval=required" or "approval=none"; any other key
+ * or value is refused, so a typo never leaves a client unheld. */
+static int approval_parse(const struct field *f, enum client_approval *out, unsigned lineno,
+			  char **why)
+{
+	static const char key[] = "approval=";
+	if (f->len < strlen(key) || memcmp(f->s, key, strlen(key))) {
+		const char *eq = memchr(f->s, '=', f->len);
+		int klen = (int)(eq ? (size_t)(eq - f->s) : f->len);
+		if (klen > 32)
+			klen = 32;
+		return why_set(why,
+			       "line %u: unknown option \"%.*s\" (the fourth field may only be "
+			       "approval=required or approval=none)",
+			       lineno, klen, f->s);
+	}
+	const char *v = f->s + strlen(key);
+	size_t vlen = f->len - strlen(key);
+	if (vlen == 8 && !memcmp(v, "required", 8))
+		*out = CLIENT_APPROVAL_REQUIRED;
+	else if (vlen == 4 && !memcmp(v, "none", 4))
+		*out = CLIENT_APPROVAL_NONE;
+	else
+		return why_set(why, "line %u: approval must be \"required\" or \"none\"", lineno);
+	return 0;
+}
+
 static int parse_line(const char *line, size_t len, unsigned lineno, struct client_entry *e,
 		      char **why)
 {
-	struct field f[3];
-	size_t n = split(line, len, f, 3);
-	if (n != 3) {
-		for (size_t i = 0; i < n && i < 3; i++)
+	struct field f[4];
+	size_t n = split(line, len, f, 4);
+	if (n != 3 && n != 4) {
+		for (size_t i = 0; i < n && i < 4; i++)
 			if (looks_like_token(&f[i]))
 				goto token;
-		return why_set(why, "line %u: expected NAME sha256:DIGEST SCOPES, found %zu field%s",
+		return why_set(why,
+			       "line %u: expected NAME sha256:DIGEST SCOPES [approval=required|none], "
+			       "found %zu field%s",
 			       lineno, n, n == 1 ? "" : "s");
 	}
-	if (looks_like_token(&f[0]) || looks_like_token(&f[1]))
+	if (looks_like_token(&f[0]) || looks_like_token(&f[1]) || (n == 4 && looks_like_token(&f[3])))
 		goto token;
 	if (!name_ok(f[0].s, f[0].len))
 		return why_set(why, "line %u: the client name must be " NAME_RULE, lineno);
@@ -321,6 +351,9 @@ static int parse_line(const char *line, size_t len, unsigned lineno, struct clie
 		why_prefix(why, "line %u", lineno);
 		return -1;
 	}
+	e->approval = CLIENT_APPROVAL_DEFAULT;
+	if (n == 4 && approval_parse(&f[3], &e->approval, lineno, why) < 0)
+		return -1;
 	e->line = lineno;
 	return 0;
 token:
@@ -483,6 +516,7 @@ int clients_authenticate(struct clients *c, const char *token, size_t len,
 	if (found) {
 		memcpy(who->name, c->v[at].name, sizeof who->name);
 		who->scopes = c->v[at].scopes;
+		who->approval = c->v[at].approval;
 		rc = 0;
 	}
 	pthread_rwlock_unlock(&c->lock);

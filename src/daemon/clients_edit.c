@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #define HEADER                                                                                 \
-	"# bulkhead clients: NAME sha256:DIGEST SCOPES (one client a line).\n"                 \
+	"# bulkhead clients: NAME sha256:DIGEST SCOPES [approval=required|none] (one a line).\n" \
 	"# Holds SHA-256 digests of tokens, never a token. Edit with `bulkhead token`;\n"      \
 	"# a running daemon reads it again on SIGHUP.\n"
 
@@ -215,6 +215,27 @@ static const struct client_entry *find(const struct edit *ed, const char *name)
 int clients_edit_create(const char *path, const char *name, unsigned scopes,
 			char token[CLIENTS_TOKEN_LEN + 1], char **why)
 {
+	return clients_edit_create_approval(path, name, scopes, CLIENT_APPROVAL_DEFAULT, token, why);
+}
+
+/* ---- approvals ---- */
+const char *clients_approval_field(enum client_approval approval)
+{
+	switch (approval) {
+	case CLIENT_APPROVAL_REQUIRED:
+		return "approval=required";
+	case CLIENT_APPROVAL_NONE:
+		return "approval=none";
+	case CLIENT_APPROVAL_DEFAULT:
+		break;
+	}
+	return "";
+}
+
+int clients_edit_create_approval(const char *path, const char *name, unsigned scopes,
+				 enum client_approval approval, char token[CLIENTS_TOKEN_LEN + 1],
+				 char **why)
+{
 	if (clients_check_name(name, why) < 0)
 		return -1;
 	if (!scopes)
@@ -240,8 +261,9 @@ int clients_edit_create(const char *path, const char *name, unsigned scopes,
 	clients_digest_hex(digest, hex);
 	clients_scopes_format(scopes, scope_text, sizeof scope_text);
 	bool need_nl = ed.len && ed.text[ed.len - 1] != '\n';
-	int len = asprintf(&text, "%s%s%s%s sha256:%s %s\n", ed.text, need_nl ? "\n" : "",
-			   ed.len ? "" : HEADER, name, hex, scope_text);
+	const char *option = clients_approval_field(approval);
+	int len = asprintf(&text, "%s%s%s%s sha256:%s %s%s%s\n", ed.text, need_nl ? "\n" : "",
+			   ed.len ? "" : HEADER, name, hex, scope_text, *option ? " " : "", option);
 	if (len < 0)
 		abort();
 	rc = commit(&ed, text, (size_t)len, why);

@@ -78,6 +78,8 @@ struct call {
 	void *ctx;
 	void (*ctx_free)(void *ctx);
 	struct call *prev, *next;
+	/* ---- approvals ---- */
+	bool approved; /* a person let it through: dispatched now, not held again */
 };
 
 struct server {
@@ -110,6 +112,8 @@ struct server {
 	/* ---- truth: reads that succeed are tallied, not a line each ---- */
 	struct audit_read *reads; /* audit.c */
 	size_t n_reads;
+	/* ---- approvals ---- */
+	struct approvals *approvals; /* the calls held for a person's decision */
 };
 
 /* ---- answers (call.c) ---- */
@@ -167,5 +171,44 @@ void audit_reads_flush(struct server *s, bool all);
 /* The tier this daemon gives its sessions and runs: the one it is pinned to
  * (serve --tier), else the strongest offered (operator_service.c). */
 enum bh_tier daemon_served_tier(const struct server *s);
+
+/* ---- approvals (approvals.c): calls held for a person's decision ---- */
+/* What a held call would run, as the handler decoded it. */
+struct approval_subject {
+	const char *procedure;     /* "SessionRun" or "Run": dispatched again by that name */
+	bh_session *session;       /* NULL for a one-shot Run */
+	enum bh_tier tier;
+	const char *kind;          /* "cell" or "javascript" */
+	enum bh_language language;
+	const char *code;
+	size_t code_len;
+	const struct bh_file *files;
+	size_t n_files;
+	const char *request_sha256; /* what the call's record will carry */
+};
+struct wire_operator_approvals;
+struct wire_operator_decision;
+struct approvals *approvals_new(const struct bh_daemon_config *cfg);
+void approvals_free(struct approvals *a);
+/* Whether this caller's code calls wait: its clients line, else the daemon's. */
+bool approvals_wanted(const struct server *s, const struct call *c);
+/* Holds c (nothing of it runs) or, past a cap, refuses it; either way the
+ * handler returns without answering further. */
+void approvals_hold(struct call *c, const struct approval_subject *what);
+/* Every second: a call past its deadline is refused (permission), one whose
+ * client went away is dropped. */
+void approvals_tick(struct server *s);
+/* Draining: every held call is refused (nothing ran). */
+void approvals_refuse_all(struct server *s, const char *why);
+bool approvals_waiting(const struct server *s);
+/* ListApprovals' answer; the strings stay the table's. */
+void approvals_list(const struct server *s, struct wire_operator_approvals *out);
+/* Approves (dispatching the call as if it had just arrived) or denies it. -1
+ * with *code and why[] when no held call has that id. by is the operator. */
+int approvals_decide(struct server *s, const struct wire_operator_decision *d, const char *by,
+		     enum wire_code *code, char *why, size_t why_len);
+/* ListApprovals and DecideApproval (operator_approvals.c); false when
+ * method is neither. */
+bool operator_approvals(struct call *c, const char *method);
 
 #endif

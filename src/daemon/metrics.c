@@ -119,6 +119,16 @@ char *metrics_render(const struct metrics *m, bh_engine *e)
 	fprintf(f, "# HELP bulkhead_leaks_reaped_total Leaks reaped by gc.\n"
 		   "# TYPE bulkhead_leaks_reaped_total counter\nbulkhead_leaks_reaped_total %llu\n",
 		(unsigned long long)m->leaks_reaped);
+	/* ---- approvals ---- */
+	fprintf(f, "# HELP bulkhead_approvals_waiting Calls held for a person's decision now.\n"
+		   "# TYPE bulkhead_approvals_waiting gauge\nbulkhead_approvals_waiting %llu\n",
+		(unsigned long long)m->approvals_waiting);
+	fprintf(f, "# HELP bulkhead_approvals_total Held calls, by how their wait ended.\n"
+		   "# TYPE bulkhead_approvals_total counter\n");
+	static const char *const outcomes[] = {"approved", "denied", "timed_out", "dropped"};
+	for (size_t i = 0; i < METRICS_APPROVAL_OUTCOMES; i++)
+		fprintf(f, "bulkhead_approvals_total{outcome=\"%s\"} %llu\n", outcomes[i],
+			(unsigned long long)m->approvals[i]);
 	fclose(f);
 	return out;
 }

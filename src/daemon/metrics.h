@@ -7,6 +7,9 @@
 #include <stdint.h>
 
 #define METRICS_LATENCY_BUCKETS 12
+/* ---- approvals: how held calls ended ---- */
+enum metrics_approval { METRICS_APPROVED, METRICS_DENIED, METRICS_TIMED_OUT, METRICS_DROPPED,
+			METRICS_APPROVAL_OUTCOMES };
 
 struct metrics {
 	uint64_t calls[8][17];  /* by procedure index and Connect code */
@@ -19,6 +22,9 @@ struct metrics {
 	uint64_t unauthenticated;
 	uint64_t readiness_checks;   /* preflights /readyz ran (the rest were answered cached) */
 	uint64_t peer_refusals[2];   /* connections over the per-peer limit: unix, tcp */
+	/* ---- approvals ---- */
+	uint64_t approvals_waiting;                   /* calls held now */
+	uint64_t approvals[METRICS_APPROVAL_OUTCOMES]; /* decided, by metrics_approval_names */
 };
 
 /* Index of a procedure name for metrics; the last index is "other". */

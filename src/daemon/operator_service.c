@@ -529,6 +529,9 @@ void operator_service(struct call *c, const char *method)
 		{"ReadFile", read_file},
 		{"ListProcesses", list_processes}, /* ---- procs ---- */
 	};
+	/* ---- approvals ---- */
+	if (operator_approvals(c, method))
+		return; /* its request is read strictly, by its own decoder */
 	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
 		if (strcmp(method, methods[i].name))
 			continue;

@@ -6,6 +6,8 @@
  * opened it, and an unknown id and another principal's get the same answer. */
 #include "daemon_priv.h"
 
+#include "record.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,6 +103,44 @@ static void describe(struct call *c)
 	call_answer_json(c, wire_encode_describe_response(&d));
 }
 
+/* ---- approvals ---- */
+
+/* The request digest the call's record will carry (the engine's own
+ * fields: session_call.c, snippet.c), so its approval events name it. */
+static void held_request_digest(const struct approval_subject *w, enum bh_tier floor,
+				int64_t sent_timeout_ms, char out[65])
+{
+	bool cell = !strcmp(w->kind, "cell");
+	struct bh_request_fields rf = {
+		.protocol = 3,
+		.minimum_isolation = floor > BH_TIER_NONE ? bh_tier_name(floor) : "",
+		.timeout_ms = sent_timeout_ms,
+		.software_mode = "",
+		.kind = w->kind,
+		.language = bh_language_name(w->language),
+		.code = (const uint8_t *)w->code,
+		.code_len = w->code_len,
+		.grant_profile = "",
+		.files = cell ? w->files : NULL,
+		.n_files = cell ? w->n_files : 0,
+	};
+	bh_request_digest(&rf, out);
+}
+
+/* Holds the call when its caller's policy says a person decides first;
+ * true when it was held (or refused for the queue being full). */
+static bool held_for_approval(struct call *c, struct approval_subject *w, enum bh_tier floor,
+			      int64_t sent_timeout_ms)
+{
+	if (!approvals_wanted(c->srv, c))
+		return false;
+	char digest[65];
+	held_request_digest(w, floor, sent_timeout_ms, digest);
+	w->request_sha256 = digest;
+	approvals_hold(c, w);
+	return true;
+}
+
 /* ---- Run: one snippet ---- */
 
 struct run_ctx {
@@ -157,6 +197,19 @@ static void run(struct call *c)
 		return;
 	}
 	if (refuse_rule(c, &r->req.env.rule)) {
+		run_ctx_free(r);
+		return;
+	}
+	struct approval_subject held = {
+		.procedure = "Run",
+		.tier = c->srv->cfg->tier > BH_TIER_NONE ? c->srv->cfg->tier
+							 : bh_engine_best_tier(c->srv->e),
+		.kind = "javascript",
+		.language = BH_LANG_JAVASCRIPT,
+		.code = r->req.javascript.code,
+		.code_len = r->req.javascript.code_len,
+	};
+	if (held_for_approval(c, &held, r->req.env.floor, r->req.env.timeout_ms)) {
 		run_ctx_free(r);
 		return;
 	}
@@ -352,6 +405,21 @@ static void session_run(struct call *c)
 		.has_sent_timeout = true,
 		.sent_timeout_ms = x->req.call.env.timeout_ms,
 	};
+	struct approval_subject held = {
+		.procedure = "SessionRun",
+		.session = s,
+		.tier = x->tier,
+		.kind = x->snippet ? "javascript" : "cell",
+		.language = cell.language,
+		.code = cell.code,
+		.code_len = cell.code_len,
+		.files = cell.files,
+		.n_files = cell.n_files,
+	};
+	if (held_for_approval(c, &held, cell.floor, cell.sent_timeout_ms)) {
+		cell_ctx_free(x);
+		return;
+	}
 	call_pending(c, x, cell_ctx_free);
 	bh_error *err = NULL;
 	if (bh_session_run(s, &cell, on_cell, x, &err) < 0) {

@@ -195,6 +195,8 @@ static void drain_and_close(struct server *s)
 {
 	s->draining = true;
 	operator_poll_waiters(s, true);
+	/* ---- approvals ---- */
+	approvals_refuse_all(s, "the daemon is shutting down before anyone decided; nothing ran");
 	uint32_t budget = s->cfg->drain_ms ? s->cfg->drain_ms : 30000;
 	uint64_t until = now_mono_ms() + budget;
 	fprintf(stderr, "bulkhead serve: stopping: new calls refused, waiting up to %u ms for "
@@ -234,6 +236,7 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 		.per_principal = 64,
 		.total = cfg->max_connections ? cfg->max_connections : 256,
 	};
+	s->approvals = approvals_new(cfg); /* ---- approvals ---- */
 	s->rl = ratelimit_new(&rc);
 	s->audit = stderr;
 	if (cfg->audit_path) {
@@ -361,6 +364,7 @@ static void teardown(struct server *s)
 		ratelimit_free(s->rl);
 	if (s->audit)
 		audit_reads_flush(s, true); /* ---- truth: the last tallies ---- */
+	approvals_free(s->approvals); /* ---- approvals ---- */
 	if (s->audit && s->audit != stderr)
 		fclose(s->audit);
 	free(s->ready.text);
@@ -390,6 +394,7 @@ int bh_daemon_serve(const struct bh_daemon_config *cfg, char **why)
 		}
 		if (now_mono_ms() >= next_sweep) {
 			daemon_enforce_deadlines(&s);
+			approvals_tick(&s); /* ---- approvals ---- */
 			audit_engine_events(&s, false);
 			next_sweep = now_mono_ms() + 1000;
 		}

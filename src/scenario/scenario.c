@@ -297,6 +297,14 @@ static int parse_call(struct ctx *c, const cJSON *j, struct scenario_step *st)
 	if (get_string(c, j, "error", "error", false, true, &st->error) < 0 ||
 	    get_bool(c, j, "retried", "retried", &st->retried) < 0)
 		return -1;
+	/* ---- approvals ---- */
+	const cJSON *held = cJSON_GetObjectItemCaseSensitive(j, "approval");
+	if (held && !cJSON_IsNull(held)) {
+		if (!cJSON_IsObject(held))
+			return fail(c, "\"approval\" is not an object");
+		if (get_string(c, held, "output", "approval.output", true, false, &st->approval) < 0)
+			return -1;
+	}
 	if (st->outcome == SCENARIO_ANSWERED) {
 		if (!has_answer)
 			return fail(c, "outcome \"answered\" with no \"answer\"");
@@ -605,6 +613,7 @@ void scenario_free(struct scenario *s)
 		free(st->error);
 		free(st->action);
 		free(st->output);
+		free(st->approval); /* ---- approvals ---- */
 	}
 	free(s->steps);
 	free(s->name);

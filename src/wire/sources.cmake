@@ -16,7 +16,9 @@ bh_library(bulkhead-wire src/wire
   src/wire/wire_record.c
   src/wire/wire_requests.c
   src/wire/wire_responses.c
-  src/wire/wire_util.c)
+  src/wire/wire_util.c
+  # ---- approvals ----
+  src/wire/wire_operator_approvals.c)
 target_link_libraries(bulkhead-wire PUBLIC bulkhead m)
 # ---- procs ----
 target_sources(bulkhead-wire PRIVATE src/wire/wire_operator_procs.c)

@@ -71,3 +71,9 @@ Test(scenarios, re_recording_owner_cap_gives_the_shipped_scenario)
 {
 	rerecord_matches("owner_cap");
 }
+
+/* ---- approvals ---- */
+Test(scenarios, re_recording_approval_denied_gives_the_shipped_scenario)
+{
+	rerecord_matches("approval_denied");
+}

@@ -58,6 +58,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (enum wire_operator_leak_list list = WIRE_LEAKS_FOUND; list <= WIRE_LEAKS_WOULD_REAP;
 	     list++)
 		ROUND_TRIP(struct wire_operator_leaks, DECODE, ENCODE, wire_operator_leaks_free);
+	/* ---- approvals ---- */
+	ROUND_TRIP(struct wire_operator_approvals, wire_operator_decode_approvals,
+		   wire_operator_encode_approvals, wire_operator_approvals_free);
+	ROUND_TRIP(struct wire_operator_decision, wire_operator_decode_decision,
+		   wire_operator_encode_decision, wire_operator_decision_free);
+	ROUND_TRIP(struct wire_operator_decision, wire_operator_decode_decision_request,
+		   wire_operator_encode_decision, wire_operator_decision_free);
 	struct wire_status st;
 	wire_operator_decode_done("Pause", body, size, &st);
 	struct wire_operator_request req;

@@ -2293,3 +2293,143 @@ Test(console, a_store_opened_with_db_refuses_processes_and_files_in_words)
 	screen("db-files-refused");
 	screen_has("db-files-refused", "files: needs a live engine; this is a store opened read-only");
 }
+
+/* ---- approvals ---- */
+#include <pthread.h>
+
+#define APPROVAL_CELL "open('/work/seen.txt','w').write('x'); print('ran after approval')"
+
+/* An agent's SessionRun on its own thread: its request stays open while held. */
+struct held_agent {
+	pthread_t t;
+	char id[64];
+	const char *code;
+	struct answer *a;
+};
+
+static void *held_agent_main(void *arg)
+{
+	struct held_agent *g = arg;
+	char *body = daemon_cell_body(g->id, "python", g->code);
+	g->a = daemon_call(&d, d.run_token, SVC "SessionRun", body);
+	free(body);
+	return NULL;
+}
+
+/* Starts the agent's call and waits until the daemon holds it. */
+static void held_agent_start(struct held_agent *g, const char *code)
+{
+	g->code = code;
+	cr_assert_eq(pthread_create(&g->t, NULL, held_agent_main, g), 0);
+	for (int i = 0; i < 400; i++) {
+		struct answer *a = daemon_call(&d, d.op_token, "bulkhead.v1.OperatorService/ListApprovals",
+					       "{}");
+		bool held = a->status == 200 && strstr(a->body, g->code ? "\"procedure\"" : "") != NULL;
+		answer_free(a);
+		if (held)
+			return;
+		usleep(25 * 1000);
+	}
+	cr_assert_fail("the agent's call was never held");
+}
+
+static struct answer *held_agent_join(struct held_agent *g)
+{
+	pthread_join(g->t, NULL);
+	return g->a;
+}
+
+Test(console, attached_a_held_call_is_approved_from_the_approvals_view_and_runs)
+{
+	close_engine();
+	daemon_start(&d, "--tier container --approval required");
+	have_daemon = true;
+	char env[512], args[4400];
+	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", d.both_token);
+	snprintf(args, sizeof args, "--attach '%s'", d.sock);
+	struct held_agent g = {0};
+	char fp[65];
+	http_open(d.run_token, g.id, fp);
+	held_agent_start(&g, APPROVAL_CELL);
+	live_start(args, env);
+	live_send(":approvals\n"
+		  ":save-display approvals-held\n"
+		  "<Enter>\n"
+		  ":save-display approvals-detail\n"
+		  "<Esc>\n"
+		  "a\n"
+		  "reviewed: writes one file\n"
+		  ":save-display approvals-reason\n"
+		  "<Enter>\n"
+		  ":save-display approvals-confirm\n"
+		  "y\n"
+		  ":save-display approvals-approved\n");
+	live_wait_screen("approvals-approved");
+	/* Whether the header still says busy depends on how fast the cell
+	 * runs: the screen compared whole is the one after its answer. */
+	screen_has("approvals-approved", "approved ");
+	screen_has("approvals-approved", "(none)");
+	struct answer *a = held_agent_join(&g);
+	cr_assert_eq(a->status, 200, "the approved call did not run: %s", a->body);
+	/* stdout is base64 on the wire: "ran after approval\n". */
+	cr_expect(strstr(a->body, "\"stdout\":\"cmFuIGFmdGVyIGFwcHJvdmFsCg==\"") != NULL, "%s",
+		  a->body);
+	answer_free(a);
+
+	/* A second one, denied: the agent is told why. */
+	struct held_agent g2 = {0};
+	snprintf(g2.id, sizeof g2.id, "%s", g.id);
+	held_agent_start(&g2, "print('never')");
+	live_send("<C-r>\n"
+		  ":save-display approvals-after-run\n"
+		  "d\n"
+		  "not today\n"
+		  "<Enter>\n"
+		  "y\n"
+		  ":save-display approvals-denied\n"
+		  ":events\n"
+		  ":save-display approvals-events\n"
+		  ":rec\n"
+		  "<Enter>\n"
+		  ":save-display approvals-record\n");
+	live_wait_screen("approvals-record");
+	a = held_agent_join(&g2);
+	cr_expect_eq(a->status, 403, "%s", a->body);
+	cr_expect(strstr(a->body, "denied by console: not today") != NULL, "%s", a->body);
+	answer_free(a);
+	live_finish();
+
+	screen("approvals-held");
+	screen_has("approvals-held", "approvals: 1 waiting");
+	screen_has("approvals-held", "runner");
+	screen("approvals-detail");
+	screen_has("approvals-detail", APPROVAL_CELL);
+	screen("approvals-reason");
+	screen("approvals-confirm");
+	screen_has("approvals-confirm", "[y/N]");
+	screen_lacks("approvals-approved", "approvals: 1 waiting");
+	screen("approvals-after-run");
+	screen("approvals-denied");
+	screen("approvals-events");
+	/* The detail column is cut at 80: who decided shows; the record view
+	 * has the rest. */
+	screen_has("approvals-events", "approved by console; req");
+	screen_has("approvals-events", "denied by console; requ");
+	/* The approved call's record says who let it through, when and why. */
+	screen("approvals-record");
+	screen_has("approvals-record", "approval           approved by console at ");
+	screen_has("approvals-record", "approval reason    reviewed: writes one file");
+}
+
+/* The embedded console runs its own engine: no daemon holds its calls. */
+Test(console, embedded_the_approvals_view_says_held_calls_are_a_daemons)
+{
+	close_engine();
+	console(":approvals\n:save-display approvals-embedded\na\n:save-display approvals-embedded-a\n",
+		NULL, NULL);
+	screen("approvals-embedded");
+	screen_has("approvals-embedded", "approvals are a daemon's");
+	/* a asks for no reason: there is nothing to decide here. */
+	screen_has("approvals-embedded-a", "approvals are a daemon's: held calls wait in");
+	screen_lacks("approvals-embedded-a", "reason");
+}

@@ -31,7 +31,9 @@
 /* The scenarios bulkhead ships (docs/scenarios.md): each must be there and load. */
 static const char *const shipped[] = {"one_turn",     "next_turn",    "suspend",	   "guest_error",
 				      "javascript",   "floor_refused", "owner_cap",	   "pause_resume",
-				      "hibernate_restore", "leak_gc",	   "concurrent_calls"};
+				      "hibernate_restore", "leak_gc",	   "concurrent_calls",
+				      /* ---- approvals ---- */
+				      "approval_granted", "approval_denied"};
 
 static char root[PATH_MAX]; /* this test's directory */
 static char work[PATH_MAX + 16], home[PATH_MAX + 16], bin[PATH_MAX + 16];
@@ -399,6 +401,24 @@ Test(replay, floor_refused_stops_the_call_at_the_daemon_hop_with_isolation)
 	cr_assert_not_null(strstr(sc, "REFUSED: nothing ran"), "%s", sc);
 	cr_assert_not_null(strstr(sc, "Nothing ran (isolation)"), "%s", sc);
 	free(sc);
+}
+
+/* ---- approvals ---- */
+/* The held call's step shows what the operator saw and decided; denied, it
+ * is refused (permission) with the operator's reason, and nothing ran. */
+Test(replay, approval_scenarios_show_the_decision_under_the_held_call)
+{
+	replay_to("approval_granted", 2, "approval-granted");
+	screen("approval-granted");
+	/* Wrapped in the call's column: held, then who approved and why. */
+	screen_has("approval-granted", "held: SessionRun of anonymous,");
+	screen_has("approval-granted", "waiting for a decision; approved");
+	screen_has("approval-granted", "by anonymous: writes one file in");
+	screen_has("approval-granted", "ANSWER");
+	replay_to("approval_denied", 2, "approval-denied");
+	screen("approval-denied");
+	screen_has("approval-denied", "REFUSED: nothing ran");
+	screen_has("approval-denied", "Nothing ran (permission): denied by anonymous");
 }
 
 Test(replay, suspend_the_turn_after_the_idle_window_shows_a_fresh_sandbox)

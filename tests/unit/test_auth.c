@@ -355,7 +355,8 @@ Test(auth, each_kind_of_bad_line_is_named)
 		{"-b %s code:run\n", "client name must be"},
 		{"b sha256:abc code:run\n", "64 hex digits"},
 		{"b %s\n", "found 2 fields"},
-		{"b %s operator extra\n", "found 4 fields"},
+		{"b %s operator extra\n", "unknown option \"extra\""},
+		{"b %s operator approval=none extra\n", "found 5 fields"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char text[512], line2[256];

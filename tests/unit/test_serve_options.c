@@ -61,3 +61,25 @@ Test(serve_options, a_duration_without_digits_first_or_with_a_stray_unit_is_refu
 	static const char *const bad[] = {"5x", "m", " 5m", "+5m", "5mm", "99999999999h", ""};
 	each_refused(opts, sizeof opts / sizeof *opts, bad, sizeof bad / sizeof *bad, false);
 }
+
+/* ---- approvals ---- */
+Test(serve_options, approval_takes_required_or_none_and_its_timeout_at_most_five_minutes)
+{
+	static const char *const policy[] = {"--approval"};
+	static const char *const bad_policy[] = {"yes", "Required", "", "always"};
+	each_refused(policy, 1, bad_policy, sizeof bad_policy / sizeof *bad_policy, true);
+	static const char *const timeout[] = {"--approval-timeout"};
+	static const char *const bad_timeout[] = {"0", "6m", "1h", "-1s", "5x", ""};
+	each_refused(timeout, 1, bad_timeout, sizeof bad_timeout / sizeof *bad_timeout, true);
+	static const char *const caps[] = {"--approval-cap", "--approval-cap-per-principal"};
+	static const char *const bad_cap[] = {"0", "4097", "8x", ""};
+	each_refused(caps, 2, bad_cap, sizeof bad_cap / sizeof *bad_cap, true);
+	/* Good values pass the parser and fail later, on the missing clients file. */
+	char err[4096];
+	int rc = harness_sh_into(err, sizeof err,
+				 "%s serve --state /nonexistent/bulkhead-serve-options --clients "
+				 "/nonexistent/clients --approval required --approval-timeout 5m "
+				 "--approval-cap 4096 2>&1 >/dev/null",
+				 BH_TEST_CLI);
+	cr_expect_neq(rc, 2, "good approval options were a usage error: %s", err);
+}

@@ -453,6 +453,10 @@ static void draw_panels(struct app *a, const struct scenario *s, const struct sc
 		}
 		put(y0, 0, lw, head, "CALL %s%s", st->language, files);
 		wrap(left, st->code, lw, false);
+		if (st->approval) { /* ---- approvals: held for a person first ---- */
+			add_line(left, "", 0);
+			wrap(left, st->approval, lw, true);
+		}
 		if (st->outcome == SCENARIO_ANSWERED) {
 			put(y0, rx, rw, head, "ANSWER%s", st->retried ? " (retried once in a new sandbox)" : "");
 			answer_lines(right, st, rw, y1 - y0);

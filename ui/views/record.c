@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct detail {
 	bool have;
@@ -16,6 +17,11 @@ struct detail {
 	bool have_prev;   /* the session's previous record */
 	char prev_digest[65];
 	bool prev_checked;
+	/* ---- approvals: who let this call through, from its approval events ---- */
+	char approval[200]; /* "approved by ops"; "" when it was never held */
+	char approval_reason[200];
+	int64_t approval_at, held_at;
+	bool approvals_asked; /* once per view: a record's approval does not change */
 };
 
 static void to_bh(const struct ui_record *u, struct bh_record *r)
@@ -50,6 +56,42 @@ static void previous_loaded(void *arg, const struct ui_record *rows, size_t n, c
 		}
 }
 
+/* ---- approvals ---- */
+/* The approval events naming this record's request digest (docs/api.md,
+ * Approvals: "WHAT; request SHA; ...; reason: REASON"), among the newest
+ * thousand: the last decision before the call started. */
+static void approvals_loaded(void *arg, const struct ui_event *rows, size_t n, const char *err)
+{
+	struct view *v = arg;
+	if (!view_answered(v, err))
+		return;
+	struct detail *d = v->priv;
+	char key[80];
+	snprintf(key, sizeof key, "; request %s;", d->rec.request);
+	for (size_t i = 0; i < n; i++) {
+		const struct ui_event *e = &rows[i];
+		if (strcmp(e->kind, "approval") || strcmp(e->session, d->rec.session) ||
+		    !strstr(e->detail, key) || e->at_ms > d->rec.started_ms)
+			continue;
+		size_t what = strcspn(e->detail, ";");
+		if (!strncmp(e->detail, "held", 4)) {
+			d->held_at = e->at_ms;
+			continue;
+		}
+		snprintf(d->approval, sizeof d->approval, "%.*s", (int)what, e->detail);
+		const char *r = strstr(e->detail, "; reason: ");
+		snprintf(d->approval_reason, sizeof d->approval_reason, "%s", r ? r + 10 : "");
+		d->approval_at = e->at_ms;
+	}
+}
+
+static void ask_approvals(struct app *a, struct view *v)
+{
+	struct ui_page page = {.newest = true, .limit = 1000};
+	v->loading++;
+	a->src->ops->events(a->src, &page, approvals_loaded, v);
+}
+
 struct lookup {
 	struct app *a;
 	struct view *v;
@@ -69,6 +111,10 @@ static void loaded(void *arg, const struct ui_record *rows, size_t n, const char
 			d->have = true;
 			d->rec = rows[i];
 		}
+	if (d->have && !d->approvals_asked) { /* ---- approvals ---- */
+		d->approvals_asked = true;
+		ask_approvals(a, v);
+	}
 	if (d->have && *d->rec.session && d->rec.sequence > 1) {
 		v->loading++;
 		a->src->ops->record_at(a->src, d->rec.session, d->rec.sequence - 1, previous_loaded, v);
@@ -151,6 +197,21 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	snprintf(buf, sizeof buf, "%s, exit %d, %s", *r->language ? r->language : "-", r->exit_code,
 		 *r->flags ? r->flags : "no flags");
 	field(&y, a->cols, "call", buf);
+	if (*d->approval) { /* ---- approvals ---- */
+		char at[32] = "-", line[320];
+		time_t t = (time_t)(d->approval_at / 1000);
+		struct tm tm;
+		if (gmtime_r(&t, &tm))
+			strftime(at, sizeof at, "%Y-%m-%d %H:%M:%S", &tm);
+		if (d->held_at && d->approval_at >= d->held_at)
+			snprintf(line, sizeof line, "%s at %s UTC, held %lld ms", d->approval, at,
+				 (long long)(d->approval_at - d->held_at));
+		else
+			snprintf(line, sizeof line, "%s at %s UTC", d->approval, at);
+		field(&y, a->cols, "approval", line);
+		if (*d->approval_reason)
+			field(&y, a->cols, "approval reason", d->approval_reason);
+	}
 	y++;
 	/* Verification, on screen. */
 	struct bh_record b;
