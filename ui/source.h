@@ -108,8 +108,6 @@ void ui_source_no_list_files(struct ui_source *s, const char *fp, const char *pa
 			     void *arg);
 void ui_source_no_read_file(struct ui_source *s, const char *fp, const char *path, uint32_t max,
 			    ui_file_fn cb, void *arg);
-}
-
 /* ---- approvals ---- */
 /* A call a daemon holds for a person's decision (docs/api.md, Approvals). */
 struct ui_approval_file {

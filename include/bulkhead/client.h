@@ -357,8 +357,6 @@ int bh_client_list_files_async(bh_client *c, const char *fingerprint, const char
 int bh_client_read_file_async(bh_client *c, const char *fingerprint, const char *path,
 			      uint32_t max_bytes, bh_client_file_cb cb, void *arg,
 			      struct bh_client_error **err);
-}
-
 /* ---- approvals ---- */
 /* The calls the daemon holds for a person's decision (ListApprovals), and
  * a decision (DecideApproval: approve, or deny with a reason). The daemon
