@@ -96,6 +96,7 @@ enum op_kind {
 	OP_EVENTS,
 	OP_FILES,
 	OP_FILE,
+	OP_USAGE, /* ---- usage ---- */
 };
 
 /* Any answer, decoded: the member op_kind names. */
@@ -109,6 +110,7 @@ union answer {
 	struct wire_operator_events events;
 	struct wire_operator_files files;
 	struct wire_operator_file file;
+	struct wire_operator_usage usage; /* ---- usage ---- */
 };
 
 struct typed_op {
@@ -127,6 +129,7 @@ struct typed_op {
 		bh_client_evidence_cb evidence;
 		bh_client_records_cb records;
 		bh_client_events_cb events;
+		bh_client_usage_cb usage; /* ---- usage ---- */
 	} cb;
 	void *arg;
 	struct waiter *wait;
@@ -157,6 +160,8 @@ static int decode(const struct typed_op *op, const char *json, union answer *res
 		return wire_operator_decode_files(json, len, &res->files, st);
 	case OP_FILE:
 		return wire_operator_decode_file(json, len, &res->file, st);
+	case OP_USAGE: /* ---- usage ---- */
+		return wire_operator_decode_usage(json, len, &res->usage, st);
 	}
 	*st = (struct wire_status){.code = WIRE_INTERNAL};
 	snprintf(st->msg, sizeof st->msg, "%s: no decoder for its answer", op->method);
@@ -196,6 +201,9 @@ static void release(enum op_kind kind, union answer *res)
 	case OP_FILE:
 		wire_operator_file_free(&res->file);
 		break;
+	case OP_USAGE: /* ---- usage ---- */
+		wire_operator_usage_free(&res->usage);
+		break;
 	}
 }
 
@@ -224,6 +232,9 @@ static void deliver(const struct typed_op *op, union answer *res,
 		break;
 	case OP_EVENTS:
 		op->cb.events(op->arg, res ? &res->events : NULL, err);
+		break;
+	case OP_USAGE: /* ---- usage ---- */
+		op->cb.usage(op->arg, res ? &res->usage : NULL, err);
 		break;
 	case OP_SESSION: /* only blocking forms: answered through op->wait */
 	case OP_FILES:
@@ -610,4 +621,21 @@ int bh_client_read_file(bh_client *c, const char *fingerprint, const char *path,
 	struct wire_operator_request req = {.session = fingerprint, .path = path ? path : "",
 					    .max_bytes = max_bytes};
 	return typed_wait(c, op_new(OP_FILE, "ReadFile", NULL), &req, out, sizeof *out, err);
+}
+
+/* ---- usage ---- */
+
+int bh_client_usage_async(bh_client *c, bh_client_usage_cb cb, void *arg,
+			  struct bh_client_error **err)
+{
+	struct typed_op *op = op_new(OP_USAGE, "Usage", arg);
+	op->cb.usage = cb;
+	return typed_call(c, op, &(struct wire_operator_request){0}, err);
+}
+
+int bh_client_usage(bh_client *c, struct wire_operator_usage *out, struct bh_client_error **err)
+{
+	memset(out, 0, sizeof *out);
+	return typed_wait(c, op_new(OP_USAGE, "Usage", NULL), &(struct wire_operator_request){0},
+			  out, sizeof *out, err);
 }

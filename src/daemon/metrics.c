@@ -119,6 +119,8 @@ char *metrics_render(const struct metrics *m, bh_engine *e)
 	fprintf(f, "# HELP bulkhead_leaks_reaped_total Leaks reaped by gc.\n"
 		   "# TYPE bulkhead_leaks_reaped_total counter\nbulkhead_leaks_reaped_total %llu\n",
 		(unsigned long long)m->leaks_reaped);
+	if (e) /* ---- usage ---- */
+		metrics_render_usage(f, e);
 	fclose(f);
 	return out;
 }

@@ -456,6 +456,19 @@ static void read_file(struct call *c, const struct wire_operator_request *req)
 	}
 }
 
+/* ---- usage ---- */
+
+/* Every live session's usage and the host's figures, in one answer: the
+ * console asks once per refresh, not once per row. */
+static void usage(struct call *c, const struct wire_operator_request *req)
+{
+	(void)req;
+	struct wire_operator_usage out = {.version = BULKHEAD_VERSION};
+	out.n = bh_engine_usage(c->srv->e, &out.host, &out.sessions);
+	call_answer_json(c, wire_operator_encode_usage(&out));
+	free(out.sessions);
+}
+
 void operator_service(struct call *c, const char *method)
 {
 	static const struct {
@@ -476,6 +489,8 @@ void operator_service(struct call *c, const char *method)
 		{"ListEvents", list_events},
 		{"ListFiles", list_files},
 		{"ReadFile", read_file},
+		/* ---- usage ---- */
+		{"Usage", usage},
 	};
 	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
 		if (strcmp(method, methods[i].name))

@@ -52,6 +52,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		   wire_operator_encode_files, wire_operator_files_free);
 	ROUND_TRIP(struct wire_operator_file, wire_operator_decode_file, wire_operator_encode_file,
 		   wire_operator_file_free);
+	/* ---- usage ---- */
+	ROUND_TRIP(struct wire_operator_usage, wire_operator_decode_usage, wire_operator_encode_usage,
+		   wire_operator_usage_free);
 	for (enum wire_operator_leak_list list = WIRE_LEAKS_FOUND; list <= WIRE_LEAKS_WOULD_REAP;
 	     list++)
 		ROUND_TRIP(struct wire_operator_leaks, DECODE, ENCODE, wire_operator_leaks_free);
