@@ -15,6 +15,7 @@
 
 #include <curses.h>
 #include <errno.h>
+#include <langinfo.h>
 #include <locale.h>
 #include <poll.h>
 #include <signal.h>
@@ -161,8 +162,94 @@ static void header_counts_cb(void *arg, const struct ui_session *rows, size_t n,
 		snprintf(a->counts, sizeof a->counts, "none");
 }
 
+/* ---- usage ---- */
+
+const struct bh_session_usage *app_usage_of(const struct app *a, const char *fp)
+{
+	for (size_t i = 0; i < a->n_usage; i++)
+		if (!strcmp(a->usage[i].fingerprint, fp))
+			return &a->usage[i];
+	return NULL;
+}
+
+static int percent(uint64_t part, uint64_t whole)
+{
+	return whole ? (int)((part * 100 + whole / 2) / whole) : 0;
+}
+
+/* The header's host figures, in units that are left out whole when the
+ * line has no room ("load 0.18", "mem 5%", "budget 6%", "img 0%"). */
+static void header_usage_cb(void *arg, const struct ui_usage *u, const char *err)
+{
+	struct app *a = arg;
+	free(a->usage);
+	a->usage = NULL;
+	a->n_usage = 0;
+	a->host[0] = a->daemon[0] = '\0';
+	if (!err && u) {
+		const struct bh_host_usage *h = &u->host;
+		a->usage = xzalloc((u->n ? u->n : 1) * sizeof *a->usage);
+		memcpy(a->usage, u->sessions, u->n * sizeof *a->usage);
+		a->n_usage = u->n;
+		a->usage_at_ms = h->now_unix_ms;
+		char images[16] = "-";
+		if (h->images_budget_bytes)
+			snprintf(images, sizeof images, "%d%%",
+				 percent(h->images_bytes, h->images_budget_bytes));
+		uint32_t load = h->load_milli[0] + 5; /* to hundredths */
+		snprintf(a->host, sizeof a->host, "load %u.%02u|mem %d%%|budget %d%%|img %s",
+			 load / 1000, load % 1000 / 10,
+			 percent(h->mem_total_bytes - h->mem_available_bytes, h->mem_total_bytes),
+			 percent(h->budget_held_bytes, h->budget_bytes), images);
+		char up[16];
+		fmt_age(up, sizeof up, h->started_unix_ms, h->now_unix_ms);
+		if (strcmp(a->src->ops->kind, "embedded"))
+			snprintf(a->daemon, sizeof a->daemon, "daemon %s up %s", u->version, up);
+		else
+			snprintf(a->daemon, sizeof a->daemon, "up %s", up);
+	}
+	for (struct view *v = a->view; v; v = v->below)
+		if (v->ops->usage)
+			v->ops->usage(a, v);
+}
+
+/* line, then as many of the |-separated units as fit in cols. */
+static void append_units(char *line, size_t n, const char *units, int cols)
+{
+	char copy[160];
+	snprintf(copy, sizeof copy, "%s", units);
+	const char *gap = "   ";
+	for (char *save = NULL, *u = strtok_r(copy, "|", &save); u; u = strtok_r(NULL, "|", &save)) {
+		size_t len = strlen(line);
+		if ((int)(len + strlen(gap) + strlen(u)) > cols)
+			break;
+		snprintf(line + len, n - len, "%s%s", gap, u);
+		gap = " ";
+	}
+}
+
+/* A cell: its text cut and padded to w columns, counting a UTF-8
+ * character as one (the sparkline's blocks). */
+static void draw_cell(struct app *a, int y, int x, int w, const char *s)
+{
+	s = s ? s : "";
+	int bytes = 0, chars = 0;
+	while (s[bytes] && chars < w) {
+		bytes++;
+		while (a->utf8 && ((unsigned char)s[bytes] & 0xc0) == 0x80)
+			bytes++;
+		chars++;
+	}
+	mvaddnstr(y, x, s, bytes);
+	for (int i = chars; i < w; i++)
+		addch(' ');
+}
+
 void app_refresh(struct app *a)
 {
+	/* ---- usage: asked first, so the view's rows find this answer ---- */
+	if (a->src->ops->usage)
+		a->src->ops->usage(a->src, header_usage_cb, a);
 	a->src->ops->sessions(a->src, header_counts_cb, a);
 	if (a->view->ops->load)
 		a->view->ops->load(a, a->view);
@@ -171,26 +258,59 @@ void app_refresh(struct app *a)
 
 /* ---- drawing ---- */
 
+/* ---- usage ---- */
+/* The columns drawn (cols, in order) and their widths: the view's order,
+ * less the highest drop ranks while their widths (a flex column's least, 8)
+ * do not fit the screen. */
+static size_t layout(const struct app *a, const struct view_ops *o, size_t cols[], int widths[])
+{
+	size_t n = 0;
+	for (size_t k = 0; k < (o->order ? o->n_order : o->ncols) && n < TABLE_MAX_COLS; k++) {
+		size_t c = o->order ? o->order[k] : k;
+		if (a->src->ops->has_engine || !(o->live_cols & (1u << c)))
+			cols[n++] = c;
+	}
+	for (;;) {
+		int need = -1;
+		for (size_t k = 0; k < n; k++)
+			need += (o->widths[cols[k]] ? o->widths[cols[k]] : 8) + 1;
+		size_t worst = n;
+		for (size_t k = 0; o->drop && need > a->cols && k < n; k++)
+			if (o->drop[cols[k]] > 0 &&
+			    (worst == n || o->drop[cols[k]] > o->drop[cols[worst]]))
+				worst = k;
+		if (worst == n)
+			break;
+		memmove(&cols[worst], &cols[worst + 1], (n - worst - 1) * sizeof *cols);
+		n--;
+	}
+	int fixed = 0, flex = 0;
+	for (size_t k = 0; k < n; k++) {
+		widths[k] = o->widths[cols[k]];
+		fixed += widths[k] ? widths[k] + 1 : 0;
+		flex += !widths[k];
+	}
+	int left = a->cols - fixed;
+	for (size_t k = 0; k < n; k++)
+		if (!widths[k])
+			widths[k] = flex ? (left > 8 * flex ? left / flex - 1 : 8) : 8;
+	return n;
+}
+
 static void draw_table(struct app *a, struct view *v, int top, int bottom)
 {
 	const struct view_ops *o = v->ops;
-	int widths[TABLE_MAX_COLS], fixed = 0, flex = 0;
-	for (size_t c = 0; c < o->ncols; c++) {
-		widths[c] = o->widths[c];
-		fixed += widths[c] ? widths[c] + 1 : 0;
-		flex += !widths[c];
-	}
-	int left = a->cols - fixed;
-	for (size_t c = 0; c < o->ncols; c++)
-		if (!widths[c])
-			widths[c] = flex ? (left > 8 * flex ? left / flex - 1 : 8) : 8;
+	int widths[TABLE_MAX_COLS];
+	size_t cols[TABLE_MAX_COLS];
+	size_t ncols = layout(a, o, cols, widths);
 	attron(A_BOLD);
 	int x = 0;
-	for (size_t c = 0; c < o->ncols && x < a->cols; c++) {
-		mvprintw(top, x, "%-*.*s", widths[c], widths[c], o->headers[c]);
+	for (size_t k = 0; k < ncols && x < a->cols; k++) {
+		size_t c = cols[k];
+		mvprintw(top, x, "%-*.*s", widths[k], widths[k], o->headers[c]);
 		if (v->t.sort_col == (int)c)
 			mvaddch(top, x + (int)strlen(o->headers[c]) < a->cols ? x + (int)strlen(o->headers[c]) : x, '^');
-		x += widths[c] + 1;
+		x += widths[k] + 1;
 	}
 	attroff(A_BOLD);
 	int rows = bottom - top;
@@ -208,10 +328,10 @@ static void draw_table(struct app *a, struct view *v, int top, int bottom)
 		attron(attr);
 		mvhline(top + 1 + i, 0, ' ', idx == t->sel ? a->cols : 0);
 		x = 0;
-		for (size_t c = 0; c < o->ncols && x < a->cols; c++) {
-			int w = widths[c] < a->cols - x ? widths[c] : a->cols - x;
-			mvprintw(top + 1 + i, x, "%-*.*s", w, w, r->cells[c] ? r->cells[c] : "");
-			x += widths[c] + 1;
+		for (size_t k = 0; k < ncols && x < a->cols; k++) {
+			int w = widths[k] < a->cols - x ? widths[k] : a->cols - x;
+			draw_cell(a, top + 1 + i, x, w, r->cells[cols[k]]);
+			x += widths[k] + 1;
 		}
 		attroff(attr);
 	}
@@ -284,12 +404,13 @@ static void draw(struct app *a)
 	a->src->ops->tier_summary(a->src, a->tiers, sizeof a->tiers);
 	/* Clipped to the width: a long path would wrap into the next line. */
 	char line[1024];
-	snprintf(line, sizeof line, "bulkhead %s  %s%s", BULKHEAD_VERSION, where,
-		 a->opt.readonly ? "  [read-only]" : "");
+	snprintf(line, sizeof line, "bulkhead %s  %s%s%s%s", BULKHEAD_VERSION, where,
+		 a->opt.readonly ? "  [read-only]" : "", *a->daemon ? "  " : "", a->daemon);
 	attron(theme_attr(C_HEADER) | A_BOLD);
 	mvaddnstr(0, 0, line, a->cols);
 	attroff(theme_attr(C_HEADER) | A_BOLD);
 	snprintf(line, sizeof line, "tiers: %s   sessions: %s", a->tiers, a->counts);
+	append_units(line, sizeof line, a->host, a->cols); /* ---- usage ---- */
 	mvaddnstr(1, 0, line, a->cols);
 	draw_hints(a);
 	/* Title: Kind[count] </filter> (extra) (stale since HH:MM:SS: why) —
@@ -345,7 +466,9 @@ static int save_display(struct app *a, const char *path)
 		return -1;
 	char line[1024];
 	for (int y = 0; y < a->lines; y++) {
-		int n = mvinnstr(y, 0, line, a->cols < (int)sizeof line - 1 ? a->cols : (int)sizeof line - 1);
+		/* The whole line, to its right margin: a UTF-8 cell takes more
+		 * than one byte (---- usage: the sparkline) */
+		int n = mvinnstr(y, 0, line, (int)sizeof line - 1);
 		if (n < 0)
 			n = 0;
 		line[n] = '\0';
@@ -507,7 +630,17 @@ static void handle_key(struct app *a, int key)
 		t->sel = t->nshown ? t->nshown - 1 : 0;
 		break;
 	case REQ_SORT:
-		if (v->ops->ncols) {
+		if (v->ops->ncols && v->ops->order) { /* ---- usage: the drawn columns, in order ---- */
+			size_t k = 0;
+			while (k < v->ops->n_order && (int)v->ops->order[k] != t->sort_col)
+				k++;
+			k = t->sort_col < 0 ? 0 : k + 1;
+			t->sort_col = k < v->ops->n_order ? (int)v->ops->order[k] : -1;
+			const struct trow *sel = table_selected(t);
+			char keep[128];
+			snprintf(keep, sizeof keep, "%s", sel ? sel->key : "");
+			table_index(t, v->filter, keep);
+		} else if (v->ops->ncols) {
 			t->sort_col = t->sort_col + 1 >= (int)v->ops->ncols ? -1 : t->sort_col + 1;
 			const struct trow *sel = table_selected(t);
 			char keep[128];
@@ -635,6 +768,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 	struct app *a = &app;
 	struct script script = {0};
 	setlocale(LC_ALL, "");
+	app.utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8"); /* ---- usage ---- */
 	FILE *null_out = NULL, *null_in = NULL;
 	if (o->script) {
 		script.f = fopen(o->script, "r");
@@ -724,6 +858,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 		view_free(v);
 	}
 	free(a->prompt);
+	free(a->usage); /* ---- usage ---- */
 	src->ops->free(src);
 	if (script.f)
 		fclose(script.f);

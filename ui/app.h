@@ -37,11 +37,16 @@ void theme_init(void);
 int theme_attr(enum ui_color c);
 enum ui_color theme_for_state(const char *state);
 
-#define TABLE_MAX_COLS 12
+#define TABLE_MAX_COLS 20
 struct trow {
 	char *cells[TABLE_MAX_COLS];
 	char key[128];       /* what enter drills into: a fingerprint, a record id */
 	enum ui_color color;
+	/* ---- usage ---- */
+	/* A column's numeric sort key (table_cell_num): when both rows being
+	 * compared have one, the column sorts by it, not by its text. */
+	int64_t num[TABLE_MAX_COLS];
+	uint32_t has_num; /* bit per column */
 };
 
 struct table {
@@ -58,6 +63,10 @@ void table_cell(struct trow *r, size_t col, const char *fmt, ...) __attribute__(
 /* Applies the filter and sort, keeping the selection on the same key. */
 void table_index(struct table *t, const char *filter, const char *keep_key);
 const struct trow *table_selected(const struct table *t);
+/* ---- usage ---- */
+/* A cell and its numeric sort key (bytes, millicores, a count). */
+void table_cell_num(struct trow *r, size_t col, int64_t key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 struct app;
 struct view;
@@ -81,6 +90,20 @@ struct view_ops {
 	 * that moves by itself (the replay player's play). */
 	void (*tick)(struct app *a, struct view *v, uint64_t now_ms);
 	bool sourceless; /* draws without the source (replay, help) */
+	/* ---- usage ---- */
+	/* The columns drawn, in this order (NULL: 0..ncols-1); a column not
+	 * listed is held for the filter only. */
+	const size_t *order;
+	size_t n_order;
+	/* Per column: 0 is never dropped; when the screen is too narrow for
+	 * every drawn column, the highest rank goes first (k9s's way). NULL:
+	 * none is dropped, the last ones are cut. */
+	const int *drop;
+	/* Columns (a bit each) of live figures, drawn only when the source
+	 * has an engine: a store opened read-only has none to show. */
+	uint32_t live_cols;
+	/* A new usage answer arrived (the console asks once per refresh). */
+	void (*usage)(struct app *a, struct view *v);
 };
 
 struct view {
@@ -123,7 +146,18 @@ struct app {
 	struct prompt *prompt;
 	uint64_t next_refresh;
 	int lines, cols;
+	/* ---- usage ---- */
+	char host[160];    /* the header's host figures: "load 0.18 mem 5% ..." */
+	char daemon[80];   /* "daemon 0.1.0 up 3m" (attached), "up 3m" (embedded) */
+	bool utf8;         /* the locale draws Unicode blocks (sparklines) */
+	/* The last usage answer, for the views that show it (sandboxes). */
+	struct bh_session_usage *usage;
+	size_t n_usage;
+	int64_t usage_at_ms; /* when it was answered; 0: never */
 };
+/* ---- usage ---- */
+/* The last usage answer's row for a session, or NULL. */
+const struct bh_session_usage *app_usage_of(const struct app *a, const char *fp);
 
 void app_flash(struct app *a, enum ui_color c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void app_busy(struct app *a, const char *what); /* "" when done */

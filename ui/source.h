@@ -84,6 +84,16 @@ typedef void (*ui_leaks_fn)(void *arg, const struct bh_leak *rows, size_t n, con
 typedef void (*ui_tiers_fn)(void *arg, const struct ui_tier *rows, size_t n, const char *error);
 typedef void (*ui_opened_fn)(void *arg, const char *fp, const char *error);
 typedef void (*ui_answer_fn)(void *arg, const struct ui_cell_answer *a, const char *error);
+/* ---- usage ---- */
+/* Every live session's usage and the host's and daemon's figures (the
+ * engine's bh_engine_usage, a daemon's Usage). */
+struct ui_usage {
+	char version[32]; /* the daemon's; embedded: this build's */
+	struct bh_host_usage host;
+	const struct bh_session_usage *sessions;
+	size_t n;
+};
+typedef void (*ui_usage_fn)(void *arg, const struct ui_usage *u, const char *error);
 
 struct ui_source_ops {
 	const char *kind; /* "embedded", "attached", "store" */
@@ -117,6 +127,10 @@ struct ui_source_ops {
 	void (*run)(struct ui_source *s, const char *fp, const char *language, const char *code,
 		    ui_answer_fn cb, void *arg);
 	void (*free)(struct ui_source *s);
+	/* ---- usage ---- */
+	/* One request for every session's usage (a refresh asks once, not
+	 * once per row). */
+	void (*usage)(struct ui_source *s, ui_usage_fn cb, void *arg);
 };
 
 struct ui_source {

@@ -368,6 +368,17 @@ static void source_free(struct ui_source *s)
 	free(m);
 }
 
+/* ---- usage ---- */
+static void usage(struct ui_source *s, ui_usage_fn cb, void *arg)
+{
+	struct ui_usage u = {.version = BULKHEAD_VERSION};
+	struct bh_session_usage *list = NULL;
+	u.n = bh_engine_usage(E(s)->e, &u.host, &list);
+	u.sessions = list;
+	cb(arg, &u, NULL);
+	free(list);
+}
+
 static const struct ui_source_ops embedded_ops = {
 	.kind = "embedded",
 	.has_engine = true,
@@ -388,6 +399,7 @@ static const struct ui_source_ops embedded_ops = {
 	.open = open_session,
 	.run = run,
 	.free = source_free,
+	.usage = usage, /* ---- usage ---- */
 };
 
 struct ui_source *ui_source_embedded(const struct bh_config *cfg, char **why)

@@ -84,6 +84,13 @@ static void source_free(struct ui_source *s)
 	free(s);
 }
 
+/* ---- usage ---- */
+static void usage(struct ui_source *s, ui_usage_fn cb, void *arg)
+{
+	(void)s;
+	cb(arg, NULL, NO_SOURCE);
+}
+
 static const struct ui_source_ops none_ops = {
 	.kind = "none",
 	.has_engine = false,
@@ -104,6 +111,7 @@ static const struct ui_source_ops none_ops = {
 	.open = open_session,
 	.run = run,
 	.free = source_free,
+	.usage = usage, /* ---- usage ---- */
 };
 
 struct ui_source *ui_source_none(void)

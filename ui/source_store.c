@@ -157,6 +157,13 @@ static void source_free(struct ui_source *s)
 	free(s);
 }
 
+/* ---- usage ---- */
+static void usage(struct ui_source *s, ui_usage_fn cb, void *arg)
+{
+	(void)s;
+	cb(arg, NULL, "usage needs a live engine; this is a store opened read-only");
+}
+
 static const struct ui_source_ops store_ops = {
 	.kind = "store",
 	.has_engine = false,
@@ -177,6 +184,7 @@ static const struct ui_source_ops store_ops = {
 	.open = open_session,
 	.run = run,
 	.free = source_free,
+	.usage = usage, /* ---- usage ---- */
 };
 
 struct ui_source *ui_source_store(const char *db_path, char **why)

@@ -61,6 +61,10 @@ static int by_col(const void *x, const void *y)
 {
 	const struct trow *a = &sorting->rows[*(const size_t *)x];
 	const struct trow *b = &sorting->rows[*(const size_t *)y];
+	/* ---- usage: numeric keys sort biggest first (the busiest on top) ---- */
+	int col = sorting->sort_col;
+	if ((a->has_num & b->has_num & (1u << col)) && a->num[col] != b->num[col])
+		return a->num[col] < b->num[col] ? 1 : -1;
 	const char *p = a->cells[sorting->sort_col] ? a->cells[sorting->sort_col] : "";
 	const char *q = b->cells[sorting->sort_col] ? b->cells[sorting->sort_col] : "";
 	int c = strcmp(p, q);
@@ -114,4 +118,19 @@ void fmt_age(char *buf, size_t n, int64_t since_ms, int64_t now_ms)
 void fmt_short(char *buf, size_t n, const char *hex)
 {
 	snprintf(buf, n, "%.12s", hex && *hex ? hex : "-");
+}
+
+/* ---- usage ---- */
+void table_cell_num(struct trow *r, size_t col, int64_t key, const char *fmt, ...)
+{
+	if (col >= TABLE_MAX_COLS)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	free(r->cells[col]);
+	if (vasprintf(&r->cells[col], fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	r->num[col] = key;
+	r->has_num |= 1u << col;
 }
