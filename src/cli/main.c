@@ -24,6 +24,7 @@ static const struct command {
 	{"serve", cmd_serve, "serve the engine over HTTP (plimsoll.v1 and the operator API)"},
 	{"record", cmd_record, "record a scripted conversation as a scenario the console replays"},
 	{"token", cmd_token, "create, list or revoke the daemon's client tokens"},
+	{"usage", cmd_usage, "what each live sandbox of a daemon uses: CPU, memory, pids, disk"},
 };
 
 static void usage(FILE *to)

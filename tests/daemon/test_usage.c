@@ -111,3 +111,38 @@ Test(daemon_usage, usage_answers_every_live_session_and_the_host_in_one_call, .i
 	cr_assert(strstr(m->body, "bulkhead_uptime_seconds "));
 	answer_free(m);
 }
+
+/* `bulkhead usage` asks the daemon once and prints the host and a row per
+ * live session; --json is the answer as the API gives it. */
+Test(daemon_usage, the_usage_command_prints_the_host_and_a_row_per_live_session, .init = start,
+     .fini = stop, .timeout = 300)
+{
+	struct answer *a = daemon_call(&d, d.run_token, SVC "OpenSession", "{\"protocol\":3}");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	char fp[65];
+	member(a->body, "session", fp, sizeof fp);
+	answer_free(a);
+	char cmd[9000], out[8192] = "";
+	snprintf(cmd, sizeof cmd, "BULKHEAD_TOKEN='%s' %s usage --attach '%s' 2>&1", d.op_token,
+		 BH_TEST_CLI, d.sock);
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	size_t n = fread(out, 1, sizeof out - 1, f);
+	out[n] = '\0';
+	cr_assert_eq(pclose(f), 0, "%s", out);
+	cr_assert(strstr(out, "daemon " BULKHEAD_VERSION ", up "), "%s", out);
+	cr_assert(strstr(out, "sandboxes' memory budget: 512 of "), "%s", out);
+	char row[32];
+	snprintf(row, sizeof row, "%.12s ready", fp);
+	cr_assert(strstr(out, row), "no row for the session: %s", out);
+	cr_assert(strstr(out, "512.0"), "the limit is not shown: %s", out);
+
+	/* Without the operator scope: refused, naming it. */
+	snprintf(cmd, sizeof cmd, "BULKHEAD_TOKEN='%s' %s usage --attach '%s' 2>&1", d.run_token,
+		 BH_TEST_CLI, d.sock);
+	f = popen(cmd, "r");
+	n = fread(out, 1, sizeof out - 1, f);
+	out[n] = '\0';
+	cr_assert_neq(pclose(f), 0, "%s", out);
+	cr_assert(strstr(out, "operator"), "%s", out);
+}
