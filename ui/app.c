@@ -260,8 +260,10 @@ void app_refresh(struct app *a)
 
 /* ---- usage ---- */
 /* The columns drawn (cols, in order) and their widths: the view's order,
- * less the highest drop ranks while their widths (a flex column's least, 8)
- * do not fit the screen. */
+ * less the highest drop ranks while their widths do not fit the screen. A
+ * flex column needs 6 to stay ("mine", a short principal); it is drawn 8
+ * wide at least, cut by the screen's edge. */
+#define FLEX_LEAST 6
 static size_t layout(const struct app *a, const struct view_ops *o, size_t cols[], int widths[])
 {
 	size_t n = 0;
@@ -273,7 +275,7 @@ static size_t layout(const struct app *a, const struct view_ops *o, size_t cols[
 	for (;;) {
 		int need = -1;
 		for (size_t k = 0; k < n; k++)
-			need += (o->widths[cols[k]] ? o->widths[cols[k]] : 8) + 1;
+			need += (o->widths[cols[k]] ? o->widths[cols[k]] : FLEX_LEAST) + 1;
 		size_t worst = n;
 		for (size_t k = 0; o->drop && need > a->cols && k < n; k++)
 			if (o->drop[cols[k]] > 0 &&

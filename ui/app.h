@@ -43,7 +43,7 @@ struct trow {
 	char key[128];       /* what enter drills into: a fingerprint, a record id */
 	enum ui_color color;
 	/* ---- usage ---- */
-	/* A column's numeric sort key (table_cell_num): when both rows being
+	/* A column's numeric sort key (table_num): when both rows being
 	 * compared have one, the column sorts by it, not by its text. */
 	int64_t num[TABLE_MAX_COLS];
 	uint32_t has_num; /* bit per column */
@@ -64,9 +64,8 @@ void table_cell(struct trow *r, size_t col, const char *fmt, ...) __attribute__(
 void table_index(struct table *t, const char *filter, const char *keep_key);
 const struct trow *table_selected(const struct table *t);
 /* ---- usage ---- */
-/* A cell and its numeric sort key (bytes, millicores, a count). */
-void table_cell_num(struct trow *r, size_t col, int64_t key, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+/* A cell's numeric sort key (bytes, millicores, a count), beside its text. */
+void table_num(struct trow *r, size_t col, int64_t key);
 
 struct app;
 struct view;

@@ -121,16 +121,10 @@ void fmt_short(char *buf, size_t n, const char *hex)
 }
 
 /* ---- usage ---- */
-void table_cell_num(struct trow *r, size_t col, int64_t key, const char *fmt, ...)
+void table_num(struct trow *r, size_t col, int64_t key)
 {
 	if (col >= TABLE_MAX_COLS)
 		return;
-	va_list ap;
-	va_start(ap, fmt);
-	free(r->cells[col]);
-	if (vasprintf(&r->cells[col], fmt, ap) < 0)
-		abort();
-	va_end(ap);
 	r->num[col] = key;
 	r->has_num |= 1u << col;
 }

@@ -21,45 +21,30 @@
 	} while (0)
 
 /* Padding zeroed, so the structs compare whole. */
-static void sample(struct bh_session_usage *out)
+static void sample(struct bh_session_usage *s)
 {
-	memset(out, 0, sizeof *out);
-	struct bh_session_usage s = {
-		.fingerprint = FP,
-		.tier = BH_TIER_KERNEL,
-		.state = BH_SESSION_BUSY,
-		.measured = true,
-		.sampled_unix_ms = 1700000000123,
-		.cpu_millicores = 875,
-		.memory_bytes = 230u << 20,
-		.memory_limit_bytes = 512u << 20,
-		.memory_peak_bytes = 240u << 20,
-		.pids = 9,
-		.disk_bytes = 3u << 20,
-		.disk_unix_ms = 1700000000100,
-		.calls_last_minute = 14,
-		.n_history = 2,
-	};
-	s.history[0] = (struct bh_usage_point){1700000000000, 10, 40u << 20};
-	s.history[1] = (struct bh_usage_point){1700000005000, 990, 230u << 20};
-	memcpy(out->fingerprint, s.fingerprint, sizeof s.fingerprint);
-	out->tier = s.tier;
-	out->state = s.state;
-	out->measured = s.measured;
-	out->sampled_unix_ms = s.sampled_unix_ms;
-	out->cpu_millicores = s.cpu_millicores;
-	out->memory_bytes = s.memory_bytes;
-	out->memory_limit_bytes = s.memory_limit_bytes;
-	out->memory_peak_bytes = s.memory_peak_bytes;
-	out->pids = s.pids;
-	out->disk_bytes = s.disk_bytes;
-	out->disk_unix_ms = s.disk_unix_ms;
-	out->calls_last_minute = s.calls_last_minute;
-	out->n_history = s.n_history;
-	for (size_t i = 0; i < s.n_history; i++) {
-		out->history[i].at_unix_ms = s.history[i].at_unix_ms;
-		out->history[i].cpu_millicores = s.history[i].cpu_millicores;
-		out->history[i].memory_bytes = s.history[i].memory_bytes;
+	memset(s, 0, sizeof *s);
+	memcpy(s->fingerprint, FP, sizeof FP);
+	s->tier = BH_TIER_KERNEL;
+	s->state = BH_SESSION_BUSY;
+	s->measured = true;
+	s->sampled_unix_ms = 1700000000123;
+	s->cpu_millicores = 875;
+	s->memory_bytes = 230u << 20;
+	s->memory_limit_bytes = 512u << 20;
+	s->memory_peak_bytes = 240u << 20;
+	s->pids = 9;
+	s->disk_bytes = 3u << 20;
+	s->disk_unix_ms = 1700000000100;
+	s->calls_last_minute = 14;
+	s->n_history = 2;
+	const int64_t at[2] = {1700000000000, 1700000005000};
+	const uint32_t cpu[2] = {10, 990};
+	const uint64_t mem[2] = {40u << 20, 230u << 20};
+	for (size_t i = 0; i < 2; i++) {
+		s->history[i].at_unix_ms = at[i];
+		s->history[i].cpu_millicores = cpu[i];
+		s->history[i].memory_bytes = mem[i];
 	}
 }
 

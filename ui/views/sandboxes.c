@@ -2,6 +2,7 @@
  * ones, runs cells in the console's own, and steers any of them. */
 #include "app.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +16,8 @@ static const int widths[] = {12, 11, 9, 9, 5, 5, 7, 8, 0, 0, 0, 0, 4, 9, 4, 5, 6
 enum { COL_CPU = 12, COL_MEM, COL_PIDS, COL_DISK, COL_CALLS_MINUTE, COL_SPARK, N_COLS };
 /* Drawn in this order; on a narrow screen FLOOR, OWNER, EXPIRES, CALLS,
  * IDLE, CALL/M, DISK, BY, PIDS, the sparkline and TIER go, in that order
- * (drop ranks below): at 80 columns who holds a sandbox (BY) stays and
- * CALL/M and DISK wait for a wider screen. */
+ * (drop ranks below): at 80 columns BY (cut to 6) and DISK stay, CALL/M
+ * waits for a wider screen. */
 static const size_t order[] = {0, 1, 2, COL_CPU, COL_MEM, COL_PIDS, COL_DISK, COL_SPARK,
 			       COL_CALLS_MINUTE, 3, 4, 5, 6, 7, 8};
 static const int drop[N_COLS] = {
@@ -85,31 +86,45 @@ static void sparkline(char *buf, size_t n, const struct bh_session_usage *u, boo
 	}
 }
 
+/* A usage cell: its text and its numeric sort key. */
+static void cell_num(struct trow *r, int col, int64_t key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void cell_num(struct trow *r, int col, int64_t key, const char *fmt, ...)
+{
+	char text[96];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	table_cell(r, (size_t)col, "%s", text);
+	table_num(r, (size_t)col, key);
+}
+
 /* The usage columns of a row, from the console's last usage answer. */
 static void usage_cells(struct app *a, struct trow *r)
 {
 	const struct bh_session_usage *u = app_usage_of(a, r->key);
 	for (int c = COL_CPU; c < N_COLS; c++)
-		table_cell_num(r, (size_t)c, -1, "-");
+		cell_num(r, c, -1, "-");
 	if (!u)
 		return;
-	table_cell_num(r, COL_CALLS_MINUTE, u->calls_last_minute, "%u", u->calls_last_minute);
+	cell_num(r, COL_CALLS_MINUTE, u->calls_last_minute, "%u", u->calls_last_minute);
 	char b[16], l[16], spark[64];
 	if (u->disk_unix_ms) {
 		fmt_bytes(b, sizeof b, u->disk_bytes);
-		table_cell_num(r, COL_DISK, (int64_t)u->disk_bytes, "%s", b);
+		cell_num(r, COL_DISK, (int64_t)u->disk_bytes, "%s", b);
 	}
 	sparkline(spark, sizeof spark, u, a->utf8);
-	table_cell_num(r, COL_SPARK,
-		       u->n_history ? (int64_t)u->history[u->n_history - 1].cpu_millicores : -1,
-		       "%s", spark);
+	cell_num(r, COL_SPARK,
+		 u->n_history ? (int64_t)u->history[u->n_history - 1].cpu_millicores : -1, "%s",
+		 spark);
 	if (!u->measured)
 		return;
-	table_cell_num(r, COL_CPU, u->cpu_millicores, "%u", (u->cpu_millicores + 5) / 10);
+	cell_num(r, COL_CPU, u->cpu_millicores, "%u", (u->cpu_millicores + 5) / 10);
 	fmt_bytes(b, sizeof b, u->memory_bytes);
 	fmt_bytes(l, sizeof l, u->memory_limit_bytes);
-	table_cell_num(r, COL_MEM, (int64_t)u->memory_bytes, "%s/%s", b, l);
-	table_cell_num(r, COL_PIDS, u->pids, "%u", u->pids);
+	cell_num(r, COL_MEM, (int64_t)u->memory_bytes, "%s/%s", b, l);
+	cell_num(r, COL_PIDS, u->pids, "%u", u->pids);
 }
 
 /* A new usage answer: the rows keep their places, their figures change. */
