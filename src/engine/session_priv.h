@@ -87,6 +87,7 @@ struct bh_session {
 		struct bh_usage_point ring[BH_USAGE_HISTORY];
 		uint8_t head, n;                /* next slot, points held */
 		uint64_t cpu_ns, cpu_at_us;     /* the last sample's reading */
+		uint64_t prev_ns, prev_at_us;   /* and the one before (0: none) */
 		bool cpu_known;
 		uint32_t cpu_millicores;        /* over the interval before it */
 		uint64_t disk_bytes;            /* the last DONE's */

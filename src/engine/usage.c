@@ -102,6 +102,8 @@ static void sample(bh_session *s, uint64_t now_us, int64_t now_ms)
 	}
 	u->cpu_millicores =
 		u->cpu_known ? millicores(u->cpu_ns, u->cpu_at_us, n.cpu_ns, now_us) : 0;
+	u->prev_ns = u->cpu_known ? u->cpu_ns : 0;
+	u->prev_at_us = u->cpu_known ? u->cpu_at_us : 0;
 	u->cpu_ns = n.cpu_ns;
 	u->cpu_at_us = now_us;
 	u->cpu_known = true;
@@ -171,11 +173,15 @@ static void session_usage(const bh_session *s, uint64_t now_us, int64_t now_ms,
 		return;
 	out->measured = true;
 	out->sampled_unix_ms = now_ms;
-	/* Less than a second since the sample is too short an interval to
-	 * say much: the sample's own figure then. */
-	out->cpu_millicores = u->cpu_known && now_us >= u->cpu_at_us + 1000000u
-				      ? millicores(u->cpu_ns, u->cpu_at_us, n.cpu_ns, now_us)
-				      : u->cpu_millicores;
+	/* CPU over a window that ends now: since the last sample, or, when
+	 * that is less than a second (too short to say much), since the one
+	 * before; with neither, the last sample's own figure. */
+	if (u->cpu_known && now_us >= u->cpu_at_us + 1000000u)
+		out->cpu_millicores = millicores(u->cpu_ns, u->cpu_at_us, n.cpu_ns, now_us);
+	else if (u->cpu_known && u->prev_at_us)
+		out->cpu_millicores = millicores(u->prev_ns, u->prev_at_us, n.cpu_ns, now_us);
+	else
+		out->cpu_millicores = u->cpu_millicores;
 	out->memory_bytes = n.memory;
 	out->memory_limit_bytes = n.limit;
 	out->memory_peak_bytes = n.peak;

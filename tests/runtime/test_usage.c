@@ -67,7 +67,7 @@ static void a_cell_holding_memory_shows_in_its_sessions_usage(enum bh_tier tier)
 		     (unsigned long long)(before.memory_bytes / MiB));
 	cr_assert_eq(before.memory_limit_bytes, 512 * MiB, "limit %llu",
 		     (unsigned long long)before.memory_limit_bytes);
-	cr_assert_geq(before.pids, 2, "pids %u", before.pids);
+	cr_assert_geq(before.pids, 1, "pids %u", before.pids);
 	uint32_t calls_before = before.calls_last_minute;
 
 	ran(s, "x = bytearray(200 * 1024 * 1024)");
@@ -75,6 +75,7 @@ static void a_cell_holding_memory_shows_in_its_sessions_usage(enum bh_tier tier)
 	cr_assert_geq(held.memory_bytes, 200 * MiB, "holding 200 MiB, the session uses %llu MiB",
 		      (unsigned long long)(held.memory_bytes / MiB));
 	cr_assert_geq(held.memory_peak_bytes, held.memory_bytes);
+	cr_assert_geq(held.pids, 2, "the init and its python: pids %u", held.pids);
 	cr_assert_eq(held.calls_last_minute, calls_before + 1);
 	cr_assert_gt(held.disk_unix_ms, 0, "the DONE's disk figure was not kept");
 
@@ -88,11 +89,13 @@ static void a_cell_holding_memory_shows_in_its_sessions_usage(enum bh_tier tier)
 
 	/* The tick's ring fills, and a busy cell is CPU. */
 	let_time_pass((int)BH_USAGE_SAMPLE_MS + 1200);
-	ran(s, "import time\nt = time.time()\nwhile time.time() - t < 1.5: pass");
+	ran(s, "import time\nt = time.time()\nwhile time.time() - t < 2.5: pass");
 	struct bh_session_usage busy = usage_of(s, &host);
 	cr_assert_geq(busy.n_history, 1, "no sample in the ring after a sample interval");
 	cr_assert_geq(busy.history[busy.n_history - 1].memory_bytes, 200 * MiB);
-	cr_assert_gt(busy.cpu_millicores, 200, "a busy 1.5 s cell shows %u millicores",
+	/* Over a window of at most 6 s ending now (BH_USAGE_SAMPLE_MS and a
+	 * second): 2.5 s busy at even half a core on a loaded host is 200. */
+	cr_assert_gt(busy.cpu_millicores, 150, "a busy 2.5 s cell shows %u millicores",
 		     busy.cpu_millicores);
 
 	/* The host's figures. */
