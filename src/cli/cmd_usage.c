@@ -22,8 +22,9 @@ static void print_usage(const struct wire_operator_usage *u)
 {
 	const struct bh_host_usage *h = &u->host;
 	printf("daemon %s, up %.0f s; load %.2f %.2f %.2f; memory %.1f of %.1f GiB available\n",
-	       cli_out_field(stdout, u->version), (double)(h->now_unix_ms - h->started_unix_ms) / 1000,
-	       h->load_milli[0] / 1000.0, h->load_milli[1] / 1000.0, h->load_milli[2] / 1000.0,
+	       cli_out_field(stdout, u->version),
+	       (double)(h->now_unix_ms - h->started_unix_ms) / 1000, h->load_milli[0] / 1000.0,
+	       h->load_milli[1] / 1000.0, h->load_milli[2] / 1000.0,
 	       (double)h->mem_available_bytes / (1 << 30), (double)h->mem_total_bytes / (1 << 30));
 	printf("sandboxes' memory budget: %.0f of %.0f MiB held (%.0f MiB used); images %.0f of %.0f "
 	       "MiB\n",
@@ -50,8 +51,8 @@ static void print_usage(const struct wire_operator_usage *u)
 		if (s->disk_unix_ms)
 			mib(disk, sizeof disk, s->disk_bytes);
 		printf("%-12.12s %-11s %-9s %6s %9s %9s %9s %5s %9s %6u\n", s->fingerprint,
-		       bh_session_state_name(s->state), bh_tier_name(s->tier), cpu, mem, limit, peak,
-		       pids, disk, s->calls_last_minute);
+		       bh_session_state_name(s->state), bh_tier_name(s->tier), cpu, mem, limit,
+		       peak, pids, disk, s->calls_last_minute);
 	}
 }
 
@@ -70,17 +71,19 @@ int cmd_usage(int argc, char **argv)
 			json = true;
 			continue;
 		}
-		cli_error("usage: unknown argument \"%s\" (usage: bulkhead usage [--json] [--state DIR] "
-			  "[--attach SOCKET|URL] [--token-file FILE])",
-			  argv[i]);
+		cli_error(
+			"usage: unknown argument \"%s\" (usage: bulkhead usage [--json] [--state DIR] "
+			"[--attach SOCKET|URL] [--token-file FILE])",
+			argv[i]);
 		return CLI_EXIT_USAGE;
 	}
 	bh_client *client = NULL;
 	if (cli_attach(&at, &c, CLI_ATTACH_AUTO, &client) < 0)
 		return CLI_EXIT_BULKHEAD;
 	if (!client) {
-		cli_error("usage: no daemon holds the state directory: live sessions are a daemon's "
-			  "(start `bulkhead serve`, or name one with --attach SOCKET|URL)");
+		cli_error(
+			"usage: no daemon holds the state directory: live sessions are a daemon's "
+			"(start `bulkhead serve`, or name one with --attach SOCKET|URL)");
 		return CLI_EXIT_BULKHEAD;
 	}
 	struct wire_operator_usage u;

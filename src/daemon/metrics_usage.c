@@ -50,11 +50,13 @@ static uint64_t calls(const struct bh_session_usage *u)
 }
 
 static const struct series all_series[] = {
-	{"bulkhead_sandbox_cpu_millicores", "CPU over the last sample interval, 1000 = one CPU.", cpu},
+	{"bulkhead_sandbox_cpu_millicores", "CPU over the last sample interval, 1000 = one CPU.",
+	 cpu},
 	{"bulkhead_sandbox_memory_bytes", "Memory the sandbox's cgroup uses now.", mem},
 	{"bulkhead_sandbox_memory_limit_bytes", "The sandbox's memory limit.", limit},
 	{"bulkhead_sandbox_memory_peak_bytes", "The most memory the sandbox's cgroup used.", peak},
-	{"bulkhead_sandbox_pids", "Host tasks in the sandbox's cgroup (runsc: the Sentry's).", pids},
+	{"bulkhead_sandbox_pids", "Host tasks in the sandbox's cgroup (runsc: the Sentry's).",
+	 pids},
 	{"bulkhead_sandbox_disk_bytes",
 	 "Bytes in /work, /tmp and /dev/shm as the init measured them after the last call.", disk},
 	{"bulkhead_sandbox_calls_last_minute", "Calls started in the session in the last 60 s.",
@@ -72,8 +74,9 @@ void metrics_render_usage(FILE *f, bh_engine *e)
 		const struct series *s = &all_series[k];
 		fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", s->name, s->help, s->name);
 		for (size_t i = 0; i < own; i++)
-			fprintf(f, "%s{session=\"%.12s\",tier=\"%s\"} %llu\n", s->name, u[i].fingerprint,
-				bh_tier_name(u[i].tier), (unsigned long long)s->value(&u[i]));
+			fprintf(f, "%s{session=\"%.12s\",tier=\"%s\"} %llu\n", s->name,
+				u[i].fingerprint, bh_tier_name(u[i].tier),
+				(unsigned long long)s->value(&u[i]));
 		if (n > own) {
 			uint64_t sum = 0;
 			for (size_t i = own; i < n; i++)
@@ -99,7 +102,8 @@ void metrics_render_usage(FILE *f, bh_engine *e)
 		"# TYPE bulkhead_host_memory_bytes gauge\n"
 		"bulkhead_host_memory_bytes{kind=\"total\"} %llu\n"
 		"bulkhead_host_memory_bytes{kind=\"available\"} %llu\n",
-		(unsigned long long)host.mem_total_bytes, (unsigned long long)host.mem_available_bytes);
+		(unsigned long long)host.mem_total_bytes,
+		(unsigned long long)host.mem_available_bytes);
 	fprintf(f,
 		"# HELP bulkhead_memory_budget_bytes The sandboxes' memory budget: its size, what the "
 		"live sandboxes' limits hold of it, what they use.\n"
@@ -114,7 +118,8 @@ void metrics_render_usage(FILE *f, bh_engine *e)
 		"# TYPE bulkhead_images_bytes gauge\n"
 		"bulkhead_images_bytes{kind=\"used\"} %llu\n"
 		"bulkhead_images_bytes{kind=\"budget\"} %llu\n",
-		(unsigned long long)host.images_bytes, (unsigned long long)host.images_budget_bytes);
+		(unsigned long long)host.images_bytes,
+		(unsigned long long)host.images_budget_bytes);
 	int64_t up = host.now_unix_ms - host.started_unix_ms;
 	fprintf(f,
 		"# HELP bulkhead_uptime_seconds Since the daemon's engine opened.\n"

@@ -107,8 +107,9 @@ static void sample(bh_session *s, uint64_t now_us, int64_t now_ms)
 	u->cpu_ns = n.cpu_ns;
 	u->cpu_at_us = now_us;
 	u->cpu_known = true;
-	u->ring[u->head] = (struct bh_usage_point){
-		.at_unix_ms = now_ms, .cpu_millicores = u->cpu_millicores, .memory_bytes = n.memory};
+	u->ring[u->head] = (struct bh_usage_point){.at_unix_ms = now_ms,
+						   .cpu_millicores = u->cpu_millicores,
+						   .memory_bytes = n.memory};
 	u->head = (uint8_t)((u->head + 1) % BH_USAGE_HISTORY);
 	if (u->n < BH_USAGE_HISTORY)
 		u->n++;
@@ -202,7 +203,8 @@ static void host_usage(bh_engine *e, struct bh_host_usage *h)
 	double l[3] = {0};
 	if (load && sscanf(load, "%lf %lf %lf", &l[0], &l[1], &l[2]) == 3)
 		for (int i = 0; i < 3; i++)
-			h->load_milli[i] = l[i] > 0 && l[i] < 4e6 ? (uint32_t)(l[i] * 1000 + 0.5) : 0;
+			h->load_milli[i] =
+				l[i] > 0 && l[i] < 4e6 ? (uint32_t)(l[i] * 1000 + 0.5) : 0;
 	cleanup_free char *mem = read_file("/proc/meminfo", 1 << 16, NULL);
 	h->mem_total_bytes = meminfo_bytes(mem, "MemTotal:");
 	h->mem_available_bytes = meminfo_bytes(mem, "MemAvailable:");

@@ -115,8 +115,8 @@ static int read_session(const struct jr *r, const cJSON *o, const char *path, vo
 	size_t n = 0;
 	int rc = op_read_items(r, o, path, &point_list, &points, &n);
 	if (rc == 0 && n > BH_USAGE_HISTORY)
-		rc = jr_fail(r, "%s.history holds %zu points; a minute's ring holds at most %d", path,
-			     n, BH_USAGE_HISTORY);
+		rc = jr_fail(r, "%s.history holds %zu points; a minute's ring holds at most %d",
+			     path, n, BH_USAGE_HISTORY);
 	if (rc == 0) {
 		memcpy(out->history, points, n * sizeof *out->history);
 		out->n_history = n;

@@ -96,13 +96,14 @@ Test(daemon_usage, usage_answers_every_live_session_and_the_host_in_one_call, .i
 	struct answer *m = daemon_get_as(&d, d.op_token, "/metrics");
 	cr_assert_eq(m->status, 200);
 	char want[128];
-	snprintf(want, sizeof want, "bulkhead_sandbox_memory_bytes{session=\"%.12s\",tier=\"container\"} ",
-		 fp);
+	snprintf(want, sizeof want,
+		 "bulkhead_sandbox_memory_bytes{session=\"%.12s\",tier=\"container\"} ", fp);
 	const char *line = strstr(m->body, want);
 	cr_assert_not_null(line, "%s", m->body);
 	cr_assert_geq(strtoull(line + strlen(want), NULL, 10), 200 * MiB);
 	snprintf(want, sizeof want,
-		 "bulkhead_sandbox_calls_last_minute{session=\"%.12s\",tier=\"container\"} 1\n", fp);
+		 "bulkhead_sandbox_calls_last_minute{session=\"%.12s\",tier=\"container\"} 1\n",
+		 fp);
 	cr_assert(strstr(m->body, want), "%s", m->body);
 	cr_assert(strstr(m->body, "bulkhead_sandbox_series_folded 0\n"), "%s", m->body);
 	cr_assert(strstr(m->body, "bulkhead_build_info{version=\"" BULKHEAD_VERSION "\"} 1\n"));

@@ -40,8 +40,8 @@ static struct bh_session_usage usage_of(bh_session *s, struct bh_host_usage *hos
 static void ran(bh_session *s, const char *code)
 {
 	struct cell_outcome *o = harness_cell(&h, s, BH_LANG_PYTHON, code, 0);
-	cr_assert(o->answered && o->r.exit_code == 0, "%s: %s %s", code, o->err_msg ? o->err_msg : "",
-		  o->errout ? o->errout : "");
+	cr_assert(o->answered && o->r.exit_code == 0, "%s: %s %s", code,
+		  o->err_msg ? o->err_msg : "", o->errout ? o->errout : "");
 	cell_outcome_free(o);
 }
 

@@ -70,7 +70,8 @@ Test(wire_operator_usage, an_answer_round_trips_every_field_and_its_history_olde
 	in.sessions = &s;
 	in.n = 1;
 	char *json = wire_operator_encode_usage(&in);
-	cr_assert(strstr(json, "\"isolation\":\"kernel\",\"state\":\"busy\",\"session\":\"" FP "\""),
+	cr_assert(strstr(json,
+			 "\"isolation\":\"kernel\",\"state\":\"busy\",\"session\":\"" FP "\""),
 		  "%s", json);
 	cr_assert(strstr(json, "\"memoryBytes\":\"241172480\""), "64-bit as strings: %s", json);
 	struct wire_operator_usage out;
