@@ -4,6 +4,7 @@
  * uptime. One bh_engine_usage call per scrape. */
 #include "metrics.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,53 +16,45 @@ static int by_memory_desc(const void *x, const void *y)
 	return strcmp(a->fingerprint, b->fingerprint); /* stable between scrapes */
 }
 
+/* A per-sandbox figure: its metric, and where bh_session_usage keeps it. */
 struct series {
 	const char *name, *help;
-	uint64_t (*value)(const struct bh_session_usage *u);
+	size_t offset, size; /* a uint32_t or a uint64_t */
 };
 
-static uint64_t cpu(const struct bh_session_usage *u)
-{
-	return u->cpu_millicores;
-}
-static uint64_t mem(const struct bh_session_usage *u)
-{
-	return u->memory_bytes;
-}
-static uint64_t limit(const struct bh_session_usage *u)
-{
-	return u->memory_limit_bytes;
-}
-static uint64_t peak(const struct bh_session_usage *u)
-{
-	return u->memory_peak_bytes;
-}
-static uint64_t pids(const struct bh_session_usage *u)
-{
-	return u->pids;
-}
-static uint64_t disk(const struct bh_session_usage *u)
-{
-	return u->disk_bytes;
-}
-static uint64_t calls(const struct bh_session_usage *u)
-{
-	return u->calls_last_minute;
-}
-
+#define FIGURE(member) \
+	offsetof(struct bh_session_usage, member), sizeof(((struct bh_session_usage *)0)->member)
 static const struct series all_series[] = {
 	{"bulkhead_sandbox_cpu_millicores", "CPU over the last sample interval, 1000 = one CPU.",
-	 cpu},
-	{"bulkhead_sandbox_memory_bytes", "Memory the sandbox's cgroup uses now.", mem},
-	{"bulkhead_sandbox_memory_limit_bytes", "The sandbox's memory limit.", limit},
-	{"bulkhead_sandbox_memory_peak_bytes", "The most memory the sandbox's cgroup used.", peak},
+	 FIGURE(cpu_millicores)},
+	{"bulkhead_sandbox_memory_bytes", "Memory the sandbox's cgroup uses now.",
+	 FIGURE(memory_bytes)},
+	{"bulkhead_sandbox_memory_limit_bytes", "The sandbox's memory limit.",
+	 FIGURE(memory_limit_bytes)},
+	{"bulkhead_sandbox_memory_peak_bytes", "The most memory the sandbox's cgroup used.",
+	 FIGURE(memory_peak_bytes)},
 	{"bulkhead_sandbox_pids", "Host tasks in the sandbox's cgroup (runsc: the Sentry's).",
-	 pids},
+	 FIGURE(pids)},
 	{"bulkhead_sandbox_disk_bytes",
-	 "Bytes in /work, /tmp and /dev/shm as the init measured them after the last call.", disk},
+	 "Bytes in /work, /tmp and /dev/shm as the init measured them after the last call.",
+	 FIGURE(disk_bytes)},
 	{"bulkhead_sandbox_calls_last_minute", "Calls started in the session in the last 60 s.",
-	 calls},
+	 FIGURE(calls_last_minute)},
 };
+#undef FIGURE
+
+static uint64_t value(const struct series *s, const struct bh_session_usage *u)
+{
+	const char *p = (const char *)u + s->offset;
+	if (s->size == sizeof(uint32_t)) {
+		uint32_t v;
+		memcpy(&v, p, sizeof v);
+		return v;
+	}
+	uint64_t v;
+	memcpy(&v, p, sizeof v);
+	return v;
+}
 
 void metrics_render_usage(FILE *f, bh_engine *e)
 {
@@ -76,11 +69,11 @@ void metrics_render_usage(FILE *f, bh_engine *e)
 		for (size_t i = 0; i < own; i++)
 			fprintf(f, "%s{session=\"%.12s\",tier=\"%s\"} %llu\n", s->name,
 				u[i].fingerprint, bh_tier_name(u[i].tier),
-				(unsigned long long)s->value(&u[i]));
+				(unsigned long long)value(s, &u[i]));
 		if (n > own) {
 			uint64_t sum = 0;
 			for (size_t i = own; i < n; i++)
-				sum += s->value(&u[i]);
+				sum += value(s, &u[i]);
 			fprintf(f, "%s{session=\"_other\",tier=\"\"} %llu\n", s->name,
 				(unsigned long long)sum);
 		}
