@@ -792,6 +792,78 @@ static int fresh_vs_warm(int t)
 	return 0;
 }
 
+/* ---- usage: the warm cell with the usage sampler on and off ---- */
+
+int bench_engine_open(const struct bh_config *cfg, bool usage_off, bh_engine **out, bh_error **err)
+{
+	const struct bh_test_hooks hooks = {.usage_off = usage_off};
+	return bh_engine_open_hooked(cfg, &hooks, out, err);
+}
+
+/* Two engine workers of the tier, one with the sampler (every
+ * BH_USAGE_SAMPLE_MS on the loop's tick) and one without (the test hook),
+ * warm cells alternated pair by pair; and what one bh_engine_usage read
+ * (every live session's cgroup files and the host's) costs, which is a
+ * sample pass plus the host's figures. */
+static int usage_cost(int t)
+{
+	struct worker w[2];
+	memset(w, 0, sizeof w);
+	int rounds = opt.p.warm_rounds + opt.p.warm_discard, rc = 0;
+	char why[1024];
+	for (int k = 0; k < 2 && rc == 0; k++) {
+		struct worker_cfg c;
+		engine_cfg(&c, t, k ? "usage-off" : "usage-on", false, false, true);
+		c.usage_off = k == 1;
+		if (worker_start(&w[k], &c, why, sizeof why) < 0) {
+			say("bulkhead-bench: %s\n", why);
+			rc = -1;
+		}
+	}
+	say("%s: warm cells with the usage sampler on and off, %d pairs x 2 languages\n",
+	    tier_label(t), rounds);
+	for (int r = 0; r < rounds && rc == 0; r++)
+		for (int lang = 0; lang < 2 && rc == 0; lang++) {
+			struct worker_reply rep[2];
+			for (int i = 0; i < 2 && rc == 0; i++) {
+				int k = (i + r) % 2; /* who goes first alternates */
+				rc = call(&w[k], OP_CELL, lang, 0, 0, &rep[k]);
+			}
+			if (rc < 0 || r < opt.p.warm_discard)
+				continue;
+			char key[64], label[128];
+			snprintf(key, sizeof key, "usage_on_%s", lang_key[lang]);
+			snprintf(label, sizeof label, "warm cell, usage sampler on (every %u s), %s",
+				 BH_USAGE_SAMPLE_MS / 1000, lang_key[lang]);
+			samples_add(&fig(key, t, label, "ms")->raw, rep[0].cell.client_us / 1000.0);
+			snprintf(key, sizeof key, "usage_off_%s", lang_key[lang]);
+			snprintf(label, sizeof label, "warm cell, usage sampler off, %s", lang_key[lang]);
+			samples_add(&fig(key, t, label, "ms")->raw, rep[1].cell.client_us / 1000.0);
+			snprintf(key, sizeof key, "ratio_usage_on_off_%s", lang_key[lang]);
+			snprintf(label, sizeof label, "  ratio sampler on / off (pairwise), %s",
+				 lang_key[lang]);
+			samples_add(&fig(key, t, label, "x")->raw,
+				    rep[0].cell.client_us / rep[1].cell.client_us);
+			snprintf(key, sizeof key, "diff_usage_on_off_%s", lang_key[lang]);
+			snprintf(label, sizeof label, "  sampler on - off (pairwise difference), %s",
+				 lang_key[lang]);
+			samples_add(&fig(key, t, label, "ms")->raw,
+				    (rep[0].cell.client_us - rep[1].cell.client_us) / 1000.0);
+		}
+	for (int i = 0; i < rounds && rc == 0; i++) {
+		struct worker_reply rep;
+		rc = call(&w[0], OP_USAGE_READ, 0, 0, 0, &rep);
+		if (rc == 0)
+			samples_add(&fig("usage_read", t,
+					 "one usage read: 1 session's cgroup files + the host's", "ms")
+					     ->raw,
+				    rep.cell.client_us / 1000.0);
+	}
+	for (int k = 0; k < 2; k++)
+		worker_stop(&w[k]);
+	return rc;
+}
+
 /* ---- 3: open -> first cell, cold ---- */
 
 static int cold_open(int t)
@@ -1186,7 +1258,7 @@ static void usage(FILE *o)
 		   "  --rounds   warm-cell rounds (default 300, --quick 30)\n"
 		   "  --compare-init PATH  also run cells on this bulkhead-init, interleaved (before/after)\n"
 		   "  --compare-interp DIR  the same with other cell servers (data/interp)\n"
-		   "  --only     a comma list of phases (warm,store,fresh,cold,wake,memory,throughput)\n"
+		   "  --only     a comma list of phases (warm,store,fresh,cold,wake,memory,throughput,usage)\n"
 		   "  --soak SECONDS  instead: one cell a second for SECONDS, the store's WAL sampled\n"
 		   "             after every cell against its bound (bench/RESULTS.md, \"The WAL under a\n"
 		   "             steady trickle\")\n"
@@ -1304,6 +1376,10 @@ int main(int argc, char **argv)
 	for (int t = 0; t < 2 && rc == 0; t++) {
 		if (!opt.tiers[t])
 			continue;
+		/* ---- usage: --only usage starts its own two workers, no others ---- */
+		if (!phase("warm") && !phase("fresh") && !phase("cold") && !phase("wake") &&
+		    !phase("memory"))
+			continue;
 		say("starting the %s tier's workers\n", tier_label(t));
 		if (start_tier(t) < 0)
 			rc = -1;
@@ -1316,7 +1392,8 @@ int main(int argc, char **argv)
 		if (!opt.tiers[t])
 			continue;
 		if ((phase("fresh") && fresh_vs_warm(t) < 0) || (phase("cold") && cold_open(t) < 0) ||
-		    (phase("wake") && wake_figures(t) < 0) || (phase("memory") && memory(t) < 0))
+		    (phase("wake") && wake_figures(t) < 0) || (phase("memory") && memory(t) < 0) ||
+		    (phase("usage") && usage_cost(t) < 0)) /* ---- usage ---- */
 			rc = -1;
 	}
 	/* The tiers' workers go before throughput: 32 more sandboxes want

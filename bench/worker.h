@@ -33,6 +33,7 @@ struct worker_cfg {
 	char socket[4096];        /* daemon */
 	const char *init_path, *interp_dir;
 	bool verbose;
+	bool usage_off;           /* ---- usage: engine: no usage sampler (the test hook) ---- */
 };
 
 enum worker_op {
@@ -45,6 +46,7 @@ enum worker_op {
 	OP_THROUGHPUT, /* a: sessions, b: window ms, c: rounds. Answers throughput */
 	OP_POOL,       /* open from the warm pool -> first cell. Answers pool */
 	OP_QUIT,
+	OP_USAGE_READ, /* ---- usage: one bh_engine_usage call. Answers cell (client_us) ---- */
 };
 
 struct worker_cmd {
@@ -140,6 +142,11 @@ int worker_start(struct worker *w, const struct worker_cfg *cfg, char *why, size
 int worker_call(struct worker *w, const struct worker_cmd *c, struct worker_reply *r);
 /* OP_QUIT, then wait (bounded); SIGKILL only as the last resort. */
 void worker_stop(struct worker *w);
+
+/* ---- usage ---- */
+/* bh_engine_open, with the usage sampler off when asked (bench.c holds the
+ * one door to the engine's test hooks, tests/support/engine_internals.h). */
+int bench_engine_open(const struct bh_config *cfg, bool usage_off, bh_engine **out, bh_error **err);
 
 /* In the child. */
 int engine_worker_main(const struct worker_cfg *cfg, int fd);

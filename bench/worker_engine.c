@@ -661,6 +661,24 @@ out:
 	return rc;
 }
 
+/* ---- usage: what one read of every session's usage costs ---- */
+
+static int op_usage_read(struct ew *w, struct worker_reply *rep)
+{
+	struct bh_host_usage host;
+	struct bh_session_usage *u = NULL;
+	double t0 = now_us();
+	size_t n = bh_engine_usage(w->e, &host, &u);
+	rep->cell.client_us = now_us() - t0;
+	bool measured = n == 1 && u[0].measured;
+	free(u);
+	if (!measured) {
+		snprintf(w->err, sizeof w->err, "the warm session's usage was not read");
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- the worker ---- */
 
 static int start_engine(struct ew *w)
@@ -677,7 +695,8 @@ static int start_engine(struct ew *w)
 		.policy = {.pool_size = w->cfg->pool_size, .pool_tiers = 1u << w->cfg->tier},
 	};
 	bh_error *err = NULL;
-	if (bh_engine_open(&cfg, &w->e, &err) < 0) {
+	/* ---- usage: the sampler off is the bench's control for its cost ---- */
+	if (bench_engine_open(&cfg, w->cfg->usage_off, &w->e, &err) < 0) {
 		snprintf(w->err, sizeof w->err, "engine open: %s", err ? err->msg : "?");
 		bh_error_free(err);
 		return -1;
@@ -781,6 +800,9 @@ int engine_worker_main(const struct worker_cfg *cfg, int fd)
 			break;
 		case OP_THROUGHPUT:
 			r = op_throughput(&w, c.a, c.b, c.c, &rep);
+			break;
+		case OP_USAGE_READ: /* ---- usage ---- */
+			r = op_usage_read(&w, &rep);
 			break;
 		default:
 			snprintf(w.err, sizeof w.err, "unknown command %d", c.op);

@@ -17,6 +17,7 @@
 
 #include <curses.h>
 #include <errno.h>
+#include <langinfo.h>
 #include <locale.h>
 #include <poll.h>
 #include <signal.h>
@@ -174,6 +175,72 @@ static void header_counts_cb(void *arg, const struct ui_session *rows, size_t n,
 		snprintf(a->counts, sizeof a->counts, "none");
 }
 
+/* ---- usage ---- */
+
+const struct bh_session_usage *app_usage_of(const struct app *a, const char *fp)
+{
+	for (size_t i = 0; i < a->n_usage; i++)
+		if (!strcmp(a->usage[i].fingerprint, fp))
+			return &a->usage[i];
+	return NULL;
+}
+
+static int percent(uint64_t part, uint64_t whole)
+{
+	return whole ? (int)((part * 100 + whole / 2) / whole) : 0;
+}
+
+/* The header's host figures, in units that are left out whole when the
+ * line has no room ("load 0.18", "mem 5%", "budget 6%", "img 0%"). */
+static void header_usage_cb(void *arg, const struct ui_usage *u, const char *err)
+{
+	struct app *a = arg;
+	free(a->usage);
+	a->usage = NULL;
+	a->n_usage = 0;
+	a->host[0] = a->daemon[0] = '\0';
+	if (!err && u) {
+		const struct bh_host_usage *h = &u->host;
+		a->usage = xzalloc((u->n ? u->n : 1) * sizeof *a->usage);
+		memcpy(a->usage, u->sessions, u->n * sizeof *a->usage);
+		a->n_usage = u->n;
+		a->usage_at_ms = h->now_unix_ms;
+		char images[16] = "-";
+		if (h->images_budget_bytes)
+			snprintf(images, sizeof images, "%d%%",
+				 percent(h->images_bytes, h->images_budget_bytes));
+		uint32_t load = h->load_milli[0] + 5; /* to hundredths */
+		snprintf(a->host, sizeof a->host, "load %u.%02u|mem %d%%|budget %d%%|img %s",
+			 load / 1000, load % 1000 / 10,
+			 percent(h->mem_total_bytes - h->mem_available_bytes, h->mem_total_bytes),
+			 percent(h->budget_held_bytes, h->budget_bytes), images);
+		char up[16];
+		fmt_age(up, sizeof up, h->started_unix_ms, h->now_unix_ms);
+		if (strcmp(a->src->ops->kind, "embedded"))
+			snprintf(a->daemon, sizeof a->daemon, "daemon %s up %s", u->version, up);
+		else
+			snprintf(a->daemon, sizeof a->daemon, "up %s", up);
+	}
+	for (struct view *v = a->view; v; v = v->below)
+		if (v->ops->usage)
+			v->ops->usage(a, v);
+}
+
+/* line, then as many of the |-separated units as fit in cols. */
+static void append_units(char *line, size_t n, const char *units, int cols)
+{
+	char copy[160];
+	snprintf(copy, sizeof copy, "%s", units);
+	const char *gap = "   ";
+	for (char *save = NULL, *u = strtok_r(copy, "|", &save); u; u = strtok_r(NULL, "|", &save)) {
+		size_t len = strlen(line);
+		if ((int)(len + strlen(gap) + strlen(u)) > cols)
+			break;
+		snprintf(line + len, n - len, "%s%s", gap, u);
+		gap = " ";
+	}
+}
+
 /* ---- truth: the link's state in the header, retries with backoff ---- */
 
 #define RETRY_MAX_MS 8000
@@ -194,6 +261,9 @@ static void header_approvals_cb(void *arg, const struct ui_approval *rows, size_
 
 void app_refresh(struct app *a)
 {
+	/* ---- usage: asked first, so the view's rows find this answer ---- */
+	if (a->src->ops->usage)
+		a->src->ops->usage(a->src, header_usage_cb, a);
 	/* The sources answer the header and the view from one request when
 	 * both ask in one turn (the attached source sends one ListSessions). */
 	a->src->ops->sessions(a->src, header_counts_cb, a);
@@ -251,6 +321,7 @@ static void draw_status_line(struct app *a)
 	if (a->approvals_waiting) /* ---- approvals ---- */
 		snprintf(line + strlen(line), sizeof line - strlen(line), "   approvals: %zu waiting",
 			 a->approvals_waiting);
+	append_units(line, sizeof line, a->host, a->cols); /* ---- usage ---- */
 	mvaddnstr(1, 0, line, a->cols);
 }
 
@@ -265,20 +336,46 @@ static const char *sort_marker(bool desc)
 	return desc ? (u ? "\xe2\x86\x93" : "v") : (u ? "\xe2\x86\x91" : "^");
 }
 
-/* The columns drawn and their widths: the view's, the sorted one widened
- * to hold its marker (never over the gap), and, wide, every column as
- * long as its longest cell. */
-static size_t table_widths(struct app *a, struct view *v, int widths[TABLE_MAX_COLS])
+/* A flex column needs 6 to stay ("mine", a short principal); it is drawn 8
+ * wide at least, cut by the screen's edge. */
+#define FLEX_LEAST 6
+
+/* The columns drawn (cols, in order) and their widths: the view's order
+ * (live figures only where the source has an engine), less the highest
+ * drop ranks while they do not fit the screen (k9s's way); wide, every
+ * column instead, the wide ones too, each as long as its longest cell. The
+ * sorted column is widened to hold its marker, never over the gap. */
+static size_t table_layout(const struct app *a, const struct view *v, size_t cols[TABLE_MAX_COLS],
+			   int widths[TABLE_MAX_COLS])
 {
 	const struct view_ops *o = v->ops;
-	struct table *t = &v->t;
-	size_t ncols = o->ncols + (v->wide ? o->nwide : 0);
-	if (ncols > TABLE_MAX_COLS)
-		ncols = TABLE_MAX_COLS;
+	const struct table *t = &v->t;
+	size_t n = 0;
+	for (size_t k = 0; k < (o->order ? o->n_order : o->ncols) && n < TABLE_MAX_COLS; k++) {
+		size_t c = o->order ? o->order[k] : k;
+		if (a->src->ops->has_engine || !(o->live_cols & (1u << c)))
+			cols[n++] = c;
+	}
+	for (size_t c = o->ncols; v->wide && c < o->ncols + o->nwide && n < TABLE_MAX_COLS; c++)
+		cols[n++] = c;
+	for (; !v->wide && o->drop;) {
+		int need = -1;
+		for (size_t k = 0; k < n; k++)
+			need += (o->widths[cols[k]] ? o->widths[cols[k]] : FLEX_LEAST) + 1;
+		size_t worst = n;
+		for (size_t k = 0; need > a->cols && k < n; k++)
+			if (o->drop[cols[k]] > 0 && (worst == n || o->drop[cols[k]] > o->drop[cols[worst]]))
+				worst = k;
+		if (worst == n)
+			break;
+		memmove(&cols[worst], &cols[worst + 1], (n - worst - 1) * sizeof *cols);
+		n--;
+	}
 	int fixed = 0, flex = 0;
-	for (size_t c = 0; c < ncols; c++) {
+	for (size_t k = 0; k < n; k++) {
+		size_t c = cols[k];
 		int hl = (int)strlen(o->headers[c]);
-		widths[c] = o->widths[c];
+		widths[k] = o->widths[c];
 		if (v->wide) {
 			int longest = hl + 1;
 			for (size_t i = 0; i < t->nshown; i++) {
@@ -287,18 +384,18 @@ static size_t table_widths(struct app *a, struct view *v, int widths[TABLE_MAX_C
 				longest = len > longest ? len : longest;
 			}
 			longest = longest < 160 ? longest : 160;
-			widths[c] = longest > widths[c] ? longest : widths[c];
+			widths[k] = longest > widths[k] ? longest : widths[k];
 		}
-		if (t->sort_col == (int)c && widths[c] && widths[c] < hl + 1)
-			widths[c] = hl + 1;
-		fixed += widths[c] ? widths[c] + 1 : 0;
-		flex += !widths[c];
+		if (t->sort_col == (int)c && widths[k] && widths[k] < hl + 1)
+			widths[k] = hl + 1;
+		fixed += widths[k] ? widths[k] + 1 : 0;
+		flex += !widths[k];
 	}
 	int left = a->cols - fixed;
-	for (size_t c = 0; c < ncols; c++)
-		if (!widths[c])
-			widths[c] = flex ? (left > 8 * flex ? left / flex - 1 : 8) : 8;
-	return ncols;
+	for (size_t k = 0; k < n; k++)
+		if (!widths[k])
+			widths[k] = flex ? (left > 8 * flex ? left / flex - 1 : 8) : 8;
+	return n;
 }
 
 /* Keeps the selection within rows rows of the top. */
@@ -317,25 +414,27 @@ static void draw_table(struct app *a, struct view *v, int top, int bottom)
 {
 	const struct view_ops *o = v->ops;
 	int widths[TABLE_MAX_COLS];
-	size_t ncols = table_widths(a, v, widths);
+	size_t cols[TABLE_MAX_COLS];
+	size_t ncols = table_layout(a, v, cols, widths);
 	struct table *t = &v->t;
 	attron(A_BOLD);
 	int x = 0;
-	for (size_t c = 0; c < ncols && x < a->cols; c++) {
-		int w = widths[c] < a->cols - x ? widths[c] : a->cols - x;
+	for (size_t k = 0; k < ncols && x < a->cols; k++) {
+		size_t c = cols[k];
+		int w = widths[k] < a->cols - x ? widths[k] : a->cols - x;
 		draw_clipped(top, x, w, o->headers[c]);
 		/* The Shift+letter that sorts it, underlined. */
 		int letter = table_sort_letter(o, c);
 		const char *h = o->headers[c];
-		for (int k = 0; letter && h[k] && k < w; k++)
-			if ((h[k] & ~0x20) == letter) {
-				mvaddch(top, x + k, (chtype)(unsigned char)h[k] | A_UNDERLINE | A_BOLD);
+		for (int i = 0; letter && h[i] && i < w; i++)
+			if ((h[i] & ~0x20) == letter) {
+				mvaddch(top, x + i, (chtype)(unsigned char)h[i] | A_UNDERLINE | A_BOLD);
 				break;
 			}
 		int hl = (int)strlen(h);
 		if (t->sort_col == (int)c && hl < w)
 			mvaddstr(top, x + hl, sort_marker(t->sort_desc));
-		x += widths[c] + 1;
+		x += widths[k] + 1;
 	}
 	attroff(A_BOLD);
 	int rows = bottom - top;
@@ -349,13 +448,13 @@ static void draw_table(struct app *a, struct view *v, int top, int bottom)
 		attron(attr);
 		mvhline(top + 1 + i, 0, ' ', idx == t->sel ? a->cols : 0);
 		x = 0;
-		for (size_t c = 0; c < ncols && x < a->cols; c++) {
-			int w = widths[c] < a->cols - x ? widths[c] : a->cols - x;
-			draw_clipped(top + 1 + i, x, w, r->cells[c] ? r->cells[c] : "");
-			x += widths[c] + 1;
+		for (size_t k = 0; k < ncols && x < a->cols; k++) {
+			int w = widths[k] < a->cols - x ? widths[k] : a->cols - x;
+			draw_clipped(top + 1 + i, x, w, r->cells[cols[k]] ? r->cells[cols[k]] : "");
+			x += widths[k] + 1;
 		}
 		/* ---- truth: old rows carry a mark that shows without colour ---- */
-		if (*v->stale && o->ncols > 1 && widths[0] < a->cols)
+		if (*v->stale && ncols > 1 && widths[0] < a->cols)
 			mvaddch(top + 1 + i, widths[0], '~');
 		attroff(attr);
 	}
@@ -448,8 +547,8 @@ static void draw(struct app *a)
 	a->src->ops->tier_summary(a->src, a->tiers, sizeof a->tiers);
 	/* Clipped to the width: a long path would wrap into the next line. */
 	char line[1024];
-	snprintf(line, sizeof line, "bulkhead %s  %s%s", BULKHEAD_VERSION, where,
-		 a->opt.readonly ? "  [read-only]" : "");
+	snprintf(line, sizeof line, "bulkhead %s  %s%s%s%s", BULKHEAD_VERSION, where,
+		 a->opt.readonly ? "  [read-only]" : "", *a->daemon ? "  " : "", a->daemon);
 	attron(theme_attr(C_HEADER) | A_BOLD);
 	mvaddnstr(0, 0, line, a->cols);
 	attroff(theme_attr(C_HEADER) | A_BOLD);
@@ -936,6 +1035,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 	struct app *a = &app;
 	struct script script = {0};
 	setlocale(LC_ALL, "");
+	app.utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8"); /* ---- usage ---- */
 	FILE *null_out = NULL, *null_in = NULL;
 	if (o->script) {
 		script.f = fopen(o->script, "r");
@@ -1037,6 +1137,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 		a->view = v->below;
 		view_free(v);
 	}
+	free(a->usage); /* ---- usage ---- */
 	src->ops->free(src);
 	if (script.f)
 		fclose(script.f);

@@ -37,12 +37,17 @@ void theme_init(void);
 int theme_attr(enum ui_color c);
 enum ui_color theme_for_state(const char *state);
 
-#define TABLE_MAX_COLS 12
+#define TABLE_MAX_COLS 20
 struct trow {
 	char *cells[TABLE_MAX_COLS];
 	char key[128];       /* what enter drills into: a fingerprint, a record id */
 	enum ui_color color;
 	char copy[80];       /* what `c` copies, whole (a digest); "" copies the key */
+	/* ---- usage ---- */
+	/* A column's numeric sort key (table_num): when both rows being
+	 * compared have one, the column sorts by it, not by its text. */
+	int64_t num[TABLE_MAX_COLS];
+	uint32_t has_num; /* bit per column */
 };
 
 /* How a column sorts: as text, as a number ("12", "3.5", "90%"), as a
@@ -80,6 +85,9 @@ int table_sort_letter(const struct view_ops *o, size_t col);
 void table_sort_by(struct table *t, int col, enum col_type ty, const char *filter);
 /* A cell's value for sorting a number or a duration (seconds). */
 double table_cell_number(const char *cell, enum col_type ty);
+/* ---- usage ---- */
+/* A cell's numeric sort key (bytes, millicores, a count), beside its text. */
+void table_num(struct trow *r, size_t col, int64_t key);
 
 struct app;
 struct view;
@@ -106,6 +114,21 @@ struct view_ops {
 	/* ---- tables ---- */
 	const enum col_type *types; /* per column (ncols + nwide); NULL: all text */
 	size_t nwide;               /* columns after ncols shown by the wide toggle (ctrl-w) */
+	/* ---- usage ---- */
+	/* The columns drawn, in this order (NULL: 0..ncols-1), all below
+	 * ncols; a column not listed is held for the filter only. The wide
+	 * toggle adds ncols..ncols+nwide-1 after them, and drops none. */
+	const size_t *order;
+	size_t n_order;
+	/* Per column: 0 is never dropped; when the screen is too narrow for
+	 * every drawn column, the highest rank goes first (k9s's way). NULL:
+	 * none is dropped, the last ones are cut. */
+	const int *drop;
+	/* Columns (a bit each) of live figures, drawn only when the source
+	 * has an engine: a store opened read-only has none to show. */
+	uint32_t live_cols;
+	/* A new usage answer arrived (the console asks once per refresh). */
+	void (*usage)(struct app *a, struct view *v);
 };
 
 struct view {
@@ -171,7 +194,18 @@ struct app {
 	uint64_t retry_ms;    /* while the link is down: the wait before the next try */
 	/* ---- approvals ---- */
 	size_t approvals_waiting; /* calls the daemon holds, for the header */
+	/* ---- usage ---- */
+	char host[160];    /* the header's host figures: "load 0.18 mem 5% ..." */
+	char daemon[80];   /* "daemon 0.1.0 up 3m" (attached), "up 3m" (embedded) */
+	bool utf8;         /* the locale draws Unicode blocks (sparklines) */
+	/* The last usage answer, for the views that show it (sandboxes). */
+	struct bh_session_usage *usage;
+	size_t n_usage;
+	int64_t usage_at_ms; /* when it was answered; 0: never */
 };
+/* ---- usage ---- */
+/* The last usage answer's row for a session, or NULL. */
+const struct bh_session_usage *app_usage_of(const struct app *a, const char *fp);
 
 void app_flash(struct app *a, enum ui_color c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void app_busy(struct app *a, const char *what); /* "" when done */

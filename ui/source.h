@@ -132,6 +132,16 @@ typedef void (*ui_approvals_fn)(void *arg, const struct ui_approval *rows, size_
 #define UI_APPROVALS_DAEMONS                                                                       \
 	"approvals are a daemon's: held calls wait in `bulkhead serve --approval required`; "     \
 	"attach to it (bulkhead console --attach SOCK)"
+/* ---- usage ---- */
+/* Every live session's usage and the host's and daemon's figures (the
+ * engine's bh_engine_usage, a daemon's Usage). */
+struct ui_usage {
+	char version[32]; /* the daemon's; embedded: this build's */
+	struct bh_host_usage host;
+	const struct bh_session_usage *sessions;
+	size_t n;
+};
+typedef void (*ui_usage_fn)(void *arg, const struct ui_usage *u, const char *error);
 
 struct ui_source_ops {
 	const char *kind; /* "embedded", "attached", "store" */
@@ -183,6 +193,10 @@ struct ui_source_ops {
 	void (*approvals)(struct ui_source *s, ui_approvals_fn cb, void *arg);
 	void (*decide)(struct ui_source *s, const char *id, bool approve, const char *reason,
 		       ui_done_fn cb, void *arg);
+	/* ---- usage ---- */
+	/* One request for every session's usage (a refresh asks once, not
+	 * once per row). */
+	void (*usage)(struct ui_source *s, ui_usage_fn cb, void *arg);
 };
 
 struct ui_source {

@@ -105,6 +105,7 @@ struct ask {
 		ui_leaks_fn leaks;
 		ui_tiers_fn tiers;
 		ui_done_fn done;
+		ui_usage_fn usage; /* ---- usage ---- */
 	} cb;
 };
 
@@ -887,6 +888,30 @@ static void decide(struct ui_source *s, const char *id, bool approve, const char
 		char why[512];
 		ask_end(a);
 		cb(arg, not_started(err, why, sizeof why));
+}
+
+/* ---- usage ---- */
+static void on_usage(void *arg, struct wire_operator_usage *res, const struct bh_client_error *err)
+{
+	struct ask done = ask_end(arg);
+	if (err) {
+		done.cb.usage(done.arg, NULL, err->message);
+		return;
+	}
+	struct ui_usage u = {.host = res->host, .sessions = res->sessions, .n = res->n};
+	snprintf(u.version, sizeof u.version, "%s", res->version ? res->version : "");
+	done.cb.usage(done.arg, &u, NULL);
+}
+
+static void usage(struct ui_source *s, ui_usage_fn cb, void *arg)
+{
+	struct ask *a = ask_new(A(s), arg);
+	a->cb.usage = cb;
+	struct bh_client_error *err = NULL;
+	if (bh_client_usage_async(A(s)->c, on_usage, a, &err) < 0) {
+		char why[512];
+		ask_end(a);
+		cb(arg, NULL, not_started(err, why, sizeof why));
 	}
 }
 
@@ -919,6 +944,7 @@ static const struct ui_source_ops attached_ops = {
 	.read_file = read_file,
 	.approvals = approvals, /* ---- approvals ---- */
 	.decide = decide,
+	.usage = usage, /* ---- usage ---- */
 };
 
 struct ui_source *ui_source_attached(const char *target, const char *token, char **why)

@@ -511,6 +511,17 @@ static void decide(struct ui_source *s, const char *id, bool approve, const char
 	cb(arg, UI_APPROVALS_DAEMONS);
 }
 
+/* ---- usage ---- */
+static void usage(struct ui_source *s, ui_usage_fn cb, void *arg)
+{
+	struct ui_usage u = {.version = BULKHEAD_VERSION};
+	struct bh_session_usage *list = NULL;
+	u.n = bh_engine_usage(E(s)->e, &u.host, &list);
+	u.sessions = list;
+	cb(arg, &u, NULL);
+	free(list);
+}
+
 static const struct ui_source_ops embedded_ops = {
 	.kind = "embedded",
 	.has_engine = true,
@@ -539,6 +550,7 @@ static const struct ui_source_ops embedded_ops = {
 	.read_file = read_file,
 	.approvals = approvals, /* ---- approvals ---- */
 	.decide = decide,
+	.usage = usage, /* ---- usage ---- */
 };
 
 struct ui_source *ui_source_embedded(const struct bh_config *cfg, char **why)

@@ -106,6 +106,13 @@ static void decide(struct ui_source *s, const char *id, bool approve, const char
 	cb(arg, NO_SOURCE);
 }
 
+/* ---- usage ---- */
+static void usage(struct ui_source *s, ui_usage_fn cb, void *arg)
+{
+	(void)s;
+	cb(arg, NULL, NO_SOURCE);
+}
+
 static const struct ui_source_ops none_ops = {
 	.kind = "none",
 	.has_engine = false,
@@ -134,6 +141,7 @@ static const struct ui_source_ops none_ops = {
 	.read_file = ui_source_no_read_file,
 	.approvals = approvals, /* ---- approvals ---- */
 	.decide = decide,
+	.usage = usage, /* ---- usage ---- */
 };
 
 struct ui_source *ui_source_none(void)

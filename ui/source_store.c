@@ -179,6 +179,13 @@ static void decide(struct ui_source *s, const char *id, bool approve, const char
 	cb(arg, "held calls need a live daemon; this is a store opened read-only (its events keep past decisions)");
 }
 
+/* ---- usage ---- */
+static void usage(struct ui_source *s, ui_usage_fn cb, void *arg)
+{
+	(void)s;
+	cb(arg, NULL, "usage needs a live engine; this is a store opened read-only");
+}
+
 static const struct ui_source_ops store_ops = {
 	.kind = "store",
 	.has_engine = false,
@@ -207,6 +214,7 @@ static const struct ui_source_ops store_ops = {
 	.read_file = ui_source_no_read_file,
 	.approvals = approvals, /* ---- approvals ---- */
 	.decide = decide,
+	.usage = usage, /* ---- usage ---- */
 };
 
 struct ui_source *ui_source_store(const char *db_path, char **why)

@@ -91,10 +91,14 @@ static int by_col(const void *x, const void *y)
 {
 	const struct trow *a = &sorting->rows[*(const size_t *)x];
 	const struct trow *b = &sorting->rows[*(const size_t *)y];
-	const char *p = a->cells[sorting->sort_col] ? a->cells[sorting->sort_col] : "";
-	const char *q = b->cells[sorting->sort_col] ? b->cells[sorting->sort_col] : "";
+	int col = sorting->sort_col;
+	const char *p = a->cells[col] ? a->cells[col] : "";
+	const char *q = b->cells[col] ? b->cells[col] : "";
 	int c;
-	if (sorting->sort_type == COL_NUMBER || sorting->sort_type == COL_DURATION) {
+	/* ---- usage: a cell's own numeric key (bytes, millicores) when both have one ---- */
+	if (a->has_num & b->has_num & (1u << col)) {
+		c = a->num[col] < b->num[col] ? -1 : a->num[col] > b->num[col];
+	} else if (sorting->sort_type == COL_NUMBER || sorting->sort_type == COL_DURATION) {
 		double u = table_cell_number(p, sorting->sort_type), w = table_cell_number(q, sorting->sort_type);
 		c = u < w ? -1 : u > w;
 	} else {
@@ -202,4 +206,13 @@ void fmt_age(char *buf, size_t n, int64_t since_ms, int64_t now_ms)
 void fmt_short(char *buf, size_t n, const char *hex)
 {
 	snprintf(buf, n, "%.12s", hex && *hex ? hex : "-");
+}
+
+/* ---- usage ---- */
+void table_num(struct trow *r, size_t col, int64_t key)
+{
+	if (col >= TABLE_MAX_COLS)
+		return;
+	r->num[col] = key;
+	r->has_num |= 1u << col;
 }

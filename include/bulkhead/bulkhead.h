@@ -643,6 +643,64 @@ typedef int (*bh_history_session_fn)(void *arg, const struct bh_history_session 
 int bh_history_sessions(bh_history *h, size_t limit, bh_history_session_fn fn, void *arg,
 			bh_error **err);
 
+/* ---- usage: what each live sandbox uses now, and the host ---------------- */
+
+/* The engine samples every live session's cgroup from its loop's one-second
+ * tick, every BH_USAGE_SAMPLE_MS, into a ring of BH_USAGE_HISTORY points (a
+ * minute: the console's sparkline). Nothing wakes for it but that tick; a
+ * pass reads five host-owned cgroup files per sandbox (cpuacct.usage,
+ * memory.usage_in_bytes, max_usage_in_bytes, limit_in_bytes, pids.current;
+ * cgroup v2's equivalents), never a path the sandbox controls. A gVisor
+ * sandbox is read through the host cgroup runsc puts its Sentry in (the
+ * bundle's cgroupsPath, under the engine's parent), so its figures are the
+ * Sentry's: the guest's memory as the host pays for it. */
+#define BH_USAGE_HISTORY 12
+#define BH_USAGE_SAMPLE_MS 5000u
+
+struct bh_usage_point {
+	int64_t at_unix_ms;
+	uint32_t cpu_millicores;  /* thousandths of one CPU over the interval before it */
+	uint64_t memory_bytes;
+};
+
+struct bh_session_usage {
+	char fingerprint[65];
+	enum bh_tier tier;
+	enum bh_session_state state;
+	/* false: nothing to read (a hibernated session is an image; a cgroup
+	 * gone mid-read): the figures below but disk and calls are 0. */
+	bool measured;
+	int64_t sampled_unix_ms;     /* when the figures below were read */
+	uint32_t cpu_millicores;     /* since the last tick's sample (1000: one CPU busy) */
+	uint64_t memory_bytes, memory_limit_bytes, memory_peak_bytes;
+	uint32_t pids;
+	/* Bytes in /work, /tmp and /dev/shm as the init measured them in its
+	 * last DONE (after the call's sweep only idle interpreters remain, so
+	 * the figure stands until the next call); disk_unix_ms: when (0: no
+	 * call yet, disk_bytes unknown). */
+	uint64_t disk_bytes;
+	int64_t disk_unix_ms;
+	uint32_t calls_last_minute;  /* calls started in the last 60 s */
+	size_t n_history;
+	struct bh_usage_point history[BH_USAGE_HISTORY]; /* oldest first */
+};
+
+struct bh_host_usage {
+	uint32_t load_milli[3];      /* /proc/loadavg x 1000: 1, 5, 15 minutes */
+	uint64_t mem_total_bytes, mem_available_bytes;
+	/* The memory budget admission holds sandboxes to: what the live ones
+	 * take of it (their limits, each sandbox with processes counted) and
+	 * what they use (their cgroups' usage, sessions only). */
+	uint64_t budget_held_bytes, budget_bytes, sandboxes_used_bytes;
+	uint64_t images_bytes, images_budget_bytes; /* hibernation images */
+	int64_t started_unix_ms, now_unix_ms;       /* the engine's start: its uptime */
+};
+
+/* Every live session's usage (ended ones are not listed), read now, in
+ * *out (the caller frees it with free()), and the host's figures. Returns
+ * how many. */
+size_t bh_engine_usage(bh_engine *e, struct bh_host_usage *host, struct bh_session_usage **out);
+
 /* ---- introspection for tests and the leak finder ---------------------------- */
 
 /* The cgroup path (below each hierarchy's mount) under which this engine's

@@ -392,4 +392,13 @@ int bh_client_discover(const char *state_dir, char **sock, char **why);
  * file cannot be read. Caller frees *out. */
 int bh_client_token(const char *token_file, char **out, struct bh_client_error **err);
 
+/* ---- usage ---- */
+/* Every live session's usage and the host's and daemon's figures, in one
+ * call (bulkhead.v1.OperatorService/Usage). */
+typedef void (*bh_client_usage_cb)(void *arg, struct wire_operator_usage *res,
+				   const struct bh_client_error *err);
+int bh_client_usage_async(bh_client *c, bh_client_usage_cb cb, void *arg,
+			  struct bh_client_error **err);
+int bh_client_usage(bh_client *c, struct wire_operator_usage *out, struct bh_client_error **err);
+
 #endif

@@ -329,5 +329,22 @@ void wire_operator_approval_file_of(struct wire_operator_approval_file *f, const
 void wire_operator_approval_file_clear(struct wire_operator_approval_file *f);
 /* The bytes s takes as a JSON string (escapes counted), for the budget. */
 size_t wire_operator_json_string_cost(const char *s);
+/* ---- usage ------------------------------------------------------------------------- */
+
+/* Usage: every live session's sample (by fingerprint) and the host's and the
+ * daemon's figures, in one answer (docs/api.md). A session's isolation and
+ * state are read by their names (one this build does not know is refused),
+ * its history holds at most BH_USAGE_HISTORY points. */
+struct wire_operator_usage {
+	const char *version;               /* the daemon's (BULKHEAD_VERSION) */
+	struct bh_host_usage host;         /* started_unix_ms: the daemon's engine's start */
+	struct bh_session_usage *sessions;
+	size_t n;
+};
+
+char *wire_operator_encode_usage(const struct wire_operator_usage *u);
+int wire_operator_decode_usage(const char *body, size_t len, struct wire_operator_usage *out,
+			       struct wire_status *st);
+void wire_operator_usage_free(struct wire_operator_usage *u);
 
 #endif

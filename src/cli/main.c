@@ -29,6 +29,7 @@ static const struct command {
 	{"cp", cmd_cp, "copy a file of a session's /work here (SESSION:PATH DEST)"},
 	/* ---- approvals ---- */
 	{"approvals", cmd_approvals, "list the calls a daemon holds for approval; approve or deny"},
+	{"usage", cmd_usage, "what each live sandbox of a daemon uses: CPU, memory, pids, disk"},
 };
 
 static void usage(FILE *to)

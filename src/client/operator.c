@@ -97,6 +97,7 @@ enum op_kind {
 	OP_FILES,
 	OP_FILE,
 	OP_PROCESSES, /* ---- procs ---- */
+	OP_USAGE, /* ---- usage ---- */
 };
 
 /* Any answer, decoded: the member op_kind names. */
@@ -111,6 +112,7 @@ union answer {
 	struct wire_operator_files files;
 	struct wire_operator_file file;
 	struct wire_operator_processes processes; /* ---- procs ---- */
+	struct wire_operator_usage usage; /* ---- usage ---- */
 };
 
 struct typed_op {
@@ -134,6 +136,7 @@ struct typed_op {
 		bh_client_processes_cb processes;
 		bh_client_files_cb files;
 		bh_client_file_cb file;
+		bh_client_usage_cb usage; /* ---- usage ---- */
 	} cb;
 	void *arg;
 	struct waiter *wait;
@@ -166,6 +169,8 @@ static int decode(const struct typed_op *op, const char *json, union answer *res
 		return wire_operator_decode_file(json, len, &res->file, st);
 	case OP_PROCESSES: /* ---- procs ---- */
 		return wire_operator_decode_processes(json, len, &res->processes, st);
+	case OP_USAGE: /* ---- usage ---- */
+		return wire_operator_decode_usage(json, len, &res->usage, st);
 	}
 	*st = (struct wire_status){.code = WIRE_INTERNAL};
 	snprintf(st->msg, sizeof st->msg, "%s: no decoder for its answer", op->method);
@@ -207,6 +212,8 @@ static void release(enum op_kind kind, union answer *res)
 		break;
 	case OP_PROCESSES: /* ---- procs ---- */
 		wire_operator_processes_free(&res->processes);
+	case OP_USAGE: /* ---- usage ---- */
+		wire_operator_usage_free(&res->usage);
 		break;
 	}
 }
@@ -241,6 +248,9 @@ static void deliver(const struct typed_op *op, union answer *res,
 		op->cb.session(op->arg, res ? &res->session : NULL, err);
 		break;
 	/* ---- procs ---- */
+	case OP_USAGE: /* ---- usage ---- */
+		op->cb.usage(op->arg, res ? &res->usage : NULL, err);
+		break;
 	case OP_FILES:
 		op->cb.files(op->arg, res ? &res->files : NULL, err);
 		break;
@@ -691,4 +701,21 @@ int bh_client_read_file_async(bh_client *c, const char *fingerprint, const char 
 	struct wire_operator_request req = {.session = fingerprint, .path = path ? path : "",
 					    .max_bytes = max_bytes};
 	return typed_call(c, op, &req, err);
+}
+
+/* ---- usage ---- */
+
+int bh_client_usage_async(bh_client *c, bh_client_usage_cb cb, void *arg,
+			  struct bh_client_error **err)
+{
+	struct typed_op *op = op_new(OP_USAGE, "Usage", arg);
+	op->cb.usage = cb;
+	return typed_call(c, op, &(struct wire_operator_request){0}, err);
+}
+
+int bh_client_usage(bh_client *c, struct wire_operator_usage *out, struct bh_client_error **err)
+{
+	memset(out, 0, sizeof *out);
+	return typed_wait(c, op_new(OP_USAGE, "Usage", NULL), &(struct wire_operator_request){0},
+			  out, sizeof *out, err);
 }

@@ -129,6 +129,8 @@ char *metrics_render(const struct metrics *m, bh_engine *e)
 	for (size_t i = 0; i < METRICS_APPROVAL_OUTCOMES; i++)
 		fprintf(f, "bulkhead_approvals_total{outcome=\"%s\"} %llu\n", outcomes[i],
 			(unsigned long long)m->approvals[i]);
+	if (e) /* ---- usage ---- */
+		metrics_render_usage(f, e);
 	fclose(f);
 	return out;
 }

@@ -5,6 +5,7 @@
 #include "bulkhead.h"
 
 #include <stdint.h>
+#include <stdio.h>
 
 #define METRICS_LATENCY_BUCKETS 12
 /* ---- approvals: how held calls ended ---- */
@@ -32,5 +33,15 @@ int metrics_procedure(const char *procedure);
 void metrics_cell_latency(struct metrics *m, uint64_t wall_us);
 /* Prometheus text exposition (version 0.0.4); sessions by state come from the engine. */
 char *metrics_render(const struct metrics *m, bh_engine *e);
+
+/* ---- usage ---- */
+/* Per-sandbox series are labelled by the first 12 hex digits of the
+ * session's fingerprint and its tier, at most this many per metric: the
+ * sessions using the most memory get their own; the rest are summed into
+ * one series labelled session="_other", and bulkhead_sandbox_series_folded
+ * says how many it holds. */
+#define METRICS_USAGE_SERIES 32
+/* The usage figures (metrics_usage.c): per sandbox, the host and the daemon. */
+void metrics_render_usage(FILE *f, bh_engine *e);
 
 #endif

@@ -507,6 +507,19 @@ static void list_processes(struct call *c, const struct wire_operator_request *r
 	}
 }
 
+/* ---- usage ---- */
+
+/* Every live session's usage and the host's figures, in one answer: the
+ * console asks once per refresh, not once per row. */
+static void usage(struct call *c, const struct wire_operator_request *req)
+{
+	(void)req;
+	struct wire_operator_usage out = {.version = BULKHEAD_VERSION};
+	out.n = bh_engine_usage(c->srv->e, &out.host, &out.sessions);
+	call_answer_json(c, wire_operator_encode_usage(&out));
+	free(out.sessions);
+}
+
 void operator_service(struct call *c, const char *method)
 {
 	static const struct {
@@ -528,6 +541,8 @@ void operator_service(struct call *c, const char *method)
 		{"ListFiles", list_files},
 		{"ReadFile", read_file},
 		{"ListProcesses", list_processes}, /* ---- procs ---- */
+		/* ---- usage ---- */
+		{"Usage", usage},
 	};
 	/* ---- approvals ---- */
 	if (operator_approvals(c, method))

@@ -7,6 +7,7 @@ bh_library(bulkhead-daemon src/daemon
   src/daemon/clients_edit.c
   src/daemon/health.c
   src/daemon/metrics.c
+  src/daemon/metrics_usage.c
   src/daemon/oom.c
   src/daemon/operator_service.c
   src/daemon/peer.c

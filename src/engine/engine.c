@@ -316,6 +316,7 @@ static void on_tick(bh_engine *e, void *arg)
 {
 	(void)arg;
 	children_reap(e); /* strays (runsc's helpers) have no pidfd of ours */
+	usage_tick(e);
 	e->tick = loop_timer(e->loop, TICK_MS, on_tick, NULL);
 }
 
@@ -403,6 +404,8 @@ int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, 
 	e->pids_limit = cfg->pids_limit;
 	e->keep_content = !cfg->store_digests_only;
 	e->crash_at = hooks->crash_at ? xstrdup(hooks->crash_at) : NULL;
+	e->usage_off = hooks->usage_off;
+	e->started_unix_ms = (int64_t)now_real_ms();
 	e->policy = cfg->policy;
 	struct bh_policy *pol = &e->policy;
 	pol->idle_ms = pol->idle_ms ? pol->idle_ms : 5u * 60u * 1000u;

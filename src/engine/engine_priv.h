@@ -384,6 +384,10 @@ struct bh_engine {
 	int warden_pidfd;
 	struct pool_slot *pool;    /* the warm pool (pool.c) */
 	struct bh_timer *pool_retry;
+	/* ---- usage (usage.c) ---- */
+	int64_t started_unix_ms;   /* the engine's uptime starts here */
+	uint32_t usage_ticks;      /* loop ticks since the last usage sample */
+	bool usage_off;            /* test hook: no sampler (the bench's control) */
 };
 
 /* The provider name records and answers carry for a tier (vocab.c). */
@@ -431,5 +435,15 @@ void warden_stop(bh_engine *e);
 void engine_proofs_done(bh_engine *e);
 void engine_tier_proven(bh_engine *e, enum bh_tier tier);
 bool engine_tier_decided(bh_engine *e, enum bh_tier tier);
+
+/* ---- usage (usage.c): per-session samples from the loop's tick ---- */
+/* From the loop's one-second tick: every BH_USAGE_SAMPLE_MS, a sample of
+ * each live session into its ring. */
+void usage_tick(bh_engine *e);
+struct bh_session;
+/* A call started in the session (calls a minute). */
+void usage_note_call(struct bh_session *s);
+/* The init's disk figure from a DONE frame. */
+void usage_note_disk(struct bh_session *s, uint64_t bytes);
 
 #endif

@@ -140,6 +140,7 @@ static void cell_answered(bh_session *s, struct op *op, const struct done_frame 
 		return;
 	}
 	r.record = &s->last;
+	usage_note_disk(s, d->disk_used);
 	/* The disk budget is measured after the call; the call that crossed it
 	 * is answered (and told), the next one finds the session ended. */
 	bool over = d->disk_used > (uint64_t)s->e->policy.disk_budget_mb * 1048576u;
@@ -357,6 +358,7 @@ static int send_cell(bh_session *s, struct op *op, bh_error **err)
 	}
 send:
 	op->started_unix_ms = (int64_t)now_real_ms();
+	usage_note_call(s);
 	int ret = sandbox_request(s->e, s->sb, call_id, &f, op->cell.timeout_ms + BACKSTOP_GRACE_MS,
 				  on_cell_reply, s, err);
 	buf_free(&f);

@@ -82,6 +82,21 @@ struct bh_session {
 	struct bh_timer *handoff_t;
 	bool end_unstored;              /* its end is not in the store yet (end_retry_t) */
 	struct bh_timer *end_retry_t;
+	/* ---- usage (usage.c) ---- */
+	struct session_usage {
+		struct bh_usage_point ring[BH_USAGE_HISTORY];
+		uint8_t head, n;                /* next slot, points held */
+		uint64_t cpu_ns, cpu_at_us;     /* the last sample's reading */
+		uint64_t prev_ns, prev_at_us;   /* and the one before (0: none) */
+		bool cpu_known;
+		uint32_t cpu_millicores;        /* over the interval before it */
+		uint64_t disk_bytes;            /* the last DONE's */
+		int64_t disk_unix_ms;
+		/* calls started, per second of the last minute: a slot is its
+		 * second's when second[i] says so, else stale */
+		uint32_t calls[60];
+		int64_t second[60];
+	} usage;
 	struct bh_session *next;
 };
 

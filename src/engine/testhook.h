@@ -23,6 +23,11 @@ struct bh_test_hooks {
 	 * (its evidence stands): the drift only the posture check on every
 	 * sandbox start can catch. */
 	const char *drop_wall_after_proof;
+	/* ---- usage ---- */
+	/* No usage sampler on the loop's tick (bh_engine_usage still reads
+	 * the cgroups when asked): the bench's control for what sampling costs
+	 * the warm cell. */
+	bool usage_off;
 };
 
 /* bh_engine_open with hooks (NULL: none, the same as bh_engine_open). */

@@ -55,6 +55,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* ---- procs ---- */
 	ROUND_TRIP(struct wire_operator_processes, wire_operator_decode_processes,
 		   wire_operator_encode_processes, wire_operator_processes_free);
+	/* ---- usage ---- */
+	ROUND_TRIP(struct wire_operator_usage, wire_operator_decode_usage, wire_operator_encode_usage,
+		   wire_operator_usage_free);
 	for (enum wire_operator_leak_list list = WIRE_LEAKS_FOUND; list <= WIRE_LEAKS_WOULD_REAP;
 	     list++)
 		ROUND_TRIP(struct wire_operator_leaks, DECODE, ENCODE, wire_operator_leaks_free);

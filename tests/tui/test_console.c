@@ -384,8 +384,51 @@ static void mask_cut_hex(char *line)
 	}
 }
 
+/* ---- usage ---- */
+/* The sandboxes view's usage figures (CPU%, MEM, PIDS, DISK and the
+ * sparkline) vary from run to run: under a header holding them, each row's
+ * span from CPU% to the end of the sparkline is masked as "<usage>",
+ * counted in characters (the sparkline's blocks are UTF-8). A test that
+ * needs a figure reads the raw screen (usage_mem_mib). */
+static int usage_from = -1, usage_to = -1;
+
+static size_t char_to_byte(const char *line, int chars)
+{
+	size_t b = 0;
+	for (int c = 0; c < chars && line[b]; c++) {
+		b++;
+		while (((unsigned char)line[b] & 0xc0) == 0x80)
+			b++;
+	}
+	return b;
+}
+
+static void mask_usage(char *line, size_t cap)
+{
+	const char *cpu = strstr(line, "CPU% ");
+	if (cpu && strstr(line, "SESSION")) {
+		const char *spark = strstr(line, "CPU 1M");
+		usage_from = (int)(cpu - line);
+		usage_to = spark ? (int)(spark - line) + 12 + 1 : (int)strlen(line);
+		return;
+	}
+	if (usage_from < 0)
+		return;
+	if (!*line) {
+		usage_from = usage_to = -1;
+		return;
+	}
+	size_t from = char_to_byte(line, usage_from), to = char_to_byte(line, usage_to);
+	if (from >= strlen(line))
+		return;
+	char out[8192];
+	snprintf(out, sizeof out, "%.*s<usage> %s", (int)from, line, line + to);
+	snprintf(line, cap, "%s", out);
+}
+
 static char *normalise(const char *screen)
 {
+	usage_from = usage_to = -1;
 	size_t cap = strlen(screen) * 2 + 4096, used = 0;
 	char *out = malloc(cap);
 	out[0] = '\0';
@@ -394,6 +437,11 @@ static char *normalise(const char *screen)
 		size_t n = e ? (size_t)(e - p) : strlen(p);
 		char line[8192];
 		snprintf(line, sizeof line, "%.*s", (int)n, p);
+		mask_usage(line, sizeof line); /* ---- usage ---- */
+		/* The host's load and memory vary: the header's figures. */
+		replace_all(line, sizeof line,
+			    "load [0-9]+\\.[0-9]{2}( mem [0-9]+%)?( budget [0-9]+%)?( img ([0-9]+%|-))?",
+			    "load <host>");
 		replace_literal(line, sizeof line, files, "<FILES>");
 		/* A title holding the checkout's path is centred by its length,
 		 * which varies with where the tree was cloned: left-justify it. */
@@ -2432,4 +2480,145 @@ Test(console, embedded_the_approvals_view_says_held_calls_are_a_daemons)
 	/* a asks for no reason: there is nothing to decide here. */
 	screen_has("approvals-embedded-a", "approvals are a daemon's: held calls wait in");
 	screen_lacks("approvals-embedded-a", "reason");
+}
+
+/* ---- usage ---- */
+
+/* The MiB the first sandbox row's MEM column shows on a raw screen (the
+ * console's own 512M-limit sandbox), -1 when no row shows one. */
+static double usage_mem_mib(const char *name)
+{
+	char *s = shot(name);
+	const char *p = strstr(s, "/512M");
+	double mib = -1;
+	if (p) {
+		const char *b = p;
+		while (b > s && (isdigit((unsigned char)b[-1]) || b[-1] == '.' || b[-1] == 'K' ||
+				 b[-1] == 'M' || b[-1] == 'G'))
+			b--;
+		char unit = p[-1];
+		mib = strtod(b, NULL);
+		mib = unit == 'K' ? mib / 1024 : unit == 'G' ? mib * 1024 : mib;
+	}
+	free(s);
+	return mib;
+}
+
+/* Opens a sandbox, then runs a cell holding 200 MiB in it; the screens
+ * before and after are PREFIX-before and PREFIX-held. */
+static void usage_console(const char *prefix, const char *args, const char *env)
+{
+	char script[1024];
+	snprintf(script, sizeof script,
+		 "n\n"
+		 "<Enter>\n"
+		 "<C-r>\n"
+		 ":save-display %s-before\n"
+		 "x\n"
+		 "x = bytearray(200 * 1024 * 1024)\n"
+		 "<Enter>\n"
+		 "<C-r>\n"
+		 ":save-display %s-held\n"
+		 ":q\n",
+		 prefix, prefix);
+	console(script, args, env);
+}
+
+/* Acceptance 1's first item: the MEM column rises past 200 MiB while a
+ * cell holds the memory, the header shows the host, the budget's share and
+ * the uptime, and it all fits 80x24. */
+static void memory_rises_while_a_cell_allocates(const char *before, const char *held)
+{
+	double was = usage_mem_mib(before), now = usage_mem_mib(held);
+	cr_assert(was >= 0 && was < 150, "before the cell MEM showed %.1f MiB", was);
+	cr_assert_geq(now, 200, "holding 200 MiB, MEM showed %.1f MiB (before: %.1f)", now, was);
+	screen_has(held, "CPU%");
+	screen_has(held, "PIDS");
+	screen_has(held, "CPU 1M");
+	/* One 512 MiB sandbox held in the budget: a share above 0 %. */
+	char *s = shot(held);
+	const char *b = strstr(s, " budget ");
+	cr_assert_not_null(b, "the header lacks the budget:\n%s", s);
+	cr_assert_gt(atoi(b + 8), 0, "the budget's share is 0:\n%s", s);
+	cr_assert_not_null(strstr(s, " mem "), "%s", s);
+	cr_assert_not_null(strstr(s, " up "), "%s", s);
+	free(s);
+}
+
+Test(console, embedded_the_usage_columns_show_a_sandboxs_memory_rising_while_a_cell_allocates)
+{
+	close_engine();
+	usage_console("usage", "", NULL);
+	memory_rises_while_a_cell_allocates("usage-before", "usage-held");
+	screen_has("usage-held", "embedded engine on ");
+	screen("usage-before");
+	screen("usage-held");
+}
+
+Test(console, attached_the_usage_columns_show_a_sandboxs_memory_rising_while_a_cell_allocates)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	usage_console("usage-attached", args, env);
+	memory_rises_while_a_cell_allocates("usage-attached-before", "usage-attached-held");
+	screen_has("usage-attached-held", "daemon " BULKHEAD_VERSION " up ");
+	screen("usage-attached-before");
+	screen("usage-attached-held");
+}
+
+/* The first sandbox row of a raw screen (the line after the header). */
+static char *first_row(const char *name)
+{
+	char *s = shot(name);
+	char *head = strstr(s, "SESSION ");
+	cr_assert_not_null(head, "%s has no sandboxes table:\n%s", name, s);
+	char *row = strchr(head, '\n');
+	cr_assert_not_null(row);
+	row++;
+	char *row_end = strchr(row, '\n');
+	char *out = strndup(row, row_end ? (size_t)(row_end - row) : strlen(row));
+	free(s);
+	return out;
+}
+
+/* MEM sorts as a number, the biggest first; the sparkline fills from the
+ * engine's 5 s samples, in Unicode blocks under a UTF-8 locale and in
+ * ASCII otherwise. */
+Test(console, the_mem_column_sorts_by_bytes_and_the_sparkline_fills_in_blocks_or_ascii)
+{
+	close_engine();
+	/* Two sandboxes; the first one opened (listed last) holds 200 MiB.
+	 * s five times: SESSION, STATE, TIER, CPU%, then MEM. */
+	const char *script = "n\n"
+			     "<Enter>\n"
+			     "x\n"
+			     "x = bytearray(200 * 1024 * 1024)\n"
+			     "<Enter>\n"
+			     "n\n"
+			     "<Enter>\n"
+			     ":sleep 5600\n"
+			     "<C-r>\n"
+			     "s\ns\ns\ns\ns\n"
+			     ":save-display usage-sorted-by-mem\n"
+			     ":q\n";
+	console(script, "", NULL);
+	screen_has("usage-sorted-by-mem", "MEM^");
+	char *top = first_row("usage-sorted-by-mem");
+	const char *m = strstr(top, "M/512M");
+	cr_assert_not_null(m, "%s", top);
+	while (m > top && isdigit((unsigned char)m[-1]))
+		m--;
+	cr_assert_geq(atoi(m), 200, "the top row under MEM^ is not the 200 MiB one: %s", top);
+	cr_assert(strstr(top, "\u2581") || strstr(top, "\u2582") || strstr(top, "\u2588") ||
+			  strstr(top, "\u2584") || strstr(top, "\u2586"),
+		  "no sparkline block after a sample: %s", top);
+	free(top);
+	screen("usage-sorted-by-mem");
+
+	console("n\n<Enter>\n:sleep 5600\n<C-r>\n:save-display usage-ascii\n:q\n", "", "LC_ALL=C");
+	char *row = first_row("usage-ascii");
+	for (const char *p = row; *p; p++)
+		cr_assert_lt((unsigned char)*p, 0x80, "a non-ASCII byte under LC_ALL=C: %s", row);
+	cr_assert(strchr(row, '_'), "no ASCII sparkline (an idle sandbox's is _): %s", row);
+	free(row);
 }

@@ -2,18 +2,39 @@
  * ones, runs cells in the console's own, and steers any of them. */
 #include "app.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-/* Past BY, the wide toggle's (ctrl-w): the run a sandbox served and its
+/* SESSION..BY, then the usage figures (live: a store has none); past
+ * them, the wide toggle's (ctrl-w): the run a sandbox served and its
  * runtime name, which `/` finds too. */
-static const char *const headers[] = {"SESSION", "STATE", "TIER", "FLOOR", "CALLS", "IDLE",
-				      "EXPIRES", "OWNER", "BY", "RUN", "SANDBOX"};
-static const int widths[] = {12, 11, 9, 9, 5, 5, 7, 8, 0, 0, 0};
-static const enum col_type types[] = {COL_TEXT, COL_TEXT, COL_TEXT, COL_TEXT, COL_NUMBER, COL_DURATION,
-				      COL_DURATION, COL_TEXT, COL_TEXT, COL_TEXT, COL_TEXT};
+static const char *const headers[] = {"SESSION", "STATE", "TIER",  "FLOOR", "CALLS",  "IDLE",
+				      "EXPIRES", "OWNER", "BY",    "CPU%",  "MEM",    "PIDS",
+				      "DISK",    "CALL/M", "CPU 1M", "RUN", "SANDBOX"};
+static const int widths[] = {12, 11, 9, 9, 5, 5, 7, 8, 0, 4, 9, 4, 5, 6, 12, 0, 0};
+_Static_assert(sizeof headers / sizeof headers[0] == sizeof widths / sizeof widths[0], "a width per column");
+/* ---- usage ---- */
+enum { COL_CPU = 9, COL_MEM, COL_PIDS, COL_DISK, COL_CALLS_MINUTE, COL_SPARK, N_COLS };
+enum { COL_RUN = N_COLS, COL_SANDBOX, N_ALL };
+_Static_assert(sizeof headers / sizeof headers[0] == N_ALL, "every column named");
+static const enum col_type types[N_ALL] = {
+	[4] = COL_NUMBER, [5] = COL_DURATION, [6] = COL_DURATION, [COL_CPU] = COL_NUMBER,
+	[COL_MEM] = COL_NUMBER, [COL_PIDS] = COL_NUMBER, [COL_DISK] = COL_NUMBER,
+	[COL_CALLS_MINUTE] = COL_NUMBER, [COL_SPARK] = COL_NUMBER,
+};
+/* Drawn in this order; on a narrow screen FLOOR, OWNER, EXPIRES, CALLS,
+ * IDLE, CALL/M, DISK, BY, PIDS, the sparkline and TIER go, in that order
+ * (drop ranks below): at 80 columns BY (cut to 6) and DISK stay, CALL/M
+ * waits for a wider screen. */
+static const size_t order[] = {0, 1, 2, COL_CPU, COL_MEM, COL_PIDS, COL_DISK, COL_SPARK,
+			       COL_CALLS_MINUTE, 3, 4, 5, 6, 7, 8};
+static const int drop[N_ALL] = {
+	[3] = 11, [7] = 10, [6] = 9, [4] = 8, [5] = 7, [COL_CALLS_MINUTE] = 6,
+	[COL_DISK] = 5, [8] = 4, [COL_PIDS] = 3, [COL_SPARK] = 2, [2] = 1,
+};
 
 static int64_t wall_ms(void)
 {
@@ -28,6 +49,105 @@ static int64_t wall_ms(void)
 struct sb_view {
 	bool all;
 };
+
+/* ---- usage ---- */
+
+static struct app *a_of(struct view *v)
+{
+	return v->app;
+}
+
+/* 201M, 1.5G, 12K: a byte count in four or five characters. */
+static void fmt_bytes(char *buf, size_t n, uint64_t b)
+{
+	if (b >= (1ull << 50)) /* v1's "no limit" is 2^63 less a page */
+		snprintf(buf, n, "-");
+	else if (b >= 10ull << 30)
+		snprintf(buf, n, "%lluG", (unsigned long long)(b >> 30));
+	else if (b >= 1ull << 30)
+		snprintf(buf, n, "%.1fG", (double)b / (1 << 30));
+	else if (b >= 1ull << 20)
+		snprintf(buf, n, "%lluM", (unsigned long long)(b >> 20));
+	else
+		snprintf(buf, n, "%lluK", (unsigned long long)((b + 1023) >> 10));
+}
+
+/* The minute's CPU as a sparkline, oldest left, scaled to its busiest
+ * point (a tenth of a CPU at least, so an idle sandbox stays flat). */
+static void sparkline(char *buf, size_t n, const struct bh_session_usage *u, bool utf8)
+{
+	static const char *const blocks[] = {"\u2581", "\u2582", "\u2583", "\u2584",
+					     "\u2585", "\u2586", "\u2587", "\u2588"};
+	static const char ascii[] = "_.-=#";
+	uint32_t top = 100;
+	for (size_t i = 0; i < u->n_history; i++)
+		if (u->history[i].cpu_millicores > top)
+			top = u->history[i].cpu_millicores;
+	size_t o = 0;
+	buf[0] = '\0';
+	/* Padded on the left: the newest point is always the last column. */
+	for (size_t i = u->n_history; i < BH_USAGE_HISTORY; i++)
+		o += (size_t)snprintf(buf + o, o < n ? n - o : 0, " ");
+	for (size_t i = 0; i < u->n_history; i++) {
+		uint64_t v = u->history[i].cpu_millicores;
+		if (utf8)
+			o += (size_t)snprintf(buf + o, o < n ? n - o : 0, "%s", blocks[v * 7 / top]);
+		else
+			o += (size_t)snprintf(buf + o, o < n ? n - o : 0, "%c", ascii[v * 4 / top]);
+	}
+}
+
+/* A usage cell: its text and its numeric sort key. */
+static void cell_num(struct trow *r, int col, int64_t key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void cell_num(struct trow *r, int col, int64_t key, const char *fmt, ...)
+{
+	char text[96];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	table_cell(r, (size_t)col, "%s", text);
+	table_num(r, (size_t)col, key);
+}
+
+/* The usage columns of a row, from the console's last usage answer. */
+static void usage_cells(struct app *a, struct trow *r)
+{
+	const struct bh_session_usage *u = app_usage_of(a, r->key);
+	for (int c = COL_CPU; c < N_COLS; c++)
+		cell_num(r, c, -1, "-");
+	if (!u)
+		return;
+	cell_num(r, COL_CALLS_MINUTE, u->calls_last_minute, "%u", u->calls_last_minute);
+	char b[16], l[16], spark[64];
+	if (u->disk_unix_ms) {
+		fmt_bytes(b, sizeof b, u->disk_bytes);
+		cell_num(r, COL_DISK, (int64_t)u->disk_bytes, "%s", b);
+	}
+	sparkline(spark, sizeof spark, u, a->utf8);
+	cell_num(r, COL_SPARK,
+		 u->n_history ? (int64_t)u->history[u->n_history - 1].cpu_millicores : -1, "%s",
+		 spark);
+	if (!u->measured)
+		return;
+	cell_num(r, COL_CPU, u->cpu_millicores, "%u", (u->cpu_millicores + 5) / 10);
+	fmt_bytes(b, sizeof b, u->memory_bytes);
+	fmt_bytes(l, sizeof l, u->memory_limit_bytes);
+	cell_num(r, COL_MEM, (int64_t)u->memory_bytes, "%s/%s", b, l);
+	cell_num(r, COL_PIDS, u->pids, "%u", u->pids);
+}
+
+/* A new usage answer: the rows keep their places, their figures change. */
+static void usage_changed(struct app *a, struct view *v)
+{
+	for (size_t i = 0; i < v->t.n; i++)
+		usage_cells(a, &v->t.rows[i]);
+	const struct trow *sel = table_selected(&v->t);
+	char keep[128];
+	snprintf(keep, sizeof keep, "%s", sel ? sel->key : "");
+	table_index(&v->t, v->filter, keep);
+}
 
 static void loaded(void *arg, const struct ui_session *rows, size_t n, const char *err)
 {
@@ -71,8 +191,9 @@ static void loaded(void *arg, const struct ui_session *rows, size_t n, const cha
 		table_cell(r, 8, "%s", s->mine ? "mine" : *s->principal ? s->principal : "-");
 		/* Drawn only wide, but `/` and `:sb ARG` find them: the run a
 		 * sandbox served and its runtime name. */
-		table_cell(r, 9, "%s", *s->run_key ? s->run_key : "-");
-		table_cell(r, 10, "%s", s->sandbox);
+		table_cell(r, COL_RUN, "%s", *s->run_key ? s->run_key : "-");
+		table_cell(r, COL_SANDBOX, "%s", s->sandbox);
+		usage_cells(a_of(v), r);
 	}
 	table_index(&v->t, v->filter, keep);
 }
@@ -279,12 +400,19 @@ const struct view_ops view_sandboxes = {
 	.name = "sandboxes",
 	.alias = "sb",
 	.title = "Sandboxes",
-	.ncols = 9,
-	.nwide = sizeof headers / sizeof headers[0] - 9,
+	.ncols = N_COLS,
+	.nwide = N_ALL - N_COLS,
 	.types = types,
 	.headers = headers,
 	.widths = widths,
 	.load = load,
 	.request = request,
 	.enter = enter,
+	/* ---- usage ---- */
+	.order = order,
+	.n_order = sizeof order / sizeof order[0],
+	.drop = drop,
+	.live_cols = 1u << COL_CPU | 1u << COL_MEM | 1u << COL_PIDS | 1u << COL_DISK |
+		     1u << COL_CALLS_MINUTE | 1u << COL_SPARK,
+	.usage = usage_changed,
 };
