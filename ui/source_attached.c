@@ -888,6 +888,7 @@ static void decide(struct ui_source *s, const char *id, bool approve, const char
 		char why[512];
 		ask_end(a);
 		cb(arg, not_started(err, why, sizeof why));
+	}
 }
 
 /* ---- usage ---- */

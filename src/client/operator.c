@@ -212,6 +212,7 @@ static void release(enum op_kind kind, union answer *res)
 		break;
 	case OP_PROCESSES: /* ---- procs ---- */
 		wire_operator_processes_free(&res->processes);
+		break;
 	case OP_USAGE: /* ---- usage ---- */
 		wire_operator_usage_free(&res->usage);
 		break;
