@@ -403,13 +403,24 @@ static size_t char_to_byte(const char *line, int chars)
 	return b;
 }
 
+/* The characters in line's first bytes bytes (UTF-8). */
+static int chars_in(const char *line, size_t bytes)
+{
+	int n = 0;
+	for (size_t i = 0; i < bytes && line[i]; i++)
+		n += ((unsigned char)line[i] & 0xc0) != 0x80;
+	return n;
+}
+
 static void mask_usage(char *line, size_t cap)
 {
 	const char *cpu = strstr(line, "CPU% ");
 	if (cpu && strstr(line, "SESSION")) {
 		const char *spark = strstr(line, "CPU 1M");
-		usage_from = (int)(cpu - line);
-		usage_to = spark ? (int)(spark - line) + 12 + 1 : (int)strlen(line);
+		/* In characters: a sort marker (↑, ↓) before them is one. */
+		usage_from = chars_in(line, (size_t)(cpu - line));
+		usage_to = spark ? chars_in(line, (size_t)(spark - line)) + 12 + 1
+				 : chars_in(line, strlen(line));
 		return;
 	}
 	if (usage_from < 0)
@@ -1448,6 +1459,8 @@ Test(console, help_lists_every_binding_of_the_one_table)
 		":save-display help-top\n"
 		"<PgDn>\n"
 		":save-display help-middle\n"
+		"<PgDn>\n"
+		":save-display help-lower\n"
 		"G\n"
 		":save-display help-bottom\n"
 		"<Esc>\n"
@@ -1463,7 +1476,9 @@ Test(console, help_lists_every_binding_of_the_one_table)
 	screen("help-unknown-command");
 	screen_has("help-unknown-command", "no command :nope");
 	screen("help-all");
+	screen("help-lower");
 	char *top = shot("help-top"), *middle = shot("help-middle"), *bottom = shot("help-bottom");
+	char *lower = shot("help-lower");
 	size_t n = sizeof bindings / sizeof bindings[0];
 	for (size_t i = 0; i < n; i++) {
 		char row[256];
@@ -1476,8 +1491,11 @@ Test(console, help_lists_every_binding_of_the_one_table)
 			found = !strncmp(s, row, strlen(row));
 		for (const char *s = bottom; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
 			found = !strncmp(s, row, strlen(row));
+		for (const char *s = lower; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
+			found = !strncmp(s, row, strlen(row));
 		cr_assert(found, "the help has no row \"%s\"", row);
 	}
+	free(lower);
 	free(middle);
 	free(top);
 	free(bottom);
@@ -2146,6 +2164,7 @@ Test(console, embedded_describe_of_a_killed_sandbox_says_how_it_ended_and_no_clo
 		"y\n"
 		"a\n"
 		"d\n"
+		"G\n"
 		":save-display describe-ended\n",
 		"", NULL);
 	screen("describe-ended");
@@ -2588,7 +2607,7 @@ Test(console, the_mem_column_sorts_by_bytes_and_the_sparkline_fills_in_blocks_or
 {
 	close_engine();
 	/* Two sandboxes; the first one opened (listed last) holds 200 MiB.
-	 * s five times: SESSION, STATE, TIER, CPU%, then MEM. */
+	 * Shift+M twice: by MEM, then descending. */
 	const char *script = "n\n"
 			     "<Enter>\n"
 			     "x\n"
@@ -2598,17 +2617,17 @@ Test(console, the_mem_column_sorts_by_bytes_and_the_sparkline_fills_in_blocks_or
 			     "<Enter>\n"
 			     ":sleep 5600\n"
 			     "<C-r>\n"
-			     "s\ns\ns\ns\ns\n"
+			     "M\nM\n"
 			     ":save-display usage-sorted-by-mem\n"
 			     ":q\n";
 	console(script, "", NULL);
-	screen_has("usage-sorted-by-mem", "MEM^");
+	screen_has("usage-sorted-by-mem", "MEM\xe2\x86\x93"); /* ↓ */
 	char *top = first_row("usage-sorted-by-mem");
 	const char *m = strstr(top, "M/512M");
 	cr_assert_not_null(m, "%s", top);
 	while (m > top && isdigit((unsigned char)m[-1]))
 		m--;
-	cr_assert_geq(atoi(m), 200, "the top row under MEM^ is not the 200 MiB one: %s", top);
+	cr_assert_geq(atoi(m), 200, "the top row under MEM↓ is not the 200 MiB one: %s", top);
 	cr_assert(strstr(top, "\u2581") || strstr(top, "\u2582") || strstr(top, "\u2588") ||
 			  strstr(top, "\u2584") || strstr(top, "\u2586"),
 		  "no sparkline block after a sample: %s", top);
