@@ -568,7 +568,10 @@ static void draw(struct app *a)
 		 *v->filter ? " </" : "", v->filter, *v->filter ? ">" : "", *v->sub ? " " : "", v->sub);
 	/* ---- tables ---- */
 	int bottom = a->lines - 2;
-	if (v->below)
+	/* The player is projected to a class: every row counts, and its title
+	 * already says which scenario and step it shows. */
+	bool crumbs = v->below && v->ops != &view_player;
+	if (crumbs)
 		bottom--; /* the crumbs' row */
 	int pane = v->ops == &view_sandboxes ? answers_pane_rows(a, 4, bottom) : 0;
 	bottom -= pane;
@@ -598,7 +601,7 @@ static void draw(struct app *a)
 		draw_table(a, v, 4, bottom);
 	if (pane)
 		answers_draw_pane(a, bottom + 1, bottom + pane);
-	if (v->below)
+	if (crumbs)
 		draw_crumbs(a, bottom + pane + 1);
 	/* Status line: a spinner while something long runs, else the flash. */
 	move(a->lines - 1, 0);
