@@ -491,6 +491,37 @@ size_t bh_engine_sessions(bh_engine *e, bh_session ***out);
 /* Pooled sandboxes of a tier ready to be handed to the next session. */
 size_t bh_engine_pool_ready(bh_engine *e, enum bh_tier tier);
 
+/* ---- stream: the running cell's output as it is produced ------------------- */
+
+/* A session's latest cell as a follower sees it: while it runs, the output
+ * its init relayed so far (channel.h, OUTPUT: chunks at most every 50 ms,
+ * up to the cell's output_cap per stream); once answered, the whole kept
+ * output and its record's digest. Kept until the next cell starts. */
+struct bh_cell_output {
+	uint64_t sequence;        /* the cell's record sequence; 0: no cell yet */
+	bool running;             /* false: answered, refused or lost */
+	bool answered;            /* exit_code ... record_sha256 are set */
+	enum bh_language language;
+	const char *code;         /* the cell's code (not NUL-safe: code_len) */
+	size_t code_len;
+	int64_t started_unix_ms;
+	/* The bytes after the cursor: out_offset is where they start. */
+	const uint8_t *out, *err;
+	size_t out_len, err_len;
+	uint64_t out_offset, err_offset;
+	int exit_code;
+	bool timed_out, stdout_truncated, stderr_truncated;
+	uint64_t duration_us;
+	const char *record_sha256; /* "" until answered */
+};
+/* The latest cell's output after the cursor (sequence, out_after,
+ * err_after): a cursor of another cell (or 0, 0, 0) reads the latest from
+ * its start. Nothing is copied: the pointers are the engine's, valid until
+ * it next runs (bh_engine_process) or the session is freed. Never waits and
+ * never slows the call. Returns 0. */
+int bh_session_output(const bh_session *s, uint64_t sequence, uint64_t out_after,
+		      uint64_t err_after, struct bh_cell_output *out);
+
 /* ---- leaks: what is alive that nothing should hold ---------------------------- */
 
 enum bh_leak_kind {

@@ -403,6 +403,7 @@ int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, 
 	e->pids_limit = cfg->pids_limit;
 	e->keep_content = !cfg->store_digests_only;
 	e->crash_at = hooks->crash_at ? xstrdup(hooks->crash_at) : NULL;
+	e->relay_ms = hooks->no_output_relay ? 0 : BH_CHAN_RELAY_DEFAULT_MS; /* stream */
 	e->policy = cfg->policy;
 	struct bh_policy *pol = &e->policy;
 	pol->idle_ms = pol->idle_ms ? pol->idle_ms : 5u * 60u * 1000u;

@@ -134,12 +134,14 @@ static void cell_answered(bh_session *s, struct op *op, const struct done_frame 
 	bh_error *err = NULL;
 	if (commit(s, &s->last, op, &r, &err) < 0) {
 		/* Nothing unrecorded is acknowledged: the code ran, its answer is withheld. */
+		session_live_end(s, op, NULL, NULL); /* stream */
 		bh_error_wrap(err, "the code ran but its record could not be stored");
 		op->cell_cb(op->arg, NULL, err);
 		bh_error_free(err);
 		return;
 	}
 	r.record = &s->last;
+	session_live_end(s, op, d, &s->last); /* stream */
 	/* The disk budget is measured after the call; the call that crossed it
 	 * is answered (and told), the next one finds the session ended. */
 	bool over = d->disk_used > (uint64_t)s->e->policy.disk_budget_mb * 1048576u;
@@ -169,6 +171,7 @@ static void cell_unanswered(bh_session *s, struct op *op, const char *code_name,
 	bh_error *err = NULL;
 	bh_error *store_err = NULL;
 	struct bh_cell_result r = {.record = &s->last, .oom = oom};
+	session_live_end(s, op, NULL, NULL); /* stream */
 	if (commit(s, &s->last, op, NULL, &store_err) < 0) {
 		r.record = NULL;
 		bh_log(s->e, BH_LOG_ERROR, "session %.12s: %s", s->fp, store_err->msg);
@@ -222,6 +225,7 @@ static void on_cell_reply(bh_engine *e, void *arg, struct sandbox *sb, const str
 									       : BH_REFUSAL_ENVIRONMENT;
 		bh_refuse(&err, why, "%s", msg);
 		err->sys_errno = err_no;
+		session_live_end(s, op, NULL, NULL); /* stream */
 		set_state(s, BH_SESSION_READY);
 		op->cell_cb(op->arg, NULL, err);
 		bh_error_free(err);
@@ -355,11 +359,14 @@ static int send_cell(bh_session *s, struct op *op, bh_error **err)
 		proto_put_str(&f, op->files[i].content ? op->files[i].content : (const uint8_t *)"",
 			op->files[i].len);
 	}
+	proto_put_u32(&f, s->e->relay_ms); /* stream: channel.h, version 2 */
 send:
 	op->started_unix_ms = (int64_t)now_real_ms();
 	int ret = sandbox_request(s->e, s->sb, call_id, &f, op->cell.timeout_ms + BACKSTOP_GRACE_MS,
 				  on_cell_reply, s, err);
 	buf_free(&f);
+	if (ret == 0)
+		session_live_begin(s, op); /* stream */
 	if (ret == 0)
 		engine_maybe_crash(s->e, "cell");
 	return ret;

@@ -23,6 +23,10 @@ struct bh_test_hooks {
 	 * (its evidence stands): the drift only the posture check on every
 	 * sandbox start can catch. */
 	const char *drop_wall_after_proof;
+	/* ---- stream ---- */
+	/* Cells ask their init for no OUTPUT frames (relay_ms 0): the bench's
+	 * warm cell with streaming off, against on. */
+	bool no_output_relay;
 };
 
 /* bh_engine_open with hooks (NULL: none, the same as bh_engine_open). */
