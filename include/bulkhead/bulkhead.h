@@ -522,6 +522,29 @@ struct bh_cell_output {
 int bh_session_output(const bh_session *s, uint64_t sequence, uint64_t out_after,
 		      uint64_t err_after, struct bh_cell_output *out);
 
+/* A session's cells from the store, newest first: the code and the whole
+ * answered output up to the store's cap per stream (flags then say
+ * stored_stdout_truncated / stored_stderr_truncated, apart from the cell's
+ * own stdout_truncated), unless the store keeps digests only. */
+#define BH_STORE_OUTPUT_CAP (256u * 1024u)
+struct bh_cell_row {
+	int64_t id;
+	uint64_t sequence;             /* the cursor for the page after it */
+	const char *language, *flags;  /* "" for none */
+	const char *unanswered;        /* "" when answered; else why not (a version-3 record) */
+	const char *record_sha256;
+	int exit_code;
+	int64_t duration_us, started_unix_ms, ended_unix_ms;
+	const uint8_t *code, *out, *err;
+	size_t code_len, out_len, err_len;
+};
+typedef int (*bh_cell_row_fn)(void *arg, const struct bh_cell_row *row);
+/* At most limit (0: 50) cells of one session with a sequence below
+ * before_sequence (0: from the newest), newest first; non-zero from fn
+ * stops. Rows are valid only during the call. */
+int bh_engine_cells(bh_engine *e, const char *session, uint64_t before_sequence, size_t limit,
+		    bh_cell_row_fn fn, void *arg, bh_error **err);
+
 /* ---- leaks: what is alive that nothing should hold ---------------------------- */
 
 enum bh_leak_kind {
@@ -629,6 +652,9 @@ struct bh_history_session {
 typedef int (*bh_history_session_fn)(void *arg, const struct bh_history_session *row);
 int bh_history_sessions(bh_history *h, size_t limit, bh_history_session_fn fn, void *arg,
 			bh_error **err);
+/* stream: bh_engine_cells over a store opened read-only. */
+int bh_history_cells(bh_history *h, const char *session, uint64_t before_sequence, size_t limit,
+		     bh_cell_row_fn fn, void *arg, bh_error **err);
 
 /* ---- introspection for tests and the leak finder ---------------------------- */
 

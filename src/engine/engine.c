@@ -755,3 +755,15 @@ void bh_engine_close(bh_engine *e)
 	free(e->crash_at);
 	free(e);
 }
+
+/* ---- stream ---- */
+int bh_engine_cells(bh_engine *e, const char *session, uint64_t before_sequence, size_t limit,
+		    bh_cell_row_fn fn, void *arg, bh_error **err)
+{
+	bh_error *local = NULL;
+	if (!e->store)
+		return bh_fail(err, BH_E_INVALID, 0, "cells: this engine keeps no store");
+	int rc = store_cells(e->store, session, before_sequence, limit, fn, arg, err ? err : &local);
+	bh_error_free(local);
+	return rc;
+}

@@ -20,11 +20,14 @@ static size_t queue_len(bh_session *s)
 
 static void flags_text(char *out, size_t n, const struct bh_cell_result *r)
 {
-	snprintf(out, n, "%s%s%s%s%s%s", r->timed_out ? "timed_out," : "",
+	snprintf(out, n, "%s%s%s%s%s%s%s%s", r->timed_out ? "timed_out," : "",
 		 r->stdout_truncated ? "stdout_truncated," : "",
 		 r->stderr_truncated ? "stderr_truncated," : "",
 		 r->interpreter_started ? "interpreter_started," : "",
-		 r->interpreter_ended ? "interpreter_ended," : "", r->oom ? "oom," : "");
+		 r->interpreter_ended ? "interpreter_ended," : "", r->oom ? "oom," : "",
+		 /* stream: the store's own cut, apart from the cell's */
+		 r->out_len > BH_STORE_OUTPUT_CAP ? "stored_stdout_truncated," : "",
+		 r->errout_len > BH_STORE_OUTPUT_CAP ? "stored_stderr_truncated," : "");
 	size_t len = strlen(out);
 	if (len)
 		out[len - 1] = '\0';

@@ -5,6 +5,7 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 static struct harness h;
@@ -116,4 +117,96 @@ STREAM_TEST(stderr_is_followed_apart_and_a_new_cell_starts_from_zero)
 	cr_assert_eq(o.out_offset, 0, "another cell's cursor reads this one from its start");
 	cr_assert_eq(o.out_len, 5);
 	cell_outcome_free(a), cell_outcome_free(b);
+}
+
+/* ---- cells from the store ---- */
+
+struct big_answer {
+	bool done, answered;
+	size_t out_len;
+	bool stdout_truncated;
+};
+
+static void on_big(void *arg, const struct bh_cell_result *r, const bh_error *err)
+{
+	struct big_answer *a = arg;
+	a->done = true;
+	a->answered = r && !err;
+	if (a->answered) {
+		a->out_len = r->out_len;
+		a->stdout_truncated = r->stdout_truncated;
+	}
+}
+
+struct cells_seen {
+	size_t n;
+	uint64_t sequence[8];
+	size_t out_len[8], code_len[8];
+	char flags[8][200], language[8][16], first_out[8][16];
+	int exit_code[8];
+};
+
+static int on_cell_row(void *arg, const struct bh_cell_row *row)
+{
+	struct cells_seen *c = arg;
+	if (c->n >= 8)
+		return 1;
+	size_t i = c->n++;
+	c->sequence[i] = row->sequence;
+	c->out_len[i] = row->out_len;
+	c->code_len[i] = row->code_len;
+	c->exit_code[i] = row->exit_code;
+	snprintf(c->flags[i], sizeof c->flags[i], "%s", row->flags);
+	snprintf(c->language[i], sizeof c->language[i], "%s", row->language);
+	snprintf(c->first_out[i], sizeof c->first_out[i], "%.*s",
+		 (int)(row->out_len < 15 ? row->out_len : 15), (const char *)row->out);
+	return 0;
+}
+
+STREAM_TEST(the_store_keeps_each_cells_whole_output_up_to_its_cap_newest_first)
+{
+	bh_session *s = harness_session(&h, tier, 1u << BH_LANG_PYTHON);
+	struct cell_outcome *a = harness_cell(&h, s, BH_LANG_PYTHON, "print('small')", 0);
+	cr_assert(a->answered);
+	/* 300 000 bytes: under the cell's cap (1 MiB), over the store's. */
+	const char *code = "import sys\n_ = sys.stdout.write('y' * 300000)";
+	struct bh_cell cell = {.language = BH_LANG_PYTHON, .code = code, .code_len = strlen(code),
+			       .output_cap = 1u << 20, .floor = BH_TIER_UNKNOWN};
+	struct big_answer big = {0};
+	bh_error *err = NULL;
+	cr_assert_eq(bh_session_run(s, &cell, on_big, &big, &err), 0, "%s", err ? err->msg : "");
+	bh_engine_wait(h.e, &big.done, 30000, NULL);
+	cr_assert(big.answered);
+	cr_assert_eq(big.out_len, 300000, "the agent gets all of it");
+	cr_assert_not(big.stdout_truncated);
+	struct cells_seen seen = {0};
+	cr_assert_eq(bh_engine_cells(h.e, bh_session_fingerprint(s), 0, 0, on_cell_row, &seen, &err),
+		     0, "%s", err ? err->msg : "");
+	cr_assert_eq(seen.n, 2);
+	cr_assert_eq(seen.sequence[0], a->sequence + 1, "newest first");
+	cr_assert_eq(seen.out_len[0], BH_STORE_OUTPUT_CAP, "kept up to the store's cap");
+	cr_assert_str_eq(seen.flags[0], "stored_stdout_truncated",
+			 "the store's cut is flagged apart from the cell's own truncation");
+	cr_assert_eq(seen.code_len[0], strlen(code));
+	cr_assert_str_eq(seen.language[0], "python");
+	cr_assert_str_eq(seen.first_out[1], "small\n");
+	cr_assert_eq(seen.exit_code[1], 0);
+	/* The page before the newest, by its sequence. */
+	struct cells_seen older = {0};
+	cr_assert_eq(bh_engine_cells(h.e, bh_session_fingerprint(s), seen.sequence[0], 0, on_cell_row,
+				     &older, &err),
+		     0);
+	cr_assert_eq(older.n, 1);
+	cr_assert_eq(older.sequence[0], a->sequence);
+	/* The same through a store opened read-only (the console's --db). */
+	bh_history *hist = NULL;
+	cr_assert_eq(bh_history_open(bh_engine_store_path(h.e), &hist, &err), 0, "%s",
+		     err ? err->msg : "");
+	struct cells_seen ro = {0};
+	cr_assert_eq(bh_history_cells(hist, bh_session_fingerprint(s), 0, 1, on_cell_row, &ro, &err),
+		     0, "%s", err ? err->msg : "");
+	bh_history_close(hist);
+	cr_assert_eq(ro.n, 1, "a page of one");
+	cr_assert_eq(ro.out_len[0], BH_STORE_OUTPUT_CAP);
+	cell_outcome_free(a);
 }
