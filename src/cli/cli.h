@@ -92,5 +92,6 @@ int cmd_token(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_console(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_follow(int argc, char **argv); /* stream */
 
 #endif

@@ -24,6 +24,8 @@ static const struct command {
 	{"serve", cmd_serve, "serve the engine over HTTP (plimsoll.v1 and the operator API)"},
 	{"record", cmd_record, "record a scripted conversation as a scenario the console replays"},
 	{"token", cmd_token, "create, list or revoke the daemon's client tokens"},
+	/* ---- stream ---- */
+	{"follow", cmd_follow, "print a session's running cell's output as it arrives"},
 };
 
 static void usage(FILE *to)

@@ -182,3 +182,58 @@ Test(follow, list_cells_pages_a_sessions_cells_newest_first, .init = start, .fin
 	cr_assert_eq(page.next_before_sequence, 0, "no page before the first");
 	wire_operator_cells_free(&page);
 }
+
+/* ---- bulkhead follow ---- */
+
+/* Reads the command's stdout until want is in it (or EOF); true if it was. */
+static bool read_until(FILE *f, const char *want, char *got, size_t n)
+{
+	size_t len = strlen(got);
+	while (!strstr(got, want) && len + 1 < n) {
+		int ch = fgetc(f);
+		if (ch == EOF)
+			return false;
+		got[len++] = (char)ch;
+		got[len] = '\0';
+	}
+	return strstr(got, want) != NULL;
+}
+
+/* A follow that never prints what is waited for would block the read: the
+ * test's own timeout ends it. */
+Test(follow, bulkhead_follow_prints_the_running_cells_output_as_it_arrives, .init = start,
+     .fini = stop, .timeout = 60)
+{
+	struct session s;
+	open_session(&s);
+	char tokens[4300];
+	snprintf(tokens, sizeof tokens, "%s/op.token", d.dir);
+	FILE *tf = fopen(tokens, "w");
+	cr_assert_not_null(tf);
+	fprintf(tf, "%s\n", d.op_token);
+	fclose(tf);
+	/* A prefix names the session; --once ends after the cell it follows.
+	 * The cell's stdout is escaped as the CLI escapes it for a terminal
+	 * (here a pipe: as it came). */
+	char cmd[9000];
+	snprintf(cmd, sizeof cmd, "'%s' follow %.12s --once --attach '%s' --token-file '%s' 2>&1",
+		 BH_TEST_CLI, s.fp, d.sock, tokens);
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	char got[4096] = "";
+	cr_assert(read_until(f, "no cell yet\n", got, sizeof got), "follow did not start: %s", got);
+	struct agent g = {&s, "import time\nprint('first', flush=True)\ntime.sleep(3)\nprint('last')",
+			  NULL};
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, agent_call, &g), 0);
+	cr_assert(read_until(f, "first\n", got, sizeof got), "follow printed no line: %s", got);
+	cr_assert_null(g.a, "the line came only after the agent's answer:\n%s", got);
+	cr_assert(read_until(f, "ended: exit 0", got, sizeof got), "no end: %s", got);
+	cr_assert_not_null(strstr(got, "cell 1 (python) running"), "%s", got);
+	cr_assert_not_null(strstr(got, "first\nlast\n"), "%s", got);
+	int st = pclose(f);
+	cr_assert_eq(st, 0, "follow --once exited %d:\n%s", st, got);
+	pthread_join(t, NULL);
+	cr_assert_eq(g.a->status, 200);
+	answer_free(g.a);
+}
