@@ -428,7 +428,8 @@ static bool label_names_key(const char *label, int key)
 	static const struct {
 		const char *name;
 		int key;
-	} names[] = {{"down", KEY_DOWN}, {"up", KEY_UP}, {"right", KEY_RIGHT}, {"left", KEY_LEFT}, {"space", ' '}};
+	} names[] = {{"down", KEY_DOWN}, {"up", KEY_UP}, {"right", KEY_RIGHT}, {"left", KEY_LEFT}, {"space", ' '},
+		     {"pgdn", KEY_NPAGE}, {"pgup", KEY_PPAGE}}; /* pgdn, pgup: stream */
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		if (names[i].key != key)
 			continue;
@@ -521,6 +522,12 @@ static void handle_key(struct app *a, int key)
 			v->ops->enter(a, v, sel);
 		break;
 	}
+	case REQ_CELLS: { /* stream: `l` on a sandbox */
+		const struct trow *sel = table_selected(t);
+		if (sel)
+			app_push(a, &view_cells, sel->key);
+		break;
+	}
 	case REQ_REFRESH:
 		/* Before the loads: a failure they answer flashes over it, even
 		 * one flashed before (the operator asked again). */
@@ -544,6 +551,10 @@ struct script {
 	char save[8192];
 	bool has_save;
 	uint64_t wait_until; /* `:sleep MS`: no key before then */
+	/* stream: `:nowait` feeds the lines after it without waiting for the
+	 * requests and the cell in flight (to look at a cell while it runs),
+	 * until `:wait` */
+	bool nowait;
 };
 
 static bool script_next_line(struct script *s)
@@ -554,6 +565,10 @@ static bool script_next_line(struct script *s)
 		if (!*line || line[0] == '#')
 			continue;
 		s->n = s->next = 0;
+		if (!strcmp(line, ":nowait") || !strcmp(line, ":wait")) { /* stream */
+			s->nowait = line[1] == 'n';
+			continue;
+		}
 		if (!strncmp(line, ":sleep ", 7)) {
 			s->wait_until = now_mono_ms() + strtoull(line + 7, NULL, 10);
 			return true;
@@ -689,7 +704,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 			timeout = st;
 		if (timeout > 200)
 			timeout = 200; /* the spinner and the flash's expiry */
-		if (o->script && !script_done && settled(a))
+		if (o->script && !script_done && (settled(a) || script.nowait))
 			timeout = script.wait_until > now_mono_ms() ? 10 : 0;
 		poll(fds, (nfds_t)n, timeout);
 		src->ops->process(src);
@@ -698,7 +713,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 		if (a->view->ops->tick)
 			a->view->ops->tick(a, a->view, now_mono_ms());
 		if (o->script) {
-			if (!script_done && settled(a)) {
+			if (!script_done && (settled(a) || script.nowait)) {
 				if (!script_step(a, &script))
 					script_done = true;
 			}

@@ -106,6 +106,7 @@ struct view {
 /* Views (views/ *.c). */
 extern const struct view_ops view_sandboxes, view_runs, view_records, view_record, view_events,
 	view_walls, view_leaks, view_replay, view_player, view_help;
+extern const struct view_ops view_cells, view_cell; /* stream */
 
 struct app {
 	struct ui_source *src;

@@ -84,6 +84,21 @@ static void source_free(struct ui_source *s)
 	free(s);
 }
 
+/* ---- stream ---- */
+static void cells(struct ui_source *s, const char *fp, uint64_t before, size_t limit,
+		  ui_cells_fn cb, void *arg)
+{
+	(void)s, (void)fp, (void)before, (void)limit;
+	cb(arg, NULL, 0, NO_SOURCE);
+}
+
+static void follow(struct ui_source *s, const char *fp, uint64_t seq, uint64_t out_after,
+		   uint64_t err_after, uint32_t wait_ms, ui_follow_fn cb, void *arg)
+{
+	(void)s, (void)fp, (void)seq, (void)out_after, (void)err_after, (void)wait_ms;
+	cb(arg, NULL, NO_SOURCE);
+}
+
 static const struct ui_source_ops none_ops = {
 	.kind = "none",
 	.has_engine = false,
@@ -104,6 +119,8 @@ static const struct ui_source_ops none_ops = {
 	.open = open_session,
 	.run = run,
 	.free = source_free,
+	.cells = cells,   /* stream */
+	.follow = follow, /* stream */
 };
 
 struct ui_source *ui_source_none(void)

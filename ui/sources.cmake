@@ -23,5 +23,8 @@ bh_library(bulkhead-ui ui
   ui/views/replay.c
   ui/views/runs.c
   ui/views/sandboxes.c
-  ui/views/walls.c)
+  ui/views/walls.c
+  ui/views/cells.c
+  ui/views/cell.c
+  ui/views/cell_text.c)
 target_link_libraries(bulkhead-ui PUBLIC bulkhead bulkhead-client bulkhead-scenario PkgConfig::NCURSES)
