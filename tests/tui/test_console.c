@@ -1618,3 +1618,24 @@ Test(console, attached_the_cells_pane_follows_a_running_cells_output_and_shows_i
 	attach_daemon(args, env, "");
 	follow_screens("cells-attached", args, env);
 }
+
+/* A store opened with --db: the cells come from the store, newest first,
+ * and the pane shows a stored cell; nothing is followed (no engine). */
+Test(console, a_store_copy_shows_a_sessions_cells_and_a_cells_pane_without_following)
+{
+	make_store();
+	console_db("/\n"
+		   "team-a\n"
+		   "<Enter>\n"
+		   "G\n"
+		   "l\n"
+		   ":save-display db-cells\n"
+		   "<Enter>\n"
+		   ":save-display db-cell-pane\n"
+		   ":q\n",
+		   "store.db");
+	screen("db-cells");
+	screen_has("db-cells", "x * 2");
+	screen("db-cell-pane");
+	screen_has("db-cell-pane", "-- stdout (2 bytes) --");
+}
