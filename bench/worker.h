@@ -33,6 +33,7 @@ struct worker_cfg {
 	char socket[4096];        /* daemon */
 	const char *init_path, *interp_dir;
 	bool verbose;
+	bool no_output_relay;     /* engine: streaming off (the stream phase's other half) */
 };
 
 enum worker_op {

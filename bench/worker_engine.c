@@ -4,6 +4,7 @@
 #include "sysmem.h"
 #include "stats.h"
 #include "worker.h"
+#include "engine_internals.h" /* stream: the hook that turns relaying off */
 
 #include <errno.h>
 #include <math.h>
@@ -677,7 +678,9 @@ static int start_engine(struct ew *w)
 		.policy = {.pool_size = w->cfg->pool_size, .pool_tiers = 1u << w->cfg->tier},
 	};
 	bh_error *err = NULL;
-	if (bh_engine_open(&cfg, &w->e, &err) < 0) {
+	/* stream: cells ask their init for no OUTPUT frames */
+	struct bh_test_hooks hooks = {.no_output_relay = w->cfg->no_output_relay};
+	if (bh_engine_open_hooked(&cfg, &hooks, &w->e, &err) < 0) {
 		snprintf(w->err, sizeof w->err, "engine open: %s", err ? err->msg : "?");
 		bh_error_free(err);
 		return -1;
