@@ -1369,6 +1369,9 @@ Test(console, help_lists_every_binding_of_the_one_table)
 	close_engine();
 	console("?\n"
 		":save-display help-top\n"
+		/* More rows than two screens hold: the middle is looked at too. */
+		"jjjjjjjjjjjjjjjjjjjjjjjjj\n"
+		":save-display help-middle\n"
 		"G\n"
 		":save-display help-bottom\n"
 		"<Esc>\n"
@@ -1383,7 +1386,7 @@ Test(console, help_lists_every_binding_of_the_one_table)
 	screen("help-unknown-command");
 	screen_has("help-unknown-command", "no command :nope");
 	screen("help-all");
-	char *top = shot("help-top"), *bottom = shot("help-bottom");
+	char *top = shot("help-top"), *bottom = shot("help-bottom"), *middle = shot("help-middle");
 	size_t n = sizeof bindings / sizeof bindings[0];
 	for (size_t i = 0; i < n; i++) {
 		char row[256];
@@ -1394,10 +1397,13 @@ Test(console, help_lists_every_binding_of_the_one_table)
 			found = !strncmp(s, row, strlen(row));
 		for (const char *s = bottom; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
 			found = !strncmp(s, row, strlen(row));
+		for (const char *s = middle; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
+			found = !strncmp(s, row, strlen(row));
 		cr_assert(found, "the help has no row \"%s\"", row);
 	}
 	free(top);
 	free(bottom);
+	free(middle);
 }
 
 Test(console, readonly_hides_every_action_hint_and_refuses_an_action_key)
@@ -1414,7 +1420,7 @@ Test(console, readonly_hides_every_action_hint_and_refuses_an_action_key)
 		":q\n",
 		"--readonly", NULL);
 	screen("readonly-sandboxes");
-	screen_has("readonly-sandboxes", "\n?:help ::views a:all\n");
+	screen_has("readonly-sandboxes", "\n?:help ::views a:all l:cells\n");
 	for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++)
 		if (!strcmp(bindings[i].view, "sandboxes") && (bindings[i].flags & 1)) {
 			char hint[64];
