@@ -1568,7 +1568,7 @@ static const char follow_script[] =
 
 static void follow_screens(const char *pfx, const char *args, const char *env)
 {
-	char script[sizeof follow_script + 64];
+	char script[sizeof follow_script + 16 * 32]; /* PFX at most 16 times, each at most 32 bytes */
 	char *o = script;
 	for (const char *p = follow_script; *p;) {
 		if (!strncmp(p, "PFX", 3)) {
