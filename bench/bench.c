@@ -756,6 +756,66 @@ static int store_share(void)
 	return 0;
 }
 
+/* ---- stream: the warm cell with output streaming on and off ---- */
+
+/* Pair by pair: the NORMAL worker (its cells ask the init to relay their
+ * output while they run) against an engine of its own whose cells ask for
+ * none (the test hook no_output_relay), the order alternating. A warm cell
+ * answers before the init watches its pipes (OUTPUT_WATCH_DELAY_MS), so
+ * what this measures is the streaming's fixed cost: the relay_ms word, the
+ * live copy of the code and of the answer's output the engine keeps for
+ * followers. */
+static int stream_pairs(int t)
+{
+	struct worker off;
+	struct worker_cfg c;
+	char why[1024];
+	engine_cfg(&c, t, "stream-off", false, false, true);
+	c.no_output_relay = true;
+	if (worker_start(&off, &c, why, sizeof why) < 0) {
+		say("bulkhead-bench: %s\n", why);
+		return -1;
+	}
+	int rounds = opt.p.warm_rounds + opt.p.warm_discard;
+	say("%s: warm cell, streaming on vs off, %d pairs per language\n", tier_label(t),
+	    opt.p.warm_rounds);
+	int rc = 0;
+	for (int i = 0; i < rounds && rc == 0; i++)
+		for (int lang = 0; lang < 2 && rc == 0; lang++) {
+			struct worker_reply on, no;
+			struct worker *first = i % 2 ? &off : &workers[t][W_NORMAL];
+			struct worker *second = i % 2 ? &workers[t][W_NORMAL] : &off;
+			struct worker_reply *r1 = i % 2 ? &no : &on, *r2 = i % 2 ? &on : &no;
+			if (call(first, OP_CELL, lang, 0, 0, r1) < 0 ||
+			    call(second, OP_CELL, lang, 0, 0, r2) < 0) {
+				rc = -1;
+				break;
+			}
+			if (i < opt.p.warm_discard)
+				continue;
+			char key[64], label[128];
+			snprintf(key, sizeof key, "stream_on_%s", lang_key[lang]);
+			snprintf(label, sizeof label, "warm cell, streaming on (engine API), %s",
+				 lang_key[lang]);
+			samples_add(&fig(key, t, label, "ms")->raw, on.cell.client_us / 1000.0);
+			snprintf(key, sizeof key, "stream_off_%s", lang_key[lang]);
+			snprintf(label, sizeof label, "warm cell, streaming off (engine API), %s",
+				 lang_key[lang]);
+			samples_add(&fig(key, t, label, "ms")->raw, no.cell.client_us / 1000.0);
+			snprintf(key, sizeof key, "stream_ratio_%s", lang_key[lang]);
+			snprintf(label, sizeof label, "  ratio streaming on / off (pairwise), %s",
+				 lang_key[lang]);
+			samples_add(&fig(key, t, label, "x")->raw, on.cell.client_us / no.cell.client_us);
+			snprintf(key, sizeof key, "stream_diff_%s", lang_key[lang]);
+			snprintf(label, sizeof label, "  streaming on - off (pairwise difference), %s",
+				 lang_key[lang]);
+			samples_add(&fig(key, t, label, "ms")->raw,
+				    (on.cell.client_us - no.cell.client_us) / 1000.0);
+		}
+	worker_stop(&off);
+	return rc;
+}
+
 /* ---- 7: a fresh sandbox per call against the warm cell ---- */
 
 static int fresh_vs_warm(int t)
@@ -793,12 +853,6 @@ static int fresh_vs_warm(int t)
 }
 
 /* ---- usage: the warm cell with the usage sampler on and off ---- */
-
-int bench_engine_open(const struct bh_config *cfg, bool usage_off, bh_engine **out, bh_error **err)
-{
-	const struct bh_test_hooks hooks = {.usage_off = usage_off};
-	return bh_engine_open_hooked(cfg, &hooks, out, err);
-}
 
 /* Two engine workers of the tier, one with the sampler (every
  * BH_USAGE_SAMPLE_MS on the loop's tick) and one without (the test hook),
@@ -1258,7 +1312,8 @@ static void usage(FILE *o)
 		   "  --rounds   warm-cell rounds (default 300, --quick 30)\n"
 		   "  --compare-init PATH  also run cells on this bulkhead-init, interleaved (before/after)\n"
 		   "  --compare-interp DIR  the same with other cell servers (data/interp)\n"
-		   "  --only     a comma list of phases (warm,store,fresh,cold,wake,memory,throughput,usage)\n"
+		   "  --only     a comma list of phases (warm,store,stream,fresh,cold,wake,memory,\n"
+		   "             throughput,usage)\n"
 		   "  --soak SECONDS  instead: one cell a second for SECONDS, the store's WAL sampled\n"
 		   "             after every cell against its bound (bench/RESULTS.md, \"The WAL under a\n"
 		   "             steady trickle\")\n"
@@ -1391,7 +1446,8 @@ int main(int argc, char **argv)
 	for (int t = 0; t < 2 && rc == 0; t++) {
 		if (!opt.tiers[t])
 			continue;
-		if ((phase("fresh") && fresh_vs_warm(t) < 0) || (phase("cold") && cold_open(t) < 0) ||
+		if ((phase("stream") && stream_pairs(t) < 0) ||
+		    (phase("fresh") && fresh_vs_warm(t) < 0) || (phase("cold") && cold_open(t) < 0) ||
 		    (phase("wake") && wake_figures(t) < 0) || (phase("memory") && memory(t) < 0) ||
 		    (phase("usage") && usage_cost(t) < 0)) /* ---- usage ---- */
 			rc = -1;

@@ -34,6 +34,7 @@ struct worker_cfg {
 	const char *init_path, *interp_dir;
 	bool verbose;
 	bool usage_off;           /* ---- usage: engine: no usage sampler (the test hook) ---- */
+	bool no_output_relay;     /* engine: streaming off (the stream phase's other half) */
 };
 
 enum worker_op {
@@ -146,7 +147,6 @@ void worker_stop(struct worker *w);
 /* ---- usage ---- */
 /* bh_engine_open, with the usage sampler off when asked (bench.c holds the
  * one door to the engine's test hooks, tests/support/engine_internals.h). */
-int bench_engine_open(const struct bh_config *cfg, bool usage_off, bh_engine **out, bh_error **err);
 
 /* In the child. */
 int engine_worker_main(const struct worker_cfg *cfg, int fd);

@@ -4,6 +4,7 @@
 #include "sysmem.h"
 #include "stats.h"
 #include "worker.h"
+#include "engine_internals.h" /* stream: the hook that turns relaying off */
 
 #include <errno.h>
 #include <math.h>
@@ -695,8 +696,11 @@ static int start_engine(struct ew *w)
 		.policy = {.pool_size = w->cfg->pool_size, .pool_tiers = 1u << w->cfg->tier},
 	};
 	bh_error *err = NULL;
-	/* ---- usage: the sampler off is the bench's control for its cost ---- */
-	if (bench_engine_open(&cfg, w->cfg->usage_off, &w->e, &err) < 0) {
+	/* The bench's controls: the usage sampler off (its cost), cells that
+	 * ask their init for no OUTPUT frames (streaming's). */
+	struct bh_test_hooks hooks = {.usage_off = w->cfg->usage_off,
+				      .no_output_relay = w->cfg->no_output_relay};
+	if (bh_engine_open_hooked(&cfg, &hooks, &w->e, &err) < 0) {
 		snprintf(w->err, sizeof w->err, "engine open: %s", err ? err->msg : "?");
 		bh_error_free(err);
 		return -1;

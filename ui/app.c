@@ -904,6 +904,12 @@ static void handle_key(struct app *a, int key)
 			v->ops->enter(a, v, sel);
 		break;
 	}
+	case REQ_CELLS: { /* stream: `l` on a sandbox */
+		const struct trow *sel = table_selected(t);
+		if (sel)
+			app_push(a, &view_cells, sel->key);
+		break;
+	}
 	case REQ_REFRESH:
 		/* "refreshed" only once the view's load answered (view_load.c):
 		 * a failure flashes instead, even one flashed before (the
@@ -934,6 +940,10 @@ struct script {
 	 * call is in flight, waiting only for the views' own loads, so a test
 	 * can look into a sandbox whose cell is still running. */
 	bool busy_ok;
+	/* stream: `:nowait` feeds the lines after it without waiting for the
+	 * requests and the cell in flight (to look at a cell while it runs),
+	 * until `:wait` */
+	bool nowait;
 };
 
 static bool script_next_line(struct script *s)
@@ -947,6 +957,10 @@ static bool script_next_line(struct script *s)
 		if (!strcmp(line, ":busy-ok on") || !strcmp(line, ":busy-ok off")) {
 			s->busy_ok = !strcmp(line, ":busy-ok on");
 			return true;
+		}
+		if (!strcmp(line, ":nowait") || !strcmp(line, ":wait")) { /* stream */
+			s->nowait = line[1] == 'n';
+			continue;
 		}
 		if (!strncmp(line, ":sleep ", 7)) {
 			s->wait_until = now_mono_ms() + strtoull(line + 7, NULL, 10);
@@ -1102,7 +1116,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 			timeout = st;
 		if (timeout > 200)
 			timeout = 200; /* the spinner and the flash's expiry */
-		if (o->script && !script_done && settled(a, script.views_only || script.busy_ok))
+		if (o->script && !script_done && (settled(a, script.views_only || script.busy_ok) || script.nowait))
 			timeout = script.wait_until > now_mono_ms() ? 10 : 0;
 		poll(fds, (nfds_t)n, timeout);
 		src->ops->process(src);
@@ -1111,7 +1125,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 		if (a->view->ops->tick)
 			a->view->ops->tick(a, a->view, now_mono_ms());
 		if (o->script) {
-			if (!script_done && settled(a, script.views_only || script.busy_ok)) {
+			if (!script_done && (settled(a, script.views_only || script.busy_ok) || script.nowait)) {
 				if (!script_step(a, &script))
 					script_done = true;
 			}

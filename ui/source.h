@@ -81,6 +81,35 @@ struct ui_page {
 	size_t limit;
 };
 
+/* ---- stream: cells, stored and running ---- */
+/* A stored cell (its record's forensic columns): the bytes are the store's
+ * (whole up to BH_STORE_OUTPUT_CAP per stream; flags say when cut). */
+struct ui_cell {
+	uint64_t sequence;
+	char language[16], flags[200], unanswered[32], record[65];
+	int exit_code;
+	int64_t duration_us, started_ms, ended_ms;
+	const char *code, *out, *err;
+	size_t code_len, out_len, err_len;
+};
+/* The latest cell's news past a cursor (the engine's bh_cell_output, or
+ * FollowCell's answer): no news is sequence 0 or the cursor's own with
+ * nothing past it. */
+struct ui_follow {
+	uint64_t sequence;
+	bool running, done, answered;
+	char language[16], record[65];
+	int64_t started_ms;
+	uint64_t out_offset, err_offset;
+	const char *code, *out, *err;
+	size_t code_len, out_len, err_len;
+	int exit_code;
+	bool timed_out, stdout_truncated, stderr_truncated;
+	uint64_t duration_us;
+};
+typedef void (*ui_cells_fn)(void *arg, const struct ui_cell *rows, size_t n, const char *error);
+typedef void (*ui_follow_fn)(void *arg, const struct ui_follow *f, const char *error);
+
 struct ui_source;
 typedef void (*ui_done_fn)(void *arg, const char *error);
 typedef void (*ui_sessions_fn)(void *arg, const struct ui_session *rows, size_t n, const char *error);
@@ -197,6 +226,18 @@ struct ui_source_ops {
 	/* One request for every session's usage (a refresh asks once, not
 	 * once per row). */
 	void (*usage)(struct ui_source *s, ui_usage_fn cb, void *arg);
+	/* ---- stream ---- */
+	/* A session's stored cells, newest first: at most limit with a sequence
+	 * below before_sequence (0: from the newest). */
+	void (*cells)(struct ui_source *s, const char *fp, uint64_t before_sequence, size_t limit,
+		      ui_cells_fn cb, void *arg);
+	/* The latest cell's news past the cursor (sequence, out_after,
+	 * err_after). Embedded: at once. Attached: FollowCell's long poll of up
+	 * to wait_ms, driven by the source's loop (never blocking the UI, and
+	 * not pending: a follower may wait as long as it likes). A store has
+	 * no running cell: an error. */
+	void (*follow)(struct ui_source *s, const char *fp, uint64_t sequence, uint64_t out_after,
+		       uint64_t err_after, uint32_t wait_ms, ui_follow_fn cb, void *arg);
 };
 
 struct ui_source {
@@ -235,6 +276,17 @@ void ui_answer_events(ui_events_fn cb, void *arg, int rc, struct ui_event_rows *
  * "mine" is the source's to set. */
 struct wire_operator_session;
 void ui_session_from(struct ui_session *out, const struct wire_operator_session *o);
+
+/* ---- stream (source_common.c) ---- */
+/* The engine's rows as the console's, for the engine-side sources. */
+struct ui_cell_rows {
+	struct ui_cell *r;
+	size_t n, cap;
+};
+int ui_collect_cell(void *arg, const struct bh_cell_row *row); /* copies the bytes */
+void ui_answer_cells(ui_cells_fn cb, void *arg, int rc, struct ui_cell_rows *x, bh_error *err);
+void ui_follow_from(struct ui_follow *out, const struct bh_cell_output *o);
+#define UI_NO_FOLLOW "following a running cell needs a live engine; this is a store opened read-only"
 
 /* Copies a record into the console's form (shared by the sources). */
 void ui_record_from(struct ui_record *out, int64_t id, const struct bh_record *r, const char *language,

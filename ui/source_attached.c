@@ -680,6 +680,120 @@ static void read_file(struct ui_source *s, const char *fp, const char *path, uin
 	}
 }
 
+/* ---- stream: ListCells and FollowCell ---- */
+
+struct cells_call {
+	struct attached *m;
+	ui_cells_fn cb;
+	void *arg;
+};
+
+static void on_cells(void *arg, const char *json, const struct bh_client_error *err)
+{
+	struct cells_call *c = arg;
+	c->m->pending--;
+	struct wire_operator_cells page = {0};
+	struct wire_status st;
+	if (err) {
+		c->cb(c->arg, NULL, 0, err->message);
+	} else if (wire_operator_decode_cells(json, strlen(json), &page, &st) < 0) {
+		c->cb(c->arg, NULL, 0, st.msg);
+	} else {
+		struct ui_cell *rows = calloc(page.n ? page.n : 1, sizeof *rows);
+		if (!rows)
+			abort();
+		for (size_t i = 0; i < page.n; i++) {
+			const struct wire_operator_cell *o = &page.cells[i];
+			struct ui_cell *r = &rows[i];
+			*r = (struct ui_cell){.sequence = o->sequence, .exit_code = o->exit_code,
+					      .duration_us = o->duration_us,
+					      .started_ms = o->started_unix_ms,
+					      .ended_ms = o->ended_unix_ms,
+					      .code = (const char *)o->code, .code_len = o->code_len,
+					      .out = (const char *)o->out, .out_len = o->out_len,
+					      .err = (const char *)o->err, .err_len = o->err_len};
+			snprintf(r->language, sizeof r->language, "%s", o->language);
+			snprintf(r->flags, sizeof r->flags, "%s", o->flags);
+			snprintf(r->unanswered, sizeof r->unanswered, "%s", o->unanswered);
+			snprintf(r->record, sizeof r->record, "%s", o->record_sha256);
+		}
+		c->cb(c->arg, rows, page.n, NULL);
+		free(rows);
+		wire_operator_cells_free(&page);
+	}
+	free(c);
+}
+
+static void cells(struct ui_source *s, const char *fp, uint64_t before, size_t limit,
+		  ui_cells_fn cb, void *arg)
+{
+	struct attached *m = A(s);
+	struct wire_operator_request req = {.session = fp, .before_sequence = before,
+					    .limit = (uint32_t)limit};
+	char *body = wire_operator_encode_request(&req);
+	struct cells_call *c = calloc(1, sizeof *c);
+	if (!c)
+		abort();
+	*c = (struct cells_call){.m = m, .cb = cb, .arg = arg};
+	m->pending++;
+	struct bh_client_error *err = NULL;
+	if (bh_client_operator_call_async(m->c, "ListCells", body, on_cells, c, &err) < 0) {
+		m->pending--;
+		char why[256];
+		cb(arg, NULL, 0, not_started(err, why, sizeof why));
+		free(c);
+	}
+	free(body);
+}
+
+struct follow_call {
+	ui_follow_fn cb;
+	void *arg;
+};
+
+static void on_follow(void *arg, struct wire_operator_follow *res,
+		      const struct bh_client_error *err)
+{
+	struct follow_call *c = arg;
+	if (err) {
+		c->cb(c->arg, NULL, err->message);
+	} else {
+		struct ui_follow f = {
+			.sequence = res->sequence, .running = res->running, .done = res->done,
+			.answered = res->answered, .started_ms = res->started_unix_ms,
+			.out_offset = res->stdout_offset, .err_offset = res->stderr_offset,
+			.code = (const char *)res->code, .code_len = res->code_len,
+			.out = (const char *)res->out, .out_len = res->out_len,
+			.err = (const char *)res->err, .err_len = res->err_len,
+			.exit_code = res->exit_code, .timed_out = res->timed_out,
+			.stdout_truncated = res->stdout_truncated,
+			.stderr_truncated = res->stderr_truncated, .duration_us = res->duration_us,
+		};
+		snprintf(f.language, sizeof f.language, "%s", res->language);
+		snprintf(f.record, sizeof f.record, "%s", res->record_sha256);
+		c->cb(c->arg, &f, NULL);
+	}
+	free(c);
+}
+
+/* Not pending: a follower's long poll may wait as long as it likes. */
+static void follow(struct ui_source *s, const char *fp, uint64_t seq, uint64_t out_after,
+		   uint64_t err_after, uint32_t wait_ms, ui_follow_fn cb, void *arg)
+{
+	struct follow_call *c = calloc(1, sizeof *c);
+	if (!c)
+		abort();
+	*c = (struct follow_call){.cb = cb, .arg = arg};
+	struct bh_client_follow_cursor cur = {.sequence = seq, .stdout_after = out_after,
+					      .stderr_after = err_after};
+	struct bh_client_error *err = NULL;
+	if (bh_client_follow_cell_async(A(s)->c, fp, &cur, wait_ms, on_follow, c, &err) < 0) {
+		char why[256];
+		cb(arg, NULL, not_started(err, why, sizeof why));
+		free(c);
+	}
+}
+
 static void source_free(struct ui_source *s)
 {
 	struct attached *m = A(s);
@@ -946,6 +1060,8 @@ static const struct ui_source_ops attached_ops = {
 	.approvals = approvals, /* ---- approvals ---- */
 	.decide = decide,
 	.usage = usage, /* ---- usage ---- */
+	.cells = cells,   /* stream */
+	.follow = follow, /* stream */
 };
 
 struct ui_source *ui_source_attached(const char *target, const char *token, char **why)

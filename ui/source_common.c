@@ -143,3 +143,82 @@ void ui_answer_events(ui_events_fn cb, void *arg, int rc, struct ui_event_rows *
 	answered(err, x->r);
 	x->r = NULL;
 }
+
+/* ---- stream ---- */
+
+static char *copy_bytes(const uint8_t *p, size_t n)
+{
+	char *c = malloc(n + 1);
+	if (!c)
+		abort();
+	if (n)
+		memcpy(c, p, n);
+	c[n] = '\0';
+	return c;
+}
+
+int ui_collect_cell(void *arg, const struct bh_cell_row *row)
+{
+	struct ui_cell_rows *x = arg;
+	if (x->n == x->cap) {
+		x->cap = x->cap ? x->cap * 2 : 16;
+		x->r = realloc(x->r, x->cap * sizeof *x->r);
+		if (!x->r)
+			abort();
+	}
+	struct ui_cell *c = &x->r[x->n++];
+	*c = (struct ui_cell){.sequence = row->sequence, .exit_code = row->exit_code,
+			      .duration_us = row->duration_us, .started_ms = row->started_unix_ms,
+			      .ended_ms = row->ended_unix_ms};
+	snprintf(c->language, sizeof c->language, "%s", row->language);
+	snprintf(c->flags, sizeof c->flags, "%s", row->flags);
+	snprintf(c->unanswered, sizeof c->unanswered, "%s", row->unanswered);
+	snprintf(c->record, sizeof c->record, "%s", row->record_sha256);
+	c->code = copy_bytes(row->code, row->code_len);
+	c->code_len = row->code_len;
+	c->out = copy_bytes(row->out, row->out_len);
+	c->out_len = row->out_len;
+	c->err = copy_bytes(row->err, row->err_len);
+	c->err_len = row->err_len;
+	return 0;
+}
+
+void ui_answer_cells(ui_cells_fn cb, void *arg, int rc, struct ui_cell_rows *x, bh_error *err)
+{
+	cb(arg, rc < 0 ? NULL : x->r, rc < 0 ? 0 : x->n,
+	   rc < 0 ? (err ? err->msg : "the store could not be read") : NULL);
+	for (size_t i = 0; i < x->n; i++) {
+		free((char *)x->r[i].code);
+		free((char *)x->r[i].out);
+		free((char *)x->r[i].err);
+	}
+	free(x->r);
+	bh_error_free(err);
+}
+
+void ui_follow_from(struct ui_follow *out, const struct bh_cell_output *o)
+{
+	*out = (struct ui_follow){
+		.sequence = o->sequence,
+		.running = o->running,
+		.done = o->sequence && !o->running,
+		.answered = o->answered,
+		.started_ms = o->started_unix_ms,
+		.out_offset = o->out_offset,
+		.err_offset = o->err_offset,
+		.code = o->code,
+		.code_len = o->code_len,
+		.out = (const char *)o->out,
+		.out_len = o->out_len,
+		.err = (const char *)o->err,
+		.err_len = o->err_len,
+		.exit_code = o->exit_code,
+		.timed_out = o->timed_out,
+		.stdout_truncated = o->stdout_truncated,
+		.stderr_truncated = o->stderr_truncated,
+		.duration_us = o->duration_us,
+	};
+	snprintf(out->language, sizeof out->language, "%s",
+		 o->sequence ? bh_language_name(o->language) : "");
+	snprintf(out->record, sizeof out->record, "%s", o->record_sha256);
+}

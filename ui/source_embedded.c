@@ -522,6 +522,34 @@ static void usage(struct ui_source *s, ui_usage_fn cb, void *arg)
 	free(list);
 }
 
+/* ---- stream ---- */
+static void cells(struct ui_source *s, const char *fp, uint64_t before, size_t limit,
+		  ui_cells_fn cb, void *arg)
+{
+	struct ui_cell_rows x = {0};
+	bh_error *err = NULL;
+	int rc = bh_engine_cells(E(s)->e, fp, before, limit, ui_collect_cell, &x, &err);
+	ui_answer_cells(cb, arg, rc, &x, err);
+}
+
+/* The engine's own copy, borrowed: nothing to wait for, so wait_ms is the
+ * view's (it asks again on its tick). */
+static void follow(struct ui_source *s, const char *fp, uint64_t seq, uint64_t out_after,
+		   uint64_t err_after, uint32_t wait_ms, ui_follow_fn cb, void *arg)
+{
+	(void)wait_ms;
+	bh_session *ses = by_fp(E(s), fp);
+	if (!ses) {
+		cb(arg, NULL, "no session has that fingerprint");
+		return;
+	}
+	struct bh_cell_output o;
+	bh_session_output(ses, seq, out_after, err_after, &o);
+	struct ui_follow f;
+	ui_follow_from(&f, &o);
+	cb(arg, &f, NULL);
+}
+
 static const struct ui_source_ops embedded_ops = {
 	.kind = "embedded",
 	.has_engine = true,
@@ -551,6 +579,8 @@ static const struct ui_source_ops embedded_ops = {
 	.approvals = approvals, /* ---- approvals ---- */
 	.decide = decide,
 	.usage = usage, /* ---- usage ---- */
+	.cells = cells,   /* stream */
+	.follow = follow, /* stream */
 };
 
 struct ui_source *ui_source_embedded(const struct bh_config *cfg, char **why)

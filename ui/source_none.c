@@ -113,6 +113,21 @@ static void usage(struct ui_source *s, ui_usage_fn cb, void *arg)
 	cb(arg, NULL, NO_SOURCE);
 }
 
+/* ---- stream ---- */
+static void cells(struct ui_source *s, const char *fp, uint64_t before, size_t limit,
+		  ui_cells_fn cb, void *arg)
+{
+	(void)s, (void)fp, (void)before, (void)limit;
+	cb(arg, NULL, 0, NO_SOURCE);
+}
+
+static void follow(struct ui_source *s, const char *fp, uint64_t seq, uint64_t out_after,
+		   uint64_t err_after, uint32_t wait_ms, ui_follow_fn cb, void *arg)
+{
+	(void)s, (void)fp, (void)seq, (void)out_after, (void)err_after, (void)wait_ms;
+	cb(arg, NULL, NO_SOURCE);
+}
+
 static const struct ui_source_ops none_ops = {
 	.kind = "none",
 	.has_engine = false,
@@ -142,6 +157,8 @@ static const struct ui_source_ops none_ops = {
 	.approvals = approvals, /* ---- approvals ---- */
 	.decide = decide,
 	.usage = usage, /* ---- usage ---- */
+	.cells = cells,   /* stream */
+	.follow = follow, /* stream */
 };
 
 struct ui_source *ui_source_none(void)

@@ -186,6 +186,23 @@ static void usage(struct ui_source *s, ui_usage_fn cb, void *arg)
 	cb(arg, NULL, "usage needs a live engine; this is a store opened read-only");
 }
 
+/* ---- stream: the stored cells; nothing runs in a store ---- */
+static void cells(struct ui_source *s, const char *fp, uint64_t before, size_t limit,
+		  ui_cells_fn cb, void *arg)
+{
+	struct ui_cell_rows x = {0};
+	bh_error *err = NULL;
+	int rc = bh_history_cells(S(s)->h, fp, before, limit, ui_collect_cell, &x, &err);
+	ui_answer_cells(cb, arg, rc, &x, err);
+}
+
+static void follow(struct ui_source *s, const char *fp, uint64_t seq, uint64_t out_after,
+		   uint64_t err_after, uint32_t wait_ms, ui_follow_fn cb, void *arg)
+{
+	(void)s, (void)fp, (void)seq, (void)out_after, (void)err_after, (void)wait_ms;
+	cb(arg, NULL, UI_NO_FOLLOW);
+}
+
 static const struct ui_source_ops store_ops = {
 	.kind = "store",
 	.has_engine = false,
@@ -215,6 +232,8 @@ static const struct ui_source_ops store_ops = {
 	.approvals = approvals, /* ---- approvals ---- */
 	.decide = decide,
 	.usage = usage, /* ---- usage ---- */
+	.cells = cells,   /* stream */
+	.follow = follow, /* stream */
 };
 
 struct ui_source *ui_source_store(const char *db_path, char **why)

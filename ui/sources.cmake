@@ -25,6 +25,9 @@ bh_library(bulkhead-ui ui
   ui/views/runs.c
   ui/views/sandboxes.c
   ui/views/walls.c
+  ui/views/cells.c
+  ui/views/cell.c
+  ui/views/cell_text.c
   # ---- tables ----
   ui/answers.c
   ui/copy.c

@@ -15,7 +15,7 @@
 #ifndef BH_PROTO_CHANNEL_H
 #define BH_PROTO_CHANNEL_H
 
-#define BH_CHAN_VERSION 1u
+#define BH_CHAN_VERSION 2u /* 2: OUTPUT while a CELL runs; CELL's relay_ms */
 #define BH_CHAN_MAX_FRAME (16u * 1024u * 1024u)
 #define BH_CHAN_HEADER 5u /* u32 length + u8 type */
 
@@ -45,7 +45,11 @@ enum bh_chan_request {
 	 * then DONE. exit_code: 0 ran, 1 raised, 124 deadline (the interpreter
 	 * was killed: the next cell starts a fresh one); if the interpreter
 	 * died during the cell: its exit status (128+N for a signal) and
-	 * INTERP_ENDED. */
+	 * INTERP_ENDED.
+	 * Version 2 appends u32 relay_ms after the files: 0 asks for no OUTPUT
+	 * frames; otherwise the init relays the cell's output while it runs
+	 * (OUTPUT below), at most once every relay_ms (at least
+	 * BH_CHAN_RELAY_MIN_MS). */
 	BH_CHAN_CELL = 'C',
 	/* List a directory under /work (path relative; "" is /work itself).
 	 * u64 call_id | string path | u32 max_entries
@@ -116,6 +120,34 @@ enum bh_chan_reply {
 	 * argv, as ps shows a kernel thread). Sorted by pid; at most
 	 * max_entries (flag: more in the high bit of n, 0x80000000). */
 	BH_CHAN_PROCS = 'S',
+	/* ---- stream: the running cell's output as it is produced ---- */
+	/* While a CELL runs (and asked for relaying), bytes it wrote, sent
+	 * before its DONE so an operator can follow them.
+	 * u64 call_id | u8 stream (1 stdout, 2 stderr) | u64 offset | string bytes
+	 * The rule both sides hold to: per stream the chunks are contiguous
+	 * from offset 0 (each chunk's offset is the sum of the lengths before
+	 * it), a chunk holds 1..BH_CHAN_OUTPUT_CHUNK_MAX bytes, and offset +
+	 * length never passes the cell's output_cap (relaying stops at the
+	 * cap: the bytes are the kept ones, a prefix of DONE's). The init
+	 * coalesces: what arrived since the last relay goes out at most once
+	 * every relay_ms, cut into chunks, so a tight print loop costs the
+	 * channel at most cap bytes per stream and a frame per chunk. OUTPUT
+	 * is never the answer: DONE (or REJECTED, FAIL) still ends the call
+	 * and carries the whole kept output. The engine judges every OUTPUT
+	 * (chan_check.c) and ends the sandbox on a broken rule. */
+	BH_CHAN_OUTPUT = 'O',
+};
+
+/* OUTPUT's fixed part (call id, stream, offset, the string's length), its
+ * most bytes per chunk, and the shortest interval an init relays at. */
+#define BH_CHAN_OUTPUT_FIXED (8u + 1u + 8u + 4u)
+#define BH_CHAN_OUTPUT_CHUNK_MAX (16u * 1024u)
+#define BH_CHAN_RELAY_MIN_MS 10u
+/* The interval the engine asks for. */
+#define BH_CHAN_RELAY_DEFAULT_MS 50u
+enum bh_chan_stream {
+	BH_CHAN_STDOUT = 1,
+	BH_CHAN_STDERR = 2,
 };
 
 /* What both sides hold each other to. The engine checks every count and
@@ -169,9 +201,9 @@ _Static_assert(8u + 4u + BH_CHAN_PS_MAX_ENTRIES * (BH_CHAN_PROCS_ENTRY_MIN + BH_
 #define BH_MAX_PATH_BYTES 4096u
 
 /* A CELL at every limit still fits one frame: type, call id, timeout, cap,
- * language, the code's string, the count, each file's two strings. */
+ * language, the code's string, the count, each file's two strings, relay_ms. */
 _Static_assert(1u + 8u + 4u + 4u + 1u + 4u + BH_MAX_CODE_BYTES + 4u +
-			       BH_MAX_FILES * (4u + BH_MAX_PATH_BYTES + 4u) + BH_MAX_FILES_BYTES <=
+			       BH_MAX_FILES * (4u + BH_MAX_PATH_BYTES + 4u) + BH_MAX_FILES_BYTES + 4u <=
 		       BH_CHAN_MAX_FRAME,
 	       "a cell at the limits must fit one frame");
 _Static_assert(BH_MAX_CELL_OUTPUT_CAP <= BH_MAX_OUTPUT_CAP,

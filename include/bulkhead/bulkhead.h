@@ -525,6 +525,60 @@ size_t bh_engine_sessions(bh_engine *e, bh_session ***out);
 /* Pooled sandboxes of a tier ready to be handed to the next session. */
 size_t bh_engine_pool_ready(bh_engine *e, enum bh_tier tier);
 
+/* ---- stream: the running cell's output as it is produced ------------------- */
+
+/* A session's latest cell as a follower sees it: while it runs, the output
+ * its init relayed so far (channel.h, OUTPUT: chunks at most every 50 ms,
+ * up to the cell's output_cap per stream); once answered, the whole kept
+ * output and its record's digest. Kept until the next cell starts. */
+struct bh_cell_output {
+	uint64_t sequence;        /* the cell's record sequence; 0: no cell yet */
+	bool running;             /* false: answered, refused or lost */
+	bool answered;            /* exit_code ... record_sha256 are set */
+	enum bh_language language;
+	const char *code;         /* the cell's code (not NUL-safe: code_len) */
+	size_t code_len;
+	int64_t started_unix_ms;
+	/* The bytes after the cursor: out_offset is where they start. */
+	const uint8_t *out, *err;
+	size_t out_len, err_len;
+	uint64_t out_offset, err_offset;
+	int exit_code;
+	bool timed_out, stdout_truncated, stderr_truncated;
+	uint64_t duration_us;
+	const char *record_sha256; /* "" until answered */
+};
+/* The latest cell's output after the cursor (sequence, out_after,
+ * err_after): a cursor of another cell (or 0, 0, 0) reads the latest from
+ * its start. Nothing is copied: the pointers are the engine's, valid until
+ * it next runs (bh_engine_process) or the session is freed. Never waits and
+ * never slows the call. Returns 0. */
+int bh_session_output(const bh_session *s, uint64_t sequence, uint64_t out_after,
+		      uint64_t err_after, struct bh_cell_output *out);
+
+/* A session's cells from the store, newest first: the code and the whole
+ * answered output up to the store's cap per stream (flags then say
+ * stored_stdout_truncated / stored_stderr_truncated, apart from the cell's
+ * own stdout_truncated), unless the store keeps digests only. */
+#define BH_STORE_OUTPUT_CAP (256u * 1024u)
+struct bh_cell_row {
+	int64_t id;
+	uint64_t sequence;             /* the cursor for the page after it */
+	const char *language, *flags;  /* "" for none */
+	const char *unanswered;        /* "" when answered; else why not (a version-3 record) */
+	const char *record_sha256;
+	int exit_code;
+	int64_t duration_us, started_unix_ms, ended_unix_ms;
+	const uint8_t *code, *out, *err;
+	size_t code_len, out_len, err_len;
+};
+typedef int (*bh_cell_row_fn)(void *arg, const struct bh_cell_row *row);
+/* At most limit (0: 50) cells of one session with a sequence below
+ * before_sequence (0: from the newest), newest first; non-zero from fn
+ * stops. Rows are valid only during the call. */
+int bh_engine_cells(bh_engine *e, const char *session, uint64_t before_sequence, size_t limit,
+		    bh_cell_row_fn fn, void *arg, bh_error **err);
+
 /* ---- leaks: what is alive that nothing should hold ---------------------------- */
 
 enum bh_leak_kind {
@@ -642,6 +696,9 @@ struct bh_history_session {
 typedef int (*bh_history_session_fn)(void *arg, const struct bh_history_session *row);
 int bh_history_sessions(bh_history *h, size_t limit, bh_history_session_fn fn, void *arg,
 			bh_error **err);
+/* stream: bh_engine_cells over a store opened read-only. */
+int bh_history_cells(bh_history *h, const char *session, uint64_t before_sequence, size_t limit,
+		     bh_cell_row_fn fn, void *arg, bh_error **err);
 
 /* ---- usage: what each live sandbox uses now, and the host ---------------- */
 

@@ -375,6 +375,35 @@ int bh_client_decide_approval_async(bh_client *c, const char *id, bool approve,
 				    const char *reason, bh_client_done_cb cb, void *arg,
 				    struct bh_client_error **err);
 
+/* ---- stream: the running cell's output, and a session's stored cells ---- */
+
+/* Where a follower is: the cell (its sequence) and the bytes of each stream
+ * it has. {0} follows whatever cell is latest. */
+struct bh_client_follow_cursor {
+	uint64_t sequence;
+	uint64_t stdout_after, stderr_after;
+};
+typedef void (*bh_client_follow_cb)(void *arg, struct wire_operator_follow *res,
+				    const struct bh_client_error *err);
+/* FollowCell: a long poll of up to wait_ms (at most WIRE_OPERATOR_WAIT_MAX_MS)
+ * that answers once there is news past the cursor (bytes, a newer cell, its
+ * end), or with nothing when the wait ends. */
+int bh_client_follow_cell_async(bh_client *c, const char *fingerprint,
+				const struct bh_client_follow_cursor *cur, uint32_t wait_ms,
+				bh_client_follow_cb cb, void *arg, struct bh_client_error **err);
+int bh_client_follow_cell(bh_client *c, const char *fingerprint,
+			  const struct bh_client_follow_cursor *cur, uint32_t wait_ms,
+			  struct wire_operator_follow *out, struct bh_client_error **err);
+/* Moves the cursor past an answer: past its bytes, and once its cell is
+ * done, to the cell after it. */
+void bh_client_follow_advance(struct bh_client_follow_cursor *cur,
+			      const struct wire_operator_follow *f);
+/* ListCells: at most limit (0: the daemon's; at most 50) cells with a
+ * sequence below before_sequence (0: from the newest), newest first. */
+int bh_client_list_cells(bh_client *c, const char *fingerprint, uint64_t before_sequence,
+			 uint32_t limit, struct wire_operator_cells *out,
+			 struct bh_client_error **err);
+
 /* ---- finding a daemon ----------------------------------------------------- */
 
 /* The socket of the daemon holding state_dir (NULL: bh_state_dir_name's),

@@ -57,6 +57,10 @@ struct wire_operator_request {
 	bool dry_run;
 	const char *path;       /* decoded: "" when absent (/work), NULL when not a string */
 	uint32_t max_bytes;     /* encoding, 0: the default; decoded: the cap in effect */
+	/* ---- stream: FollowCell  session sequence stdout_after stderr_after wait_ms;
+	 *      ListCells  session before_sequence limit ---- */
+	uint64_t stdout_after, stderr_after;
+	uint64_t before_sequence;
 };
 
 char *wire_operator_encode_request(const struct wire_operator_request *r);
@@ -346,5 +350,58 @@ char *wire_operator_encode_usage(const struct wire_operator_usage *u);
 int wire_operator_decode_usage(const char *body, size_t len, struct wire_operator_usage *out,
 			       struct wire_status *st);
 void wire_operator_usage_free(struct wire_operator_usage *u);
+
+/* ---- stream: cells (wire_operator_cells.c) ------------------------------------------ */
+
+/* A FollowCell answer holds at most this many bytes of each stream; the
+ * follower asks again from where it ended. */
+#define WIRE_OPERATOR_FOLLOW_MAX (256u * 1024u)
+
+/* FollowCell: the session's latest cell, its output after the cursor
+ * (stdout from stdout_offset, stderr from stderr_offset), and once it
+ * ended, how (done; answered: its exit and its record's digest). */
+struct wire_operator_follow {
+	uint64_t sequence;       /* 0: no cell yet */
+	bool running, done, answered;
+	const char *language;
+	int64_t started_unix_ms;
+	uint64_t stdout_offset, stderr_offset;
+	int32_t exit_code;
+	bool timed_out, stdout_truncated, stderr_truncated;
+	uint64_t duration_us;
+	const char *record_sha256; /* "" unless answered */
+	const uint8_t *code, *out, *err; /* bytes (base64 on the wire) */
+	size_t code_len, out_len, err_len;
+};
+
+/* ListCells: one stored cell (docs/api.md's Cell). */
+struct wire_operator_cell {
+	uint64_t sequence;
+	const char *language, *flags, *unanswered, *record_sha256;
+	int32_t exit_code;
+	int64_t duration_us, started_unix_ms, ended_unix_ms;
+	const uint8_t *code, *out, *err;
+	size_t code_len, out_len, err_len;
+};
+
+struct wire_operator_cells {
+	struct wire_operator_cell *cells; /* newest first */
+	size_t n, cap;
+	uint64_t next_before_sequence;   /* the last cell's sequence; 0: no more */
+};
+
+/* Appends an owned copy of an engine row. */
+void wire_operator_cells_add(struct wire_operator_cells *page, const struct bh_cell_row *row);
+/* The engine's view in the message's shape (borrowed bytes). */
+struct wire_operator_follow wire_operator_follow_of(const struct bh_cell_output *o);
+
+char *wire_operator_encode_follow(const struct wire_operator_follow *f);
+char *wire_operator_encode_cells(const struct wire_operator_cells *page);
+int wire_operator_decode_follow(const char *body, size_t len, struct wire_operator_follow *out,
+				struct wire_status *st);
+int wire_operator_decode_cells(const char *body, size_t len, struct wire_operator_cells *out,
+			       struct wire_status *st);
+void wire_operator_follow_free(struct wire_operator_follow *f);
+void wire_operator_cells_free(struct wire_operator_cells *page);
 
 #endif

@@ -97,5 +97,6 @@ int cmd_replay(int argc, char **argv);
 /* ---- procs ---- */
 int cmd_files(int argc, char **argv);
 int cmd_cp(int argc, char **argv);
+int cmd_follow(int argc, char **argv); /* stream */
 
 #endif

@@ -30,6 +30,8 @@ static const struct command {
 	/* ---- approvals ---- */
 	{"approvals", cmd_approvals, "list the calls a daemon holds for approval; approve or deny"},
 	{"usage", cmd_usage, "what each live sandbox of a daemon uses: CPU, memory, pids, disk"},
+	/* ---- stream ---- */
+	{"follow", cmd_follow, "print a session's running cell's output as it arrives"},
 };
 
 static void usage(FILE *to)

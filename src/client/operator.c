@@ -98,6 +98,8 @@ enum op_kind {
 	OP_FILE,
 	OP_PROCESSES, /* ---- procs ---- */
 	OP_USAGE, /* ---- usage ---- */
+	OP_FOLLOW, /* stream */
+	OP_CELLS,  /* stream */
 };
 
 /* Any answer, decoded: the member op_kind names. */
@@ -113,6 +115,8 @@ union answer {
 	struct wire_operator_file file;
 	struct wire_operator_processes processes; /* ---- procs ---- */
 	struct wire_operator_usage usage; /* ---- usage ---- */
+	struct wire_operator_follow follow; /* stream */
+	struct wire_operator_cells cells;   /* stream */
 };
 
 struct typed_op {
@@ -137,6 +141,7 @@ struct typed_op {
 		bh_client_files_cb files;
 		bh_client_file_cb file;
 		bh_client_usage_cb usage; /* ---- usage ---- */
+		bh_client_follow_cb follow; /* stream */
 	} cb;
 	void *arg;
 	struct waiter *wait;
@@ -171,6 +176,10 @@ static int decode(const struct typed_op *op, const char *json, union answer *res
 		return wire_operator_decode_processes(json, len, &res->processes, st);
 	case OP_USAGE: /* ---- usage ---- */
 		return wire_operator_decode_usage(json, len, &res->usage, st);
+	case OP_FOLLOW: /* stream */
+		return wire_operator_decode_follow(json, len, &res->follow, st);
+	case OP_CELLS:
+		return wire_operator_decode_cells(json, len, &res->cells, st);
 	}
 	*st = (struct wire_status){.code = WIRE_INTERNAL};
 	snprintf(st->msg, sizeof st->msg, "%s: no decoder for its answer", op->method);
@@ -216,6 +225,12 @@ static void release(enum op_kind kind, union answer *res)
 	case OP_USAGE: /* ---- usage ---- */
 		wire_operator_usage_free(&res->usage);
 		break;
+	case OP_FOLLOW: /* stream */
+		wire_operator_follow_free(&res->follow);
+		break;
+	case OP_CELLS:
+		wire_operator_cells_free(&res->cells);
+		break;
 	}
 }
 
@@ -247,6 +262,11 @@ static void deliver(const struct typed_op *op, union answer *res,
 		break;
 	case OP_SESSION:
 		op->cb.session(op->arg, res ? &res->session : NULL, err);
+		break;
+	case OP_FOLLOW: /* stream */
+		op->cb.follow(op->arg, res ? &res->follow : NULL, err);
+		break;
+	case OP_CELLS: /* only the blocking form: answered through op->wait */
 		break;
 	/* ---- procs ---- */
 	case OP_USAGE: /* ---- usage ---- */
@@ -719,4 +739,59 @@ int bh_client_usage(bh_client *c, struct wire_operator_usage *out, struct bh_cli
 	memset(out, 0, sizeof *out);
 	return typed_wait(c, op_new(OP_USAGE, "Usage", NULL), &(struct wire_operator_request){0},
 			  out, sizeof *out, err);
+}
+
+/* ---- stream: FollowCell, ListCells ---- */
+
+int bh_client_follow_cell_async(bh_client *c, const char *fingerprint,
+				const struct bh_client_follow_cursor *cur, uint32_t wait_ms,
+				bh_client_follow_cb cb, void *arg, struct bh_client_error **err)
+{
+	if (check_fingerprint(fingerprint, err) < 0)
+		return -1;
+	struct typed_op *op = op_new(OP_FOLLOW, "FollowCell", arg);
+	op->cb.follow = cb;
+	struct wire_operator_request req = {.session = fingerprint, .has_sequence = true,
+					    .sequence = cur->sequence,
+					    .stdout_after = cur->stdout_after,
+					    .stderr_after = cur->stderr_after, .wait_ms = wait_ms};
+	return typed_call(c, op, &req, err);
+}
+
+int bh_client_follow_cell(bh_client *c, const char *fingerprint,
+			  const struct bh_client_follow_cursor *cur, uint32_t wait_ms,
+			  struct wire_operator_follow *out, struct bh_client_error **err)
+{
+	memset(out, 0, sizeof *out);
+	if (check_fingerprint(fingerprint, err) < 0)
+		return -1;
+	struct wire_operator_request req = {.session = fingerprint, .has_sequence = true,
+					    .sequence = cur->sequence,
+					    .stdout_after = cur->stdout_after,
+					    .stderr_after = cur->stderr_after, .wait_ms = wait_ms};
+	return typed_wait(c, op_new(OP_FOLLOW, "FollowCell", NULL), &req, out, sizeof *out, err);
+}
+
+void bh_client_follow_advance(struct bh_client_follow_cursor *cur,
+			      const struct wire_operator_follow *f)
+{
+	if (!f->sequence || f->sequence < cur->sequence)
+		return; /* nothing yet: the cursor stays */
+	cur->sequence = f->sequence;
+	cur->stdout_after = f->stdout_offset + f->out_len;
+	cur->stderr_after = f->stderr_offset + f->err_len;
+	if (f->done) /* its end seen: wait for the cell after it */
+		*cur = (struct bh_client_follow_cursor){.sequence = f->sequence + 1};
+}
+
+int bh_client_list_cells(bh_client *c, const char *fingerprint, uint64_t before_sequence,
+			 uint32_t limit, struct wire_operator_cells *out,
+			 struct bh_client_error **err)
+{
+	memset(out, 0, sizeof *out);
+	if (check_fingerprint(fingerprint, err) < 0)
+		return -1;
+	struct wire_operator_request req = {.session = fingerprint,
+					    .before_sequence = before_sequence, .limit = limit};
+	return typed_wait(c, op_new(OP_CELLS, "ListCells", NULL), &req, out, sizeof *out, err);
 }

@@ -353,6 +353,11 @@ struct event_wait {
 	size_t limit;
 	uint64_t until_ms;
 	struct event_wait *next;
+	/* stream: a FollowCell parked the same way answers through this (NULL:
+	 * a ListEvents); false when it has nothing to say yet */
+	bool (*answer)(struct event_wait *w, bool even_if_none);
+	char fp[65];
+	uint64_t sequence, out_after, err_after;
 };
 
 static void wait_free(void *p)
@@ -401,12 +406,112 @@ void operator_poll_waiters(struct server *s, bool closing)
 	for (struct event_wait *w = s->waiters, *next; w; w = next) {
 		next = w->next;
 		struct call *c = w->c;
-		bool done = c->gone || closing || now >= w->until_ms
-				    ? (c->gone || answer_events(c, w->after, w->limit, true))
-				    : answer_events(c, w->after, w->limit, false);
+		bool final = c->gone || closing || now >= w->until_ms;
+		bool done = w->answer ? c->gone || w->answer(w, final)
+			    : final   ? (c->gone || answer_events(c, w->after, w->limit, true))
+				      : answer_events(c, w->after, w->limit, false);
 		if (done)
 			call_wake(c); /* frees w through the call's ctx */
 	}
+}
+
+/* ---- stream: FollowCell, ListCells ---- */
+
+/* The session a parked FollowCell names, looked up again at each look: it
+ * may have been forgotten meanwhile. */
+static bh_session *session_by_fp(struct server *srv, const char *fp)
+{
+	bh_session **list = NULL;
+	size_t n = bh_engine_sessions(srv->e, &list);
+	bh_session *found = NULL;
+	for (size_t i = 0; i < n && !found; i++)
+		if (!strcmp(bh_session_fingerprint(list[i]), fp))
+			found = list[i];
+	free(list);
+	return found;
+}
+
+/* News for a cursor (sequence, offsets): a newer cell than the cursor's,
+ * bytes past it in its cell, or its cell's end. A cursor of a cell not
+ * begun yet (the one after a cell seen done) waits for it. */
+static bool follow_answer(struct event_wait *w, bool even_if_none)
+{
+	struct call *c = w->c;
+	bh_session *s = session_by_fp(c->srv, w->fp);
+	struct bh_cell_output o = {.record_sha256 = "", .code = ""};
+	if (s)
+		bh_session_output(s, w->sequence, w->out_after, w->err_after, &o);
+	bool news = o.sequence &&
+		    (o.sequence > w->sequence ||
+		     (o.sequence == w->sequence && (o.out_len || o.err_len || !o.running)));
+	if (!news && !even_if_none)
+		return false;
+	struct wire_operator_follow f =
+		news ? wire_operator_follow_of(&o)
+		     : (struct wire_operator_follow){
+			       .sequence = w->sequence,
+			       .running = o.sequence == w->sequence && o.running,
+			       .stdout_offset = w->out_after,
+			       .stderr_offset = w->err_after,
+			       .language = "",
+			       .record_sha256 = "",
+		       };
+	call_answer_json(c, wire_operator_encode_follow(&f));
+	return true;
+}
+
+static void follow_cell(struct call *c, const struct wire_operator_request *req)
+{
+	if (!find_fp(c, req))
+		return;
+	struct event_wait *w = calloc(1, sizeof *w);
+	if (!w)
+		abort();
+	*w = (struct event_wait){.c = c, .answer = follow_answer, .sequence = req->sequence,
+				 .out_after = req->stdout_after, .err_after = req->stderr_after,
+				 .until_ms = now_mono_ms() + req->wait_ms};
+	snprintf(w->fp, sizeof w->fp, "%s", req->session);
+	if (follow_answer(w, req->wait_ms == 0)) {
+		free(w);
+		return;
+	}
+	/* Parked with the ListEvents waiters: looked at by the same poll,
+	 * no thread and no timer of its own. */
+	struct server *s = c->srv;
+	w->next = s->waiters;
+	s->waiters = w;
+	call_pending(c, w, wait_free);
+}
+
+static int add_cell(void *arg, const struct bh_cell_row *row)
+{
+	wire_operator_cells_add(arg, row);
+	return 0;
+}
+
+/* A page of cells carries their output (up to 512 KiB each): smaller
+ * pages than the records'. */
+#define CELLS_PAGE_MAX 50u
+
+static void list_cells(struct call *c, const struct wire_operator_request *req)
+{
+	if (!req->session || strlen(req->session) != 64) {
+		call_refuse(c, WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
+			    "session: give the session's fingerprint (64 hex digits)");
+		return;
+	}
+	snprintf(c->session_fp, sizeof c->session_fp, "%s", req->session);
+	size_t limit = req->limit < CELLS_PAGE_MAX ? req->limit : CELLS_PAGE_MAX;
+	struct wire_operator_cells page = {0};
+	bh_error *err = NULL;
+	int rc = bh_engine_cells(c->srv->e, req->session, req->before_sequence, limit, add_cell,
+				 &page, &err);
+	if (!refused_read(c, rc, err)) {
+		page.next_before_sequence =
+			page.n == limit && page.n ? page.cells[page.n - 1].sequence : 0;
+		call_answer_json(c, wire_operator_encode_cells(&page));
+	}
+	wire_operator_cells_free(&page);
 }
 
 /* ---- files ---- */
@@ -543,6 +648,9 @@ void operator_service(struct call *c, const char *method)
 		{"ListProcesses", list_processes}, /* ---- procs ---- */
 		/* ---- usage ---- */
 		{"Usage", usage},
+		/* ---- stream ---- */
+		{"FollowCell", follow_cell},
+		{"ListCells", list_cells},
 	};
 	/* ---- approvals ---- */
 	if (operator_approvals(c, method))

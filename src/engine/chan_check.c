@@ -26,6 +26,8 @@ const char *chan_frame_name(uint8_t type)
 		return "CONTENT";
 	case BH_CHAN_PROCS: /* ---- procs ---- */
 		return "PROCS";
+	case BH_CHAN_OUTPUT:
+		return "OUTPUT";
 	default:
 		return "an unknown frame";
 	}
@@ -65,7 +67,15 @@ int chan_ask_of(const uint8_t *frame, size_t len, struct chan_ask *ask)
 	case BH_CHAN_CELL:
 		proto_get_u32(&c, &timeout);
 		proto_get_u32(&c, &ask->output_cap);
-		return c.bad ? -1 : 0;
+		if (c.bad)
+			return -1;
+		/* stream: a CELL's relay_ms is its last word (channel.h) */
+		if (type == BH_CHAN_CELL) {
+			if (len < 1u + 8u + 8u + 4u)
+				return -1;
+			ask->relay_ms = proto_le32(frame + len - 4u);
+		}
+		return 0;
 	case BH_CHAN_LIST:
 	case BH_CHAN_READ:
 		proto_get_u32(&c, &path_len);
@@ -343,5 +353,42 @@ const char *chan_check_ready(const uint8_t *p, size_t len, char *why, size_t n)
 	if (version != BH_CHAN_VERSION)
 		return say(why, n, "its init speaks channel version %u, not %u", version,
 			   BH_CHAN_VERSION);
+	return NULL;
+}
+
+/* ---- stream ---- */
+const char *chan_check_output(const struct chan_ask *ask, const uint64_t relayed[2],
+			      const uint8_t *p, size_t len, uint8_t *stream, uint64_t *offset,
+			      const uint8_t **data, uint32_t *n, char *why, size_t wn)
+{
+	struct proto_cursor c = proto_cursor(p, len);
+	if (ask->request != BH_CHAN_CELL || !ask->relay_ms)
+		return say(why, wn, "its init answered %s with an OUTPUT it did not ask for",
+			   request_name(ask->request));
+	proto_get_u8(&c, stream);
+	proto_get_u64(&c, offset);
+	proto_get_u32(&c, n);
+	if (c.bad)
+		return say(why, wn, "its init sent an OUTPUT cut short");
+	if (*stream != BH_CHAN_STDOUT && *stream != BH_CHAN_STDERR)
+		return say(why, wn, "its init sent an OUTPUT for stream %u", *stream);
+	const char *name = *stream == BH_CHAN_STDOUT ? "stdout" : "stderr";
+	if (*n > c.left)
+		return say(why, wn, "its init sent an OUTPUT whose length (%u) runs past the frame", *n);
+	if (*n < c.left)
+		return say(why, wn, "its init sent an OUTPUT with %zu bytes after its end", c.left - *n);
+	if (*n == 0 || *n > BH_CHAN_OUTPUT_CHUNK_MAX)
+		return say(why, wn, "its init sent an OUTPUT chunk of %u bytes; 1 to %u are allowed", *n,
+			   BH_CHAN_OUTPUT_CHUNK_MAX);
+	if (*offset != relayed[*stream - 1])
+		return say(why, wn,
+			   "its init sent %s at offset %llu; the %llu bytes before it were relayed, "
+			   "so the next is at %llu",
+			   name, (unsigned long long)*offset, (unsigned long long)relayed[*stream - 1],
+			   (unsigned long long)relayed[*stream - 1]);
+	if (*offset + *n > ask->output_cap)
+		return say(why, wn, "its init relayed %llu bytes of %s; the cap asked for was %u",
+			   (unsigned long long)(*offset + *n), name, ask->output_cap);
+	proto_take(&c, *n, data);
 	return NULL;
 }

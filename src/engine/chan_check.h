@@ -18,6 +18,7 @@ struct chan_ask {
 	uint32_t output_cap;  /* EXEC, CELL: bytes kept per stream */
 	uint32_t max_entries; /* LIST, PS */
 	uint32_t max_bytes;   /* READ */
+	uint32_t relay_ms;    /* stream: CELL, 0: no OUTPUT frames asked for */
 };
 
 /* Read from the request frame the engine sends (type byte, then payload):
@@ -31,6 +32,17 @@ int chan_ask_of(const uint8_t *frame, size_t len, struct chan_ask *ask);
  * returned. */
 const char *chan_check_reply(const struct chan_ask *ask, uint8_t type, const uint8_t *p,
 			     size_t len, char *why, size_t n);
+
+/* ---- stream ---- */
+/* An OUTPUT frame (its payload after the call id) of the call that asked
+ * ask, with relayed[0], relayed[1] the stdout and stderr bytes relayed
+ * before it: only a CELL that asked for relaying takes one, the stream is
+ * 1 or 2, the chunk 1..BH_CHAN_OUTPUT_CHUNK_MAX bytes within the frame, its
+ * offset exactly relayed[stream - 1] and its end within output_cap. NULL
+ * and the chunk in *stream, *offset, *data, *len when sound; else why. */
+const char *chan_check_output(const struct chan_ask *ask, const uint64_t relayed[2],
+			      const uint8_t *p, size_t len, uint8_t *stream, uint64_t *offset,
+			      const uint8_t **data, uint32_t *n, char *why, size_t wn);
 
 /* READY: u32 version | u32 flags. */
 const char *chan_check_ready(const uint8_t *p, size_t len, char *why, size_t n);

@@ -406,6 +406,7 @@ int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, 
 	e->crash_at = hooks->crash_at ? xstrdup(hooks->crash_at) : NULL;
 	e->usage_off = hooks->usage_off;
 	e->started_unix_ms = (int64_t)now_real_ms();
+	e->relay_ms = hooks->no_output_relay ? 0 : BH_CHAN_RELAY_DEFAULT_MS; /* stream */
 	e->policy = cfg->policy;
 	struct bh_policy *pol = &e->policy;
 	pol->idle_ms = pol->idle_ms ? pol->idle_ms : 5u * 60u * 1000u;
@@ -756,4 +757,16 @@ void bh_engine_close(bh_engine *e)
 	free(e->store_path);
 	free(e->crash_at);
 	free(e);
+}
+
+/* ---- stream ---- */
+int bh_engine_cells(bh_engine *e, const char *session, uint64_t before_sequence, size_t limit,
+		    bh_cell_row_fn fn, void *arg, bh_error **err)
+{
+	bh_error *local = NULL;
+	if (!e->store)
+		return bh_fail(err, BH_E_INVALID, 0, "cells: this engine keeps no store");
+	int rc = store_cells(e->store, session, before_sequence, limit, fn, arg, err ? err : &local);
+	bh_error_free(local);
+	return rc;
 }

@@ -128,6 +128,12 @@ struct sandbox_reply {
 typedef void (*sandbox_reply_fn)(bh_engine *e, void *arg, struct sandbox *sb,
 				 const struct sandbox_reply *r);
 
+/* stream: one OUTPUT chunk of the call in flight, judged already (stream is
+ * BH_CHAN_STDOUT or BH_CHAN_STDERR; offset is where it goes). arg is the
+ * request's op_arg. */
+typedef void (*sandbox_output_fn)(bh_engine *e, void *arg, uint8_t stream, uint64_t offset,
+				  const uint8_t *p, size_t len);
+
 struct done_frame {
 	int32_t exit_code;
 	uint32_t term_signal, flags;
@@ -191,6 +197,9 @@ struct sandbox {
 	const void *control_verb; /* pause or resume: which one is in flight */
 	char *image_dir;        /* where its hibernation image lives */
 	uint64_t control_started_us;
+	/* ---- stream: OUTPUT frames of the cell in flight ---- */
+	sandbox_output_fn output_fn; /* NULL: the request takes none */
+	uint64_t relayed[2];         /* bytes relayed so far: stdout, stderr */
 	struct sandbox *next;
 };
 
@@ -224,6 +233,8 @@ uint64_t sandbox_next_call_id(void);
  * the reply with that call id; fn gets it, or the sandbox's loss. */
 int sandbox_request(bh_engine *e, struct sandbox *sb, uint64_t call_id, const struct buf *frame,
 		    uint32_t backstop_ms, sandbox_reply_fn fn, void *arg, bh_error **err);
+/* stream: the request just made takes OUTPUT frames, handed to fn. */
+void sandbox_take_output(struct sandbox *sb, sandbox_output_fn fn);
 /* A frame that expects no reply (WARM). */
 void sandbox_send(bh_engine *e, struct sandbox *sb, const struct buf *frame);
 /* ---- procs ---- */
@@ -374,6 +385,7 @@ struct bh_engine {
 	struct bh_store *store;
 	char *store_path;
 	bool keep_content;
+	uint32_t relay_ms; /* stream: what cells ask their init (0: no OUTPUT frames) */
 	char *crash_at;
 	long crash_count;
 	struct bh_policy policy;

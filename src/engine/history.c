@@ -77,3 +77,13 @@ int bh_history_sessions(bh_history *h, size_t limit, bh_history_session_fn fn, v
 {
 	return store_session_rows(h->store, limit ? limit : 1000, fn, arg, err);
 }
+
+/* ---- stream ---- */
+int bh_history_cells(bh_history *h, const char *session, uint64_t before_sequence, size_t limit,
+		     bh_cell_row_fn fn, void *arg, bh_error **err)
+{
+	bh_error *local = NULL;
+	int rc = store_cells(h->store, session, before_sequence, limit, fn, arg, err ? err : &local);
+	bh_error_free(local);
+	return rc;
+}

@@ -263,6 +263,7 @@ static void finish_op(bh_engine *e, struct sandbox *sb, const struct sandbox_rep
 	void *arg = sb->op_arg;
 	sb->op_fn = NULL;
 	sb->op_arg = NULL;
+	sb->output_fn = NULL; /* stream */
 	loop_timer_cancel(e->loop, sb->backstop);
 	sb->backstop = NULL;
 	if (fn)
@@ -283,6 +284,7 @@ static void lose_op(bh_engine *e, struct sandbox *sb, const char *why)
 	void *arg = sb->op_arg;
 	sb->op_fn = NULL;
 	sb->op_arg = NULL;
+	sb->output_fn = NULL; /* stream */
 	sandbox_set_state(e, sb, SB_FAILED);
 	sandbox_close(e, sb);
 	if (fn)
@@ -507,6 +509,42 @@ static void on_reply_frame(bh_engine *e, struct sandbox *sb, uint8_t type,
 	finish_op(e, sb, &rep);
 }
 
+/* ---- stream: OUTPUT, the cell in flight's output as it is produced ---- */
+
+void sandbox_take_output(struct sandbox *sb, sandbox_output_fn fn)
+{
+	sb->output_fn = fn;
+}
+
+/* Judged like every reply (chan_check_output): for the call in flight,
+ * contiguous, within its cap; a broken rule is a breach. */
+static void on_output_frame(bh_engine *e, struct sandbox *sb, struct proto_cursor *r)
+{
+	char why[256];
+	uint64_t call_id, offset;
+	uint8_t stream;
+	const uint8_t *data;
+	uint32_t n;
+	if (proto_get_u64(r, &call_id) < 0) {
+		sandbox_breached(e, sb, "its init sent an OUTPUT without a call id");
+		return;
+	}
+	if (sb->state != SB_BUSY || call_id != sb->call_id) {
+		snprintf(why, sizeof why, "its init sent an OUTPUT for call %llu, which nobody asked for",
+			 (unsigned long long)call_id);
+		sandbox_breached(e, sb, why);
+		return;
+	}
+	if (chan_check_output(&sb->ask, sb->relayed, r->p, r->left, &stream, &offset, &data, &n, why,
+			      sizeof why)) {
+		sandbox_breached(e, sb, why);
+		return;
+	}
+	sb->relayed[stream - 1] += n;
+	if (sb->output_fn)
+		sb->output_fn(e, sb->op_arg, stream, offset, data, n);
+}
+
 static void dispatch_frames(bh_engine *e, struct sandbox *sb)
 {
 	char why[256];
@@ -541,6 +579,9 @@ static void dispatch_frames(bh_engine *e, struct sandbox *sb)
 		case BH_CHAN_CONTENT:
 		case BH_CHAN_PROCS: /* ---- procs ---- */
 			on_reply_frame(e, sb, type, &r);
+			break;
+		case BH_CHAN_OUTPUT: /* stream */
+			on_output_frame(e, sb, &r);
 			break;
 		default:
 			snprintf(why, sizeof why, "its init sent an unknown frame (type 0x%02x)", type);
@@ -880,6 +921,8 @@ int sandbox_request(bh_engine *e, struct sandbox *sb, uint64_t call_id, const st
 	buf_append(&sb->wbuf, frame->data, frame->len);
 	sb->op_fn = fn;
 	sb->op_arg = arg;
+	sb->output_fn = NULL; /* stream: sandbox_take_output, if it takes any */
+	sb->relayed[0] = sb->relayed[1] = 0;
 	sb->op_started_us = now_mono_us();
 	sb->oom_before = cgroups_oom_kills(&e->cg, sb->name);
 	sb->backstop = loop_timer(e->loop, backstop_ms, on_backstop, sb);

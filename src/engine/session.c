@@ -166,6 +166,7 @@ void session_free(bh_session *s)
 	free(s->principal);
 	free(s->owner);
 	free(s->run_key);
+	session_live_free(s); /* stream */
 	free(s);
 }
 

@@ -20,11 +20,14 @@ static size_t queue_len(bh_session *s)
 
 static void flags_text(char *out, size_t n, const struct bh_cell_result *r)
 {
-	snprintf(out, n, "%s%s%s%s%s%s", r->timed_out ? "timed_out," : "",
+	snprintf(out, n, "%s%s%s%s%s%s%s%s", r->timed_out ? "timed_out," : "",
 		 r->stdout_truncated ? "stdout_truncated," : "",
 		 r->stderr_truncated ? "stderr_truncated," : "",
 		 r->interpreter_started ? "interpreter_started," : "",
-		 r->interpreter_ended ? "interpreter_ended," : "", r->oom ? "oom," : "");
+		 r->interpreter_ended ? "interpreter_ended," : "", r->oom ? "oom," : "",
+		 /* stream: the store's own cut, apart from the cell's */
+		 r->out_len > BH_STORE_OUTPUT_CAP ? "stored_stdout_truncated," : "",
+		 r->errout_len > BH_STORE_OUTPUT_CAP ? "stored_stderr_truncated," : "");
 	size_t len = strlen(out);
 	if (len)
 		out[len - 1] = '\0';
@@ -134,6 +137,7 @@ static void cell_answered(bh_session *s, struct op *op, const struct done_frame 
 	bh_error *err = NULL;
 	if (commit(s, &s->last, op, &r, &err) < 0) {
 		/* Nothing unrecorded is acknowledged: the code ran, its answer is withheld. */
+		session_live_end(s, op, NULL, NULL); /* stream */
 		bh_error_wrap(err, "the code ran but its record could not be stored");
 		op->cell_cb(op->arg, NULL, err);
 		bh_error_free(err);
@@ -141,6 +145,7 @@ static void cell_answered(bh_session *s, struct op *op, const struct done_frame 
 	}
 	r.record = &s->last;
 	usage_note_disk(s, d->disk_used);
+	session_live_end(s, op, d, &s->last); /* stream */
 	/* The disk budget is measured after the call; the call that crossed it
 	 * is answered (and told), the next one finds the session ended. */
 	bool over = d->disk_used > (uint64_t)s->e->policy.disk_budget_mb * 1048576u;
@@ -170,6 +175,7 @@ static void cell_unanswered(bh_session *s, struct op *op, const char *code_name,
 	bh_error *err = NULL;
 	bh_error *store_err = NULL;
 	struct bh_cell_result r = {.record = &s->last, .oom = oom};
+	session_live_end(s, op, NULL, NULL); /* stream */
 	if (commit(s, &s->last, op, NULL, &store_err) < 0) {
 		r.record = NULL;
 		bh_log(s->e, BH_LOG_ERROR, "session %.12s: %s", s->fp, store_err->msg);
@@ -223,6 +229,7 @@ static void on_cell_reply(bh_engine *e, void *arg, struct sandbox *sb, const str
 									       : BH_REFUSAL_ENVIRONMENT;
 		bh_refuse(&err, why, "%s", msg);
 		err->sys_errno = err_no;
+		session_live_end(s, op, NULL, NULL); /* stream */
 		set_state(s, BH_SESSION_READY);
 		op->cell_cb(op->arg, NULL, err);
 		bh_error_free(err);
@@ -356,12 +363,15 @@ static int send_cell(bh_session *s, struct op *op, bh_error **err)
 		proto_put_str(&f, op->files[i].content ? op->files[i].content : (const uint8_t *)"",
 			op->files[i].len);
 	}
+	proto_put_u32(&f, s->e->relay_ms); /* stream: channel.h, version 2 */
 send:
 	op->started_unix_ms = (int64_t)now_real_ms();
 	usage_note_call(s);
 	int ret = sandbox_request(s->e, s->sb, call_id, &f, op->cell.timeout_ms + BACKSTOP_GRACE_MS,
 				  on_cell_reply, s, err);
 	buf_free(&f);
+	if (ret == 0)
+		session_live_begin(s, op); /* stream */
 	if (ret == 0)
 		engine_maybe_crash(s->e, "cell");
 	return ret;

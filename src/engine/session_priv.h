@@ -46,6 +46,25 @@ struct op {
 	struct op *next;
 };
 
+/* ---- stream: the session's latest cell and its output (session_output.c) ---- */
+/* Kept from the cell's start until the next cell starts: the relayed
+ * output while it runs (bounded by its output_cap, which the channel check
+ * holds the init to), the whole kept output and the record once answered.
+ * One copy per cell, whoever follows; readers borrow it. */
+struct session_live {
+	uint64_t sequence; /* the record's sequence it will have; 0: no cell yet */
+	bool running, answered;
+	enum bh_language language;
+	char *code; /* a copy */
+	size_t code_len;
+	int64_t started_unix_ms;
+	struct buf out, err;
+	int exit_code;
+	bool timed_out, stdout_truncated, stderr_truncated;
+	uint64_t duration_us;
+	char record_sha256[65];
+};
+
 struct bh_session {
 	bh_engine *e;
 	char id[33];
@@ -97,6 +116,7 @@ struct bh_session {
 		uint32_t calls[60];
 		int64_t second[60];
 	} usage;
+	struct session_live live; /* stream */
 	struct bh_session *next;
 };
 
@@ -134,6 +154,15 @@ void op_refuse(struct op *op, const bh_error *err);
 /* The fields of an info describe adds: the cell in flight, the policy
  * clocks, the tier's evidence and the end's detail (session_info.c). */
 void session_info_truth(const bh_session *s, struct bh_session_info *o);
+
+/* ---- stream (session_output.c) ---- */
+/* The cell op starts: its output is relayed into s->live from now. */
+void session_live_begin(bh_session *s, struct op *op);
+/* It was answered (d, the record just committed) or ended without an answer
+ * (d NULL). */
+void session_live_end(bh_session *s, struct op *op, const struct done_frame *d,
+		      const struct bh_record *rec);
+void session_live_free(bh_session *s);
 
 /* ---- calls, cells and records (session_call.c) ---- */
 

@@ -15,6 +15,7 @@
 static const char *const migrations[] = {
 	bh_schema_sql,	 /* data/schema.sql */
 	bh_migration_002, /* data/migrations/002-hibernation.sql */
+	bh_migration_003, /* data/migrations/003-cells.sql (stream) */
 };
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -332,7 +333,6 @@ int store_session_end(struct bh_store *s, const char *fingerprint, enum bh_end_r
 	return step_done(s, st, "end a session", err);
 }
 
-#define OUTPUT_PREFIX_CAP 4096
 
 int store_record_commit(struct bh_store *s, const struct bh_record *rec,
 			const struct store_record_extra *x, bool keep_content, bh_error **err)
@@ -375,10 +375,10 @@ int store_record_commit(struct bh_store *s, const struct bh_record *rec,
 		sqlite3_bind_blob(st, 21, x->code ? (const void *)x->code : "", (int)x->code_len,
 				  SQLITE_STATIC);
 		sqlite3_bind_blob(st, 22, x->out ? (const void *)x->out : "",
-				  (int)(x->out_len < OUTPUT_PREFIX_CAP ? x->out_len : OUTPUT_PREFIX_CAP),
+				  (int)(x->out_len < BH_STORE_OUTPUT_CAP ? x->out_len : BH_STORE_OUTPUT_CAP),
 				  SQLITE_STATIC);
 		sqlite3_bind_blob(st, 23, x->err ? (const void *)x->err : "",
-				  (int)(x->err_len < OUTPUT_PREFIX_CAP ? x->err_len : OUTPUT_PREFIX_CAP),
+				  (int)(x->err_len < BH_STORE_OUTPUT_CAP ? x->err_len : BH_STORE_OUTPUT_CAP),
 				  SQLITE_STATIC);
 	}
 	if (step_done(s, st, "insert a record", err) < 0)

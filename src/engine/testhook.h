@@ -28,6 +28,10 @@ struct bh_test_hooks {
 	 * the cgroups when asked): the bench's control for what sampling costs
 	 * the warm cell. */
 	bool usage_off;
+	/* ---- stream ---- */
+	/* Cells ask their init for no OUTPUT frames (relay_ms 0): the bench's
+	 * warm cell with streaming off, against on. */
+	bool no_output_relay;
 };
 
 /* bh_engine_open with hooks (NULL: none, the same as bh_engine_open). */

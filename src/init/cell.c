@@ -224,6 +224,8 @@ int handle_cell(struct init *st, uint8_t **payload, size_t len)
 		.out.fd = -1,
 		.err.fd = -1,
 		.writer.fd = -1,
+		.relay_ms = rq.relay_ms && rq.relay_ms < BH_CHAN_RELAY_MIN_MS ? BH_CHAN_RELAY_MIN_MS
+									     : rq.relay_ms,
 	};
 	pool_random_hex(16, c->nonce);
 	if (rq.nfiles == 0)
@@ -548,6 +550,10 @@ int cell_progress(struct init *st)
 		/* Start writing at once: most requests fit the pipe. */
 		if (c->wr)
 			send_request(st);
+		/* stream: what the cell printed so far, before it is decided,
+		 * while the stage still says it runs */
+		if (relay_output(st, now) < 0)
+			return -1;
 		decide(st, now);
 	}
 	if (c->stage != CELL_SWEEP)
@@ -582,6 +588,7 @@ int cell_timeout(const struct init *st)
 							    OUTPUT_WATCH_DELAY_MS * 1000000ull));
 		if (c->hup_at)
 			t = min_timeout(t, ms_until(now, c->hup_at + HUP_GRACE_MS * 1000000ull));
+		t = min_timeout(t, relay_timeout(st, now));
 		/* Not reaped yet but already dead: reap() runs on SIGCHLD. */
 		return t;
 	case CELL_SWEEP:

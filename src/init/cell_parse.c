@@ -21,5 +21,7 @@ int bh_parse_cell(const uint8_t *p, size_t n, struct cell_req *rq)
 		if (proto_get_str(&c, &s, &len) < 0 || proto_get_str(&c, &s, &len) < 0)
 			return -EPROTO;
 	rq->files.left -= c.left;
+	if (proto_get_u32(&c, &rq->relay_ms) < 0)
+		return -EPROTO;
 	return c.left == 0 ? 0 : -EPROTO;
 }

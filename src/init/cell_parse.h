@@ -17,6 +17,7 @@ struct cell_req {
 	uint32_t code_len;
 	struct proto_cursor files;
 	uint32_t nfiles;
+	uint32_t relay_ms; /* 0: no OUTPUT frames */
 };
 
 /* 0, or -EPROTO for a payload that is short, long or inconsistent; on success

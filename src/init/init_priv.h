@@ -58,6 +58,7 @@ struct capture {
 	size_t limit; /* output_cap */
 	uint64_t total;
 	bool lost; /* bytes under the cap dropped for want of memory */
+	size_t relayed; /* stream: kept bytes already sent in OUTPUT frames */
 };
 
 void capture_init(struct capture *c, int fd, uint32_t cap, bool borrowed);
@@ -147,6 +148,9 @@ struct cell {
 	const char *note; /* why the init ended the interpreter */
 	struct capture out, err;
 	struct helper writer; /* the files, before the code runs */
+	/* stream: OUTPUT relaying (relay.c); relay_ms 0: none asked for */
+	uint32_t relay_ms;
+	uint64_t relay_due; /* ns: no OUTPUT before this */
 };
 
 struct init {
@@ -229,6 +233,16 @@ static inline void reply_queued(struct init *st, size_t frame_len)
 	(void)frame_len;
 }
 #endif
+
+/* ---- stream: relay.c, the running cell's output as OUTPUT frames ---- */
+/* An OUTPUT frame of the kept bytes [offset, offset + n) of a stream. */
+int queue_output(struct init *st, uint64_t call_id, uint8_t stream, uint64_t offset,
+		 const uint8_t *p, size_t n);
+/* Sends what the running cell's captures kept since the last relay, once
+ * its interval has passed. */
+int relay_output(struct init *st, uint64_t now);
+/* When relay_output has something to do (-1: nothing pending). */
+int relay_timeout(const struct init *st, uint64_t now);
 
 /* ---- sweep.c ---- */
 /* kill(-1, SIGKILL): everyone but the init, interpreters included. */

@@ -115,3 +115,19 @@ int queue_done(struct init *st, const struct done_info *d)
 	reply_queued(st, BH_CHAN_HEADER + BH_CHAN_DONE_FIXED + d->out->len + d->err->len);
 	return 0;
 }
+
+/* ---- stream ---- */
+int queue_output(struct init *st, uint64_t call_id, uint8_t stream, uint64_t offset,
+		 const uint8_t *p, size_t n)
+{
+	int ret = bh_frame_begin(&st->out, BH_CHAN_OUTPUT, BH_CHAN_OUTPUT_FIXED + n);
+
+	if (ret < 0)
+		return ret;
+	proto_put_u64(&st->out.buf, call_id);
+	buf_append(&st->out.buf, &stream, 1);
+	proto_put_u64(&st->out.buf, offset);
+	proto_put_str(&st->out.buf, p, (uint32_t)n);
+	reply_queued(st, BH_CHAN_HEADER + BH_CHAN_OUTPUT_FIXED + n);
+	return 0;
+}

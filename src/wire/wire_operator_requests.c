@@ -33,6 +33,10 @@ char *wire_operator_encode_request(const struct wire_operator_request *r)
 	if (r->path)
 		wire_check_alloc(cJSON_AddStringToObject(o, "path", r->path));
 	jw_u32(o, "maxBytes", r->max_bytes);
+	/* ---- stream ---- */
+	jw_u64(o, "stdoutAfter", r->stdout_after);
+	jw_u64(o, "stderrAfter", r->stderr_after);
+	jw_u64(o, "beforeSequence", r->before_sequence);
 	return jw_print(o);
 }
 
@@ -116,5 +120,12 @@ int wire_operator_decode_request(const char *body, size_t len, struct wire_opera
 					 max->valuedouble < WIRE_OPERATOR_READ_MAX
 				 ? (uint32_t)max->valuedouble
 				 : WIRE_OPERATOR_READ_DEFAULT;
+	/* ---- stream: cursors, read as ids are ---- */
+	int64_t v = cursor_of(member(msg, "stdoutAfter"));
+	out->stdout_after = v > 0 ? (uint64_t)v : 0;
+	v = cursor_of(member(msg, "stderrAfter"));
+	out->stderr_after = v > 0 ? (uint64_t)v : 0;
+	v = cursor_of(member(msg, "beforeSequence"));
+	out->before_sequence = v > 0 ? (uint64_t)v : 0;
 	return 0;
 }

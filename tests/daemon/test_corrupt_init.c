@@ -156,8 +156,9 @@ static void arm(struct victim *v, const char *mode)
 		return;
 	char code[256];
 	snprintf(code, sizeof code, "open('/work/.bulkhead-corrupt-init', 'w').write('%s')", mode);
-	/* DONE modes rewrite the answer to this very cell. */
-	if (!strncmp(mode, "done-", 5))
+	/* DONE modes rewrite the answer to this very cell, OUTPUT modes
+	 * what it prints while it runs (stream). */
+	if (!strncmp(mode, "done-", 5) || !strncmp(mode, "output-", 7))
 		return;
 	free(cell_out(&v->s, code));
 }
@@ -195,6 +196,56 @@ static void corrupt_done(const char *mode, const char *what)
 	wire_error_free(&e);
 	answer_free(a);
 	after(&v, what);
+}
+
+/* ---- stream: OUTPUT frames while the cell runs ---- */
+static void corrupt_output(const char *mode, const char *what)
+{
+	struct victim v;
+	arm(&v, mode);
+	char code[512];
+	snprintf(code, sizeof code,
+		 "import time\nopen('/work/.bulkhead-corrupt-init', 'w').write('%s')\n"
+		 "print('relayed', flush=True)\ntime.sleep(2)",
+		 mode);
+	struct answer *a = run_cell(&v.s, code);
+	cr_assert_neq(a->status, 200, "a cell whose relay broke the rules was answered: %.300s",
+		      a->body);
+	struct wire_error e;
+	wire_decode_error((int)a->status, a->body, a->len, &e);
+	cr_assert(e.session_ended && e.end == WIRE_END_BOUNDARY_FAILED,
+		  "the call's answer does not end the session as BOUNDARY_FAILED: %s", a->body);
+	cr_assert(e.unanswered, "no unanswered record: %s", a->body);
+	wire_error_free(&e);
+	answer_free(a);
+	after(&v, what);
+}
+
+Test(corrupt_init, output_not_contiguous_with_what_was_relayed_ends_only_its_session,
+     .init = start, .fini = stop)
+{
+	corrupt_output("output-offset", "at offset 100");
+}
+
+Test(corrupt_init, output_for_an_unknown_stream_ends_only_its_session, .init = start, .fini = stop)
+{
+	corrupt_output("output-stream", "stream 3");
+}
+
+Test(corrupt_init, output_for_a_call_nobody_made_ends_only_its_session, .init = start,
+     .fini = stop)
+{
+	corrupt_output("output-call-id", "OUTPUT for call");
+}
+
+Test(corrupt_init, an_output_chunk_over_16_kib_ends_only_its_session, .init = start, .fini = stop)
+{
+	corrupt_output("output-chunk", "chunk of 16385 bytes");
+}
+
+Test(corrupt_init, output_relayed_past_the_cap_ends_only_its_session, .init = start, .fini = stop)
+{
+	corrupt_output("output-flood 5", "the cap asked for was 65536");
 }
 
 static void corrupt_files_op(const char *mode, const char *method, const char *what)

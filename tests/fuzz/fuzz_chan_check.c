@@ -63,6 +63,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	chan_check_ready(p, len, why, sizeof why);
+
+	/* stream: an OUTPUT, after what the request's relay already carried
+	 * (the first bytes choose both counts). What passes is a chunk inside
+	 * the payload, contiguous with those counts and within the cap. */
+	ask.relay_ms = data[0] & 0x80 ? 0 : 50;
+	uint64_t relayed[2] = {le32(data + 1) % 70000u, data[5] * 300u};
+	uint8_t stream;
+	uint64_t offset;
+	const uint8_t *chunk;
+	uint32_t n;
+	bad = chan_check_output(&ask, relayed, p, len, &stream, &offset, &chunk, &n, why, sizeof why);
+	if (bad && (bad != why || !memchr(why, '\0', sizeof why)))
+		abort();
+	if (!bad && (ask.request != BH_CHAN_CELL || !ask.relay_ms || (stream != 1 && stream != 2) ||
+		     offset != relayed[stream - 1] || n == 0 || n > BH_CHAN_OUTPUT_CHUNK_MAX ||
+		     offset + n > ask.output_cap || chunk < p || chunk + n != p + len))
+		abort();
 	free(p);
 
 	/* The request side: the engine's own frames, read back. */

@@ -58,6 +58,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* ---- usage ---- */
 	ROUND_TRIP(struct wire_operator_usage, wire_operator_decode_usage, wire_operator_encode_usage,
 		   wire_operator_usage_free);
+	/* stream */
+	ROUND_TRIP(struct wire_operator_follow, wire_operator_decode_follow,
+		   wire_operator_encode_follow, wire_operator_follow_free);
+	ROUND_TRIP(struct wire_operator_cells, wire_operator_decode_cells,
+		   wire_operator_encode_cells, wire_operator_cells_free);
 	for (enum wire_operator_leak_list list = WIRE_LEAKS_FOUND; list <= WIRE_LEAKS_WOULD_REAP;
 	     list++)
 		ROUND_TRIP(struct wire_operator_leaks, DECODE, ENCODE, wire_operator_leaks_free);

@@ -14,6 +14,12 @@
  *   procs-command N      a PROCS whose one process has a command of N bytes
  *   procs-command-nul    a PROCS whose one process has a NUL in its command
  *   procs-state          a PROCS whose one process has state 0x01
+ *   output-offset        an OUTPUT 100 bytes past where the last one ended
+ *   output-stream        an OUTPUT for stream 3
+ *   output-call-id       an OUTPUT for a call nobody made
+ *   output-chunk         an OUTPUT of BH_CHAN_OUTPUT_CHUNK_MAX + 1 bytes
+ *   output-flood N       N more well-formed, contiguous 16 KiB chunks after
+ *                        the real one (past the cell's cap)
  *
  * Never shipped: only tests/CMakeLists.txt builds it. */
 #include <fcntl.h>
@@ -171,6 +177,54 @@ static bool corrupt_procs(struct bh_outq *q, size_t start, uint8_t *p, const cha
 	return true;
 }
 
+static void set_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* ---- stream: OUTPUT frames (call_id | stream | offset | string) ---- */
+static void output_chunk(struct bh_outq *q, uint64_t call_id, uint8_t stream, uint64_t offset,
+			 size_t n)
+{
+	uint8_t *data = malloc(n);
+
+	if (!data)
+		return;
+	memset(data, 'z', n);
+	if (bh_frame_begin(q, BH_CHAN_OUTPUT, BH_CHAN_OUTPUT_FIXED + n) == 0) {
+		proto_put_u64(&q->buf, call_id);
+		buf_append(&q->buf, &stream, 1);
+		proto_put_u64(&q->buf, offset);
+		proto_put_str(&q->buf, data, (uint32_t)n);
+	}
+	free(data);
+}
+
+static void corrupt_output(struct bh_outq *q, size_t start, uint8_t *p, const char *mode,
+			   unsigned long arg)
+{
+	uint64_t call_id = le64(p), offset = le64(p + 9);
+	uint32_t len = proto_le32(p + 17);
+	uint8_t stream = p[8]; /* p goes stale once the queue grows */
+
+	if (!strcmp(mode, "output-offset")) {
+		set_le64(p + 9, offset + 100u);
+	} else if (!strcmp(mode, "output-stream")) {
+		p[8] = 3;
+	} else if (!strcmp(mode, "output-call-id")) {
+		set_le64(p, call_id + 1000u);
+	} else if (!strcmp(mode, "output-chunk")) {
+		q->buf.len = start;
+		output_chunk(q, call_id, stream, offset, BH_CHAN_OUTPUT_CHUNK_MAX + 1u);
+	} else if (!strcmp(mode, "output-flood")) {
+		uint64_t at = offset + len;
+
+		for (unsigned long i = 0; i < arg; i++, at += BH_CHAN_OUTPUT_CHUNK_MAX)
+			output_chunk(q, call_id, stream, at, BH_CHAN_OUTPUT_CHUNK_MAX);
+	}
+}
+
 void reply_queued(struct init *st, size_t frame_len)
 {
 	struct bh_outq *q = &st->out;
@@ -183,6 +237,8 @@ void reply_queued(struct init *st, size_t frame_len)
 		return;
 	if (type == BH_CHAN_PROCS && corrupt_procs(q, start, p, mode, arg)) {
 		return;
+	} else if (type == BH_CHAN_OUTPUT && !strncmp(mode, "output-", 7)) {
+		corrupt_output(q, start, p, mode, arg);
 	} else if (type == BH_CHAN_LISTING && !strcmp(mode, "listing-count")) {
 		set_le32(p + 8, 0x7fffffffu);
 	} else if (type == BH_CHAN_LISTING && !strcmp(mode, "listing-entries")) {

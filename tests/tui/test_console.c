@@ -1461,6 +1461,9 @@ Test(console, help_lists_every_binding_of_the_one_table)
 		":save-display help-middle\n"
 		"<PgDn>\n"
 		":save-display help-lower\n"
+		/* More rows than two screens hold: the middle is looked at too. */
+		"jjjjjjjjjjjjjjjjjjjjjjjjj\n"
+		":save-display help-middle\n"
 		"G\n"
 		":save-display help-bottom\n"
 		"<Esc>\n"
@@ -2640,4 +2643,125 @@ Test(console, the_mem_column_sorts_by_bytes_and_the_sparkline_fills_in_blocks_or
 		cr_assert_lt((unsigned char)*p, 0x80, "a non-ASCII byte under LC_ALL=C: %s", row);
 	cr_assert(strchr(row, '_'), "no ASCII sparkline (an idle sandbox's is _): %s", row);
 	free(row);
+}
+
+/* ---- stream: cells and the running cell's output (acceptance 1) ---- */
+
+/* A cell prints a line, then sleeps: `l` opens the sandbox's cells with the
+ * running one on top, enter its pane, which shows the line while the cell
+ * still runs (autoscroll on), and then its end; `:nowait` lets the script
+ * look while the cell is in flight. Back in the list the cell is stored,
+ * newest first; a hostile cell's escape bytes show as caret notation. */
+static const char follow_script[] =
+	"n\n"
+	"<Enter>\n"
+	"x\n"
+	"import time; print('first', flush=True); time.sleep(4); print('last')\n"
+	":nowait\n"
+	"<Enter>\n"
+	":sleep 500\n"
+	"l\n"
+	":sleep 500\n"
+	":save-display PFX-cells-running\n"
+	"<Enter>\n"
+	":sleep 1500\n"
+	":save-display PFX-follow-running\n"
+	":wait\n"
+	/* A key waits for the cell's answer; the sleep after it lets the pane
+	 * hear the end too. */
+	"<Down>\n"
+	":sleep 800\n"
+	":save-display PFX-follow-done\n"
+	"s\n"
+	"w\n"
+	":save-display PFX-follow-keys\n"
+	"<Esc>\n"
+	"<Esc>\n"
+	"x\n"
+	"print('\\x1b[2J\\x07bell\\x9b')\n"
+	"<Enter>\n"
+	"l\n"
+	":save-display PFX-cells-done\n"
+	"<Enter>\n"
+	":save-display PFX-hostile-pane\n"
+	":q\n";
+
+static void follow_screens(const char *pfx, const char *args, const char *env)
+{
+	char script[sizeof follow_script + 16 * 32]; /* PFX at most 16 times, each at most 32 bytes */
+	char *o = script;
+	for (const char *p = follow_script; *p;) {
+		if (!strncmp(p, "PFX", 3)) {
+			o += sprintf(o, "%s", pfx);
+			p += 3;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+	console(script, args, env);
+	/* The screens taken while the cell runs show the spinner at whatever
+	 * turn it was: one mark for all of its turns. */
+	char *r = sh("sed -i 's|^[-\\\\|/] running a cell|- running a cell|' '%s/%s-cells-running.txt' "
+		     "'%s/%s-follow-running.txt' && echo ok",
+		     files, pfx, files, pfx);
+	cr_assert_str_eq(r, "ok\n", "%s", r);
+	free(r);
+	char name[64];
+	snprintf(name, sizeof name, "%s-cells-running", pfx);
+	screen(name);
+	screen_has(name, "running");
+	snprintf(name, sizeof name, "%s-follow-running", pfx);
+	screen(name);
+	/* Acceptance 1: the line printed before the cell ends is on screen
+	 * while it still runs. */
+	screen_has(name, "first");
+	screen_has(name, "running");
+	screen_has(name, "-- stdout (6 bytes) --"); /* "first\n", not yet "last\n" */
+	snprintf(name, sizeof name, "%s-follow-done", pfx);
+	screen(name);
+	screen_has(name, "exit 0");
+	screen_has(name, "-- stdout (11 bytes) --");
+	snprintf(name, sizeof name, "%s-follow-keys", pfx);
+	screen(name);
+	screen_has(name, "wrap on");
+	snprintf(name, sizeof name, "%s-cells-done", pfx);
+	screen(name);
+	snprintf(name, sizeof name, "%s-hostile-pane", pfx);
+	screen(name);
+	screen_has(name, "^[[2J^Gbell");
+}
+
+Test(console, embedded_the_cells_pane_follows_a_running_cells_output_and_shows_its_end)
+{
+	close_engine();
+	follow_screens("cells-embedded", "", NULL);
+}
+
+Test(console, attached_the_cells_pane_follows_a_running_cells_output_and_shows_its_end)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	follow_screens("cells-attached", args, env);
+}
+
+/* A store opened with --db: the cells come from the store, newest first,
+ * and the pane shows a stored cell; nothing is followed (no engine). */
+Test(console, a_store_copy_shows_a_sessions_cells_and_a_cells_pane_without_following)
+{
+	make_store();
+	console_db("/\n"
+		   "team-a\n"
+		   "<Enter>\n"
+		   "G\n"
+		   "l\n"
+		   ":save-display db-cells\n"
+		   "<Enter>\n"
+		   ":save-display db-cell-pane\n"
+		   ":q\n",
+		   "store.db");
+	screen("db-cells");
+	screen_has("db-cells", "x * 2");
+	screen("db-cell-pane");
+	screen_has("db-cell-pane", "-- stdout (2 bytes) --");
 }

@@ -127,7 +127,11 @@ Test(layering, no_librarys_private_headers_are_included_outside_it)
 Test(layering, the_bench_reaches_the_engines_insides_only_through_the_test_support_header)
 {
 	char *hits = includes_outside("bench", "bench include/bulkhead include/bulkhead-base");
-	cr_assert_str_eq(hits, "bench/bench.c: engine_internals.h\n",
+	/* stream: the engine worker opens its engine with the test hooks (the
+	 * streaming-off half of the stream phase). */
+	cr_assert_str_eq(hits,
+			 "bench/bench.c: engine_internals.h\n"
+			 "bench/worker_engine.c: engine_internals.h\n",
 			 "the bench includes, beside the public headers:\n%s", hits);
 }
 
