@@ -1518,7 +1518,7 @@ Test(console, readonly_hides_every_action_hint_and_refuses_an_action_key)
 		":q\n",
 		"--readonly", NULL);
 	screen("readonly-sandboxes");
-	screen_has("readonly-sandboxes", "\n?:help ::views a:all d:describe t:processes f:files\n");
+	screen_has("readonly-sandboxes", "\n?:help ::views d:describe l:cells t:processes f:files a:all\n");
 	for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++)
 		if (!strcmp(bindings[i].view, "sandboxes") && (bindings[i].flags & 1)) {
 			char hint[64];
