@@ -71,7 +71,7 @@ static void on_overwrite(struct app *a, const char *text, void *arg)
 {
 	(void)arg;
 	if (strcmp(text, "y") && strcmp(text, "Y") && strcmp(text, "yes")) {
-		app_flash(a, C_INFO, "not saved: %s was left as it is", save.dest);
+		app_flash(a, C_INFO, "kept as it is: %s", save.dest); /* short: the path is long */
 		return;
 	}
 	save.overwrite = true;
