@@ -4,13 +4,22 @@
 # detached tmux terminal (120x32, TERM=xterm-256color) on a fresh state
 # directory under a temporary directory, drives it with tmux send-keys —
 # opens two sandboxes, runs Python and JavaScript cells, pauses one, plants
-# one orphan container for the leaks view and reaps it from there — and
-# renders each screen (tmux capture-pane -e) with scripts/render_ansi.py.
+# one orphan container for the leaks view and reaps it from there, looks
+# inside a sandbox (its usage while a cell holds 200 MiB, describe, the
+# running cell's output followed, its processes, its files) — and renders
+# each screen (tmux capture-pane -e) with scripts/render_ansi.py. Then it
+# starts a daemon of its own that holds code calls for approval
+# (`serve --approval required`, its socket and clients file in the
+# temporary directory), has an agent's SessionRun (curl) held there, and
+# shoots the approvals view of a console attached to it; the console denies
+# the call, nothing of it runs.
 # The replay player's shot needs data/scenarios/one_turn.json.
 # Every step waits for what it expects on screen, with a timeout.
 #
 # At the end, and on any failure, it quits the console (its engine closes
-# the sandboxes), kills its tmux server and removes the temporary directory.
+# the sandboxes), stops the agent's curl and the daemon (SIGTERM: it closes
+# its sessions; then `bulkhead gc` on its state), kills its tmux server and
+# removes the temporary directory.
 #
 #   bash scripts/screenshots.sh           (as root on Debian 12, like setup.sh)
 #
@@ -66,28 +75,40 @@ chmod 0711 "$tmp" # the sandboxes' users walk through it to their bundles
 state=$tmp/state
 sock=$tmp/tmux.sock # its own server, gone with the directory
 target=shots
+status_file=$tmp/console.status # the console's exit status, once it has gone
 orphan=
+dstate= daemon_pid= agent_pid= # the approvals' daemon and its held agent
 tm() { tmux -S "$sock" "$@"; }
 
 # The console has gone: its terminal is closed (or its status is written).
 pane_dead() {
-	[ -s "$tmp/console.status" ] || [ "$(tm display-message -p -t "$target" '#{pane_dead}' 2>/dev/null)" != 0 ]
+	[ -s "$status_file" ] || [ "$(tm display-message -p -t "$target" '#{pane_dead}' 2>/dev/null)" != 0 ]
+}
+
+# alive PID: a process of this script's that has not exited (a zombie has).
+alive() {
+	local st
+	st=$(ps -o stat= -p "$1" 2>/dev/null) && [[ $st != Z* ]]
 }
 
 # Quits the console so its engine closes its sandboxes, then removes all
 # this run made. Runs on every exit.
 cleanup() {
-	local rc=$?
+	local rc=$? i
 	trap - EXIT INT TERM HUP
 	set +e
 	# The planted orphan first, while the engine still runs: it holds a
 	# cgroup below the engine's, which the engine removes as it closes.
 	if [ -n "$orphan" ]; then
-		unshare -m sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null; crun --root "$1" delete -f "$2"' \
-			sh "$state/run/crun" "$orphan" >/dev/null 2>&1
+		local ns
+		if ns=$(engine_mount_ns); then
+			nsenter --mount="$ns" crun --root "$state/run/crun" delete -f "$orphan" >/dev/null 2>&1
+		else
+			unshare -m sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null; crun --root "$1" delete -f "$2"' \
+				sh "$state/run/crun" "$orphan" >/dev/null 2>&1
+		fi
 	fi
 	if tm has-session -t "$target" 2>/dev/null; then
-		local i
 		for how in quit ctrl-c; do
 			pane_dead && break
 			if [ "$how" = quit ]; then
@@ -100,8 +121,11 @@ cleanup() {
 			else
 				tm send-keys -t "$target" C-c
 			fi
+			# It asks first when quitting closes sandboxes: yes.
 			for ((i = 0; i < 600; i++)); do
 				pane_dead && break
+				tm capture-pane -p -t "$target" 2>/dev/null | grep -qE "quit and close [0-9]+ sandbox" &&
+					tm send-keys -t "$target" y
 				sleep 0.1
 			done
 		done
@@ -114,9 +138,29 @@ cleanup() {
 		fi
 		tm kill-server 2>/dev/null
 	fi
+	# The agent's held call (a denied one has ended already), then the
+	# daemon: SIGTERM, it closes its sessions; gc deletes what it could not.
+	if [ -n "$agent_pid" ]; then
+		kill "$agent_pid" 2>/dev/null
+		wait "$agent_pid" 2>/dev/null
+	fi
+	if [ -n "$daemon_pid" ]; then
+		kill -TERM "$daemon_pid" 2>/dev/null
+		for ((i = 0; i < 600; i++)); do
+			alive "$daemon_pid" || break
+			sleep 0.1
+		done
+		if alive "$daemon_pid"; then
+			say "the daemon did not stop within 60 s of SIGTERM; killing it" >&2
+			kill -KILL "$daemon_pid" 2>/dev/null
+		fi
+		wait "$daemon_pid" 2>/dev/null
+		BULKHEAD_INTERP="$repo/data/interp" "$bin" gc --state "$dstate" >/dev/null 2>&1 ||
+			say "bulkhead gc --state $dstate failed" >&2
+	fi
 	# What a killed engine, or a leak the console did not reap, leaves.
-	local d name
-	for d in "$state/run/crun" "$state/run/runsc"; do
+	local d name st
+	for d in "$state/run/crun" "$state/run/runsc" ${dstate:+"$dstate/run/crun" "$dstate/run/runsc"}; do
 		[ -d "$d" ] || continue
 		if [[ $d == */crun ]]; then
 			for name in $(crun --root "$d" list -q 2>/dev/null); do
@@ -134,14 +178,16 @@ cleanup() {
 	# The engine's cgroups (/bulkhead/<its state key>), when it could not
 	# remove them itself: only empty ones, with rmdir.
 	local skey
-	skey=$(printf %s "$(realpath -m "$state")" | sha256sum | cut -c1-12)
-	for d in /sys/fs/cgroup/*/bulkhead/"$skey" /sys/fs/cgroup/bulkhead/"$skey"; do
-		[ -d "$d" ] || continue
-		rmdir "$d"/bh-* "$d" 2>/dev/null || say "left $d (not empty)" >&2
+	for st in "$state" ${dstate:+"$dstate"}; do
+		skey=$(printf %s "$(realpath -m "$st")" | sha256sum | cut -c1-12)
+		for d in /sys/fs/cgroup/*/bulkhead/"$skey" /sys/fs/cgroup/bulkhead/"$skey"; do
+			[ -d "$d" ] || continue
+			rmdir "$d"/bh-* "$d" 2>/dev/null || say "left $d (not empty)" >&2
+		done
+		# and the plain directories crun makes below the hidden v2 mount.
+		unshare -m sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null && rm -rf "/sys/fs/cgroup/unified/bulkhead/$1"' \
+			sh "$skey" 2>/dev/null
 	done
-	# and the plain directories crun makes below the hidden v2 mount.
-	unshare -m sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null && rm -rf "/sys/fs/cgroup/unified/bulkhead/$1"' \
-		sh "$skey" 2>/dev/null
 	if grep -q " $tmp/" /proc/self/mounts; then
 		say "something is still mounted under $tmp; left it there" >&2
 	else
@@ -173,12 +219,13 @@ wait_for() {
 	done
 }
 
-# settle: until two captures 0.3 s apart are the same (at most 5 s): what
-# was asked for has arrived and been drawn.
+# settle [TRIES]: until two captures 0.3 s apart are the same (at most 16
+# tries, 5 s): what was asked for has arrived and been drawn. (While a cell
+# runs the spinner turns: those shots try twice.)
 settle() {
 	local a b i
 	a=$(tm capture-pane -e -p -N -t "$target")
-	for ((i = 0; i < 16; i++)); do
+	for ((i = 0; i < ${1:-16}; i++)); do
 		sleep 0.3
 		b=$(tm capture-pane -e -p -N -t "$target")
 		[ "$a" = "$b" ] && return 0
@@ -203,24 +250,44 @@ wait_done() {
 	screen | grep -qE -- "$1" || fail "the console said: $(screen | tail -1)"
 }
 
+# shot NAME [TRIES]: screenshots/NAME.png of the screen, once settled.
 shot() {
 	local name=$1
-	settle
+	settle "${2:-16}"
 	tm capture-pane -e -p -N -t "$target" >"$tmp/$name.ans"
 	"$python" scripts/render_ansi.py "$tmp/$name.ans" "$out/$name.png" --cols "$cols" --rows "$lines" \
 		--font-size "$font_size" --title "bulkhead console — $name"
 	say "screenshots/$name.png"
 }
 
-# select_row TEXT: selects the one sandbox whose row has TEXT (with the
-# filter, cleared again: the selection stays on it).
+# selected_id: the SESSION of the selected row (the one in reverse video).
+selected_id() {
+	tm capture-pane -e -p -N -t "$target" | grep -aE $'\e\\[([0-9]+;)*7(;[0-9]+)*m' | sed 's/\x1b\[[0-9;]*m//g' |
+		grep -oE '^[0-9a-f]{12} ' | head -1 | tr -d ' ' || true
+}
+
+# select_row TEXT: selects the one sandbox whose row has TEXT: from the top
+# row down (j) until that row is the selected one.
 select_row() {
-	keys /
-	type_text "$1"
-	keys Enter
-	wait_for "Sandboxes\[1\] </$1>"
-	keys Escape
-	wait_for "Sandboxes\[[0-9]+\] *$"
+	local id first was i k
+	id=$(screen | grep -E "^[0-9a-f]{12} .*$1" | head -1 | cut -c1-12 || true)
+	first=$(screen | grep -E "^[0-9a-f]{12} " | head -1 | cut -c1-12 || true)
+	[ -n "$id" ] || fail "no sandbox row has $1"
+	keys g
+	for ((k = 0; k < 50; k++)); do
+		[ "$(selected_id)" = "$first" ] && break
+		sleep 0.1
+	done
+	for ((i = 0; i < 30; i++)); do
+		was=$(selected_id)
+		[ "$was" = "$id" ] && return 0
+		keys j
+		for ((k = 0; k < 50; k++)); do
+			[ "$(selected_id)" != "$was" ] && break
+			sleep 0.1
+		done
+	done
+	fail "could not select the sandbox $id ($1)"
 }
 
 # cell_lines LINE...: types the lines into the open cell prompt, ctrl-o
@@ -232,6 +299,23 @@ cell_lines() {
 		first=0
 		type_text "$l"
 	done
+}
+
+# engine_mount_ns: the mount namespace of the console's engine (a thread of
+# the console made it: the one that differs from this shell's).
+engine_mount_ns() {
+	local host sh_pid pid t
+	host=$(readlink /proc/self/ns/mnt)
+	sh_pid=$(tm display-message -p -t "$target" '#{pane_pid}' 2>/dev/null) || return 1
+	for pid in $(ps -o pid= --ppid "$sh_pid"); do
+		for t in /proc/"$pid"/task/*; do
+			if [ "$(readlink "$t/ns/mnt" 2>/dev/null)" != "$host" ]; then
+				echo "$t/ns/mnt"
+				return 0
+			fi
+		done
+	done
+	return 1
 }
 
 # An orphan: a container running under the engine's crun root that no
@@ -254,12 +338,19 @@ plant_orphan() {
 		    c["linux"]["cgroupsPath"] = p.rsplit("/", 1)[0] + "/" + sys.argv[3]
 		json.dump(c, open(sys.argv[2], "w"))
 	EOF
-	# crun refuses cgroup v1+v2 hybrids; the engine hides the v2 mount the same way.
-	if unshare -m sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null; exec crun --root "$1" run -d --bundle "$2" "$3"' \
-		sh "$root" "$tmp/orphan" "$name" </dev/null >/dev/null 2>&1; then
+	# The bundle's mounts come from the engine's view (a tmpfs in its own
+	# mount namespace, where crun refuses no cgroup v1+v2 hybrid either):
+	# crun runs there.
+	local ns
+	ns=$(engine_mount_ns) || {
+		say "the engine's mount namespace was not found: the leaks view will have no finding" >&2
+		return 0
+	}
+	if nsenter --mount="$ns" crun --root "$root" run -d --bundle "$tmp/orphan" "$name" \
+		</dev/null >/dev/null 2>"$tmp/orphan.err"; then
 		orphan=$name
 	else
-		say "could not start the orphan container: the leaks view will have no finding" >&2
+		say "could not start the orphan container ($(tail -1 "$tmp/orphan.err")): the leaks view will have no finding" >&2
 	fi
 }
 
@@ -387,18 +478,236 @@ keys '?'
 wait_for "Help\[[0-9]+\]"
 shot help
 
-# Quit here rather than in the trap, to see that it quits cleanly. (The
-# exit status comes through the sh around the console: tmux does not always
-# collect it.)
+# ---- inside a sandbox: usage, describe, a cell followed, processes, files ----
+
+# The status line's spinner while cells run.
+spinner='^[-|/\\] (running [0-9]+ cells?|.*, [0-9]+ cells? running)\.\.\.'
+
+# py_cell: the cell prompt on the selected sandbox, in Python (the prompt
+# starts in the language of the console's last cell).
+py_cell() {
+	keys x
+	wait_for "cell in [0-9a-f]{12} +\[(python|javascript)\]"
+	if screen | grep -qE "cell in [0-9a-f]{12} +\[javascript\]"; then
+		keys C-t
+		wait_for "cell in [0-9a-f]{12} +\[python\]"
+	fi
+}
+
+# cell_ended [SECONDS]: until no cell runs (the spinner has gone), and the
+# flash says the one that ended exited 0. Only after its spinner was seen.
+cell_ended() {
+	local limit=${1:-60} deadline=$((SECONDS + ${1:-60}))
+	while screen | grep -qE -- "$spinner"; do
+		pane_dead && fail "the console exited while a cell ran"
+		((SECONDS < deadline)) || fail "a cell still ran after ${limit}s"
+		sleep 0.1
+	done
+	wait_for "cell #[0-9]+ in [0-9a-f]{12}: exit|cell in [0-9a-f]{12}: " 5
+	screen | grep -qE "cell #[0-9]+ in [0-9a-f]{12}: exit 0," || fail "the console said: $(screen | tail -1)"
+}
+
+# back_to_sandboxes: esc until the sandboxes view is on top (its selection kept).
+back_to_sandboxes() {
+	local i
+	for ((i = 0; i < 6; i++)); do
+		screen | grep -qE "^ *Sandboxes\[[0-9]+\]" && return 0
+		keys Escape
+		sleep 0.4
+	done
+	wait_for "^ *Sandboxes\[[0-9]+\]" 5
+}
+
+# usage.png: the notebook holds 200 MiB; the sampler's figures after a
+# few seconds and a refresh.
 keys Escape
+wait_for "Sandboxes\[2\]"
+select_row notebook
+py_cell
+type_text "x = bytearray(200 * 1024 * 1024); print(len(x) >> 20, 'MiB held')"
+keys Enter
+wait_done "200 MiB held" "cell in [0-9a-f]{12}: |: exit [1-9]"
+sleep 6
+for ((i = 0; i < 10; i++)); do
+	keys C-r
+	sleep 1
+	screen | grep -E "notebook" | grep -qE "\b([2-4][0-9]{2}(\.[0-9])?M|0\.[0-9]+G)/" && break
+done
+screen | grep -E "notebook" | grep -qE "\b([2-4][0-9]{2}(\.[0-9])?M|0\.[0-9]+G)/" ||
+	say "the notebook's MEM does not show 200 MiB held: shooting it anyway" >&2
+shot usage
+
+# describe.png: a cell in flight, its code and how long it has run.
+py_cell
+type_text "import time; time.sleep(20)"
+keys Enter
+wait_for "$spinner"
+sleep 2.5
+keys d
+wait_for "Describe\[[0-9]+\]"
+wait_for "in flight, running"
+shot describe 2
+back_to_sandboxes
+cell_ended 30
+
+# cell-follow.png: l, enter on the running cell: its output as it arrives.
+py_cell
+cell_lines "import time" "for epoch in range(1, 13):" \
+	"    print(f'epoch {epoch:2}/12  loss {0.92 ** epoch:.4f}', flush=True)" "    time.sleep(1)"
+keys Enter
+wait_for "$spinner"
+keys l
+wait_for "Cells\[[0-9]+\]"
+wait_for " running "
+keys /
+type_text running
+keys Enter
+wait_for "Cells\[1\] </running>"
+keys Enter
+wait_for "Cell \(cell #[0-9]+ of [0-9a-f]{12}\)"
+wait_for "epoch  6/12" 20
+shot cell-follow 2
+wait_for "epoch 12/12" 20
+cell_ended 20
+back_to_sandboxes
+
+# processes.png: a cell's background child while the cell sleeps.
+py_cell
+type_text "import subprocess, time; p = subprocess.Popen(['sleep', '30']); time.sleep(10)"
+keys Enter
+wait_for "$spinner"
+sleep 1.5
+keys t
+wait_for "Processes\[[0-9]+\]"
+wait_for "sleep 30"
+shot processes 2
+back_to_sandboxes
+cell_ended 30
+
+# files.png, file.png: a matplotlib PNG and a text file the next cell wrote.
+py_cell
+cell_lines "import matplotlib, matplotlib.pyplot as plt, numpy as np" \
+	"t = np.linspace(0, 2 * np.pi, 200)" \
+	"plt.plot(t, np.sin(t)); plt.title('sin(t)'); plt.savefig('/work/sine.png', dpi=80)" \
+	"open('/work/notes.txt', 'w').write('sine.png: one period of sin(t), 200 points\\nmade by matplotlib ' + matplotlib.__version__ + '\\n')" \
+	"print('wrote', 'sine.png', 'notes.txt')"
+keys Enter
+wait_done "wrote sine.png notes.txt" "cell in [0-9a-f]{12}: |: exit [1-9]"
+keys f
+wait_for "Files\[[0-9]+\]"
+wait_for "sine\.png"
+wait_for "notes\.txt"
+shot files
+keys /
+type_text notes
+keys Enter
+wait_for "Files\[1\] </notes>"
+keys Enter
+wait_for "File [0-9a-f]{12}:/work/notes\.txt"
+wait_for "one period of sin"
+shot file
+back_to_sandboxes
+
+# Quit here rather than in the trap, to see that it quits cleanly (it asks
+# first: quitting closes the sandboxes). (The exit status comes through the
+# sh around the console: tmux does not always collect it.)
 wait_for "Sandboxes\[2\]"
 type_text ":q"
 keys Enter
+wait_for "quit and close 2 sandboxes\?"
+keys y
 for ((i = 0; i < 600; i++)); do
-	[ -s "$tmp/console.status" ] && break
+	[ -s "$status_file" ] && break
 	sleep 0.1
 done
-[ -s "$tmp/console.status" ] || fail "the console did not quit within 60 s of :q"
-status=$(cat "$tmp/console.status")
+[ -s "$status_file" ] || fail "the console did not quit within 60 s of :q"
+status=$(cat "$status_file")
 [ "$status" = 0 ] || fail "the console exited with status $status"
+
+# ---- approvals: a daemon that holds code calls, a console attached ----
+
+# api PROCEDURE TOKEN BODY: a call to the daemon; its answer on stdout.
+api() {
+	curl -sS --max-time 20 --unix-socket "$dsock" -H "Authorization: Bearer $2" \
+		-H 'Content-Type: application/json' --data-binary "$3" "http://localhost/$1"
+}
+
+dstate=$tmp/daemon-state
+dsock=$tmp/daemon.sock
+clients=$tmp/clients
+agent_token=$("$bin" token create agent-7 --scope code:run --clients "$clients" 2>/dev/null | head -1)
+console_token=$("$bin" token create operator --scope code:run,operator --clients "$clients" 2>/dev/null | head -1)
+[ -n "$agent_token" ] && [ -n "$console_token" ] || fail "bulkhead token create failed"
+BULKHEAD_INTERP="$repo/data/interp" "$bin" serve --state "$dstate" --socket "$dsock" --clients "$clients" \
+	--audit "$tmp/audit.log" --tier container --approval required \
+	</dev/null >"$tmp/daemon.out" 2>"$tmp/daemon.err" &
+daemon_pid=$!
+say "daemon started on $dstate (pid $daemon_pid)"
+deadline=$((SECONDS + 180))
+until [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 --unix-socket "$dsock" http://localhost/readyz 2>/dev/null)" = 200 ]; do
+	alive "$daemon_pid" || fail "the daemon exited: $(tail -5 "$tmp/daemon.err")"
+	((SECONDS < deadline)) || fail "the daemon was not ready within 180 s: $(tail -5 "$tmp/daemon.err")"
+	sleep 0.3
+done
+
+# The agent's session (OpenSession is not held), then its call, held: its
+# curl waits for the decision in the background.
+opened=$(api plimsoll.v1.SandboxService/OpenSession "$agent_token" \
+	'{"protocol":3,"traceId":"run-42","owner":"acme"}') || fail "OpenSession: $opened"
+sid=$("$python" -c 'import json, sys; print(json.load(sys.stdin)["sessionId"])' <<<"$opened") ||
+	fail "OpenSession answered: $opened"
+held_code="import shutil; shutil.rmtree('/work/cache'); print('cache cleared')"
+body=$("$python" -c 'import json, sys
+print(json.dumps({"protocol": 3, "sessionId": sys.argv[1], "cell": {"language": "python", "code": sys.argv[2]}}))' \
+	"$sid" "$held_code")
+curl -sS --max-time 120 --unix-socket "$dsock" -H "Authorization: Bearer $agent_token" \
+	-H 'Content-Type: application/json' --data-binary "$body" \
+	http://localhost/plimsoll.v1.SandboxService/SessionRun >"$tmp/agent.out" 2>&1 &
+agent_pid=$!
+
+# The console attached, in a terminal of its own; the first one goes.
+tm new-session -d -s attached -x "$cols" -y "$lines" -c "$repo" -- \
+	sh -c '"$@"; echo $? >"$0"' "$tmp/attached.status" \
+	env -u NO_COLOR TERM=xterm-256color LANG=C.UTF-8 BULKHEAD_TOKEN="$console_token" \
+	BULKHEAD_INTERP="$repo/data/interp" "$bin" console --attach "$dsock"
+tm kill-session -t "$target"
+target=attached
+status_file=$tmp/attached.status
+say "console attached to $dsock"
+wait_for "Sandboxes\[1\]" 30
+wait_for "approvals: 1 waiting" 20
+command_ approvals "Approvals\[1\]"
+wait_for "agent-7"
+shot approvals 2
+keys Enter
+wait_for "Held call"
+wait_for "shutil.rmtree"
+shot approval 2
+# Denied with a reason: nothing of it runs, the agent's curl has its answer.
+keys d
+wait_for "deny [^ ]+, reason: "
+type_text "not now: /work/cache is the audit's evidence"
+keys Enter
+wait_for "deny call [^ ]+ of agent-7\?"
+keys y
+wait_done "denied [^ ]+" "deny [^ ]+: "
+for ((i = 0; i < 100; i++)); do
+	alive "$agent_pid" || break
+	sleep 0.1
+done
+grep -q "denied by operator" "$tmp/agent.out" || fail "the agent's call was not denied: $(cat "$tmp/agent.out")"
+wait "$agent_pid" 2>/dev/null || true
+agent_pid=
+# It opened no sandbox: :q asks nothing (a y if it does).
+type_text ":q"
+keys Enter
+for ((i = 0; i < 600; i++)); do
+	[ -s "$status_file" ] && break
+	screen | grep -qE "quit and close [0-9]+ sandbox" && keys y
+	sleep 0.1
+done
+[ -s "$status_file" ] || fail "the attached console did not quit within 60 s of :q"
+status=$(cat "$status_file")
+[ "$status" = 0 ] || fail "the attached console exited with status $status"
+
 say "done in $((SECONDS - started)) s: $(cd "$out" && echo ./*.png | sed 's|\./||g')"
