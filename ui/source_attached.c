@@ -106,6 +106,9 @@ struct ask {
 		ui_tiers_fn tiers;
 		ui_done_fn done;
 		ui_usage_fn usage; /* ---- usage ---- */
+		ui_processes_fn processes; /* ---- procs ---- */
+		ui_files_fn files;
+		ui_file_fn file;
 	} cb;
 };
 
@@ -585,39 +588,10 @@ static void run(struct ui_source *s, const char *fp, const char *language, const
 
 /* ---- procs ---- */
 
-struct look {
-	struct attached *m;
-	union {
-		ui_processes_fn processes;
-		ui_files_fn files;
-		ui_file_fn file;
-	} cb;
-	void *arg;
-};
-
-static struct look *look_new(struct attached *m, void *arg)
-{
-	struct look *l = calloc(1, sizeof *l);
-	if (!l)
-		abort();
-	l->m = m;
-	l->arg = arg;
-	m->pending++;
-	return l;
-}
-
-static struct look look_end(struct look *l)
-{
-	struct look copy = *l;
-	l->m->pending--;
-	free(l);
-	return copy;
-}
-
 static void on_processes(void *arg, struct wire_operator_processes *res,
 			 const struct bh_client_error *err)
 {
-	struct look l = look_end(arg);
+	struct ask l = ask_end(arg);
 	if (err)
 		l.cb.processes(l.arg, NULL, 0, false, err->message);
 	else
@@ -626,19 +600,19 @@ static void on_processes(void *arg, struct wire_operator_processes *res,
 
 static void processes(struct ui_source *s, const char *fp, ui_processes_fn cb, void *arg)
 {
-	struct look *l = look_new(A(s), arg);
+	struct ask *l = ask_new(A(s), arg);
 	l->cb.processes = cb;
 	struct bh_client_error *err = NULL;
 	if (bh_client_list_processes_async(A(s)->c, fp, on_processes, l, &err) < 0) {
 		char why[512];
-		look_end(l);
+		ask_end(l);
 		cb(arg, NULL, 0, false, not_started(err, why, sizeof why));
 	}
 }
 
 static void on_files(void *arg, struct wire_operator_files *res, const struct bh_client_error *err)
 {
-	struct look l = look_end(arg);
+	struct ask l = ask_end(arg);
 	if (err)
 		l.cb.files(l.arg, NULL, 0, false, err->message);
 	else
@@ -648,19 +622,19 @@ static void on_files(void *arg, struct wire_operator_files *res, const struct bh
 static void list_files(struct ui_source *s, const char *fp, const char *path, ui_files_fn cb,
 		       void *arg)
 {
-	struct look *l = look_new(A(s), arg);
+	struct ask *l = ask_new(A(s), arg);
 	l->cb.files = cb;
 	struct bh_client_error *err = NULL;
 	if (bh_client_list_files_async(A(s)->c, fp, path, on_files, l, &err) < 0) {
 		char why[512];
-		look_end(l);
+		ask_end(l);
 		cb(arg, NULL, 0, false, not_started(err, why, sizeof why));
 	}
 }
 
 static void on_file(void *arg, struct wire_operator_file *res, const struct bh_client_error *err)
 {
-	struct look l = look_end(arg);
+	struct ask l = ask_end(arg);
 	if (err)
 		l.cb.file(l.arg, NULL, 0, 0, false, err->message);
 	else
@@ -670,12 +644,12 @@ static void on_file(void *arg, struct wire_operator_file *res, const struct bh_c
 static void read_file(struct ui_source *s, const char *fp, const char *path, uint32_t max,
 		      ui_file_fn cb, void *arg)
 {
-	struct look *l = look_new(A(s), arg);
+	struct ask *l = ask_new(A(s), arg);
 	l->cb.file = cb;
 	struct bh_client_error *err = NULL;
 	if (bh_client_read_file_async(A(s)->c, fp, path, max, on_file, l, &err) < 0) {
 		char why[512];
-		look_end(l);
+		ask_end(l);
 		cb(arg, NULL, 0, 0, false, not_started(err, why, sizeof why));
 	}
 }
