@@ -1,5 +1,6 @@
 #include "daemon_harness.h"
 #include "harness.h"
+#include "wire.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -260,4 +261,18 @@ struct answer *daemon_cell(struct daemon *d, const char *token, const char *sess
 	struct answer *a = daemon_call(d, token, "plimsoll.v1.SandboxService/SessionRun", body);
 	free(body);
 	return a;
+}
+
+void daemon_open_session(struct daemon *d, struct daemon_session *out)
+{
+	struct answer *a =
+		daemon_call(d, d->run_token, "plimsoll.v1.SandboxService/OpenSession", "{\"protocol\":3}");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	struct wire_open_session_response r;
+	struct wire_status st;
+	cr_assert_eq(wire_decode_open_session_response(a->body, a->len, &r, &st), 0, "%s", st.msg);
+	snprintf(out->id, sizeof out->id, "%s", r.session_id);
+	snprintf(out->fp, sizeof out->fp, "%s", r.session);
+	wire_open_session_response_free(&r);
+	answer_free(a);
 }

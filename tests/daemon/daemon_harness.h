@@ -42,6 +42,12 @@ struct answer *daemon_call(struct daemon *d, const char *token, const char *path
 struct answer *daemon_call_with(struct daemon *d, const char *token, const char *path,
 				const char *body, size_t len, bool tcp, const char *const *headers);
 struct answer *daemon_get(struct daemon *d, const char *path);
+/* A session opened with the run token ({"protocol":3}), its answer
+ * asserted: the id to call it with and its fingerprint. */
+struct daemon_session {
+	char id[64], fp[65];
+};
+void daemon_open_session(struct daemon *d, struct daemon_session *out);
 /* GET with a bearer token (/metrics wants the operator's). */
 struct answer *daemon_get_as(struct daemon *d, const char *token, const char *path);
 void answer_free(struct answer *a);

@@ -20,25 +20,8 @@ static struct daemon d;
 static void start(void) { daemon_start(&d, "--tier container"); }
 static void stop(void) { daemon_stop(&d); }
 
-struct opened {
-	char id[64], fp[65];
-};
-
-static void open_session(struct opened *s)
-{
-	struct answer *a = daemon_call(&d, d.run_token, SVC "OpenSession", "{\"protocol\":3}");
-	cr_assert_eq(a->status, 200, "%s", a->body);
-	struct wire_open_session_response r;
-	struct wire_status st;
-	cr_assert_eq(wire_decode_open_session_response(a->body, a->len, &r, &st), 0, "%s", st.msg);
-	snprintf(s->id, sizeof s->id, "%s", r.session_id);
-	snprintf(s->fp, sizeof s->fp, "%s", r.session);
-	wire_open_session_response_free(&r);
-	answer_free(a);
-}
-
 /* A cell's stdout, first line only (the digest it prints). */
-static void cell(const struct opened *s, const char *code, char *out, size_t n)
+static void cell(const struct daemon_session *s, const char *code, char *out, size_t n)
 {
 	struct answer *a = daemon_cell(&d, d.run_token, s->id, "python", code);
 	cr_assert_eq(a->status, 200, "%s", a->body);
@@ -76,8 +59,8 @@ static bool exists(const char *path)
 Test(files_cli, files_lists_work_like_ls_and_cp_copies_a_png_byte_for_byte, .init = start,
      .fini = stop)
 {
-	struct opened s;
-	open_session(&s);
+	struct daemon_session s;
+	daemon_open_session(&d, &s);
 	char digest[128], out[16384], args[8192];
 	cell(&s, PNG_CELL, digest, sizeof digest);
 	cell(&s,
@@ -113,8 +96,8 @@ Test(files_cli, files_lists_work_like_ls_and_cp_copies_a_png_byte_for_byte, .ini
 Test(files_cli, cp_refuses_to_overwrite_without_force_a_symlink_and_a_file_over_the_cap,
      .init = start, .fini = stop)
 {
-	struct opened s;
-	open_session(&s);
+	struct daemon_session s;
+	daemon_open_session(&d, &s);
 	char out[16384], args[8192], dest[4200];
 	cell(&s,
 	     "import os\n"

@@ -19,23 +19,6 @@ static struct daemon d;
 static void start(void) { daemon_start(&d, NULL); }
 static void stop(void) { daemon_stop(&d); }
 
-struct opened {
-	char id[64], fp[65];
-};
-
-static void open_session(struct opened *s)
-{
-	struct answer *a = daemon_call(&d, d.run_token, SVC "OpenSession", "{\"protocol\":3}");
-	cr_assert_eq(a->status, 200, "%s", a->body);
-	struct wire_open_session_response r;
-	struct wire_status st;
-	cr_assert_eq(wire_decode_open_session_response(a->body, a->len, &r, &st), 0, "%s", st.msg);
-	snprintf(s->id, sizeof s->id, "%s", r.session_id);
-	snprintf(s->fp, sizeof s->fp, "%s", r.session);
-	wire_open_session_response_free(&r);
-	answer_free(a);
-}
-
 static struct answer *list_processes(const char *token, const char *fp)
 {
 	char body[256];
@@ -55,8 +38,8 @@ static const struct bh_process *find_sleep(const struct wire_operator_processes 
 Test(processes, a_running_cells_background_process_is_listed_to_the_operator, .init = start,
      .fini = stop)
 {
-	struct opened s;
-	open_session(&s);
+	struct daemon_session s;
+	daemon_open_session(&d, &s);
 	pid_t child = fork();
 	if (child == 0) {
 		struct answer *a = daemon_cell(&d, d.run_token, s.id, "python",
@@ -103,8 +86,8 @@ Test(processes, a_running_cells_background_process_is_listed_to_the_operator, .i
 
 Test(processes, a_token_without_the_operator_scope_is_refused, .init = start, .fini = stop)
 {
-	struct opened s;
-	open_session(&s);
+	struct daemon_session s;
+	daemon_open_session(&d, &s);
 	struct answer *a = list_processes(d.run_token, s.fp);
 	cr_assert(a->status == 403 || a->status == 401, "HTTP %ld: %s", a->status, a->body);
 	answer_free(a);
@@ -115,8 +98,8 @@ Test(processes, an_unknown_or_ended_session_is_refused_in_words, .init = start, 
 	struct answer *a = list_processes(d.op_token, "0000000000000000000000000000000000000000000000000000000000000000");
 	cr_assert_eq(a->status, 404, "HTTP %ld: %s", a->status, a->body);
 	answer_free(a);
-	struct opened s;
-	open_session(&s);
+	struct daemon_session s;
+	daemon_open_session(&d, &s);
 	char body[256];
 	snprintf(body, sizeof body, "{\"session\":\"%s\"}", s.fp);
 	a = daemon_call(&d, d.op_token, OPS "Close", body);
