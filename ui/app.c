@@ -935,15 +935,11 @@ struct script {
 	char save[8192];
 	bool has_save;
 	uint64_t wait_until; /* `:sleep MS`: no key before then */
-	bool views_only;     /* ---- truth: `:wait views` ---- */
-	/* ---- procs ---- `:busy-ok on` (to `:busy-ok off`): keys go in while a
-	 * call is in flight, waiting only for the views' own loads, so a test
-	 * can look into a sandbox whose cell is still running. */
-	bool busy_ok;
-	/* stream: `:nowait` feeds the lines after it without waiting for the
-	 * requests and the cell in flight (to look at a cell while it runs),
-	 * until `:wait` */
-	bool nowait;
+	/* `:wait all` (the default): a key waits for every request and the
+	 * cell in flight; `:wait views`: only for the views' own loads, so a
+	 * test can look into a sandbox whose cell still runs; `:wait nothing`:
+	 * the lines go in at once (a pane watched while its cell runs). */
+	enum { WAIT_ALL, WAIT_VIEWS, WAIT_NOTHING } wait;
 };
 
 static bool script_next_line(struct script *s)
@@ -954,21 +950,13 @@ static bool script_next_line(struct script *s)
 		if (!*line || line[0] == '#')
 			continue;
 		s->n = s->next = 0;
-		if (!strcmp(line, ":busy-ok on") || !strcmp(line, ":busy-ok off")) {
-			s->busy_ok = !strcmp(line, ":busy-ok on");
-			return true;
-		}
-		if (!strcmp(line, ":nowait") || !strcmp(line, ":wait")) { /* stream */
-			s->nowait = line[1] == 'n';
-			continue;
-		}
 		if (!strncmp(line, ":sleep ", 7)) {
 			s->wait_until = now_mono_ms() + strtoull(line + 7, NULL, 10);
 			return true;
 		}
-		/* ---- truth ---- */
-		if (!strcmp(line, ":wait views") || !strcmp(line, ":wait all")) {
-			s->views_only = !strcmp(line, ":wait views");
+		if (!strcmp(line, ":wait all") || !strcmp(line, ":wait views") ||
+		    !strcmp(line, ":wait nothing")) {
+			s->wait = line[6] == 'a' ? WAIT_ALL : line[6] == 'v' ? WAIT_VIEWS : WAIT_NOTHING;
 			continue;
 		}
 		if (!strncmp(line, ":save-display ", 14)) {
@@ -1116,7 +1104,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 			timeout = st;
 		if (timeout > 200)
 			timeout = 200; /* the spinner and the flash's expiry */
-		if (o->script && !script_done && (settled(a, script.views_only || script.busy_ok) || script.nowait))
+		if (o->script && !script_done && (script.wait == WAIT_NOTHING || settled(a, script.wait == WAIT_VIEWS)))
 			timeout = script.wait_until > now_mono_ms() ? 10 : 0;
 		poll(fds, (nfds_t)n, timeout);
 		src->ops->process(src);
@@ -1125,7 +1113,7 @@ int ui_console_run(struct ui_source *src, const struct ui_options *o)
 		if (a->view->ops->tick)
 			a->view->ops->tick(a, a->view, now_mono_ms());
 		if (o->script) {
-			if (!script_done && (settled(a, script.views_only || script.busy_ok) || script.nowait)) {
+			if (!script_done && (script.wait == WAIT_NOTHING || settled(a, script.wait == WAIT_VIEWS))) {
 				if (!script_step(a, &script))
 					script_done = true;
 			}

@@ -2240,12 +2240,12 @@ static void procs_and_files_tour(const char *prefix, const char *args, const cha
 		 "<Enter>\n"
 		 "x\n"
 		 "import subprocess, time; p = subprocess.Popen(['sleep', '30']); time.sleep(8)\n"
-		 ":busy-ok on\n"
+		 ":wait views\n"
 		 "<Enter>\n"
 		 ":sleep 2500\n"
 		 "t\n"
 		 ":save-display %s-procs-running\n"
-		 ":busy-ok off\n"
+		 ":wait all\n"
 		 "<Esc>\n"
 		 "t\n"
 		 ":save-display %s-procs-after\n"
@@ -2646,7 +2646,7 @@ Test(console, the_mem_column_sorts_by_bytes_and_the_sparkline_fills_in_blocks_or
 
 /* A cell prints a line, then sleeps: `l` opens the sandbox's cells with the
  * running one on top, enter its pane, which shows the line while the cell
- * still runs (autoscroll on), and then its end; `:nowait` lets the script
+ * still runs (autoscroll on), and then its end; `:wait nothing` lets the script
  * look while the cell is in flight. Back in the list the cell is stored,
  * newest first; a hostile cell's escape bytes show as caret notation. */
 static const char follow_script[] =
@@ -2654,7 +2654,7 @@ static const char follow_script[] =
 	"<Enter>\n"
 	"x\n"
 	"import time; print('first', flush=True); time.sleep(4); print('last')\n"
-	":nowait\n"
+	":wait nothing\n"
 	"<Enter>\n"
 	":sleep 500\n"
 	"l\n"
@@ -2663,7 +2663,7 @@ static const char follow_script[] =
 	"<Enter>\n"
 	":sleep 1500\n"
 	":save-display PFX-follow-running\n"
-	":wait\n"
+	":wait all\n"
 	/* A key waits for the cell's answer; the sleep after it lets the pane
 	 * hear the end too. */
 	"<Down>\n"
