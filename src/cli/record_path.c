@@ -208,25 +208,24 @@ static void call_manager(cJSON *path, const struct rec_call_seen *c)
 	if (c->had_entry && c->was_opening)
 		snprintf(words, sizeof words,
 			 "%s's sandbox was still opening from the turn's warm-up: the manager waited for it, "
-			 "then sent the call to session %.12s.",
-			 c->key, fp);
+			 "then sent the call to it.",
+			 c->key);
 	else if (c->had_entry && c->out && c->out->retried)
 		snprintf(words, sizeof words,
-			 "The manager holds %s's sandbox (session %.12s) and sends the call there. The daemon refused it: "
-			 "that session had ended. Nothing ran, so the manager opened a new sandbox (session %.12s) and "
-			 "sent the call once more.",
-			 c->key, c->fp_before, c->fp_after);
+			 "The manager holds %s's sandbox and sends the call there. The daemon refused it: that "
+			 "session had ended. Nothing ran, so the manager opened a new sandbox and sent the call once more.",
+			 c->key);
 	else if (c->had_entry && c->opened == 0)
-		snprintf(words, sizeof words, "The manager holds %s's sandbox (session %.12s): it sends the call there.",
-			 c->key, fp);
+		snprintf(words, sizeof words, "The manager holds %s's sandbox, open and ready: it sends the call there.",
+			 c->key);
 	else if (c->stopped == SCENARIO_HOP_MANAGER)
 		snprintf(words, sizeof words, "The manager refused the call before any request left it: %s",
 			 c->err ? c->err->message : "");
 	else if (*fp)
 		snprintf(words, sizeof words,
 			 "The manager held no sandbox for %s: it opened one (OpenSession, floor %s) and sent the "
-			 "call to session %.12s.",
-			 c->key, c->floor, fp);
+			 "call to the new session.",
+			 c->key, c->floor);
 	else
 		snprintf(words, sizeof words,
 			 "The manager held no sandbox for %s: it asked the daemon to open one (OpenSession, floor %s).",
@@ -260,8 +259,8 @@ static void call_up(cJSON *path, const struct rec_call_seen *c, enum scenario_ho
 		if (from > SCENARIO_HOP_DAEMON) {
 			char words[512];
 			snprintf(words, sizeof words,
-				 "The daemon wrote the call's run record %.12s... (the receipt) and answered SessionRun.",
-				 c->out->record_sha256);
+				 "The daemon wrote the call's run record, the next link in the session's chain, and "
+				 "answered SessionRun with it: the receipt (enter opens it, verified).");
 			if (run)
 				exchange_up(path, SCENARIO_HOP_DAEMON, run, words);
 			else
@@ -320,7 +319,6 @@ cJSON *rec_call_path(const struct rec_call_seen *c)
 		call_up(path, c, SCENARIO_HOP_MANAGER);
 		return path;
 	}
-	const char *fp = *c->fp_after ? c->fp_after : c->fp_before;
 	const struct rec_exchange *run = rec_tap_last(c->tap, "SessionRun");
 	const struct rec_exchange *open = rec_tap_last(c->tap, "OpenSession");
 	char words[1024];
@@ -340,14 +338,15 @@ cJSON *rec_call_path(const struct rec_call_seen *c)
 	}
 	if (c->out && c->out->retried)
 		snprintf(words, sizeof words,
-			 "The daemon refused the first SessionRun (session %.12s had ended: nothing ran), then took the "
-			 "second for session %.12s at the %s tier (the floor is %s); it passes the cell to the sandbox's init.",
-			 c->fp_before, fp, c->tier, c->floor);
+			 "The daemon refused the first SessionRun (its session had ended: nothing ran), then took the "
+			 "second, on the new session, at the %s tier (the floor is %s); it passes the cell to the sandbox's "
+			 "init.",
+			 c->tier, c->floor);
 	else
 		snprintf(words, sizeof words,
-			 "The daemon took SessionRun for session %.12s: a live session of its own, at the %s tier (the "
-			 "floor is %s), with no other call running on it; it passes the cell to the sandbox's init.",
-			 fp, c->tier, c->floor);
+			 "The daemon took SessionRun: a live session of its own, at the %s tier (the floor is %s), with "
+			 "no other call running on it; it passes the cell to the sandbox's init.",
+			 c->tier, c->floor);
 	if (run)
 		exchange_down(path, SCENARIO_HOP_DAEMON, run, words);
 	else
@@ -400,8 +399,7 @@ cJSON *rec_hook_path(const struct rec_hook_seen *h, cJSON *lit, enum scenario_ho
 	if (!x) {
 		if (warm)
 			visit(path, SCENARIO_HOP_MANAGER, SCENARIO_LEG_DOWN, NULL, NULL,
-			      "The manager already holds %s's sandbox (session %.12s): nothing opens.", h->key,
-			      h->fp_before);
+			      "The manager already holds %s's sandbox: nothing opens.", h->key);
 		else
 			visit(path, SCENARIO_HOP_MANAGER, SCENARIO_LEG_DOWN, NULL, NULL,
 			      "The manager holds no sandbox for %s: there is nothing to close.", h->key);
@@ -416,7 +414,7 @@ cJSON *rec_hook_path(const struct rec_hook_seen *h, cJSON *lit, enum scenario_ho
 		      h->key, h->floor);
 	else
 		visit(path, SCENARIO_HOP_MANAGER, SCENARIO_LEG_DOWN, NULL, NULL,
-		      "The manager closes %s's sandbox (session %.12s): CloseSession.", h->key, h->fp_before);
+		      "The manager closes %s's sandbox: CloseSession.", h->key);
 	if (x->status != 200) {
 		*stopped = SCENARIO_HOP_DAEMON;
 		snprintf(words, sizeof words, "The daemon refused %s: %s%s", x->procedure,
@@ -430,21 +428,20 @@ cJSON *rec_hook_path(const struct rec_hook_seen *h, cJSON *lit, enum scenario_ho
 		return path;
 	}
 	add_hop(lit, SCENARIO_HOP_SANDBOX);
-	const char *fp = warm ? h->fp_after : h->fp_before;
 	if (warm) {
-		snprintf(words, sizeof words, "The daemon checked the floor %s against its tier and opened session %.12s.",
-			 h->floor, fp);
+		snprintf(words, sizeof words, "The daemon checked the floor %s against its tier and opened a session.",
+			 h->floor);
 		exchange_down(path, SCENARIO_HOP_DAEMON, x, words);
 		visit(path, SCENARIO_HOP_SANDBOX, SCENARIO_LEG_DOWN, NULL, NULL,
-		      "A sandbox started for session %.12s: its init is up, waiting for the first cell.", fp);
+		      "A sandbox started for the session: its init is up, waiting for the first cell.");
 		exchange_up(path, SCENARIO_HOP_DAEMON, x, "The daemon answers OpenSession with the new session.");
-		visit(path, SCENARIO_HOP_MANAGER, SCENARIO_LEG_UP, NULL, NULL, "%s holds session %.12s now.", h->key, fp);
+		visit(path, SCENARIO_HOP_MANAGER, SCENARIO_LEG_UP, NULL, NULL, "%s holds the new session now.", h->key);
 		visit(path, SCENARIO_HOP_AGENT, SCENARIO_LEG_UP, NULL, NULL, "The turn had not waited: it is already going on.");
 	} else {
-		snprintf(words, sizeof words, "The daemon ends session %.12s.", fp);
+		snprintf(words, sizeof words, "The daemon ends the session.");
 		exchange_down(path, SCENARIO_HOP_DAEMON, x, words);
 		visit(path, SCENARIO_HOP_SANDBOX, SCENARIO_LEG_DOWN, NULL, NULL,
-		      "The sandbox of session %.12s is stopped and removed: its interpreters and /work are gone.", fp);
+		      "The session's sandbox is stopped and removed: its interpreters and /work are gone.");
 		exchange_up(path, SCENARIO_HOP_DAEMON, x, "The daemon answers CloseSession.");
 		visit(path, SCENARIO_HOP_MANAGER, SCENARIO_LEG_UP, NULL, NULL, "%s holds no sandbox now.", h->key);
 		visit(path, SCENARIO_HOP_AGENT, SCENARIO_LEG_UP, NULL, NULL, "The agent goes on: the run pays for no sandbox.");
@@ -478,13 +475,14 @@ cJSON *rec_operator_path(const char *action, const char *fp, const char *said, b
 		add_hop(lit, SCENARIO_HOP_SANDBOX);
 		char gone[256] = "";
 		if (daemon_dead)
-			snprintf(gone, sizeof gone,
-				 "Gone: the daemon (killed) and every client it answered; no call can reach this sandbox. ");
+			snprintf(gone, sizeof gone, "Gone: the daemon that held %s (killed), so no call can reach %s. ",
+				 found == 1 ? "it" : "them", found == 1 ? "this sandbox" : "these sandboxes");
 		if (!strcmp(action, "gc"))
 			visit(path, SCENARIO_HOP_SANDBOX, SCENARIO_LEG_DOWN, NULL, NULL,
-			      "%sgc, from the state directory with no daemon asked, found %zu and reaped %zu: the sandbox, its "
-			      "cgroup and its registry row are gone.",
-			      gone, found, reaped);
+			      "%sgc, from the state directory with no daemon asked, found %zu and reaped %zu: %s.", gone, found,
+			      reaped,
+			      reaped == 1 ? "the sandbox, its cgroup and its registry row are gone"
+					  : "the sandboxes, their cgroups and their registry rows are gone");
 		else
 			visit(path, SCENARIO_HOP_SANDBOX, SCENARIO_LEG_DOWN, NULL, NULL,
 			      "%sLeft: %zu sandbox%s that nothing holds, found from the state directory and the runtime "
@@ -507,8 +505,8 @@ cJSON *rec_operator_path(const char *action, const char *fp, const char *said, b
 		if (strcmp(tap->ex[i].procedure, "GetSession"))
 			act = &tap->ex[i];
 	char words[512];
-	snprintf(words, sizeof words, "The operator's %s reaches the daemon's operator service for session %.12s.",
-		 act ? act->procedure : "GetSession", fp);
+	snprintf(words, sizeof words, "The operator's %s for the run's session reaches the daemon's operator service.",
+		 act ? act->procedure : "GetSession");
 	if (act || get)
 		exchange_down(path, SCENARIO_HOP_DAEMON, act ? act : get, words);
 	else

@@ -1609,7 +1609,7 @@ Test(console, the_replay_view_lists_the_scenarios_names_what_does_not_load_and_p
 		"j\n"
 		"j\n"
 		"<Enter>\n"
-		"l\n"
+		"<Space>\n" /* ---- hops ---- the next step (l lights a hop) */
 		":save-display replay-player\n"
 		":q\n",
 		"", env);

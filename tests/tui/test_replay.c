@@ -208,13 +208,13 @@ static const char *line_with(const char *s, const char *text, int *col)
 	return bol;
 }
 
-/* A script of n "l" keys. */
+/* A script of n space keys: the next step, each step whole. */
 static void steps(char *buf, size_t n, size_t count)
 {
 	size_t used = 0;
 	buf[0] = '\0';
-	for (size_t i = 0; i < count && used + 3 < n; i++)
-		used += (size_t)snprintf(buf + used, n - used, "l\n");
+	for (size_t i = 0; i < count && used + 10 < n; i++)
+		used += (size_t)snprintf(buf + used, n - used, "<Space>\n");
 }
 
 TestSuite(replay, .init = setup, .fini = teardown, .timeout = 120);
@@ -244,22 +244,22 @@ Test(replay, the_player_lights_each_steps_hops_and_stops_a_refused_call_at_its_h
 {
 	replay_ok(FIXTURES, "orders_tour",
 		  ":save-display player-first\n"
-		  "l\n"
+		  "<Space>\n"
 		  ":save-display player-call\n"
 		  "<Right>\n"
 		  "<Space>\n"
 		  ":save-display player-wait\n"
-		  "l\n"
-		  "l\n"
+		  "<Space>\n"
+		  "<Space>\n"
 		  ":save-display player-fresh-sandbox\n"
-		  "l\n"
+		  "<Space>\n"
 		  ":save-display player-refused\n"
-		  "h\n"
+		  "<Backspace>\n"
 		  "<Left>\n"
 		  ":save-display player-back\n"
 		  "G\n"
 		  ":save-display player-last\n"
-		  "l\n"
+		  "<Space>\n"
 		  ":save-display player-past-the-end\n"
 		  "g\n"
 		  ":save-display player-again\n");
@@ -444,6 +444,139 @@ Test(replay, owner_cap_the_replaced_sandboxs_next_call_shows_the_retry_in_a_new_
 	replay_to("owner_cap", at, "owner-cap-retried");
 	screen_has("owner-cap-retried", "ANSWER (retried once in a new sandbox)");
 	screen_has("owner-cap-retried", "freshSandbox true");
+}
+
+/* ---- hops: one call hop by hop (acceptance 1) ---- */
+
+/* The line after the one holding `text`, from column col, n columns. */
+static void under(const char *screen, const char *text, int col, int n, char *out)
+{
+	int c;
+	const char *line = line_with(screen, text, &c);
+	cr_assert_not_null(line, "no \"%s\" in:\n%s", text, screen);
+	const char *next = strchr(line, '\n');
+	cr_assert_not_null(next);
+	next++;
+	int i = 0;
+	for (; i < col && next[i] && next[i] != '\n'; i++)
+		;
+	int k = 0;
+	for (; k < n && next[i + k] && next[i + k] != '\n'; k++)
+		out[k] = next[i + k];
+	out[k] = '\0';
+}
+
+Test(replay, next_turn_one_call_hop_by_hop_shows_each_hops_own_narration)
+{
+	struct scenario *s = load_shipped("next_turn");
+	size_t at = find_step(s, answered, 0);
+	cr_assert(at, "next_turn has no answered call");
+	const struct scenario_step *st = &s->steps[at - 1];
+	cr_assert_eq(st->n_path, 11, "down six hops and back up five, not %zu", st->n_path);
+	char want_after[64];
+	char script[16384];
+	steps(script, sizeof script - 4096, at - 1);
+	for (size_t i = 1; i <= st->n_path; i++) {
+		size_t used = strlen(script);
+		snprintf(script + used, sizeof script - used, "l\n:save-display hop-%zu\n", i);
+		/* Coming back up through the daemon, the answer carries the run
+		 * record: enter opens it in the record view, verified there. */
+		if (i == 7)
+			strcat(script, "<Enter>\n:save-display hop-receipt\n<Esc>\n:save-display hop-after-receipt\n");
+	}
+	strcat(script, "l\n:save-display hop-next-step\nh\n:save-display hop-back\n");
+	replay_ok(NULL, "next_turn", script);
+	for (size_t i = 1; i <= st->n_path; i++) {
+		const struct scenario_visit *v = &st->path[i - 1];
+		char name[32], want[128];
+		snprintf(name, sizeof name, "hop-%zu", i);
+		snprintf(want, sizeof want, "step %zu/%zu, hop %zu/11)", at, s->n_steps, i);
+		screen_has(name, want);
+		/* This hop's own words, said for this hop of this step ... */
+		snprintf(want, sizeof want, "> %.40s", v->narration);
+		screen_has(name, want);
+		/* ... and no other hop's. */
+		for (size_t k = 0; k < st->n_path; k++)
+			if (k != i - 1)
+				cr_assert_str_neq(st->path[k].narration, v->narration, "hops %zu and %zu say the same", k + 1, i);
+	}
+	screen("hop-1");
+	screen("hop-5");
+	screen("hop-11");
+	screen_has("hop-1", "> down");
+	screen_has("hop-1", "hop 1/11, going down: model; on the wire: the model's tool call");
+	screen_has("hop-3", "ON THE WIRE: the executeCode arguments");
+	screen_has("hop-5", "ON THE WIRE: plimsoll.v1 SessionRun request");
+	screen_has("hop-5", "\"minimumIsolation\": \"container\"");
+	screen_has("hop-7", "ON THE WIRE: SessionRun answer (HTTP 200)");
+	screen_has("hop-7", "\"record\": {");
+	screen("hop-receipt");
+	screen_has("hop-receipt", "Receipt (a recorded call's receipt");
+	screen_has("hop-receipt", "record_sha256 verifies: recomputed from the fields above");
+	char digest[80];
+	snprintf(digest, sizeof digest, "%.40s", scenario_answer_get(st, "recordSha256") + 1);
+	screen_has("hop-receipt", digest);
+	snprintf(want_after, sizeof want_after, "step %zu/%zu, hop 7/11)", at, s->n_steps);
+	screen_has("hop-after-receipt", want_after);
+	screen_has("hop-9", "ON THE WIRE: the executeCode answer");
+	screen_has("hop-11", "< back");
+	screen_has("hop-11", "coming back up: model");
+	screen_has("hop-11", "The model reads the answer: 2 orders");
+	/* Past the last hop, l goes on to the next step's first hop; h back. */
+	screen_has("hop-next-step", "hop 1/");
+	char want[64];
+	snprintf(want, sizeof want, "step %zu/%zu, hop 1/", at + 1, s->n_steps);
+	screen_has("hop-next-step", want);
+	snprintf(want, sizeof want, "step %zu/%zu)", at + 1, s->n_steps);
+	screen_has("hop-back", want);
+	scenario_free(s);
+}
+
+/* B22 a: with a vm floor on a kernel daemon no sandbox can exist, and the
+ * warm-up now stops at the daemon that refused it. */
+Test(replay, trigger_floor_refused_lights_no_sandbox_and_a_refusal_travels_back_up)
+{
+	struct scenario *s = load_shipped("trigger_floor_refused");
+	for (size_t i = 0; i < s->n_steps; i++)
+		for (size_t k = 0; k < s->steps[i].n_hops; k++)
+			cr_assert_neq(s->steps[i].hops[k], SCENARIO_HOP_SANDBOX, "step %zu lights the sandbox", i + 1);
+	scenario_free(s);
+	replay_to("trigger_floor_refused", 1, "trigger-floor-warmup");
+	char *sc = shot("trigger-floor-warmup");
+	int col;
+	cr_assert_not_null(line_with(sc, "--> sandbox", &col), "%s", sc);
+	char mark[16];
+	under(sc, "--> sandbox", col + 4, 7, mark);
+	cr_assert_eq(strspn(mark, " "), strlen(mark), "a mark under the sandbox: \"%s\"\n%s", mark, sc);
+	cr_assert_not_null(strstr(sc, "STOPPED HERE"), "%s", sc);
+	free(sc);
+
+	/* floor_refused hop by hop: down to the daemon, which stops it, then
+	 * the refusal back up, its answer on the wire. */
+	replay_ok(NULL, "floor_refused",
+		  "l\nl\nl\nl\nl\n:save-display refused-at-daemon\nl\n:save-display refusal-back\n"
+		  "l\nl\nl\n:save-display refusal-at-model\n");
+	screen("refused-at-daemon");
+	screen_has("refused-at-daemon", "hop 5/9, going down: daemon");
+	screen_has("refused-at-daemon", "STOPPED HERE");
+	screen_has("refused-at-daemon", "> The daemon refused OpenSession: Nothing ran (isolation)");
+	screen("refusal-back");
+	screen_has("refusal-back", "< refusal");
+	screen_has("refusal-back", "hop 6/9, coming back up: manager");
+	screen_has("refusal-back", "ON THE WIRE: OpenSession answer (HTTP 400)");
+	screen_has("refusal-back", "\"failed_precondition\"");
+	screen_has("refusal-at-model", "> The model reads: Nothing ran (isolation)");
+}
+
+/* Show the inputs (teachers' list 6) and wrap, don't clip (B22 c). */
+Test(replay, the_files_sent_with_a_call_and_the_operators_output_are_shown_whole)
+{
+	replay_to("next_turn", 2, "files-sent");
+	screen("files-sent");
+	screen_has("files-sent", "-- orders.csv --");
+	screen_has("files-sent", "1002,grace,17.25");
+	replay_to("leak_gc", 3, "leak-wrapped");
+	screen_has("leak-wrapped", "/state/run/crun)"); /* the end of the reason, once cut */
 }
 
 static size_t entries(const char *dir)

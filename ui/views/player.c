@@ -11,8 +11,11 @@
  * marker line under the pipeline says the same in text, so monochrome (and
  * the screen tests) see it too. */
 #include "app.h"
+#include "record_receipt.h"
 #include "scenario.h"
+#include "wire.h"
 
+#include <cjson/cJSON.h>
 #include <curses.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +30,7 @@ struct player {
 	size_t cur;
 	bool playing;
 	uint64_t next_ms;
+	size_t hop; /* ---- hops ---- 0: the whole step lit; k: its path's first k hops, the k-th now */
 };
 
 /* The pipeline's words, short, and what each hop is, for the line under it. */
@@ -38,7 +42,7 @@ static const char *const hop_about[SCENARIO_HOP_COUNT] = {
 	"the executeCode tool: takes the run id, hands the call on",
 	"the conversation manager: one sandbox per run, keyed by run",
 	"the daemon (bulkhead serve): the floor, the session, each call",
-	"the run's sandbox: interpreters and files kept between calls",
+	"the run's sandbox: where the cell runs",
 };
 #define ARROW " --> "
 
@@ -54,7 +58,11 @@ static void set_sub(struct view *v)
 		snprintf(v->sub, sizeof v->sub, "(does not load)");
 		return;
 	}
-	snprintf(v->sub, sizeof v->sub, "(%.60s: step %zu/%zu%s)", p->s->name, p->cur + 1, p->s->n_steps,
+	const struct scenario_step *st = &p->s->steps[p->cur];
+	char hop[48] = "";
+	if (p->hop) /* ---- hops ---- */
+		snprintf(hop, sizeof hop, ", hop %zu/%zu", p->hop, st->n_path);
+	snprintf(v->sub, sizeof v->sub, "(%.60s: step %zu/%zu%s%s)", p->s->name, p->cur + 1, p->s->n_steps, hop,
 		 p->playing ? ", playing" : "");
 }
 
@@ -83,9 +91,99 @@ static void go(struct app *a, struct view *v, size_t to)
 {
 	struct player *p = P(v);
 	p->cur = to;
+	p->hop = 0;
 	p->next_ms = now_mono_ms() + PLAY_MS;
 	set_sub(v);
 	(void)a;
+}
+
+/* ---- hops: one hop at a time along the step's path ---- */
+/* Past the step's last hop, l goes on to the next step's first (a step
+ * with no path is passed whole); h before the first hop shows the whole
+ * step, and from there the step before. */
+static void hop_next(struct app *a, struct view *v)
+{
+	struct player *p = P(v);
+	const struct scenario_step *st = &p->s->steps[p->cur];
+	if (p->hop < st->n_path) {
+		p->hop++;
+		set_sub(v);
+		return;
+	}
+	if (p->cur + 1 >= p->s->n_steps) {
+		app_flash(a, C_INFO, "the last hop of the last step: g goes to the first, esc picks another scenario");
+		return;
+	}
+	go(a, v, p->cur + 1);
+	p->hop = p->s->steps[p->cur].n_path ? 1 : 0;
+	set_sub(v);
+}
+
+static void hop_back(struct app *a, struct view *v)
+{
+	struct player *p = P(v);
+	if (p->hop > 0) {
+		p->hop--;
+		set_sub(v);
+		return;
+	}
+	if (p->cur == 0) {
+		app_flash(a, C_INFO, "the first step: l lights its hops one at a time, space goes on");
+		return;
+	}
+	go(a, v, p->cur - 1);
+	p->hop = p->s->steps[p->cur].n_path;
+	set_sub(v);
+}
+
+/* The run record a recorded SessionRun answer carries, decoded by the
+ * strict wire decoder (the file is untrusted), for the record view. */
+static bool receipt_of(const struct scenario_step *st, const struct scenario_wire *w, struct ui_record *out)
+{
+	if (!w || strncmp(w->what, "SessionRun answer", 17))
+		return false;
+	struct wire_session_run_response res;
+	struct wire_status status;
+	if (wire_decode_session_run_response(w->text, strlen(w->text), &res, &status) < 0)
+		return false;
+	bool ok = res.has_run && res.run.has_record;
+	if (ok) {
+		const struct bh_record *r = &res.run.record;
+		*out = (struct ui_record){.version = r->version, .started_ms = r->started_unix_ms,
+					  .ended_ms = r->ended_unix_ms, .sequence = r->sequence};
+		snprintf(out->request, sizeof out->request, "%s", r->request_sha256);
+		snprintf(out->result, sizeof out->result, "%s", r->result_sha256);
+		snprintf(out->unanswered, sizeof out->unanswered, "%s", r->unanswered ? r->unanswered : "");
+		snprintf(out->provider, sizeof out->provider, "%s", r->provider ? r->provider : "");
+		snprintf(out->isolation, sizeof out->isolation, "%s", r->isolation ? r->isolation : "");
+		snprintf(out->environment, sizeof out->environment, "%s", r->environment ? r->environment : "");
+		snprintf(out->policy, sizeof out->policy, "%s", r->policy ? r->policy : "");
+		snprintf(out->software_identity, sizeof out->software_identity, "%s",
+			 r->software_identity ? r->software_identity : "");
+		snprintf(out->software_rule_id, sizeof out->software_rule_id, "%s",
+			 r->software_rule_id ? r->software_rule_id : "");
+		snprintf(out->session, sizeof out->session, "%s", r->session);
+		snprintf(out->previous, sizeof out->previous, "%s", r->previous_sha256);
+		snprintf(out->record, sizeof out->record, "%s", r->record_sha256);
+		snprintf(out->language, sizeof out->language, "%s", st->language ? st->language : "");
+		const char *exit = scenario_answer_get(st, "exitCode");
+		out->exit_code = exit ? atoi(exit) : 0;
+	}
+	wire_session_run_response_free(&res);
+	return ok;
+}
+
+static void open_receipt(struct app *a, struct view *v)
+{
+	struct player *p = P(v);
+	const struct scenario_step *st = &p->s->steps[p->cur];
+	const struct scenario_visit *now = p->hop && p->hop <= st->n_path ? &st->path[p->hop - 1] : NULL;
+	struct ui_record r;
+	if (now && receipt_of(st, now->wire, &r)) {
+		record_view_open_receipt(a, &r);
+		return;
+	}
+	app_flash(a, C_INFO, "enter opens the receipt where a SessionRun answer is on the wire (l to the daemon, coming back up)");
 }
 
 static enum request request(struct app *a, struct view *v, enum request r)
@@ -106,7 +204,7 @@ static enum request request(struct app *a, struct view *v, enum request r)
 		if (p->cur > 0)
 			go(a, v, p->cur - 1);
 		else
-			app_flash(a, C_INFO, "the first step: l or space goes on");
+			app_flash(a, C_INFO, "the first step: space goes on, l lights its hops one at a time");
 		return REQ_NONE;
 	case REQ_STEP_FIRST:
 		go(a, v, 0);
@@ -122,6 +220,15 @@ static enum request request(struct app *a, struct view *v, enum request r)
 		return REQ_NONE;
 	case REQ_PICK:
 		return REQ_BACK;
+	case REQ_HOP_NEXT: /* ---- hops ---- */
+		hop_next(a, v);
+		return REQ_NONE;
+	case REQ_HOP_BACK:
+		hop_back(a, v);
+		return REQ_NONE;
+	case REQ_ENTER:
+		open_receipt(a, v);
+		return REQ_NONE;
 	default:
 		return r;
 	}
@@ -266,15 +373,39 @@ static bool lit(const struct scenario_step *st, enum scenario_hop h, size_t *ord
 	return false;
 }
 
+/* ---- hops ---- in hop mode, what is lit is the path so far: the hop now
+ * and those the call already passed, down or back up. */
+static bool lit_so_far(const struct scenario_step *st, size_t hop, enum scenario_hop h)
+{
+	for (size_t i = 0; i < hop && i < st->n_path; i++)
+		if (st->path[i].hop == h)
+			return true;
+	return false;
+}
+
+static void put_mark(struct app *a, int y, int x, int w, int attr, const char *mark)
+{
+	int mx = x + w / 2 - (int)strlen(mark) / 2;
+	if (mx + (int)strlen(mark) > a->cols)
+		mx = a->cols - (int)strlen(mark);
+	if (mx < 0)
+		mx = 0;
+	put(y, mx, a->cols - mx, attr, "%s", mark);
+}
+
 /* model --> agent --> executeCode --> manager --> daemon --> sandbox, the
  * lit ones bold and reversed, the one that refused in red; under each lit
- * hop its order, or STOPPED HERE / MAY HAVE RUN at the hop that stopped. */
-static void draw_pipeline(struct app *a, const struct scenario_step *st, int y)
+ * hop its order, or STOPPED HERE / MAY HAVE RUN at the hop that stopped.
+ * Hop by hop (hop > 0): the hops passed so far lit, the one now marked
+ * "> down" or "< back" (a refusal travelling back says so), and under the
+ * pipeline which hop of the path this is. */
+static void draw_pipeline(struct app *a, const struct scenario_step *st, size_t hop, int y)
 {
 	int total = 0, x[SCENARIO_HOP_COUNT];
 	for (int h = 0; h < SCENARIO_HOP_COUNT; h++)
 		total += (int)strlen(hop_label[h]) + (h ? (int)strlen(ARROW) : 0);
 	int at = a->cols > total ? (a->cols - total) / 2 : 0;
+	const struct scenario_visit *now = hop ? &st->path[hop - 1] : NULL;
 	for (int h = 0; h < SCENARIO_HOP_COUNT; h++) {
 		if (h) {
 			put(y, at, a->cols - at, theme_attr(C_DIM), ARROW);
@@ -282,38 +413,61 @@ static void draw_pipeline(struct app *a, const struct scenario_step *st, int y)
 		}
 		x[h] = at;
 		size_t order;
-		bool on = lit(st, (enum scenario_hop)h, &order);
+		bool on = now ? lit_so_far(st, hop, (enum scenario_hop)h) : lit(st, (enum scenario_hop)h, &order);
 		int attr = theme_attr(C_DIM);
 		if (on)
-			attr = (st->stopped_at == h ? theme_attr(C_BAD) : theme_attr(C_GOOD)) | A_BOLD | A_REVERSE;
+			attr = (st->stopped_at == h ? theme_attr(C_BAD) : theme_attr(C_GOOD)) | A_BOLD |
+			       (!now || now->hop == h ? A_REVERSE : 0);
 		put(y, at, a->cols - at, attr, "%s", hop_label[h]);
 		at += (int)strlen(hop_label[h]);
 	}
+	bool may = st->kind == SCENARIO_CALL && st->outcome == SCENARIO_MAY_HAVE_RUN;
 	for (int h = 0; h < SCENARIO_HOP_COUNT; h++) {
 		size_t order;
+		int w = (int)strlen(hop_label[h]);
+		if (now) {
+			if (st->stopped_at == h && lit_so_far(st, hop, (enum scenario_hop)h))
+				put_mark(a, y + 1, x[h], w, theme_attr(may ? C_WARN : C_BAD) | A_BOLD,
+					 may ? "MAY HAVE RUN" : "STOPPED HERE");
+			else if (now->hop == h)
+				put_mark(a, y + 1, x[h], w, theme_attr(C_GOOD) | A_BOLD,
+					 now->leg == SCENARIO_LEG_DOWN		     ? "> down"
+					 : st->stopped_at != SCENARIO_HOP_NONE ? "< refusal"
+									       : "< back");
+			continue;
+		}
 		if (!lit(st, (enum scenario_hop)h, &order))
 			continue;
 		char mark[32];
 		int attr = theme_attr(C_GOOD) | A_BOLD;
 		if (st->stopped_at == h) {
-			bool may = st->kind == SCENARIO_CALL && st->outcome == SCENARIO_MAY_HAVE_RUN;
 			snprintf(mark, sizeof mark, "%s", may ? "MAY HAVE RUN" : "STOPPED HERE");
 			attr = theme_attr(may ? C_WARN : C_BAD) | A_BOLD;
 		} else {
 			snprintf(mark, sizeof mark, "^%zu", order);
 		}
-		int mx = x[h] + (int)strlen(hop_label[h]) / 2 - (int)strlen(mark) / 2;
-		if (mx + (int)strlen(mark) > a->cols)
-			mx = a->cols - (int)strlen(mark);
-		if (mx < 0)
-			mx = 0;
-		put(y + 1, mx, a->cols - mx, attr, "%s", mark);
+		put_mark(a, y + 1, x[h], w, attr, mark);
+	}
+	if (now) {
+		put(y + 2, 0, a->cols, theme_attr(C_DIM), "hop %zu/%zu, %s: %s%s%s", hop, st->n_path,
+		    now->leg == SCENARIO_LEG_DOWN ? "going down" : "coming back up", hop_label[now->hop],
+		    now->wire ? "; on the wire: " : "", now->wire ? now->wire->what : "");
+		return;
 	}
 	enum scenario_hop where = st->stopped_at != SCENARIO_HOP_NONE ? st->stopped_at
 				  : st->n_hops			    ? st->hops[st->n_hops - 1]
 								    : SCENARIO_HOP_NONE;
+	/* What the deepest hop did in this step, when the recording says. */
+	const char *did = NULL;
+	for (size_t i = 0; i < st->n_path; i++)
+		if (st->path[i].leg == SCENARIO_LEG_DOWN && st->path[i].hop == where)
+			did = st->path[i].narration;
 	if (where == SCENARIO_HOP_NONE)
-		put(y + 2, 0, a->cols, theme_attr(C_DIM), "no hop lit: no call and no hook, time passes");
+		put(y + 2, 0, a->cols, theme_attr(C_DIM), "no hop lit: %s",
+		    st->kind == SCENARIO_WAIT ? "no call and no hook, time passes" : "nothing answered this step");
+	else if (did)
+		put(y + 2, 0, a->cols, theme_attr(C_DIM), "%s %s: %s", st->stopped_at != SCENARIO_HOP_NONE ? "stopped at" : "reached",
+		    hop_label[where], did);
 	else
 		put(y + 2, 0, a->cols, theme_attr(C_DIM), "%s %s", st->stopped_at != SCENARIO_HOP_NONE ? "stopped at" : "reached",
 		    hop_about[where]);
@@ -434,7 +588,22 @@ static void answer_lines(struct lines *L, const struct scenario_step *st, int w,
 	}
 }
 
-static void draw_panels(struct app *a, const struct scenario *s, const struct scenario_step *st, int y0, int y1)
+/* ---- hops ---- what crossed the hop, as recorded: JSON indented to read. */
+static void wire_lines(struct lines *L, const struct scenario_wire *w, int width)
+{
+	cJSON *j = cJSON_Parse(w->text);
+	char *pretty = j ? cJSON_Print(j) : NULL;
+	cJSON_Delete(j);
+	if (pretty) /* cJSON indents with tabs: two spaces read as well in less room */
+		for (char *c = pretty; *c; c++)
+			if (*c == '\t')
+				*c = ' ';
+	wrap(L, pretty ? pretty : *w->text ? w->text : "(empty)", width, false);
+	free(pretty);
+}
+
+static void draw_panels(struct app *a, const struct scenario *s, const struct scenario_step *st,
+			const struct scenario_visit *now, int y0, int y1)
 {
 	int lw = a->cols * 2 / 5; /* the answer says more than the call */
 	int rx = lw + 2, rw = a->cols - rx;
@@ -453,6 +622,13 @@ static void draw_panels(struct app *a, const struct scenario *s, const struct sc
 		}
 		put(y0, 0, lw, head, "CALL %s%s", st->language, files);
 		wrap(left, st->code, lw, false);
+		/* ---- hops ---- the files sent with the call, as sent */
+		for (size_t i = 0; i < st->n_files; i++) {
+			char head_line[300];
+			snprintf(head_line, sizeof head_line, "-- %s --", st->files[i].path);
+			add_line(left, head_line, strlen(head_line));
+			wrap(left, st->files[i].content, lw, false);
+		}
 		if (st->approval) { /* ---- approvals: held for a person first ---- */
 			add_line(left, "", 0);
 			wrap(left, st->approval, lw, true);
@@ -490,14 +666,16 @@ static void draw_panels(struct app *a, const struct scenario *s, const struct sc
 		put(y0, 0, lw, head, "OPERATOR %s", st->action);
 		wrap(left, operator_words(st->action), lw, true);
 		put(y0, rx, rw, head, "THE OPERATOR SAW");
-		/* Tables (leaks, gc) read better cut than wrapped. */
-		for (const char *q = st->output; q && *q;) {
-			const char *nl = strchr(q, '\n');
-			size_t n = nl ? (size_t)(nl - q) : strlen(q);
-			add_line(right, q, n);
-			q = nl ? nl + 1 : NULL;
-		}
+		/* Wrapped, not cut (B22): a leak's reason is at its line's end. */
+		wrap(right, st->output, rw, true);
 		break;
+	}
+	if (now && now->wire) { /* ---- hops ---- the wire at this hop, in place of the answer */
+		right->n = right->more = 0;
+		right_attr = A_NORMAL;
+		mvhline(y0, rx, ' ', rw);
+		put(y0, rx, rw, head, "ON THE WIRE: %s", now->wire->what);
+		wire_lines(right, now->wire, rw);
 	}
 	for (int y = y0; y <= y1; y++)
 		put(y, lw, 1, theme_attr(C_DIM), "|");
@@ -542,7 +720,9 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	const struct scenario *s = p->s;
 	const struct scenario_step *st = &s->steps[p->cur];
 	put(top, 0, a->cols, theme_attr(C_INFO), "%s: %s", s->title, s->teaches);
-	draw_pipeline(a, st, top + 1);
+	size_t hop = p->hop <= st->n_path ? p->hop : 0; /* ---- hops ---- */
+	const struct scenario_visit *now = hop ? &st->path[hop - 1] : NULL;
+	draw_pipeline(a, st, hop, top + 1);
 	const char *msg = turn_message(s, p->cur);
 	char turn[64];
 	if (st->turn)
@@ -551,12 +731,14 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 		snprintf(turn, sizeof turn, "outside any turn");
 	put(top + 4, 0, a->cols, A_BOLD, "step %zu/%zu  %s%s%s%s", p->cur + 1, s->n_steps, turn,
 	    msg ? "  the user: \"" : "", msg ? msg : "", msg ? "\"" : "");
-	draw_panels(a, s, st, top + 5, bottom - 4);
-	draw_daemon(a, s, p->cur, bottom - 3);
+	/* Hop by hop, the hop's own narration takes a third line. */
+	int said = now ? 3 : 2;
+	draw_panels(a, s, st, now, top + 5, bottom - 2 - said);
+	draw_daemon(a, s, p->cur, bottom - 1 - said);
 	struct lines L = {0};
-	wrap(&L, st->narration, a->cols - 2, true);
-	for (size_t i = 0; i < 2 && i < L.n; i++)
-		put(bottom - 2 + (int)i, 0, a->cols, theme_attr(C_INFO) | A_BOLD, "%s %s", i ? " " : ">", L.l[i]);
+	wrap(&L, now ? now->narration : st->narration, a->cols - 2, true);
+	for (int i = 0; i < said && (size_t)i < L.n; i++)
+		put(bottom - said + i, 0, a->cols, theme_attr(C_INFO) | A_BOLD, "%s %s", i ? " " : ">", L.l[i]);
 	const struct scenario_source *src = &s->source;
 	put(bottom, 0, a->cols, theme_attr(C_DIM), "recorded by %s at %s%s%s", src->recorder, src->recorded_at,
 	    src->daemon ? " against " : "", src->daemon ? src->daemon : "");
