@@ -532,7 +532,8 @@ cJSON *rec_concurrent_path(size_t i, size_t n, const char *code, const struct re
 	char *tool_json = cJSON_PrintUnformatted(tool);
 	cJSON_Delete(tool);
 	visit(path, SCENARIO_HOP_MODEL, SCENARIO_LEG_DOWN, "the model's tool call", tool_json,
-	      "Call %zu of %zu, sent while the others are in flight.", i + 1, n);
+	      "Call %zu of %zu, %s.", i + 1, n,
+	      i ? "sent while the ones before it are still in flight" : "sent first; the others follow before it ends");
 	free(tool_json);
 	visit(path, SCENARIO_HOP_AGENT, SCENARIO_LEG_DOWN, NULL, NULL,
 	      "The agent does not wait for the earlier calls: all %zu are for the same session.", n);
@@ -544,11 +545,13 @@ cJSON *rec_concurrent_path(size_t i, size_t n, const char *code, const struct re
 	bool refused = outcome == SCENARIO_REFUSED;
 	char words[1024];
 	if (refused)
-		snprintf(words, sizeof words, "The daemon refused it: one call was running and one waiting. %s", msg);
+		snprintf(words, sizeof words, "The daemon refused it: %s", msg);
 	else if (i == 0)
-		snprintf(words, sizeof words, "The daemon took it at once: no other call was running on the session.");
+		snprintf(words, sizeof words, "The daemon took it at once: no other call was on the session yet.");
 	else
-		snprintf(words, sizeof words, "Another call was running: the daemon held this one until its turn came.");
+		snprintf(words, sizeof words,
+			 "The daemon took it on the session, whose turn rule runs one call at a time: it ran once no "
+			 "other was running.");
 	if (x)
 		exchange_down(path, SCENARIO_HOP_DAEMON, x, words);
 	else
