@@ -482,7 +482,9 @@ Test(replay, next_turn_one_call_hop_by_hop_shows_each_hops_own_narration)
 		/* Coming back up through the daemon, the answer carries the run
 		 * record: enter opens it in the record view, verified there. */
 		if (i == 7)
-			strcat(script, "<Enter>\n:save-display hop-receipt\n<Esc>\n:save-display hop-after-receipt\n");
+			strcat(script, "<Enter>\n:save-display hop-receipt\n<Esc>\n:save-display hop-after-receipt\n"
+				       "j\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\nj\n"
+				       ":save-display hop-wire-scrolled\nk\nk\nk\nk\nk\nk\nk\nk\n:save-display hop-wire-up\n");
 	}
 	strcat(script, "l\n:save-display hop-next-step\nh\n:save-display hop-back\n");
 	replay_ok(NULL, "next_turn", script);
@@ -518,6 +520,11 @@ Test(replay, next_turn_one_call_hop_by_hop_shows_each_hops_own_narration)
 	screen_has("hop-receipt", digest);
 	snprintf(want_after, sizeof want_after, "step %zu/%zu, hop 7/11)", at, s->n_steps);
 	screen_has("hop-after-receipt", want_after);
+	/* j scrolls the wire to its end, and no further. */
+	screen_has("hop-7", "more lines: j scrolls)");
+	screen_has("hop-wire-scrolled", "\"interpreterStarted\": true");
+	screen_has("hop-wire-scrolled", "\n1002,grace,17.25                | }\n");
+	screen_has("hop-wire-up", "\"recordSha256\": \"");
 	screen_has("hop-9", "ON THE WIRE: the executeCode answer");
 	screen_has("hop-11", "< back");
 	screen_has("hop-11", "coming back up: model");

@@ -31,6 +31,7 @@ struct player {
 	bool playing;
 	uint64_t next_ms;
 	size_t hop; /* ---- hops ---- 0: the whole step lit; k: its path's first k hops, the k-th now */
+	size_t wire_top; /* the wire pane's first line shown (j/k scroll it) */
 };
 
 /* The pipeline's words, short, and what each hop is, for the line under it. */
@@ -54,6 +55,7 @@ static struct player *P(struct view *v)
 static void set_sub(struct view *v)
 {
 	struct player *p = P(v);
+	p->wire_top = 0; /* a new hop or step shows its wire from the top */
 	if (!p->s) {
 		snprintf(v->sub, sizeof v->sub, "(does not load)");
 		return;
@@ -229,6 +231,13 @@ static enum request request(struct app *a, struct view *v, enum request r)
 	case REQ_ENTER:
 		open_receipt(a, v);
 		return REQ_NONE;
+	case REQ_DOWN: /* the wire pane, a line at a time (draw keeps it in range) */
+		p->wire_top++;
+		return REQ_NONE;
+	case REQ_UP:
+		if (p->wire_top)
+			p->wire_top--;
+		return REQ_NONE;
 	default:
 		return r;
 	}
@@ -348,13 +357,20 @@ static void wrap(struct lines *L, const char *text, int w, bool words)
 
 /* Draws a panel's lines in rows y0..y1 (inclusive); what does not fit is
  * counted on the last row. */
+static void draw_lines_hint(const struct lines *L, int y0, int y1, int x, int w, int attr, const char *hint);
 static void draw_lines(const struct lines *L, int y0, int y1, int x, int w, int attr)
+{
+	draw_lines_hint(L, y0, y1, x, w, attr, "");
+}
+
+/* The same, the count of what does not fit followed by hint (": j scrolls"). */
+static void draw_lines_hint(const struct lines *L, int y0, int y1, int x, int w, int attr, const char *hint)
 {
 	int rows = y1 - y0 + 1;
 	size_t total = L->n + L->more;
 	for (int i = 0; i < rows && (size_t)i < L->n; i++) {
 		if (i == rows - 1 && total > (size_t)rows) {
-			put(y0 + i, x, w, theme_attr(C_DIM), "(%zu more lines)", total - (size_t)i);
+			put(y0 + i, x, w, theme_attr(C_DIM), "(%zu more lines%s)", total - (size_t)i, hint);
 			return;
 		}
 		put(y0 + i, x, w, attr, "%s", L->l[i]);
@@ -603,7 +619,7 @@ static void wire_lines(struct lines *L, const struct scenario_wire *w, int width
 }
 
 static void draw_panels(struct app *a, const struct scenario *s, const struct scenario_step *st,
-			const struct scenario_visit *now, int y0, int y1)
+			const struct scenario_visit *now, size_t *wire_top, int y0, int y1)
 {
 	int lw = a->cols * 2 / 5; /* the answer says more than the call */
 	int rx = lw + 2, rw = a->cols - rx;
@@ -613,6 +629,7 @@ static void draw_panels(struct app *a, const struct scenario *s, const struct sc
 		abort();
 	char words[512];
 	int right_attr = A_NORMAL;
+	const char *scroll_hint = ""; /* ---- hops ---- */
 	switch (st->kind) {
 	case SCENARIO_CALL: {
 		char files[256] = "";
@@ -674,13 +691,22 @@ static void draw_panels(struct app *a, const struct scenario *s, const struct sc
 		right->n = right->more = 0;
 		right_attr = A_NORMAL;
 		mvhline(y0, rx, ' ', rw);
-		put(y0, rx, rw, head, "ON THE WIRE: %s", now->wire->what);
 		wire_lines(right, now->wire, rw);
+		/* j/k scroll a wire longer than the pane; never past its end. */
+		size_t rows = (size_t)(y1 - y0), total = right->n;
+		if (*wire_top + rows > total)
+			*wire_top = total > rows ? total - rows : 0;
+		if (*wire_top) {
+			memmove(right->l, right->l + *wire_top, (right->n - *wire_top) * sizeof right->l[0]);
+			right->n -= *wire_top;
+		}
+		put(y0, rx, rw, head, "ON THE WIRE: %s", now->wire->what);
+		scroll_hint = *wire_top ? ": j/k scroll" : ": j scrolls";
 	}
 	for (int y = y0; y <= y1; y++)
 		put(y, lw, 1, theme_attr(C_DIM), "|");
 	draw_lines(left, y0 + 1, y1, 0, lw, A_NORMAL);
-	draw_lines(right, y0 + 1, y1, rx, rw, right_attr);
+	draw_lines_hint(right, y0 + 1, y1, rx, rw, right_attr, scroll_hint);
 	free(left);
 	free(right);
 }
@@ -733,7 +759,7 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	    msg ? "  the user: \"" : "", msg ? msg : "", msg ? "\"" : "");
 	/* Hop by hop, the hop's own narration takes a third line. */
 	int said = now ? 3 : 2;
-	draw_panels(a, s, st, now, top + 5, bottom - 2 - said);
+	draw_panels(a, s, st, now, &p->wire_top, top + 5, bottom - 2 - said);
 	draw_daemon(a, s, p->cur, bottom - 1 - said);
 	struct lines L = {0};
 	wrap(&L, now ? now->narration : st->narration, a->cols - 2, true);
