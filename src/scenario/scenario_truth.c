@@ -25,7 +25,8 @@ struct found {
 	size_t len, n;
 };
 
-static void say(struct found *f, size_t step, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(struct found *f, size_t step, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 static void say(struct found *f, size_t step, const char *fmt, ...)
 {
 	f->n++;
@@ -34,7 +35,8 @@ static void say(struct found *f, size_t step, const char *fmt, ...)
 	size_t used = strlen(f->why);
 	if (used + 1 >= f->len)
 		return;
-	used += (size_t)snprintf(f->why + used, f->len - used, "%sstep %zu: ", used ? "; " : "", step);
+	used += (size_t)snprintf(f->why + used, f->len - used, "%sstep %zu: ", used ? "; " : "",
+				 step);
 	if (used >= f->len)
 		return;
 	va_list ap;
@@ -68,8 +70,9 @@ static bool sent(const struct scenario_step *st, const struct scenario_step *pre
 /* Words that say a sandbox still holds its interpreters and files. */
 static bool claims_kept(const char *text)
 {
-	return text && (strcasestr(text, "kept between calls") || strcasestr(text, "interpreters and files kept") ||
-			strcasestr(text, "still warm"));
+	return text &&
+	       (strcasestr(text, "kept between calls") ||
+		strcasestr(text, "interpreters and files kept") || strcasestr(text, "still warm"));
 }
 
 static void check_step(struct found *f, const struct scenario *s, size_t i, bool daemon_dead)
@@ -79,17 +82,21 @@ static void check_step(struct found *f, const struct scenario *s, size_t i, bool
 	if (st->stopped_at != SCENARIO_HOP_NONE)
 		for (size_t k = 0; k < st->n_hops; k++)
 			if (st->hops[k] > st->stopped_at)
-				say(f, n, "lights \"%s\", past \"%s\" where it stopped", scenario_hop_name(st->hops[k]),
+				say(f, n, "lights \"%s\", past \"%s\" where it stopped",
+				    scenario_hop_name(st->hops[k]),
 				    scenario_hop_name(st->stopped_at));
-	if (st->kind == SCENARIO_CALL && st->outcome == SCENARIO_ANSWERED && !lights(st, SCENARIO_HOP_SANDBOX))
+	if (st->kind == SCENARIO_CALL && st->outcome == SCENARIO_ANSWERED &&
+	    !lights(st, SCENARIO_HOP_SANDBOX))
 		say(f, n, "answered, but never lit the sandbox that answered");
 	int tier = tier_rank(s->tier), floor = tier_rank(s->floor);
 	if (lights(st, SCENARIO_HOP_SANDBOX) && floor > tier && tier >= 0)
-		say(f, n, "lights the sandbox, but the floor %s is above the %s tier: no session could open", s->floor,
-		    s->tier);
-	if (st->kind == SCENARIO_HOOK && lights(st, SCENARIO_HOP_SANDBOX) && !sent(st, prev, "OpenSession") &&
-	    !sent(st, prev, "CloseSession"))
-		say(f, n, "the %s hook lights the sandbox, but opened and closed nothing", st->hook);
+		say(f, n,
+		    "lights the sandbox, but the floor %s is above the %s tier: no session could open",
+		    s->floor, s->tier);
+	if (st->kind == SCENARIO_HOOK && lights(st, SCENARIO_HOP_SANDBOX) &&
+	    !sent(st, prev, "OpenSession") && !sent(st, prev, "CloseSession"))
+		say(f, n, "the %s hook lights the sandbox, but opened and closed nothing",
+		    st->hook);
 	if (daemon_dead) {
 		if (lights(st, SCENARIO_HOP_DAEMON))
 			say(f, n, "lights the daemon, which was killed and not restarted");
@@ -97,12 +104,14 @@ static void check_step(struct found *f, const struct scenario *s, size_t i, bool
 			say(f, n, "says the sandbox is kept, after the daemon was killed");
 		for (size_t k = 0; k < st->n_path; k++)
 			if (claims_kept(st->path[k].narration))
-				say(f, n, "the %s hop says the sandbox is kept, after the daemon was killed",
+				say(f, n,
+				    "the %s hop says the sandbox is kept, after the daemon was killed",
 				    scenario_hop_name(st->path[k].hop));
 	}
 	/* A path must come back: a refusal travels back to the model as an
 	 * answer does, and a call's path ends where it began. */
-	if (st->kind == SCENARIO_CALL && st->n_path && st->path[st->n_path - 1].hop != SCENARIO_HOP_MODEL)
+	if (st->kind == SCENARIO_CALL && st->n_path &&
+	    st->path[st->n_path - 1].hop != SCENARIO_HOP_MODEL)
 		say(f, n, "the call's path ends at \"%s\", not back at the model",
 		    scenario_hop_name(st->path[st->n_path - 1].hop));
 }
@@ -117,7 +126,9 @@ size_t scenario_contradictions(const struct scenario *s, char *why, size_t whyle
 		const struct scenario_step *st = &s->steps[i];
 		if (st->kind == SCENARIO_OPERATOR && !strcmp(st->action, "restart_daemon"))
 			dead = false;
-		check_step(&f, s, i, dead && !(st->kind == SCENARIO_OPERATOR && !strcmp(st->action, "kill_daemon")));
+		check_step(&f, s, i,
+			   dead && !(st->kind == SCENARIO_OPERATOR &&
+				     !strcmp(st->action, "kill_daemon")));
 		if (st->kind == SCENARIO_OPERATOR && !strcmp(st->action, "kill_daemon"))
 			dead = true;
 	}

@@ -643,7 +643,9 @@ TestSuite(scenario, .timeout = 120);
 	"\"outcome\":\"answered\",\"answer\":{\"exitCode\":0,\"stdout\":\"1\\n\"},\"error\":null}"
 #define WAIT "{\"kind\":\"wait\",\"turn\":1,\"narration\":\"n\",\"hops\":[],\"daemon_calls\":{},\"ms\":5}"
 
-static void refused_with(const char *json, const char *want)
+/* ---- hops ---- shared with test_replay_hops.c */
+void refused_with(const char *json, const char *want);
+void refused_with(const char *json, const char *want)
 {
 	struct scenario *s = (struct scenario *)1;
 	char err[512];
