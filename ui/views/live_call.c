@@ -291,7 +291,7 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	if (!p)
 		return;
 	static const char *const said[] = {
-		"waiting for the next call on any session (another client, an agent, this console's x)",
+		"waiting for the next call on any session, from any client",
 		"a call arrived at the daemon: finding it in its session",
 		"the call runs in the sandbox: its output as it arrives",
 		"the answer went back to the caller",
@@ -305,8 +305,7 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	hop_diagram_draw(a, &hv, top + 2, dh);
 	int y = top + 2 + dh;
 	attron(theme_attr(C_DIM));
-	draw_clipped(y++, 0, C, "dashed: the caller's side (model, agent, executeCode, manager), not seen "
-				"from the daemon");
+	draw_clipped(y++, 0, C, "dashed: the caller's side, which the daemon does not see");
 	attroff(theme_attr(C_DIM));
 	y++;
 	if (*p->why) {
@@ -318,8 +317,8 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	if (p->phase == WAITING || y > bottom)
 		return;
 	char line[1024];
-	snprintf(line, sizeof line, "session %.12s  tier %s  sandbox %s  opened by %s%s%s", p->s.fp,
-		 p->s.tier, p->s.sandbox, p->s.principal, *p->s.owner ? "  owner " : "", p->s.owner);
+	snprintf(line, sizeof line, "session %.12s  tier %s  opened by %s%s%s  sandbox %s", p->s.fp,
+		 p->s.tier, p->s.principal, *p->s.owner ? "  owner " : "", p->s.owner, p->s.sandbox);
 	draw_clipped(y++, 0, C, line);
 	if (p->answered || p->phase == ANSWERED) {
 		char dur[32] = "";
