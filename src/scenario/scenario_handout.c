@@ -23,7 +23,7 @@ static void prose(FILE *f, const char *s)
 			fputs("  \n", f);
 		else if (*p < 0x20 || *p == 0x7f)
 			fprintf(f, "\\x%02X", *p);
-		else if (strchr("\\`*_{}[]()<>#+-.!|~&", *p))
+		else if (strchr("\\`*_[]<>#!|~&", *p))
 			fprintf(f, "\\%c", *p);
 		else
 			fputc(*p, f);

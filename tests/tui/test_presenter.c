@@ -364,3 +364,28 @@ Test(presenter, e_in_the_player_writes_the_handout_and_flashes_its_absolute_path
 	cr_assert_not_null(strstr(md, "Nothing ran (capacity)"));
 	free(md);
 }
+
+/* A scenario file is anyone's: its prose reads as text in the handout (no
+ * link, image or HTML), and code holding a fence cannot close the one
+ * around it. */
+Test(presenter, a_hostile_scenarios_handout_escapes_its_prose_and_fences_its_code_longer)
+{
+	char err[512];
+	struct scenario *s = NULL;
+	cr_assert_eq(scenario_load(SHIPPED "/concurrent_calls.json", &s, err, sizeof err), 0, "%s", err);
+	struct scenario_step *st = &s->steps[0];
+	free(st->narration);
+	free(st->code);
+	st->narration = strdup("see [this](http://evil.example) <img src=x onerror=alert(1)>\x1b[2J");
+	st->code = strdup("print(1)\n````\n# not a heading\n");
+	char *md = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&md, &n);
+	cr_assert_eq(scenario_handout(s, f), 0);
+	fclose(f);
+	scenario_free(s);
+	cr_assert_not_null(strstr(md, "see \\[this\\](http://evil.example) \\<img src=x onerror=alert(1)\\>\\x1B\\[2J"),
+			   "%s", md);
+	cr_assert_not_null(strstr(md, "`````python\nprint(1)\n````\n# not a heading\n`````\n"), "%s", md);
+	free(md);
+}
