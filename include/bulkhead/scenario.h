@@ -47,6 +47,25 @@ struct scenario_file {
 	char *path, *content;
 };
 
+/* ---- hops: one hop of a step's path ---- */
+enum scenario_leg { SCENARIO_LEG_DOWN, SCENARIO_LEG_UP };
+const char *scenario_leg_name(enum scenario_leg l); /* "down", "up" */
+
+/* What crossed a hop, as it was on the wire: the model's tool call, the
+ * executeCode arguments, the plimsoll.v1 request and its answer, the run
+ * record's digest. */
+struct scenario_wire {
+	char *what; /* "plimsoll.v1 SessionRun request" */
+	char *text; /* as recorded: JSON for a request or an answer */
+};
+
+struct scenario_visit {
+	enum scenario_hop hop;
+	enum scenario_leg leg;
+	char *narration;	    /* what this hop did in this step, recorded */
+	struct scenario_wire *wire; /* NULL when nothing was recorded crossing it */
+};
+
 /* One daemon procedure and how many times it was called so far. */
 struct scenario_count {
 	char *name;
@@ -85,6 +104,16 @@ struct scenario_step {
 	/* kind call: what the operator saw and decided while the daemon held
 	 * the call ("approval": {"output"}); NULL when it was not held. */
 	char *approval;
+
+	/* ---- hops: the call's path, one hop at a time ---- */
+	/* What each hop did in this step, in the order a class follows it:
+	 * down the pipeline to the deepest hop the step reached (a refused call
+	 * stops at stopped_at), then back up the answer path (a refusal too
+	 * travels back). NULL and 0 when the recording has none (it predates
+	 * "path", or the step lit nothing); the down leg's hops are exactly
+	 * `hops`, in order (the loader checks). */
+	struct scenario_visit *path;
+	size_t n_path;
 
 	/* ---- presenter ---- */
 	/* kind call: when the call was sent and its answer (or refusal) came
@@ -130,6 +159,16 @@ int scenario_save(const char *path, const char *text, char *err, size_t errlen);
 
 /* The recorded value of key in a step's answer (compact JSON), or NULL. */
 const char *scenario_answer_get(const struct scenario_step *st, const char *key);
+
+/* ---- hops: a recording's claims checked against its answers ---- */
+/* The contradictions between what a scenario's steps lit and what they
+ * answered: a refused call lit past the hop that refused it, an answered
+ * call that never reached the sandbox, a sandbox lit where no session could
+ * be open (the floor is above the tier; a hook that opened and closed
+ * nothing; a daemon dead since a kill), a path that does not come back up,
+ * narration claiming a kept sandbox after the daemon was killed. Returns
+ * how many; the first ones ("step 1: ...; step 3: ...") in why. */
+size_t scenario_contradictions(const struct scenario *s, char *why, size_t whylen);
 
 /* Where shipped scenarios are: $BULKHEAD_SCENARIOS, else the data directory
  * beside this binary (the source tree's data/scenarios next to a build

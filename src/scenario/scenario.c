@@ -32,6 +32,7 @@ static const char *const hop_names[SCENARIO_HOP_COUNT] = {"model", "agent", "exe
 							   "manager", "daemon", "sandbox"};
 static const char *const kind_names[] = {"hook", "call", "wait", "operator"};
 static const char *const outcome_names[] = {"answered", "refused", "may_have_run"};
+static const char *const leg_names[] = {"down", "up"};
 static const char *const hook_names[] = {"turn_start", "suspend", "complete"};
 /* docs/scenarios.md's actions, and those `bulkhead record` also writes. */
 static const char *const action_names[] = {"pause", "resume",	   "hibernate",	     "inspect", "leaks",
@@ -55,6 +56,11 @@ const char *scenario_kind_name(enum scenario_kind k)
 const char *scenario_outcome_name(enum scenario_outcome o)
 {
 	return (size_t)o < COUNT(outcome_names) ? outcome_names[o] : "?";
+}
+
+const char *scenario_leg_name(enum scenario_leg l)
+{
+	return (size_t)l < COUNT(leg_names) ? leg_names[l] : "?";
 }
 
 /* ---- errors ---- */
@@ -333,6 +339,109 @@ static int parse_call(struct ctx *c, const cJSON *j, struct scenario_step *st)
 	return 0;
 }
 
+/* ---- hops: the step's path ---- */
+/* "path": [{"hop", "leg": "down"|"up", "narration", "wire": {"what", "text"}}].
+ * Strict, because the player walks it a hop at a time: the down leg is the
+ * step's hops in their order (so the two never disagree), ending at
+ * stopped_at when something refused; the up leg climbs back through hops the
+ * call passed, each higher than the last. */
+static int parse_visit(struct ctx *c, const cJSON *v, size_t i, struct scenario_visit *out)
+{
+	char label[48], lw[64], lt[64];
+	snprintf(label, sizeof label, "path[%zu]", i);
+	if (!cJSON_IsObject(v))
+		return fail(c, "\"%s\" is not an object", label);
+	const cJSON *hop = cJSON_GetObjectItemCaseSensitive(v, "hop");
+	if (!hop)
+		return fail(c, "missing \"%s.hop\"", label);
+	if (hop_of(c, hop, label, &out->hop) < 0)
+		return -1;
+	char lleg[64], ln[64];
+	snprintf(lleg, sizeof lleg, "%s.leg", label);
+	snprintf(ln, sizeof ln, "%s.narration", label);
+	int leg;
+	if (get_enum(c, v, "leg", lleg, leg_names, COUNT(leg_names), "leg", &leg) < 0)
+		return -1;
+	out->leg = (enum scenario_leg)leg;
+	if (get_string(c, v, "narration", ln, true, false, &out->narration) < 0)
+		return -1;
+	if (!*out->narration)
+		return fail(c, "\"%s\" is empty", ln);
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(v, "wire");
+	if (!w || cJSON_IsNull(w))
+		return 0;
+	snprintf(lw, sizeof lw, "%s.wire.what", label);
+	snprintf(lt, sizeof lt, "%s.wire.text", label);
+	if (!cJSON_IsObject(w))
+		return fail(c, "\"%s.wire\" is not an object", label);
+	out->wire = calloc(1, sizeof *out->wire);
+	if (!out->wire)
+		return fail(c, "out of memory");
+	if (get_string(c, w, "what", lw, true, false, &out->wire->what) < 0 ||
+	    get_string(c, w, "text", lt, true, false, &out->wire->text) < 0)
+		return -1;
+	if (!*out->wire->what)
+		return fail(c, "\"%s\" is empty", lw);
+	return 0;
+}
+
+static int parse_path(struct ctx *c, const cJSON *j, struct scenario_step *st)
+{
+	const cJSON *path = cJSON_GetObjectItemCaseSensitive(j, "path");
+	if (!path || cJSON_IsNull(path))
+		return 0;
+	if (!cJSON_IsArray(path))
+		return fail(c, "\"path\" is not an array");
+	size_t n = (size_t)cJSON_GetArraySize(path);
+	/* Each hop at most once down and once up. */
+	if (n > 2 * SCENARIO_HOP_COUNT)
+		return fail(c, "\"path\" has %zu hops: more than down and back up", n);
+	if (!n)
+		return st->n_hops ? fail(c, "\"path\" is empty but the step lit %zu hops", st->n_hops) : 0;
+	st->path = calloc(n, sizeof *st->path);
+	if (!st->path)
+		return fail(c, "out of memory");
+	size_t down = 0;
+	const cJSON *v;
+	cJSON_ArrayForEach(v, path)
+	{
+		size_t i = st->n_path;
+		struct scenario_visit *vi = &st->path[st->n_path++];
+		if (parse_visit(c, v, i, vi) < 0)
+			return -1;
+		if (vi->leg == SCENARIO_LEG_DOWN) {
+			if (i != down)
+				return fail(c, "\"path[%zu]\" goes down after the path came back up", i);
+			if (down >= st->n_hops || st->hops[down] != vi->hop)
+				return fail(c, "\"path[%zu]\" goes down to \"%s\", not the step's hop %zu (%s)", i,
+					    hop_names[vi->hop], down + 1,
+					    down < st->n_hops ? hop_names[st->hops[down]] : "none: it lit fewer");
+			if (down && vi->hop <= st->path[down - 1].hop)
+				return fail(c, "\"path[%zu]\" goes down to \"%s\", which is not below \"%s\"", i,
+					    hop_names[vi->hop], hop_names[st->path[down - 1].hop]);
+			down++;
+			continue;
+		}
+		if (!down)
+			return fail(c, "\"path[%zu]\" comes back up before anything went down", i);
+		enum scenario_hop above = st->path[i - 1].hop;
+		if (vi->hop >= above)
+			return fail(c, "\"path[%zu]\" comes back up to \"%s\", not above \"%s\"", i,
+				    hop_names[vi->hop], hop_names[above]);
+		bool passed = false;
+		for (size_t k = 0; k < down; k++)
+			passed |= st->path[k].hop == vi->hop;
+		if (!passed)
+			return fail(c, "\"path[%zu]\" comes back up through \"%s\", which the call never passed", i,
+				    hop_names[vi->hop]);
+	}
+	if (down != st->n_hops)
+		return fail(c, "\"path\" goes down through %zu hops but the step lit %zu", down, st->n_hops);
+	if (st->stopped_at != SCENARIO_HOP_NONE && st->path[down - 1].hop != st->stopped_at)
+		return fail(c, "\"path\" goes down past \"stopped_at\" \"%s\"", hop_names[st->stopped_at]);
+	return 0;
+}
+
 static int parse_step(struct ctx *c, const cJSON *j, struct scenario_step *st, const struct scenario_step *prev)
 {
 	st->stopped_at = SCENARIO_HOP_NONE;
@@ -389,6 +498,9 @@ static int parse_step(struct ctx *c, const cJSON *j, struct scenario_step *st, c
 			return fail(c, "\"stopped_at\" \"%s\" is not one of the step's hops",
 				    hop_names[st->stopped_at]);
 	}
+
+	if (parse_path(c, j, st) < 0) /* ---- hops ---- */
+		return -1;
 
 	/* The procedures so far: cumulative, so none may go down. */
 	const cJSON *dc = cJSON_GetObjectItemCaseSensitive(j, "daemon_calls");
@@ -622,6 +734,15 @@ void scenario_free(struct scenario *s)
 		free(st->action);
 		free(st->output);
 		free(st->approval); /* ---- approvals ---- */
+		for (size_t k = 0; st->path && k < st->n_path; k++) { /* ---- hops ---- */
+			free(st->path[k].narration);
+			if (st->path[k].wire) {
+				free(st->path[k].wire->what);
+				free(st->path[k].wire->text);
+			}
+			free(st->path[k].wire);
+		}
+		free(st->path);
 	}
 	free(s->steps);
 	free(s->name);
