@@ -131,6 +131,15 @@ struct bh_client_error *bh_client_error_of(const struct bh_client_http *answer);
  * ...) this client has started, answered or not. */
 uint64_t bh_client_procedure_count(const bh_client *c, const char *procedure);
 
+/* ---- hops: the wire as it was, for the recorder ---- */
+/* Called once per finished exchange, before its callback: the procedure
+ * ("SessionRun"), the request body as sent, the answer's status (0: no
+ * answer) and body as received. Bodies hold session ids, which are
+ * capabilities: whoever keeps them must redact them. NULL stops it. */
+typedef void (*bh_client_tap_cb)(void *arg, const char *procedure, const char *request, long status,
+				 const char *answer);
+void bh_client_set_tap(bh_client *c, bh_client_tap_cb cb, void *arg);
+
 /* ---- plimsoll.v1.SandboxService ---------------------------------------- */
 
 typedef void (*bh_client_describe_cb)(void *arg, struct wire_describe_response *res,

@@ -73,6 +73,7 @@ static struct worker *worker(struct recording *r, const char *name)
 			bh_client_error_free(err);
 			return NULL;
 		}
+		bh_client_set_tap(w->c, rec_tap_on, &r->tap); /* ---- hops ---- */
 	}
 	return w;
 }
@@ -124,17 +125,6 @@ static cJSON *hops(enum scenario_hop first, size_t n)
 	return a;
 }
 
-/* The named hops, not a run: a lifecycle step passes the agent's tool
- * (execute_code) by, from the agent to its manager and, when the manager
- * acts, on to the daemon and the sandbox. */
-static cJSON *hops_of(const enum scenario_hop *list, size_t n)
-{
-	cJSON *a = cJSON_CreateArray();
-	for (size_t i = 0; i < n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(scenario_hop_name(list[i])));
-	return a;
-}
-
 /* A call that came back lit every hop, model to sandbox. */
 static cJSON *every_hop(void)
 {
@@ -143,6 +133,7 @@ static cJSON *every_hop(void)
 
 static cJSON *step_new(struct recording *r, const cJSON *src, enum scenario_kind kind)
 {
+	rec_tap_reset(&r->tap); /* ---- hops ---- the step's exchanges start here */
 	cJSON *s = cJSON_CreateObject();
 	cJSON_AddStringToObject(s, "kind", scenario_kind_name(kind));
 	const cJSON *turn = cJSON_GetObjectItemCaseSensitive(src, "turn");
@@ -290,6 +281,22 @@ static int decide_held(struct recording *r, struct worker *w, cJSON *s, const cJ
 	return -1;
 }
 
+/* ---- hops ---- whether w's manager holds key's sandbox (still opening),
+ * and its fingerprint ("" when none). */
+static void entry_of(struct worker *w, const char *key, bool *has, bool *opening, char fp[65])
+{
+	struct bh_manager_entry e[16];
+	size_t n = bh_manager_entries(w->m, e, 16);
+	*has = *opening = false;
+	fp[0] = '\0';
+	for (size_t i = 0; i < n && i < 16; i++)
+		if (!strcmp(e[i].key, key)) {
+			*has = true;
+			*opening = e[i].opening;
+			snprintf(fp, 65, "%s", e[i].fingerprint);
+		}
+}
+
 static int do_call(struct recording *r, const cJSON *src, const cJSON *call)
 {
 	const char *lang_name = rec_str(call, "language", "python"), *code = rec_str(call, "code", NULL);
@@ -320,6 +327,13 @@ static int do_call(struct recording *r, const cJSON *src, const cJSON *call)
 				      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(call, "files"), 1));
 	cJSON_AddItemToObject(s, "call", in);
 	uint64_t before = calls_so_far(r, 0) + calls_so_far(r, 1);
+	/* ---- hops ---- what the manager held, and the counts, before the call */
+	struct rec_call_seen seen = {.key = key, .owner = owner, .language = lang_name, .code = code,
+				     .floor = r->floor, .tier = r->d.isolation, .tap = &r->tap};
+	entry_of(w, key, &seen.had_entry, &seen.was_opening, seen.fp_before);
+	long long counts_before[3];
+	for (size_t i = 0; i < 3; i++)
+		counts_before[i] = (long long)calls_so_far(r, i);
 	struct outcome o = {0};
 	struct bh_exec_input ei = {.language = lang, .code = code, .files = files, .n_files = n_files};
 	struct bh_client_error *err = NULL;
@@ -327,20 +341,30 @@ static int do_call(struct recording *r, const cJSON *src, const cJSON *call)
 		o.done = true;
 		o.err = err;
 	}
-	free(files);
 	const cJSON *approval = cJSON_GetObjectItemCaseSensitive(src, "approval");
 	if (approval && decide_held(r, w, s, approval, &o.done) < 0) {
 		while (!o.done)
 			bh_manager_wait(w->m, &o.done, 1000);
+		free(files);
 		cJSON_Delete(s);
 		return -1;
 	}
 	while (!o.done)
 		bh_manager_wait(w->m, &o.done, 1000);
+	bool ignored;
+	entry_of(w, key, &ignored, &ignored, seen.fp_after);
+	seen.opened = (long long)calls_so_far(r, 0) - counts_before[0];
+	seen.ran = (long long)calls_so_far(r, 1) - counts_before[1];
+	seen.closed = (long long)calls_so_far(r, 2) - counts_before[2];
+	seen.in = &ei;
 	if (!o.err) {
 		cJSON_AddStringToObject(s, "outcome", scenario_outcome_name(SCENARIO_ANSWERED));
 		add_answer(s, &o.out);
 		cJSON_AddNullToObject(s, "error");
+		seen.out = &o.out;
+		seen.stopped = SCENARIO_HOP_NONE;
+		cJSON_AddItemToObject(s, "path", rec_call_path(&seen));
+		free(files);
 		bh_exec_output_free(&o.out);
 		step_finish(r, s, every_hop(), SCENARIO_HOP_NONE);
 		return 0;
@@ -354,6 +378,10 @@ static int do_call(struct recording *r, const cJSON *src, const cJSON *call)
 				scenario_outcome_name(refused ? SCENARIO_REFUSED : SCENARIO_MAY_HAVE_RUN));
 	cJSON_AddNullToObject(s, "answer");
 	cJSON_AddStringToObject(s, "error", o.err->message);
+	seen.err = o.err;
+	seen.stopped = stopped;
+	cJSON_AddItemToObject(s, "path", rec_call_path(&seen));
+	free(files);
 	bh_client_error_free(o.err);
 	step_finish(r, s, refused ? hops_until(stopped) : every_hop(), stopped);
 	return 0;
@@ -367,25 +395,21 @@ static int do_hook(struct recording *r, const cJSON *src, const char *hook)
 	const char *key = rec_str(src, "run", "run-1"), *owner = rec_str(src, "owner", NULL);
 	cJSON *s = step_new(r, src, SCENARIO_HOOK);
 	cJSON_AddStringToObject(s, "hook", hook);
-	struct bh_manager_entry e[16];
-	size_t before = bh_manager_entries(w->m, e, 16);
-	bool had = false;
-	for (size_t i = 0; i < before && i < 16; i++)
-		had = had || !strcmp(e[i].key, key);
-	/* The agent and its manager, and through to the sandbox when it acts. */
-	static const enum scenario_hop lifecycle_hops[] = {SCENARIO_HOP_AGENT, SCENARIO_HOP_MANAGER,
-							   SCENARIO_HOP_DAEMON, SCENARIO_HOP_SANDBOX};
-	if (!strcmp(hook, "turn_start")) {
+	/* ---- hops ---- what the manager held before and after, and what was sent */
+	struct rec_hook_seen seen = {.hook = hook, .key = key, .floor = r->floor, .tap = &r->tap};
+	bool opening;
+	entry_of(w, key, &seen.had_entry, &opening, seen.fp_before);
+	if (!strcmp(hook, "turn_start"))
 		bh_manager_warm(w->m, key, owner);
-		bool opened = bh_manager_entries(w->m, e, 16) > before;
-		/* The turn does not wait; the recorder does, so steps stay in order. */
-		settle(w);
-		step_finish(r, s, hops_of(lifecycle_hops, opened ? 4 : 2), SCENARIO_HOP_NONE);
-	} else { /* suspend or complete (record_script.c's check took every other name) */
+	else /* suspend or complete (record_script.c's check took every other name) */
 		bh_manager_dispose(w->m, key);
-		settle(w);
-		step_finish(r, s, hops_of(lifecycle_hops, had ? 4 : 2), SCENARIO_HOP_NONE);
-	}
+	/* The turn does not wait; the recorder does, so steps stay in order. */
+	settle(w);
+	entry_of(w, key, &seen.holds_after, &opening, seen.fp_after);
+	cJSON *lit = cJSON_CreateArray();
+	enum scenario_hop stopped;
+	cJSON_AddItemToObject(s, "path", rec_hook_path(&seen, lit, &stopped));
+	step_finish(r, s, lit, stopped);
 	return 0;
 }
 
@@ -447,6 +471,7 @@ static int ensure_op(struct recording *r)
 		bh_client_error_free(err);
 		return -1;
 	}
+	bh_client_set_tap(r->op, rec_tap_on, &r->tap); /* ---- hops ---- */
 	return 0;
 }
 
@@ -486,7 +511,9 @@ static int do_operator(struct recording *r, const cJSON *src, const char *action
 			snprintf(text, sizeof text, "%s", err ? err->message : "failed");
 		bh_client_error_free(err);
 		cJSON_AddStringToObject(s, "output", text);
-		step_finish(r, s, hops(SCENARIO_HOP_DAEMON, 2), SCENARIO_HOP_NONE);
+		cJSON *lit = cJSON_CreateArray(); /* ---- hops ---- */
+		cJSON_AddItemToObject(s, "path", rec_operator_path(action, fp, text, r->daemon_dead, &r->tap, lit));
+		step_finish(r, s, lit, SCENARIO_HOP_NONE);
 		return 0;
 	}
 	if (!strcmp(action, "kill_daemon")) {
@@ -498,15 +525,18 @@ static int do_operator(struct recording *r, const cJSON *src, const char *action
 		bh_client_free(r->op);
 		r->op = NULL;
 		cJSON_AddStringToObject(s, "output", text);
-		step_finish(r, s, hops(SCENARIO_HOP_DAEMON, 0), SCENARIO_HOP_NONE);
+		r->daemon_dead = true; /* ---- hops ---- */
+		step_finish(r, s, cJSON_CreateArray(), SCENARIO_HOP_NONE);
 		return 0;
 	}
 	if (!strcmp(action, "leaks") || !strcmp(action, "gc")) {
 		const char *args[] = {"bulkhead", action, "--state", r->d.state, NULL};
 		char *out = run_self(args);
 		cJSON_AddStringToObject(s, "output", out ? out : "");
+		cJSON *lit = cJSON_CreateArray(); /* ---- hops ---- */
+		cJSON_AddItemToObject(s, "path", rec_operator_path(action, "", out ? out : "", r->daemon_dead, &r->tap, lit));
 		free(out);
-		step_finish(r, s, hops(SCENARIO_HOP_DAEMON, 2), SCENARIO_HOP_NONE);
+		step_finish(r, s, lit, SCENARIO_HOP_NONE);
 		return 0;
 	}
 	if (!strcmp(action, "restart_daemon")) {
@@ -516,7 +546,10 @@ static int do_operator(struct recording *r, const cJSON *src, const char *action
 		}
 		snprintf(text, sizeof text, "bulkhead serve started again (pid %d)", (int)r->d.pid);
 		cJSON_AddStringToObject(s, "output", text);
-		step_finish(r, s, hops(SCENARIO_HOP_DAEMON, 1), SCENARIO_HOP_NONE);
+		r->daemon_dead = false; /* ---- hops ---- */
+		cJSON *lit = cJSON_CreateArray();
+		cJSON_AddItemToObject(s, "path", rec_operator_path(action, "", text, false, &r->tap, lit));
+		step_finish(r, s, lit, SCENARIO_HOP_NONE);
 		return 0;
 	}
 	cJSON_Delete(s);
@@ -568,6 +601,22 @@ static bool raw_wait(bh_client *c, struct raw *x, size_t n)
 		bool never = false;
 		bh_client_wait(c, &never, 200);
 	}
+}
+
+/* ---- hops ---- the SessionRun exchange that carried this code. */
+static const struct rec_exchange *exchange_for(const struct rec_tap *t, const char *code)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		if (strcmp(t->ex[i].procedure, "SessionRun"))
+			continue;
+		cJSON *req = cJSON_Parse(t->ex[i].request);
+		const char *c = rec_str(cJSON_GetObjectItemCaseSensitive(req, "cell"), "code", NULL);
+		bool same = c && !strcmp(c, code);
+		cJSON_Delete(req);
+		if (same)
+			return &t->ex[i];
+	}
+	return NULL;
 }
 
 static int do_concurrent(struct recording *r, const cJSON *src, const cJSON *codes)
@@ -633,6 +682,9 @@ static int do_concurrent(struct recording *r, const cJSON *src, const cJSON *cod
 		}
 	}
 	raw_wait(w->c, x, n);
+	/* ---- hops ---- the exchanges were all seen now: step_new resets the tap */
+	struct rec_tap seen = r->tap;
+	memset(&r->tap, 0, sizeof r->tap);
 	i = 0;
 	bool first = true;
 	const cJSON *narrations = cJSON_GetObjectItemCaseSensitive(src, "narrations");
@@ -648,6 +700,7 @@ static int do_concurrent(struct recording *r, const cJSON *src, const cJSON *cod
 		cJSON_AddStringToObject(in, "language", "python");
 		cJSON_AddStringToObject(in, "code", cJSON_IsString(code) ? code->valuestring : "");
 		cJSON_AddItemToObject(s, "call", in);
+		const struct rec_exchange *mine = exchange_for(&seen, cJSON_IsString(code) ? code->valuestring : "");
 		if (x[i].status == 200) {
 			struct wire_session_run_response res;
 			struct wire_status st;
@@ -660,10 +713,14 @@ static int do_concurrent(struct recording *r, const cJSON *src, const cJSON *cod
 				cJSON_AddNullToObject(s, "error");
 				bh_exec_output_free(&out);
 				wire_session_run_response_free(&res);
+				cJSON_AddItemToObject(s, "path", rec_concurrent_path(i, n, code->valuestring, mine,
+										  SCENARIO_ANSWERED, ""));
 			} else {
 				cJSON_AddStringToObject(s, "outcome", scenario_outcome_name(SCENARIO_MAY_HAVE_RUN));
 				cJSON_AddNullToObject(s, "answer");
 				cJSON_AddStringToObject(s, "error", st.msg);
+				cJSON_AddItemToObject(s, "path", rec_concurrent_path(i, n, code->valuestring, mine,
+										  SCENARIO_MAY_HAVE_RUN, st.msg));
 			}
 			step_finish(r, s, every_hop(), SCENARIO_HOP_NONE);
 		} else {
@@ -672,12 +729,17 @@ static int do_concurrent(struct recording *r, const cJSON *src, const cJSON *cod
 						scenario_outcome_name(refused ? SCENARIO_REFUSED : SCENARIO_MAY_HAVE_RUN));
 			cJSON_AddNullToObject(s, "answer");
 			cJSON_AddStringToObject(s, "error", x[i].body ? x[i].body : "");
+			cJSON_AddItemToObject(s, "path",
+					      rec_concurrent_path(i, n, cJSON_IsString(code) ? code->valuestring : "", mine,
+								  refused ? SCENARIO_REFUSED : SCENARIO_MAY_HAVE_RUN,
+								  x[i].body ? x[i].body : ""));
 			step_finish(r, s, refused ? hops_until(SCENARIO_HOP_DAEMON) : every_hop(),
 				    refused ? SCENARIO_HOP_DAEMON : SCENARIO_HOP_NONE);
 		}
 		free(x[i].body);
 		i++;
 	}
+	rec_tap_reset(&seen);
 	cJSON *close = cJSON_CreateObject();
 	cJSON_AddNumberToObject(close, "protocol", WIRE_PROTOCOL);
 	cJSON_AddStringToObject(close, "sessionId", id);
@@ -799,6 +861,7 @@ int cmd_record(int argc, char **argv)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", r.d.dir);
 	if (system(cmd) != 0)
 		cli_error("could not remove %s", r.d.dir);
+	rec_tap_reset(&r.tap); /* ---- hops ---- */
 	cJSON_Delete(r.steps);
 	cJSON_Delete(r.script);
 	return rc;

@@ -85,6 +85,18 @@ int rec_write_scenario(struct recording *r, const char *out_path)
 	/* Round-tripped through the loader before the file exists: a recording
 	 * the player would refuse is never written. */
 	char err[1024];
+	/* ---- hops ---- nor one whose hops contradict its answers */
+	struct scenario *check = NULL;
+	if (scenario_parse(text, strlen(text), &check, err, sizeof err) == 0) {
+		char why[1024];
+		size_t bad = scenario_contradictions(check, why, sizeof why);
+		scenario_free(check);
+		if (bad) {
+			cli_error("%s: the recording contradicts itself (%zu): %s; not written", out_path, bad, why);
+			free(text);
+			return -1;
+		}
+	}
 	int rc = scenario_save(out_path, text, err, sizeof err);
 	free(text);
 	if (rc < 0)

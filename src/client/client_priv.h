@@ -42,6 +42,9 @@ struct bh_client {
 		uint64_t n;
 	} counts[24];
 	size_t n_counts;
+	/* ---- hops ---- */
+	bh_client_tap_cb tap;
+	void *tap_arg;
 };
 
 /* Starts one exchange; its callback runs from bh_client_process*. Returns

@@ -29,6 +29,7 @@ struct xfer {
 	bh_client_http_cb cb;
 	void *arg;
 	struct xfer *prev, *next;
+	char procedure[40]; /* ---- hops ---- for the tap */
 };
 
 /* ---- libcurl's wishes: sockets and the timer ---- */
@@ -150,6 +151,8 @@ static void finish(bh_client *c, struct xfer *x, CURLcode rc)
 		a.unsent = never_sent(rc, x->easy);
 		a.transport_error = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
 	}
+	if (c->tap) /* ---- hops ---- */
+		c->tap(c->tap_arg, x->procedure, x->body, a.status, a.body);
 	x->cb(x->arg, &a);
 	xfer_free(x);
 }
@@ -369,6 +372,8 @@ struct xfer *xfer_start(bh_client *c, const char *path, const char *json, bh_cli
 	if (!x->easy)
 		abort();
 	x->body = xstrdup(json);
+	const char *procedure = strrchr(path, '/'); /* ---- hops ---- */
+	snprintf(x->procedure, sizeof x->procedure, "%s", procedure ? procedure + 1 : path);
 	cleanup_free char *url = xasprintf("%s/%s", c->base, path[0] == '/' ? path + 1 : path);
 	cleanup_free char *rid = xasprintf("Plimsoll-Request-Id: %s", x->request_id);
 	add_header(x, "Content-Type: application/json");
@@ -424,6 +429,13 @@ int bh_client_call_async(bh_client *c, const char *path, const char *json, bh_cl
 			 void *arg, struct bh_client_error **err)
 {
 	return xfer_start(c, path, json, cb, arg, err) ? 0 : -1;
+}
+
+/* ---- hops ---- */
+void bh_client_set_tap(bh_client *c, bh_client_tap_cb cb, void *arg)
+{
+	c->tap = cb;
+	c->tap_arg = arg;
 }
 
 /* ---- the client ---- */

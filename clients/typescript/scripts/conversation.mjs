@@ -18,12 +18,32 @@ import { scriptedModel } from "../examples/scripted-model.mjs";
 
 const ALL_HOPS = ["model", "agent", "execute_code", "manager", "daemon", "sandbox"];
 
-function countingFetch(counts) {
+function countingFetch(counts, opens) {
   return async (url, init) => {
     const m = /\/([A-Za-z]+)$/.exec(String(url));
     if (m) counts[m[1]] = (counts[m[1]] ?? 0) + 1;
-    return fetch(url, init);
+    // hops: each OpenSession's answer, in the order sent, so a warm-up the
+    // daemon refused is not recorded as reaching a sandbox
+    const n = m?.[1] === "OpenSession" ? counts.OpenSession : 0;
+    const res = await fetch(url, init);
+    if (n) opens[n - 1] = { status: res.status, message: res.ok ? "" : await res.clone().text() };
+    return res;
   };
+}
+
+// hops: a turn_start whose OpenSession the daemon refused stopped there;
+// nothing opened, so it lights no sandbox.
+function correctRefusedWarmups(steps, opens) {
+  for (const s of steps) {
+    if (s.kind !== "hook" || s.hook !== "turn_start" || !s.hops.includes("sandbox")) continue;
+    const open = opens[s.daemon_calls.OpenSession - 1];
+    if (!open || open.status === 200) continue;
+    let why = open.message;
+    try { why = JSON.parse(open.message).message ?? why; } catch { /* not JSON: as received */ }
+    s.hops = ["agent", "manager", "daemon"];
+    s.stopped_at = "daemon";
+    s.narration = `Turn ${s.turn} starts: onTurnStart warms the run's sandbox without waiting, and the daemon refuses the open (HTTP ${open.status}: ${why}): no sandbox exists.`;
+  }
 }
 
 const PROCS = ["OpenSession", "SessionRun", "CloseSession"];
@@ -57,6 +77,7 @@ function narrateCall(call, step) {
  */
 export async function playConversation(o) {
   const counts = {};
+  const opens = [];
   const steps = [];
   const chunks = [];
   const t0 = Date.now();
@@ -138,7 +159,7 @@ export async function playConversation(o) {
   const { hooks } = createAnalystAgent({
     id: `bulkhead-analyst-${o.name}`,
     model,
-    client: () => new Client({ target: o.daemon.url, token: o.daemon.token, fetch: countingFetch(counts) }),
+    client: () => new Client({ target: o.daemon.url, token: o.daemon.token, fetch: countingFetch(counts, opens) }),
     minimumIsolation: o.floor,
     idleTimeoutInSeconds: o.idleSeconds,
     userId: () => o.userId,
@@ -186,6 +207,7 @@ export async function playConversation(o) {
     }
   }
   await hooks.onComplete({ ctx: { run: { id: o.runId } } });
+  correctRefusedWarmups(steps, opens);
   return { steps, counts: snapshot(counts), allCounts: { ...counts }, chunks, durationMs: Date.now() - t0 };
 }
 
