@@ -208,7 +208,7 @@ Test(presenter, presenter_mode_has_no_header_draws_the_hops_as_boxes_and_jumps_t
 	lacks("presenter-80x24", "bulkhead 0.1.0"); /* no header */
 	lacks("presenter-80x24", "?:help");         /* no hints */
 	has("presenter-80x24", "step 1/3 [");
-	has("presenter-80x24", "+1691 ms");
+	has("presenter-80x24", " ms  all hops  paused"); /* the step seen whole */
 	has("presenter-80x24", "┃ model  ┃━━▶┃ agent  ┃");
 	has("presenter-80x24", "The first call runs");
 	screen("presenter-stopped-here");
@@ -218,6 +218,39 @@ Test(presenter, presenter_mode_has_no_header_draws_the_hops_as_boxes_and_jumps_t
 	has("presenter-stopped-here", "CALL python: REFUSED, nothing ran");
 	has("presenter-no-step-9", "no step 9: this scenario has 3");
 	has("presenter-back-in-the-player", "Replay (concurrent_calls: step 1/3)");
+}
+
+/* l follows the call hop by hop along its recorded path, each hop with its
+ * own narration and what crossed it on the wire; a refused call stops at
+ * the daemon, and the refusal travels back up. */
+Test(presenter, l_follows_a_call_hop_by_hop_to_the_hop_that_refused_it_and_back_up)
+{
+	replay(24, 80, "C.UTF-8", SHIPPED, "replay concurrent_calls",
+	       "P\n"
+	       "2g\n"
+	       "l\n"
+	       ":save-display presenter-hop-model\n"
+	       "llll\n"
+	       ":save-display presenter-hop-refused\n"
+	       "l\n"
+	       ":save-display presenter-hop-back\n"
+	       "h\n"
+	       ":save-display presenter-hop-refused-again\n");
+	screen("presenter-hop-model");
+	has("presenter-hop-model", "step 3/3 [");
+	has("presenter-hop-model", "hop 1/9");
+	has("presenter-hop-model", "┃(1) now ┃");
+	has("presenter-hop-model", "model, on the way down: Call 3 of 3");
+	has("presenter-hop-model", "on the wire:");
+	screen("presenter-hop-refused");
+	has("presenter-hop-refused", "hop 5/9");
+	has("presenter-hop-refused", "daemon, on the way down: The daemon refused it");
+	has("presenter-hop-refused", "┃STOPPED ┃");
+	has("presenter-hop-refused", "┃manager ┃━━▶┃ daemon ┃──▷│sandbox │");
+	screen("presenter-hop-back");
+	has("presenter-hop-back", "manager, on the way back: The refusal comes back");
+	has("presenter-hop-back", "┃(6) now ┃◀━━┃  HERE  ┃◁──│"); /* the refusal's way back */
+	has("presenter-hop-refused-again", "hop 5/9");
 }
 
 Test(presenter, presenter_mode_scales_to_200x60_and_draws_ascii_boxes_under_lc_all_c)
@@ -243,22 +276,25 @@ Test(presenter, play_goes_faster_with_plus_and_pauses_by_itself_at_stopped_here)
 {
 	replay(24, 80, "C.UTF-8", SHIPPED, "replay concurrent_calls",
 	       "P\n"
+	       "2g\n"
 	       "+\n"
 	       "+\n"
 	       "+\n"
 	       "+\n"
 	       ":save-display presenter-fastest\n"
 	       "<Space>\n"
-	       ":sleep 2500\n"
+	       ":sleep 4000\n"
 	       ":save-display presenter-auto-paused\n"
 	       "-\n"
 	       ":save-display presenter-slower\n");
-	has("presenter-fastest", "play: a step every 0.5 s");
+	has("presenter-fastest", "play: a move every 0.5 s");
+	/* five hops into step 3, play stopped itself where the daemon refused */
 	screen("presenter-auto-paused");
 	has("presenter-auto-paused", "step 3/3 [");
+	has("presenter-auto-paused", "hop 5/9");
 	has("presenter-auto-paused", "paused (space plays)");
 	has("presenter-auto-paused", "paused at STOPPED HERE (step 3): space plays on");
-	has("presenter-slower", "play: a step every 1.0 s");
+	has("presenter-slower", "play: a move every 1.0 s");
 }
 
 /* ---- lanes ---- */
@@ -275,12 +311,21 @@ Test(presenter, lanes_draw_three_calls_running_waiting_and_refused_on_one_time_a
 	       ":save-display lanes-help\n");
 	screen("lanes-first");
 	screen("lanes-third-sent");
-	has("lanes-third-sent", "at +801 ms (moment 3/5):");
+	/* The figures are the recording's own. */
+	char err[512], line[256];
+	struct scenario *s = NULL;
+	cr_assert_eq(scenario_load(SHIPPED "/concurrent_calls.json", &s, err, sizeof err), 0, "%s", err);
+	const struct scenario_step *c = s->steps;
+	snprintf(line, sizeof line, "at +%lld ms (moment 3/5):", c[2].sent_ms - c[0].sent_ms);
+	has("lanes-third-sent", line);
+	snprintf(line, sizeof line, "waited %lld ms for call 1, ran %lld ms, exit 0",
+		 c[0].answered_ms - c[1].sent_ms, c[1].answered_ms - c[0].answered_ms);
+	has("lanes-third-sent", line);
+	scenario_free(s);
 	has("lanes-third-sent", "call 1: import time    ████");
 	has("lanes-third-sent", "  running ");
 	has("lanes-third-sent", "  waiting ");
 	has("lanes-third-sent", "  refused ");
-	has("lanes-third-sent", "waited 1153 ms for call 1, ran 1 ms, exit 0");
 	has("lanes-third-sent", "░░░");
 	has("lanes-third-sent", "✗");
 	has("lanes-help", "space         lanes      play or pause the time cursor");

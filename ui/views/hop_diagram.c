@@ -13,11 +13,15 @@ static const char *const label[SCENARIO_HOP_COUNT] = {"model",   "agent",  "exec
 static const char *const label_cut[SCENARIO_HOP_COUNT][2] = {
 	{"model", ""}, {"agent", ""}, {"execute", "Code"}, {"manager", ""}, {"daemon", ""}, {"sandbox", ""}};
 
-void hop_view_of_step(const struct scenario_step *st, struct hop_view *hv)
+const char *hop_label(enum scenario_hop h)
 {
-	memset(hv, 0, sizeof *hv);
-	hv->stopped = st->stopped_at;
-	hv->warn = st->kind == SCENARIO_CALL && st->outcome == SCENARIO_MAY_HAVE_RUN;
+	return h >= 0 && h < SCENARIO_HOP_COUNT ? label[h] : "?";
+}
+
+/* The whole step at once: what a recording without a path says (its hops
+ * lit, numbered in order, the answer's way back for a call). */
+static void whole_step(const struct scenario_step *st, struct hop_view *hv)
+{
 	int last = -1;
 	for (size_t i = 0; i < st->n_hops; i++) {
 		enum scenario_hop h = st->hops[i];
@@ -25,17 +29,59 @@ void hop_view_of_step(const struct scenario_step *st, struct hop_view *hv)
 		snprintf(hv->mark[h], sizeof hv->mark[h], "(%zu)", i + 1);
 		last = (int)h > last ? (int)h : last;
 	}
-	if (hv->stopped != SCENARIO_HOP_NONE) {
-		snprintf(hv->mark[hv->stopped], sizeof hv->mark[0], "%s",
-			 hv->warn ? "MAY HAVE RUN" : "STOPPED HERE");
+	if (hv->stopped != SCENARIO_HOP_NONE)
 		last = hv->stopped;
-	}
 	for (int h = 0; h + 1 < SCENARIO_HOP_COUNT; h++) {
 		hv->out[h] = hv->lit[h] && hv->lit[h + 1] && h + 1 <= last;
 		/* A call comes back to the model whatever became of it: the
 		 * answer, or the refusal from the hop that refused. */
 		hv->back[h] = st->kind == SCENARIO_CALL && hv->out[h];
 	}
+}
+
+size_t hop_positions(const struct scenario_step *st)
+{
+	return st->n_path ? st->n_path + 1 : 1; /* each visit, then the whole step */
+}
+
+const struct scenario_visit *hop_visit(const struct scenario_step *st, size_t upto)
+{
+	return upto && upto <= st->n_path ? &st->path[upto - 1] : NULL;
+}
+
+void hop_view_of_step(const struct scenario_step *st, size_t upto, struct hop_view *hv)
+{
+	memset(hv, 0, sizeof *hv);
+	hv->stopped = SCENARIO_HOP_NONE;
+	hv->warn = st->kind == SCENARIO_CALL && st->outcome == SCENARIO_MAY_HAVE_RUN;
+	if (!st->n_path) {
+		hv->stopped = st->stopped_at;
+		whole_step(st, hv);
+	} else {
+		/* The path's first upto visits: down, a hop lit and the arrow
+		 * into it; up, the answer's arrow from the hop below. */
+		size_t n = upto < st->n_path ? upto : st->n_path;
+		int prev = -1;
+		for (size_t i = 0; i < n; i++) {
+			const struct scenario_visit *vi = &st->path[i];
+			enum scenario_hop h = vi->hop;
+			if (vi->leg == SCENARIO_LEG_DOWN) {
+				hv->lit[h] = true;
+				if (prev >= 0 && (int)h == prev + 1)
+					hv->out[prev] = true;
+				prev = (int)h;
+			} else if (h + 1 < SCENARIO_HOP_COUNT) {
+				hv->back[h] = true;
+			}
+			snprintf(hv->mark[h], sizeof hv->mark[h], i + 1 == upto ? "(%zu) now" : "(%zu)", i + 1);
+		}
+		/* STOPPED HERE once the call reached the hop that refused it. */
+		if (st->stopped_at != SCENARIO_HOP_NONE && hv->lit[st->stopped_at])
+			hv->stopped = st->stopped_at;
+	}
+	if (hv->stopped != SCENARIO_HOP_NONE)
+		snprintf(hv->mark[hv->stopped], sizeof hv->mark[0], "%s",
+			 hv->warn ? "MAY HAVE RUN" : "STOPPED HERE");
 }
 
 int hop_diagram_rows(int avail)
@@ -244,4 +290,24 @@ void hop_progress(const struct app *a, int y, int x, int w, size_t at, size_t n)
 	repeat(y, x + hw + 1 + done, bar - done, a->utf8 ? "░" : ".");
 	attroff(theme_attr(C_DIM));
 	mvaddstr(y, x + hw + 1 + bar, "]");
+}
+
+void pace_rearm(struct pace *p)
+{
+	p->next_ms = now_mono_ms() + p->ms[p->at];
+}
+
+bool pace_due(const struct pace *p, uint64_t now)
+{
+	return p->playing && now >= p->next_ms;
+}
+
+void pace_change(struct app *a, struct pace *p, int dir)
+{
+	if (dir > 0 && p->at + 1 < p->n)
+		p->at++;
+	else if (dir < 0 && p->at > 0)
+		p->at--;
+	pace_rearm(p);
+	app_flash(a, C_INFO, "play: a move every %.1f s", p->ms[p->at] / 1000.0);
 }

@@ -26,10 +26,22 @@ struct hop_view {
 	char mark[SCENARIO_HOP_COUNT][40]; /* under the label: "1", "STOPPED HERE", "running" */
 };
 
-/* A recorded step's hops: lit in the recorded order (numbered), the
- * request's arrows between neighbours lit in turn, the answer's back from
- * the last lit hop (or from the one that refused) once the call came back. */
-void hop_view_of_step(const struct scenario_step *st, struct hop_view *hv);
+/* The one place that reads the scenario model's hops. A step is followed
+ * hop by hop along its recorded path (scenario_visit: down the pipeline,
+ * then back up the answer path), then seen whole: hop_positions says how
+ * many places there are to stop (each visit and the whole step, or just the
+ * whole step for a recording with no path). hop_view_of_step lights the
+ * first `upto` visits (numbered, the one at upto "now", the request's arrows
+ * on the way down and the answer's on the way up, STOPPED HERE once the call
+ * reached the hop that refused it); past the last visit, all of them.
+ * hop_visit is the visit at position upto (1-based), or NULL at the whole
+ * step. */
+size_t hop_positions(const struct scenario_step *st);
+void hop_view_of_step(const struct scenario_step *st, size_t upto, struct hop_view *hv);
+const struct scenario_visit *hop_visit(const struct scenario_step *st, size_t upto);
+
+/* "executeCode": a hop's name as the diagram shows it. */
+const char *hop_label(enum scenario_hop h);
 
 /* Rows the diagram takes in a space of avail rows (5 at least, up to 17). */
 int hop_diagram_rows(int avail);
@@ -42,5 +54,19 @@ void hop_diagram_draw(const struct app *a, const struct hop_view *hv, int y, int
 int hop_text(int y, int x, int w, int rows, int spacing, int attr, const char *text);
 /* "step 3/8 [#####.....]" across w columns at (y, x). */
 void hop_progress(const struct app *a, int y, int x, int w, size_t at, size_t n);
+
+/* Play for the views a class watches: a move every ms[at] while playing;
+ * + and - choose from ms, slowest first. */
+struct pace {
+	const unsigned *ms;
+	size_t n, at;
+	bool playing;
+	uint64_t next_ms;
+};
+/* The next move is due a whole wait from now. */
+void pace_rearm(struct pace *p);
+bool pace_due(const struct pace *p, uint64_t now);
+/* +: dir 1, -: dir -1; flashes the new wait. */
+void pace_change(struct app *a, struct pace *p, int dir);
 
 #endif

@@ -40,9 +40,7 @@ struct lanes {
 	size_t n;
 	long long moment[MAX_MOMENTS];
 	size_t n_moments, at;
-	bool playing;
-	size_t pace;
-	uint64_t next_ms;
+	struct pace pace;
 };
 
 static bool timed(const struct scenario_step *st)
@@ -124,7 +122,7 @@ static void load(struct app *a, struct view *v)
 		return;
 	struct lanes *p = xzalloc(sizeof *p);
 	v->priv = p;
-	p->pace = 2;
+	p->pace = (struct pace){.ms = pace_ms, .n = PACE_COUNT, .at = 2};
 	char *end = NULL;
 	size_t want = strtoul(v->arg, &end, 10);
 	snprintf(p->path, sizeof p->path, "%s", end && *end == ':' ? end + 1 : v->arg);
@@ -149,7 +147,7 @@ static void done(struct view *v)
 static void move_to(struct lanes *p, size_t at)
 {
 	p->at = at;
-	p->next_ms = now_mono_ms() + pace_ms[p->pace];
+	pace_rearm(&p->pace);
 }
 
 static enum request request(struct app *a, struct view *v, enum request r)
@@ -169,19 +167,12 @@ static enum request request(struct app *a, struct view *v, enum request r)
 			move_to(p, p->at - 1);
 		return REQ_NONE;
 	case REQ_LANES_PLAY:
-		p->playing = !p->playing;
-		if (p->playing && p->at + 1 >= p->n_moments)
-			p->at = 0;
-		move_to(p, p->at);
+		p->pace.playing = !p->pace.playing;
+		move_to(p, p->pace.playing && p->at + 1 >= p->n_moments ? 0 : p->at);
 		return REQ_NONE;
 	case REQ_LANES_FASTER:
 	case REQ_LANES_SLOWER:
-		if (r == REQ_LANES_FASTER && p->pace + 1 < PACE_COUNT)
-			p->pace++;
-		else if (r == REQ_LANES_SLOWER && p->pace > 0)
-			p->pace--;
-		move_to(p, p->at);
-		app_flash(a, C_INFO, "play: a moment every %.1f s", pace_ms[p->pace] / 1000.0);
+		pace_change(a, &p->pace, r == REQ_LANES_FASTER ? 1 : -1);
 		return REQ_NONE;
 	default:
 		return r;
@@ -191,12 +182,12 @@ static enum request request(struct app *a, struct view *v, enum request r)
 static void tick(struct app *a, struct view *v, uint64_t now)
 {
 	struct lanes *p = v->priv;
-	if (!p || !p->playing || now < p->next_ms)
+	if (!p || !pace_due(&p->pace, now))
 		return;
 	if (p->at + 1 < p->n_moments)
 		move_to(p, p->at + 1);
 	if (p->at + 1 >= p->n_moments) {
-		p->playing = false;
+		p->pace.playing = false;
 		app_flash(a, C_INFO, "played to the last answer: space plays it again");
 	}
 }
@@ -262,7 +253,10 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	if (aw < 10)
 		aw = 10;
 	long long now = p->moment[p->at];
-	int cursor = ax + (int)((now - t0) * (aw - 1) / span);
+	/* the column whose span holds now, as the lanes' columns are cut */
+	int cursor = ax + (int)((now - t0) * aw / span);
+	if (cursor > ax + aw - 1)
+		cursor = ax + aw - 1;
 	int y = top;
 	hop_text(y, 0, C, 1, 1, A_BOLD, s->title);
 	y += 2;

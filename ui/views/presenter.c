@@ -10,6 +10,8 @@
  * source at all. Opened with "STEP:PATH" (the player's step and file). */
 #include "hop_diagram.h"
 
+#include <cjson/cJSON.h>
+
 #include <curses.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,16 +21,15 @@
 /* The waits between steps that + and - choose from, slowest first. */
 static const unsigned pace_ms[] = {8000, 5000, 3000, 2000, 1500, 1000, 500};
 #define PACE_COUNT (sizeof pace_ms / sizeof pace_ms[0])
-#define PACE_DEFAULT 2 /* 3 s: time to read a narration aloud */
+#define PACE_DEFAULT 3 /* 2 s: time to read a hop's narration aloud */
 
 struct presenter {
 	struct scenario *s;
 	char path[4096];
 	char err[700];
 	size_t cur;
-	bool playing;
-	size_t pace;
-	uint64_t next_ms;
+	size_t upto; /* the step's visits done, 1 .. hop_positions (the last: the whole step) */
+	struct pace pace;
 	char digits[8]; /* a step's number being typed, before its g */
 };
 
@@ -57,11 +58,13 @@ static void load(struct app *a, struct view *v)
 		return; /* a recording does not change under a replay */
 	struct presenter *p = xzalloc(sizeof *p);
 	v->priv = p;
-	p->pace = PACE_DEFAULT;
+	p->pace = (struct pace){.ms = pace_ms, .n = PACE_COUNT, .at = PACE_DEFAULT};
 	p->cur = split_arg(v->arg, p->path, sizeof p->path);
 	scenario_load(p->path, &p->s, p->err, sizeof p->err);
 	if (p->s && p->cur >= p->s->n_steps)
 		p->cur = 0;
+	if (p->s) /* the player's step as it shows it: whole */
+		p->upto = hop_positions(&p->s->steps[p->cur]);
 }
 
 static void done(struct view *v)
@@ -72,15 +75,54 @@ static void done(struct view *v)
 	free(p);
 }
 
-static void go(struct presenter *p, size_t to)
+/* To step `to`, at its visit `upto` (SIZE_MAX: the whole step). */
+static void go(struct presenter *p, size_t to, size_t upto)
 {
+	size_t n = hop_positions(&p->s->steps[to]);
 	p->cur = to;
-	p->next_ms = now_mono_ms() + pace_ms[p->pace];
+	p->upto = upto < n ? upto : n;
+	pace_rearm(&p->pace);
 }
 
-static bool stopped(const struct scenario_step *st)
+/* l: the next hop of the step's path, then the next step's first. */
+static bool forward(struct presenter *p)
 {
-	return st->stopped_at != SCENARIO_HOP_NONE;
+	if (p->upto < hop_positions(&p->s->steps[p->cur]))
+		go(p, p->cur, p->upto + 1);
+	else if (p->cur + 1 < p->s->n_steps)
+		go(p, p->cur + 1, 1);
+	else
+		return false;
+	return true;
+}
+
+static bool backward(struct presenter *p)
+{
+	if (p->upto > 1)
+		go(p, p->cur, p->upto - 1);
+	else if (p->cur > 0)
+		go(p, p->cur - 1, SIZE_MAX);
+	else
+		return false;
+	return true;
+}
+
+/* Where play pauses by itself: the call has just reached the hop that
+ * refused it (or, with no path, a step that stopped). */
+static bool at_stop(const struct presenter *p)
+{
+	const struct scenario_step *st = &p->s->steps[p->cur];
+	if (st->stopped_at == SCENARIO_HOP_NONE)
+		return false;
+	if (!st->n_path)
+		return true;
+	const struct scenario_visit *vi = hop_visit(st, p->upto);
+	return vi && vi->hop == st->stopped_at && vi->leg == SCENARIO_LEG_DOWN;
+}
+
+static bool at_end(const struct presenter *p)
+{
+	return p->cur + 1 >= p->s->n_steps && p->upto >= hop_positions(&p->s->steps[p->cur]);
 }
 
 static enum request request(struct app *a, struct view *v, enum request r)
@@ -90,22 +132,19 @@ static enum request request(struct app *a, struct view *v, enum request r)
 		return REQ_BACK;
 	if (!p || !p->s)
 		return r;
-	size_t n = p->s->n_steps, last = n - 1;
+	size_t n = p->s->n_steps;
 	if (r != REQ_PRES_GO)
 		p->digits[0] = '\0'; /* a number is for g only */
 	switch (r) {
 	case REQ_PRES_NEXT:
-		if (p->cur < last)
-			go(p, p->cur + 1);
-		else
-			app_flash(a, C_INFO, "the last step (%zu/%zu): g goes to the first", n, n);
+		if (!forward(p))
+			app_flash(a, C_INFO, "the end of the last step (%zu/%zu): g goes to the first", n, n);
 		return REQ_NONE;
 	case REQ_PRES_BACK:
-		if (p->cur > 0)
-			go(p, p->cur - 1);
+		backward(p);
 		return REQ_NONE;
 	case REQ_PRES_LAST:
-		go(p, last);
+		go(p, n - 1, SIZE_MAX);
 		return REQ_NONE;
 	case REQ_PRES_GO: {
 		unsigned long to = *p->digits ? strtoul(p->digits, NULL, 10) : 1;
@@ -114,23 +153,18 @@ static enum request request(struct app *a, struct view *v, enum request r)
 			app_flash(a, C_WARN, "no step %lu: this scenario has %zu", to, n);
 			return REQ_NONE;
 		}
-		go(p, to - 1);
+		go(p, to - 1, SIZE_MAX);
 		return REQ_NONE;
 	}
 	case REQ_PRES_PLAY:
-		p->playing = !p->playing;
-		if (p->playing && p->cur == last)
-			p->cur = 0; /* play at the end plays it again */
-		go(p, p->cur);
+		p->pace.playing = !p->pace.playing;
+		if (p->pace.playing && at_end(p))
+			go(p, 0, 1); /* play at the end plays it again */
+		pace_rearm(&p->pace);
 		return REQ_NONE;
 	case REQ_PRES_FASTER:
 	case REQ_PRES_SLOWER:
-		if (r == REQ_PRES_FASTER && p->pace + 1 < PACE_COUNT)
-			p->pace++;
-		else if (r == REQ_PRES_SLOWER && p->pace > 0)
-			p->pace--;
-		go(p, p->cur);
-		app_flash(a, C_INFO, "play: a step every %.1f s", pace_ms[p->pace] / 1000.0);
+		pace_change(a, &p->pace, r == REQ_PRES_FASTER ? 1 : -1);
 		return REQ_NONE;
 	default:
 		return r;
@@ -155,15 +189,14 @@ static bool key(struct app *a, struct view *v, int k)
 static void tick(struct app *a, struct view *v, uint64_t now)
 {
 	struct presenter *p = P(v);
-	if (!p || !p->s || !p->playing || now < p->next_ms)
+	if (!p || !p->s || !pace_due(&p->pace, now))
 		return;
-	if (p->cur + 1 < p->s->n_steps)
-		go(p, p->cur + 1);
-	if (stopped(&p->s->steps[p->cur])) {
-		p->playing = false;
+	forward(p);
+	if (at_stop(p)) {
+		p->pace.playing = false;
 		app_flash(a, C_WARN, "paused at STOPPED HERE (step %zu): space plays on", p->cur + 1);
-	} else if (p->cur + 1 >= p->s->n_steps) {
-		p->playing = false;
+	} else if (at_end(p)) {
+		p->pace.playing = false;
 		app_flash(a, C_INFO, "played to the end: space plays it again, q goes back");
 	}
 }
@@ -228,6 +261,27 @@ static void outcome_text(const struct scenario_step *st, char *buf, size_t n)
 	}
 }
 
+/* What crossed a hop, one JSON member a line (indented by two), so it wraps
+ * where a reader looks; text that is not JSON as it is. */
+static void wire_lines(const char *text, char *out, size_t n)
+{
+	cJSON *j = cJSON_Parse(text);
+	char *pretty = j ? cJSON_Print(j) : NULL;
+	cJSON_Delete(j);
+	const char *from = pretty ? pretty : text;
+	size_t o = 0;
+	for (const char *c = from; *c && o + 3 < n; c++) {
+		if (*c == '\t') {
+			out[o++] = ' ';
+			out[o++] = ' ';
+		} else {
+			out[o++] = *c;
+		}
+	}
+	out[o] = '\0';
+	free(pretty);
+}
+
 static void draw(struct app *a, struct view *v, int top, int bottom)
 {
 	struct presenter *p = P(v);
@@ -247,14 +301,17 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	attroff(A_BOLD);
 	/* the progress bar, then when it was and the play state */
 	char when[160], state[96];
-	if (st->t_ms >= 0)
-		snprintf(when, sizeof when, "+%lld ms", st->t_ms);
-	else
-		snprintf(when, sizeof when, "no time recorded");
+	const struct scenario_visit *vi = hop_visit(st, p->upto);
+	int wn = st->t_ms >= 0 ? snprintf(when, sizeof when, "+%lld ms", st->t_ms)
+			       : snprintf(when, sizeof when, "no time recorded");
+	if (vi)
+		snprintf(when + wn, sizeof when - (size_t)wn, "  hop %zu/%zu", p->upto, st->n_path);
+	else if (st->n_path)
+		snprintf(when + wn, sizeof when - (size_t)wn, "  all hops");
 	if (*p->digits)
 		snprintf(state, sizeof state, "go to step %s: g", p->digits);
-	else if (p->playing)
-		snprintf(state, sizeof state, "playing, a step every %.1f s", pace_ms[p->pace] / 1000.0);
+	else if (p->pace.playing)
+		snprintf(state, sizeof state, "playing, every %.1f s", pace_ms[p->pace.at] / 1000.0);
 	else
 		snprintf(state, sizeof state, "paused (space plays)");
 	char right[300];
@@ -284,7 +341,7 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	/* The diagram takes a quarter of what is left, the text the rest. */
 	int dh = hop_diagram_rows(bottom - y + 1 - 8);
 	struct hop_view hv;
-	hop_view_of_step(st, &hv);
+	hop_view_of_step(st, p->upto, &hv);
 	hop_diagram_draw(a, &hv, y, dh);
 	y += dh + 1;
 	char head[600];
@@ -295,7 +352,20 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	attron(hattr);
 	draw_clipped(y, m, C - 2 * m, head);
 	attroff(hattr);
-	y += 2;
+	y++;
+	/* Hop by hop, the big block is the hop's own narration; the step's is
+	 * the line under its headline. */
+	char said[4096];
+	if (vi) {
+		attron(theme_attr(C_DIM));
+		draw_clipped(y, m, C - 2 * m, st->narration);
+		attroff(theme_attr(C_DIM));
+		snprintf(said, sizeof said, "%s, %s: %s", hop_label(vi->hop),
+			 vi->leg == SCENARIO_LEG_DOWN ? "on the way down" : "on the way back", vi->narration);
+	} else {
+		snprintf(said, sizeof said, "%s", st->narration);
+	}
+	y++;
 	/* The narration: large, the most the teacher reads aloud. On a large
 	 * screen it is a framed block a third of what is left, its lines set
 	 * apart as on a slide, in the middle of the frame. */
@@ -316,15 +386,15 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 		}
 		attroff(theme_attr(C_DIM));
 		/* a dry run for its height, then drawn centred */
-		int need = hop_text(bottom + 1, nx, nw, box - 2, 2, A_NORMAL, st->narration);
+		int need = hop_text(bottom + 1, nx, nw, box - 2, 2, A_NORMAL, said);
 		move(bottom + 1, 0);
 		clrtoeol();
 		int at = y + 1 + (box - 2 - need) / 2;
-		hop_text(at, nx, nw, box - 2, 2, theme_attr(C_INFO) | A_BOLD, st->narration);
+		hop_text(at, nx, nw, box - 2, 2, theme_attr(C_INFO) | A_BOLD, said);
 		y += box + 1;
 	} else {
 		y += hop_text(y, nx, nw, left / 3 > 2 ? left / 3 : 2, 1, theme_attr(C_INFO) | A_BOLD,
-			      st->narration) + 1;
+			      said) + 1;
 	}
 	if (y > bottom)
 		return;
@@ -356,6 +426,15 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	int lw = (C - 2 * m) * 2 / 5, rx = m + lw + 3, rwid = C - m - rx;
 	char out[8192];
 	outcome_text(st, out, sizeof out);
+	const char *out_title = st->kind == SCENARIO_OPERATOR	   ? "the operator saw"
+				: st->outcome == SCENARIO_ANSWERED ? "the answer"
+								   : "why";
+	char wire_title[300];
+	if (vi && vi->wire) { /* what crossed this hop, as it was on the wire */
+		snprintf(wire_title, sizeof wire_title, "on the wire: %s", vi->wire->what);
+		wire_lines(vi->wire->text, out, sizeof out);
+		out_title = wire_title;
+	}
 	if (st->kind == SCENARIO_CALL) {
 		attron(A_BOLD);
 		mvaddstr(y, m, "the call");
@@ -364,9 +443,7 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	}
 	if (*out) {
 		attron(A_BOLD);
-		mvaddstr(y, rx, st->kind == SCENARIO_OPERATOR ? "the operator saw"
-				: st->outcome == SCENARIO_ANSWERED ? "the answer"
-								   : "why");
+		draw_clipped(y, rx, rwid, out_title);
 		attroff(A_BOLD);
 		hop_text(y + 1, rx, rwid, bottom - y, 1, A_NORMAL, out);
 	}
