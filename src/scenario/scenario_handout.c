@@ -71,6 +71,15 @@ static void hops_line(FILE *f, const struct scenario_step *st)
 	if (st->t_ms >= 0)
 		fprintf(f, ", at +%lld ms", st->t_ms);
 	fputs(".\n\n", f);
+	/* The path a class followed, a line a hop: down, then back up. */
+	for (size_t i = 0; i < st->n_path; i++) {
+		const struct scenario_visit *vi = &st->path[i];
+		fprintf(f, "%zu. %s (%s): ", i + 1, scenario_hop_name(vi->hop), scenario_leg_name(vi->leg));
+		prose(f, vi->narration);
+		fputc('\n', f);
+	}
+	if (st->n_path)
+		fputc('\n', f);
 }
 
 static void call_part(FILE *f, const struct scenario_step *st)

@@ -366,6 +366,12 @@ Test(presenter, the_cli_handout_holds_every_steps_code_answer_and_narration_and_
 			char head[64];
 			snprintf(head, sizeof head, "### Step %zu: %s", i + 1, scenario_kind_name(stp->kind));
 			cr_assert_not_null(strstr(md, head), "%s lacks \"%s\"", names[k], head);
+			for (size_t v = 0; v < stp->n_path; v++) { /* the path, hop by hop */
+				char hop[128];
+				snprintf(hop, sizeof hop, "\n%zu. %s (%s): ", v + 1, scenario_hop_name(stp->path[v].hop),
+					 scenario_leg_name(stp->path[v].leg));
+				cr_assert_not_null(strstr(md, hop), "%s step %zu lacks \"%s\"", names[k], i + 1, hop + 1);
+			}
 			if (stp->kind != SCENARIO_CALL)
 				continue;
 			cr_assert_not_null(strstr(md, stp->code), "%s step %zu: no code", names[k], i + 1);
