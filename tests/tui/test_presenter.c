@@ -49,17 +49,24 @@ static void teardown(void)
 		fprintf(stderr, "could not remove %s\n", dir);
 }
 
-static char *slurp(const char *path)
+/* All of a stream (caller frees). */
+static char *read_all(FILE *f)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
 	size_t cap = 8192, n = 0, got;
 	char *b = malloc(cap);
 	while ((got = fread(b + n, 1, cap - n - 1, f)) > 0)
 		if ((n += got) + 1 >= cap)
 			b = realloc(b, cap *= 2);
 	b[n] = '\0';
+	return b;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *b = read_all(f);
 	fclose(f);
 	return b;
 }
@@ -96,12 +103,7 @@ static char *run(int *status, int lines, int cols, const char *locale, const cha
 		 dir, dir, dir, dir, scenarios, lines, cols, locale, BH_TEST_CLI, args, tail);
 	FILE *p = popen(cmd, "r");
 	cr_assert_not_null(p);
-	size_t cap = 4096, n = 0, got;
-	char *out = malloc(cap);
-	while ((got = fread(out + n, 1, cap - n - 1, p)) > 0)
-		if ((n += got) + 1 >= cap)
-			out = realloc(out, cap *= 2);
-	out[n] = '\0';
+	char *out = read_all(p);
 	int st = pclose(p);
 	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	return out;
@@ -338,6 +340,15 @@ Test(presenter, lanes_of_a_recording_without_call_times_say_how_to_get_them)
 {
 	replay(24, 80, "C.UTF-8", FIXTURES, "replay orders_tour", "l\nL\n:save-display lanes-no-times\n");
 	has("lanes-no-times", "No call of this scenario carries its times");
+}
+
+/* ---- a live call, on no source ---- */
+
+Test(presenter, live_on_a_replay_says_it_needs_a_daemon_or_an_engine)
+{
+	replay(24, 80, "C.UTF-8", SHIPPED, "replay", ":live\n:save-display live-no-source\n");
+	has("live-no-source", "following a live call needs a daemon (bulkhead console --attach SOCK)");
+	has("live-no-source", "waiting"); /* nothing lit but the daemon's wait */
 }
 
 /* ---- handouts ---- */
