@@ -145,9 +145,12 @@ static void followed(void *arg, const struct ui_follow *f, const char *err)
 	p->asking = NULL;
 	p->next_ms = now_mono_ms() + FOLLOW_AGAIN_MS;
 	if (err) {
+		/* said on screen; asked again a second later, not at once */
 		snprintf(p->why, sizeof p->why, "%s", err);
+		p->next_ms = now_mono_ms() + 1000;
 		return;
 	}
+	p->why[0] = '\0';
 	if (!f->sequence || f->sequence <= p->seq_after)
 		return; /* the call is not the session's latest yet: ask again */
 	if (!p->seq) {
