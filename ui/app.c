@@ -938,7 +938,7 @@ static void handle_key(struct app *a, int key)
 			presenter_handout_prompt(a, path);
 		else {
 			char arg[4200];
-			snprintf(arg, sizeof arg, "%zu:%s", presenter_step_of(v), path);
+			presenter_arg_of(v, path, arg, sizeof arg);
 			app_push(a, r == REQ_PRESENT ? &view_presenter : &view_lanes, arg);
 		}
 		break;

@@ -178,8 +178,10 @@ extern const struct view_ops view_presenter, view_lanes, view_live;
 /* The scenario the view on top shows (the player's, the presenter's, the
  * lanes'): its file, or NULL. */
 const char *presenter_scenario_of(const struct view *v);
-/* The step (0-based) the view on top shows, or 0. */
-size_t presenter_step_of(const struct view *v);
+/* Where the view on top is, for the presenter or the lanes to open there:
+ * "STEP.HOP:PATH" (the step 0-based, the hop lit 1-based, 0 the whole
+ * step). */
+void presenter_arg_of(const struct view *v, const char *path, char *buf, size_t n);
 /* `e`: asks for a path, writes the scenario's handout there and flashes
  * its absolute path. */
 void presenter_handout_prompt(struct app *a, const char *scenario_path);

@@ -342,6 +342,23 @@ Test(presenter, lanes_of_a_recording_without_call_times_say_how_to_get_them)
 	has("lanes-no-times", "No call of this scenario carries its times");
 }
 
+/* :present and :lanes open a scenario by name from anywhere; with none
+ * shown and none named they say what they need. */
+Test(presenter, present_and_lanes_commands_open_a_named_scenario_or_say_what_they_need)
+{
+	replay(24, 80, "C.UTF-8", SHIPPED, "replay",
+	       ":lanes\n"
+	       ":save-display lanes-nothing-shown\n"
+	       ":present nope\n"
+	       ":save-display present-no-such\n"
+	       ":present concurrent_calls\n"
+	       ":save-display present-by-name\n");
+	has("lanes-nothing-shown", ":lanes NAME, or open a scenario first (:replay, then enter)");
+	has("present-no-such", ":present: ");
+	has("present-no-such", "nope");
+	has("present-by-name", "A call while another runs waits; a third is refused\n step 1/3 [");
+}
+
 /* ---- a live call, on no source ---- */
 
 Test(presenter, live_on_a_replay_says_it_needs_a_daemon_or_an_engine)

@@ -11,7 +11,7 @@
  *
  * l and h move a time cursor from one moment (a call sent, started,
  * answered) to the next, and say what each call was doing then; space plays
- * it, + and - change the pace. Opened with "STEP:PATH": the lanes of the
+ * it, + and - change the pace. Opened with "STEP.HOP:PATH": the lanes of the
  * calls overlapping that step (or the scenario's first overlapping ones). */
 #include "app.h"
 #include "hop_diagram.h"
@@ -123,9 +123,10 @@ static void load(struct app *a, struct view *v)
 	struct lanes *p = xzalloc(sizeof *p);
 	v->priv = p;
 	p->pace = (struct pace){.ms = pace_ms, .n = PACE_COUNT, .at = 2};
-	char *end = NULL;
-	size_t want = strtoul(v->arg, &end, 10);
-	snprintf(p->path, sizeof p->path, "%s", end && *end == ':' ? end + 1 : v->arg);
+	/* "STEP.HOP:PATH": the lanes of STEP's calls */
+	size_t want = strtoul(v->arg, NULL, 10);
+	const char *colon = strchr(v->arg, ':');
+	snprintf(p->path, sizeof p->path, "%s", colon ? colon + 1 : v->arg);
 	if (scenario_load(p->path, &p->s, p->err, sizeof p->err) < 0)
 		return;
 	pick_lanes(p, want);

@@ -7,7 +7,8 @@
  * g jumps to it; q or esc goes back to the player.
  *
  * Like the player it draws only what the scenario file says and runs on no
- * source at all. Opened with "STEP:PATH" (the player's step and file). */
+ * source at all. Opened with "STEP.HOP:PATH" (where the player was, and
+ * its file). */
 #include "hop_diagram.h"
 
 #include <cjson/cJSON.h>
@@ -38,11 +39,14 @@ static struct presenter *P(const struct view *v)
 	return v->priv;
 }
 
-/* "STEP:PATH" -> the step and the path. */
-static size_t split_arg(const char *arg, char *path, size_t n)
+/* "STEP.HOP:PATH" (or "STEP:PATH") -> the step, its hop and the path. */
+static size_t split_arg(const char *arg, size_t *hop, char *path, size_t n)
 {
 	char *end = NULL;
 	unsigned long step = strtoul(arg, &end, 10);
+	*hop = 0;
+	if (end && *end == '.')
+		*hop = strtoul(end + 1, &end, 10);
 	if (end && *end == ':') {
 		snprintf(path, n, "%s", end + 1);
 		return step;
@@ -59,12 +63,14 @@ static void load(struct app *a, struct view *v)
 	struct presenter *p = xzalloc(sizeof *p);
 	v->priv = p;
 	p->pace = (struct pace){.ms = pace_ms, .n = PACE_COUNT, .at = PACE_DEFAULT};
-	p->cur = split_arg(v->arg, p->path, sizeof p->path);
+	size_t hop;
+	p->cur = split_arg(v->arg, &hop, p->path, sizeof p->path);
 	scenario_load(p->path, &p->s, p->err, sizeof p->err);
 	if (p->s && p->cur >= p->s->n_steps)
 		p->cur = 0;
-	if (p->s) /* the player's step as it shows it: whole */
-		p->upto = hop_positions(&p->s->steps[p->cur]);
+	/* where the player was: at its hop, or the step whole */
+	size_t n = p->s ? hop_positions(&p->s->steps[p->cur]) : 1;
+	p->upto = hop && hop < n ? hop : n;
 }
 
 static void done(struct view *v)
@@ -475,16 +481,22 @@ const char *presenter_scenario_of(const struct view *v)
 	return NULL;
 }
 
-size_t presenter_step_of(const struct view *v)
+void presenter_arg_of(const struct view *v, const char *path, char *buf, size_t n)
 {
-	if (v->ops == &view_presenter && v->priv)
-		return P(v)->cur;
-	/* The player's title says which step it shows: "(NAME: step 3/8)". */
-	const char *at = strstr(v->sub, ": step ");
-	size_t step = 0;
-	if (v->ops == &view_player && at && sscanf(at, ": step %zu/", &step) == 1 && step > 0)
-		return step - 1;
-	return 0;
+	size_t step = 0, hop = 0;
+	if (v->ops == &view_presenter && v->priv) {
+		step = P(v)->cur;
+		hop = P(v)->upto;
+	} else if (v->ops == &view_player) {
+		/* The player's title says where it is: "(NAME: step 3/8, hop 2/11)". */
+		const char *at = strstr(v->sub, ": step ");
+		if (at && sscanf(at, ": step %zu/", &step) == 1 && step > 0)
+			step--;
+		const char *h = strstr(v->sub, ", hop ");
+		if (!h || sscanf(h, ", hop %zu/", &hop) != 1)
+			hop = 0;
+	}
+	snprintf(buf, n, "%zu.%zu:%s", step, hop, path);
 }
 
 /* ---- handouts ---- */
@@ -533,7 +545,6 @@ bool presenter_command(struct app *a, const char *cmd, const char *rest)
 	if (!present && !lanes)
 		return false;
 	char path[4400], arg[4500], err[1024];
-	size_t step = 0;
 	if (*rest) {
 		char dir[4096];
 		scenario_dir(dir, sizeof dir);
@@ -543,12 +554,14 @@ bool presenter_command(struct app *a, const char *cmd, const char *rest)
 		}
 	} else if (presenter_scenario_of(a->view)) {
 		snprintf(path, sizeof path, "%s", presenter_scenario_of(a->view));
-		step = presenter_step_of(a->view);
+		presenter_arg_of(a->view, path, arg, sizeof arg);
+		app_push(a, present ? &view_presenter : &view_lanes, arg);
+		return true;
 	} else {
 		app_flash(a, C_WARN, ":%s NAME, or open a scenario first (:replay, then enter)", cmd);
 		return true;
 	}
-	snprintf(arg, sizeof arg, "%zu:%s", step, path);
+	snprintf(arg, sizeof arg, "0:%s", path);
 	app_push(a, present ? &view_presenter : &view_lanes, arg);
 	return true;
 }
