@@ -444,6 +444,27 @@ Test(presenter, e_in_the_player_writes_the_handout_and_flashes_its_absolute_path
 	free(md);
 }
 
+/* In presenter mode too: the prompt on the last row, the path in the flash. */
+Test(presenter, e_in_presenter_mode_asks_on_the_last_row_and_writes_the_handout)
+{
+	replay(24, 80, "C.UTF-8", SHIPPED, "replay concurrent_calls",
+	       "P\n"
+	       "e\n"
+	       "<Backspace><Backspace>\n"
+	       "txt\n"
+	       ":save-display presenter-handout-prompt\n"
+	       "<Enter>\n"
+	       ":save-display presenter-handout-written\n");
+	has("presenter-handout-prompt", "handout (Markdown) to: concurrent_calls-handout.txt");
+	has("presenter-handout-written", "handout written: ");
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/work/concurrent_calls-handout.txt", dir);
+	char *md = slurp(path);
+	cr_assert_not_null(md, "no handout at %s", path);
+	cr_assert_not_null(strstr(md, "# A call while another runs waits; a third is refused"));
+	free(md);
+}
+
 /* A scenario file is anyone's: its prose reads as text in the handout (no
  * link, image or HTML), and code holding a fence cannot close the one
  * around it. */

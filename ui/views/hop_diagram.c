@@ -73,7 +73,11 @@ void hop_view_of_step(const struct scenario_step *st, size_t upto, struct hop_vi
 			} else if (h + 1 < SCENARIO_HOP_COUNT) {
 				hv->back[h] = true;
 			}
-			snprintf(hv->mark[h], sizeof hv->mark[h], i + 1 == upto ? "(%zu) now" : "(%zu)", i + 1);
+			/* a hop keeps its number from the way down; the way back
+			 * shows only where the answer is now */
+			if (vi->leg == SCENARIO_LEG_DOWN || i + 1 == upto)
+				snprintf(hv->mark[h], sizeof hv->mark[h], i + 1 == upto ? "(%zu) now" : "(%zu)",
+					 i + 1);
 		}
 		/* STOPPED HERE once the call reached the hop that refused it. */
 		if (st->stopped_at != SCENARIO_HOP_NONE && hv->lit[st->stopped_at])

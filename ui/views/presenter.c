@@ -172,6 +172,9 @@ static enum request request(struct app *a, struct view *v, enum request r)
 	case REQ_PRES_SLOWER:
 		pace_change(a, &p->pace, r == REQ_PRES_FASTER ? 1 : -1);
 		return REQ_NONE;
+	case REQ_PRES_HANDOUT:
+		presenter_handout_prompt(a, p->path);
+		return REQ_NONE;
 	default:
 		return r;
 	}
