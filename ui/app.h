@@ -187,6 +187,9 @@ void presenter_arg_of(const struct view *v, const char *path, char *buf, size_t 
 void presenter_handout_prompt(struct app *a, const char *scenario_path);
 /* :present [NAME] and :lanes [NAME]: true when cmd was one of them. */
 bool presenter_command(struct app *a, const char *cmd, const char *rest);
+/* The scenario list's digits: the Nth scenario selected as its number is
+ * typed (enter opens it). */
+bool presenter_list_key(struct app *a, struct view *v, int k);
 
 struct app {
 	struct ui_source *src;

@@ -359,6 +359,22 @@ Test(presenter, present_and_lanes_commands_open_a_named_scenario_or_say_what_the
 	has("present-by-name", "A call while another runs waits; a third is refused\n step 1/3 [");
 }
 
+/* The scenario list: a scenario by its number, then enter. */
+Test(presenter, a_scenarios_number_in_the_list_selects_it_and_enter_opens_it)
+{
+	replay(24, 80, "C.UTF-8", SHIPPED, "replay",
+	       "3\n"
+	       ":save-display list-number-3\n"
+	       "<Enter>\n"
+	       ":save-display list-number-opened\n"
+	       "<Esc>\n"
+	       "99\n"
+	       ":save-display list-number-99\n");
+	has("list-number-3", "scenario 3: concurrent_calls (enter opens it)");
+	has("list-number-opened", "Replay (concurrent_calls: step 1/3)");
+	has("list-number-99", "no scenario 99: the list has ");
+}
+
 /* ---- a live call, on no source ---- */
 
 Test(presenter, live_on_a_replay_says_it_needs_a_daemon_or_an_engine)

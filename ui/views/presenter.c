@@ -568,3 +568,31 @@ bool presenter_command(struct app *a, const char *cmd, const char *rest)
 	app_push(a, present ? &view_presenter : &view_lanes, arg);
 	return true;
 }
+
+/* ---- the scenario list: jump to one by its number ---- */
+
+bool presenter_list_key(struct app *a, struct view *v, int k)
+{
+	static char digits[8]; /* one list is typed into at a time */
+	static const struct view *typed_in;
+	if (k < '0' || k > '9' || typed_in != v) {
+		digits[0] = '\0';
+		typed_in = v;
+	}
+	if (k < '0' || k > '9')
+		return false;
+	size_t len = strlen(digits);
+	if (len + 1 < sizeof digits) {
+		digits[len] = (char)k;
+		digits[len + 1] = '\0';
+	}
+	unsigned long n = strtoul(digits, NULL, 10);
+	if (n < 1 || n > v->t.nshown) {
+		app_flash(a, C_WARN, "no scenario %lu: the list has %zu", n, v->t.nshown);
+		digits[0] = '\0';
+		return true;
+	}
+	v->t.sel = n - 1;
+	app_flash(a, C_INFO, "scenario %lu: %s (enter opens it)", n, table_selected(&v->t)->key);
+	return true;
+}
