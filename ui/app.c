@@ -43,6 +43,7 @@ static const struct view_ops *const all_views[] = {
 	&view_leaks,	 &view_replay, &view_help,
 	&view_answers, /* ---- tables ---- */
 	&view_approvals, /* ---- approvals ---- */
+	&view_live, /* ---- presenter: :live follows a daemon's next call ---- */
 };
 
 void app_flash(struct app *a, enum ui_color c, const char *fmt, ...)
@@ -539,6 +540,18 @@ static void draw(struct app *a)
 {
 	erase();
 	struct view *v = a->view;
+	/* ---- presenter: projected to a class, the whole screen is the view's
+	 * but its last row, where the flash and a prompt still show ---- */
+	if (v->ops->fullscreen) {
+		v->ops->draw(a, v, 0, a->lines - 2);
+		if (*a->flash && now_mono_ms() < a->flash_until) {
+			attron(theme_attr(a->flash_color));
+			draw_clipped(a->lines - 1, 0, a->cols, a->flash);
+			attroff(theme_attr(a->flash_color));
+		}
+		prompt_draw(a);
+		return;
+	}
 	char where[256];
 	a->src->ops->describe(a->src, where, sizeof where);
 	tilde(where);
@@ -705,6 +718,8 @@ static void run_command(struct app *a, const char *text, void *arg)
 				  rest);
 		return;
 	}
+	if (presenter_command(a, cmd, rest)) /* ---- presenter: :present, :lanes ---- */
+		return;
 	for (size_t i = 0; i < sizeof all_views / sizeof all_views[0]; i++) {
 		const struct view_ops *o = all_views[i];
 		if (!strcmp(cmd, o->name) || (o->alias && !strcmp(cmd, o->alias))) {
@@ -831,6 +846,8 @@ static void handle_key(struct app *a, int key)
 	}
 	if (prompt_key(a, key))
 		return;
+	if (a->view->ops->key && a->view->ops->key(a, a->view, key)) /* ---- presenter ---- */
+		return;
 	enum request r = request_of(a, key);
 	if (r == REQ_NONE && sort_key(a, key))
 		return;
@@ -908,6 +925,22 @@ static void handle_key(struct app *a, int key)
 		const struct trow *sel = table_selected(t);
 		if (sel)
 			app_push(a, &view_cells, sel->key);
+		break;
+	}
+	/* ---- presenter: from a scenario's views ---- */
+	case REQ_PRESENT:
+	case REQ_LANES:
+	case REQ_HANDOUT: {
+		const char *path = presenter_scenario_of(v);
+		if (!path)
+			app_flash(a, C_WARN, "open a scenario first (:replay, then enter)");
+		else if (r == REQ_HANDOUT)
+			presenter_handout_prompt(a, path);
+		else {
+			char arg[4200];
+			presenter_arg_of(v, path, arg, sizeof arg);
+			app_push(a, r == REQ_PRESENT ? &view_presenter : &view_lanes, arg);
+		}
 		break;
 	}
 	case REQ_REFRESH:

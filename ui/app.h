@@ -129,6 +129,13 @@ struct view_ops {
 	uint32_t live_cols;
 	/* A new usage answer arrived (the console asks once per refresh). */
 	void (*usage)(struct app *a, struct view *v);
+	/* ---- presenter ---- */
+	/* Drawn on the whole screen, with no header, hints, title or crumbs:
+	 * draw gets rows 0 .. lines-2, the last row stays the flash's. */
+	bool fullscreen;
+	/* A key before the bindings see it (the presenter's digits): true
+	 * when the view took it. */
+	bool (*key)(struct app *a, struct view *v, int key);
 };
 
 struct view {
@@ -166,6 +173,23 @@ void fmt_utc(char *buf, size_t n, int64_t unix_ms);
 extern const struct view_ops view_processes, view_files, view_file;
 extern const struct view_ops view_approvals, view_approval; /* ---- approvals ---- */
 extern const struct view_ops view_cells, view_cell; /* stream */
+/* ---- presenter: for a class (presenter.c, lanes.c, live_call.c) ---- */
+extern const struct view_ops view_presenter, view_lanes, view_live;
+/* The scenario the view on top shows (the player's, the presenter's, the
+ * lanes'): its file, or NULL. */
+const char *presenter_scenario_of(const struct view *v);
+/* Where the view on top is, for the presenter or the lanes to open there:
+ * "STEP.HOP:PATH" (the step 0-based, the hop lit 1-based, 0 the whole
+ * step). */
+void presenter_arg_of(const struct view *v, const char *path, char *buf, size_t n);
+/* `e`: asks for a path, writes the scenario's handout there and flashes
+ * its absolute path. */
+void presenter_handout_prompt(struct app *a, const char *scenario_path);
+/* :present [NAME] and :lanes [NAME]: true when cmd was one of them. */
+bool presenter_command(struct app *a, const char *cmd, const char *rest);
+/* The scenario list's digits: the Nth scenario selected as its number is
+ * typed (enter opens it). */
+bool presenter_list_key(struct app *a, struct view *v, int k);
 
 struct app {
 	struct ui_source *src;

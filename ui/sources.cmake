@@ -37,4 +37,7 @@ bh_library(bulkhead-ui ui
 # ---- procs ----
 target_sources(bulkhead-ui PRIVATE ui/source_procs.c ui/ui_text.c ui/views/processes.c ui/views/files.c
   ui/views/file.c ui/views/files_save.c)
+# ---- presenter: the replay for a class ----
+target_sources(bulkhead-ui PRIVATE ui/views/hop_diagram.c ui/views/presenter.c ui/views/lanes.c
+  ui/views/live_call.c)
 target_link_libraries(bulkhead-ui PUBLIC bulkhead bulkhead-client bulkhead-scenario PkgConfig::NCURSES)

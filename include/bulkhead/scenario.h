@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define SCENARIO_FORMAT "bulkhead-scenario/1"
 
@@ -113,6 +114,12 @@ struct scenario_step {
 	 * `hops`, in order (the loader checks). */
 	struct scenario_visit *path;
 	size_t n_path;
+
+	/* ---- presenter ---- */
+	/* kind call: when the call was sent and its answer (or refusal) came
+	 * back, in ms since the recording started; -1 when not recorded (an
+	 * older recording). The lanes view draws overlapping calls from them. */
+	long long sent_ms, answered_ms;
 };
 
 struct scenario_source {
@@ -184,5 +191,17 @@ struct scenario_entry {
 };
 int scenario_list(const char *dir, struct scenario_entry **out, size_t *n, char *err, size_t errlen);
 void scenario_list_free(struct scenario_entry *e, size_t n);
+
+/* ---- presenter: handouts (scenario_handout.c) ---- */
+/* The scenario as Markdown for a class: its lesson, then every step with
+ * its narration, the call's code and files, the answer or the refusal and
+ * what the operator saw. Text from the file is escaped (prose) or fenced
+ * (code, output) so it reads as what it is, never as Markdown. -1 when the
+ * stream fails. */
+int scenario_handout(const struct scenario *s, FILE *out);
+/* The same, into a new file at path (never over an existing one, never
+ * through a symlink; mode 0644): -1 with err naming the path and why, and
+ * nothing left behind. */
+int scenario_handout_save(const struct scenario *s, const char *path, char *err, size_t errlen);
 
 #endif

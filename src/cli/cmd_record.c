@@ -144,6 +144,8 @@ static cJSON *step_new(struct recording *r, const cJSON *src, enum scenario_kind
 	if (msg)
 		cJSON_AddStringToObject(s, "user_message", msg);
 	cJSON_AddStringToObject(s, "narration", rec_str(src, "narration", ""));
+	if (kind == SCENARIO_CALL) /* ---- presenter: the lanes' times ---- */
+		cJSON_AddNumberToObject(s, "sent_ms", (double)elapsed_ms(r));
 	return s;
 }
 
@@ -159,6 +161,10 @@ static void step_finish(struct recording *r, cJSON *s, cJSON *lit, enum scenario
 		cJSON_AddNumberToObject(calls, counted[i], (double)calls_so_far(r, i));
 	cJSON_AddItemToObject(s, "daemon_calls", calls);
 	cJSON_AddNumberToObject(s, "t_ms", (double)elapsed_ms(r));
+	/* ---- presenter: a call is finished when its answer is back ---- */
+	if (cJSON_GetObjectItemCaseSensitive(s, "sent_ms") &&
+	    !cJSON_GetObjectItemCaseSensitive(s, "answered_ms"))
+		cJSON_AddNumberToObject(s, "answered_ms", (double)elapsed_ms(r));
 	cJSON_AddItemToArray(r->steps, s);
 }
 
@@ -559,12 +565,17 @@ struct raw {
 	char *body;
 	enum wire_code code;
 	bool not_dispatched;
+	/* ---- presenter: when it was sent and answered (the lanes) ---- */
+	const struct recording *r;
+	long sent_ms, answered_ms;
 };
 
 static void on_raw(void *arg, const struct bh_client_http *a)
 {
 	struct raw *x = arg;
 	x->done = true;
+	if (x->r) /* ---- presenter ---- */
+		x->answered_ms = elapsed_ms(x->r);
 	x->status = a->status;
 	x->body = strdup(a->body ? a->body : "");
 	struct bh_client_error *e = bh_client_error_of(a);
@@ -652,6 +663,8 @@ static int do_concurrent(struct recording *r, const cJSON *src, const cJSON *cod
 		cJSON_AddStringToObject(cell, "code", cJSON_IsString(code) ? code->valuestring : "");
 		body = cJSON_PrintUnformatted(req);
 		cJSON_Delete(req);
+		x[i].r = r; /* ---- presenter ---- */
+		x[i].sent_ms = x[i].answered_ms = elapsed_ms(r);
 		if (bh_client_call_async(w->c, "plimsoll.v1.SandboxService/SessionRun", body, on_raw,
 					 &x[i], &err) < 0) {
 			x[i].done = true;
@@ -680,6 +693,9 @@ static int do_concurrent(struct recording *r, const cJSON *src, const cJSON *cod
 		const cJSON *own = cJSON_GetArrayItem(narrations, (int)i);
 		if (cJSON_IsString(own))
 			cJSON_ReplaceItemInObject(s, "narration", cJSON_CreateString(own->valuestring));
+		/* ---- presenter: each call's own times, not the step's ---- */
+		cJSON_ReplaceItemInObject(s, "sent_ms", cJSON_CreateNumber((double)x[i].sent_ms));
+		cJSON_AddNumberToObject(s, "answered_ms", (double)x[i].answered_ms);
 		cJSON *in = cJSON_CreateObject();
 		cJSON_AddStringToObject(in, "language", "python");
 		cJSON_AddStringToObject(in, "code", cJSON_IsString(code) ? code->valuestring : "");

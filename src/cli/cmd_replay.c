@@ -8,13 +8,17 @@
 #include "console.h"
 #include "scenario.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static const char usage[] = "usage: bulkhead replay [NAME|FILE] [--script FILE [--display]]\n"
-			    "  NAME: a scenario in $BULKHEAD_SCENARIOS, else the shipped data/scenarios\n";
+			    "       bulkhead replay --handout NAME|FILE OUT.md\n"
+			    "  NAME: a scenario in $BULKHEAD_SCENARIOS, else the shipped data/scenarios\n"
+			    "  --handout: the scenario as Markdown (steps, code, answers, narration)\n"
+			    "             in a new file OUT.md (never over an existing one)\n";
 
 /* "one_turn, suspend, ..." for an error that names what there is. */
 static void names_in(const char *dir, char *buf, size_t n)
@@ -31,6 +35,32 @@ static void names_in(const char *dir, char *buf, size_t n)
 	scenario_list_free(list, count);
 }
 
+/* ---- presenter: handouts ---- */
+/* `--handout NAME OUT.md`: the scenario loaded as the player loads it, then
+ * written as Markdown; the absolute path said on stdout. */
+static int handout(const char *dir, const char *name, const char *out)
+{
+	char path[4400], err[1024];
+	if (scenario_resolve(dir, name, path, sizeof path, err, sizeof err) < 0) {
+		cli_error("replay --handout: %s", err);
+		return CLI_EXIT_USAGE;
+	}
+	struct scenario *s = NULL;
+	if (scenario_load(path, &s, err, sizeof err) < 0) {
+		cli_error("replay --handout: %s", err);
+		return CLI_EXIT_USAGE;
+	}
+	int rc = scenario_handout_save(s, out, err, sizeof err);
+	scenario_free(s);
+	if (rc < 0) {
+		cli_error("replay --handout: %s", err);
+		return CLI_EXIT_BULKHEAD;
+	}
+	char abs[PATH_MAX];
+	printf("handout written: %s\n", realpath(out, abs) ? abs : out);
+	return 0;
+}
+
 int cmd_replay(int argc, char **argv)
 {
 	struct ui_options o = {.start_view = "replay"};
@@ -40,6 +70,15 @@ int cmd_replay(int argc, char **argv)
 		const char *a = argv[i];
 		if (!strcmp(a, "--script") && i + 1 < argc)
 			o.script = argv[++i];
+		else if (!strcmp(a, "--handout")) { /* ---- presenter ---- */
+			if (i + 2 >= argc || i + 3 != argc) {
+				cli_error("replay: --handout takes a scenario and a file, and nothing after\n%s",
+					  usage);
+				return CLI_EXIT_USAGE;
+			}
+			char dir[4096];
+			return handout(scenario_dir(dir, sizeof dir), argv[i + 1], argv[i + 2]);
+		}
 		else if (!strcmp(a, "--display"))
 			display = true;
 		else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

@@ -446,6 +446,7 @@ static int parse_step(struct ctx *c, const cJSON *j, struct scenario_step *st, c
 {
 	st->stopped_at = SCENARIO_HOP_NONE;
 	st->t_ms = -1;
+	st->sent_ms = st->answered_ms = -1; /* ---- presenter ---- */
 	if (!cJSON_IsObject(j))
 		return fail(c, "not an object");
 	int k;
@@ -462,6 +463,13 @@ static int parse_step(struct ctx *c, const cJSON *j, struct scenario_step *st, c
 	    get_string(c, j, "narration", "narration", true, false, &st->narration) < 0 ||
 	    get_int(c, j, "t_ms", "t_ms", false, 0, -1, &st->t_ms) < 0)
 		return -1;
+	/* ---- presenter: a call's times, for the lanes ---- */
+	if (get_int(c, j, "sent_ms", "sent_ms", false, 0, -1, &st->sent_ms) < 0 ||
+	    get_int(c, j, "answered_ms", "answered_ms", false, 0, -1, &st->answered_ms) < 0)
+		return -1;
+	if (st->sent_ms >= 0 && st->answered_ms >= 0 && st->answered_ms < st->sent_ms)
+		return fail(c, "\"answered_ms\" %lld is before \"sent_ms\" %lld", st->answered_ms,
+			    st->sent_ms);
 
 	const cJSON *hops = cJSON_GetObjectItemCaseSensitive(j, "hops");
 	if (!hops)

@@ -4,4 +4,5 @@
 # target links it by itself.
 bh_library(bulkhead-scenario src/scenario src/scenario/scenario.c src/scenario/scenario_save.c
   src/scenario/scenario_truth.c) # ---- hops ----
+target_sources(bulkhead-scenario PRIVATE src/scenario/scenario_handout.c) # ---- presenter: handouts ----
 target_link_libraries(bulkhead-scenario PUBLIC PkgConfig::CJSON m)

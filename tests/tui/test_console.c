@@ -1461,6 +1461,8 @@ Test(console, help_lists_every_binding_of_the_one_table)
 		":save-display help-middle\n"
 		"<PgDn>\n"
 		":save-display help-lower\n"
+		"<PgDn>\n" /* ---- presenter: its bindings take a page more ---- */
+		":save-display help-more\n"
 		"G\n"
 		":save-display help-bottom\n"
 		"<Esc>\n"
@@ -1477,8 +1479,9 @@ Test(console, help_lists_every_binding_of_the_one_table)
 	screen_has("help-unknown-command", "no command :nope");
 	screen("help-all");
 	screen("help-lower");
+	screen("help-more");
 	char *top = shot("help-top"), *middle = shot("help-middle"), *bottom = shot("help-bottom");
-	char *lower = shot("help-lower");
+	char *lower = shot("help-lower"), *more = shot("help-more");
 	size_t n = sizeof bindings / sizeof bindings[0];
 	for (size_t i = 0; i < n; i++) {
 		char row[256];
@@ -1493,9 +1496,12 @@ Test(console, help_lists_every_binding_of_the_one_table)
 			found = !strncmp(s, row, strlen(row));
 		for (const char *s = lower; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
 			found = !strncmp(s, row, strlen(row));
+		for (const char *s = more; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
+			found = !strncmp(s, row, strlen(row));
 		cr_assert(found, "the help has no row \"%s\"", row);
 	}
 	free(lower);
+	free(more);
 	free(middle);
 	free(top);
 	free(bottom);
@@ -2761,4 +2767,62 @@ Test(console, a_store_copy_shows_a_sessions_cells_and_a_cells_pane_without_follo
 	screen_has("db-cells", "x * 2");
 	screen("db-cell-pane");
 	screen_has("db-cell-pane", "-- stdout (2 bytes) --");
+}
+
+/* ---- presenter: following a live call (acceptance 5) ---- */
+/* An attached console on :live waits for the next call on any session;
+ * another client (the runner, over HTTP) makes one that prints, sleeps and
+ * prints again. The diagram lights the daemon and the sandbox while it runs
+ * (the first line already on screen), then the answer's way back with its
+ * exit; the session, its tier and who opened it are what the daemon said. */
+Test(console, attached_live_follows_the_next_call_another_client_makes_out_and_back)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	char id[64], fp[65];
+	http_open(d.run_token, id, fp); /* a session before: its call is the next one */
+	live_start(args, env);
+	live_send(":live\n"
+		  ":save-display live-waiting\n");
+	live_wait_screen("live-waiting");
+	pid_t kid = fork();
+	cr_assert_neq(kid, -1);
+	if (kid == 0) {
+		struct answer *a = daemon_cell(&d, d.run_token, id, "python",
+					       "import time\nprint('hello class', flush=True)\n"
+					       "time.sleep(4)\nprint('bye' + ' now')");
+		_exit(a && a->status == 200 ? 0 : 1);
+	}
+	usleep(1500 * 1000); /* the cell is under way (for 4 s) */
+	/* The console reads its script as it comes: a :sleep lets its loop
+	 * turn (and the view ask) before the screen is saved. */
+	live_send(":sleep 1200\n"
+		  ":save-display live-running\n");
+	live_wait_screen("live-running");
+	int st = 0;
+	cr_assert_eq(waitpid(kid, &st, 0), kid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the other client's call failed");
+	live_send(":sleep 1200\n" /* the view hears the end */
+		  ":save-display live-answered\n"
+		  "n\n"
+		  ":save-display live-again\n");
+	live_finish();
+	screen("live-waiting");
+	screen_has("live-waiting", "waiting for the next call on any session");
+	screen_has("live-waiting", "waiting");
+	screen("live-running");
+	screen_has("live-running", "the call runs in the sandbox");
+	screen_has("live-running", "running");
+	screen_has("live-running", "hello class");
+	screen_lacks("live-running", "bye now"); /* not printed yet */
+	char row[128];
+	snprintf(row, sizeof row, "session %.12s  tier container", fp);
+	screen_has("live-running", row);
+	screen_has("live-running", "opened by runner");
+	screen("live-answered");
+	screen_has("live-answered", "the answer went back to the caller");
+	screen_has("live-answered", "exit 0");
+	screen_has("live-answered", "answer: exit 0");
+	screen_has("live-answered", "bye now");
+	screen_has("live-again", "waiting for the next call on any session");
 }

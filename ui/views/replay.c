@@ -72,4 +72,5 @@ const struct view_ops view_replay = {
 	.load = load,
 	.enter = enter,
 	.sourceless = true,
+	.key = presenter_list_key, /* ---- presenter: a scenario by its number ---- */
 };
