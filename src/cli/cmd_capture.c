@@ -1,0 +1,204 @@
+/* bulkhead capture [--state DIR] FINDING|SESSION --out DIR [--file PATH]...
+ * bulkhead capture --verify DIR
+ *
+ * Evidence of a finding (what `bulkhead leaks` lists) or a session, into a
+ * new folder, before anything reaps it: the host's view through an engine
+ * that only reads (processes from the sandbox's cgroup, its usage, its
+ * sockets, the bundle's config.json, the store's rows), and, when a daemon
+ * holds the state directory, what the sandbox's init answers through it
+ * (its processes, the /work listing, the files named with --file). The
+ * engine writes every file and the MANIFEST; --verify checks a folder
+ * against its MANIFEST. */
+#include "cli.h"
+#include "cli_out.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void quiet(void *arg, enum bh_log_level level, const char *msg)
+{
+	(void)arg;
+	if (level >= BH_LOG_WARN)
+		fprintf(stderr, "bulkhead: %s\n", cli_out_field(stderr, msg));
+}
+
+static int verify(const char *dir)
+{
+	size_t n = 0;
+	char sha[65];
+	char *problems = NULL;
+	bh_error *err = NULL;
+	if (bh_capture_verify(dir, &n, sha, &problems, &err) < 0) {
+		cli_error("capture --verify: %s", err->msg);
+		bh_error_free(err);
+		return CLI_EXIT_BULKHEAD;
+	}
+	if (problems) {
+		/* Names in the folder are anyone's: escaped on a terminal. */
+		for (char *save = NULL, *l = strtok_r(problems, "\n", &save); l;
+		     l = strtok_r(NULL, "\n", &save))
+			printf("FAILED %s\n", cli_out_field(stdout, l));
+		free(problems);
+		printf("%s does not verify against its MANIFEST (sha256 %s)\n",
+		       cli_out_field(stdout, dir), sha);
+		return 1;
+	}
+	printf("%s verifies: %zu files match their MANIFEST (sha256 %s)\n",
+	       cli_out_field(stdout, dir), n, sha);
+	return 0;
+}
+
+static void note_client_error(bh_capture *cap, const char *what, struct bh_client_error *err)
+{
+	bh_capture_missing(cap, what, err ? err->message : "the daemon did not answer");
+	bh_client_error_free(err);
+}
+
+static void note_error(bh_capture *cap, const char *what, bh_error *err)
+{
+	bh_capture_missing(cap, what, err->msg);
+	bh_error_free(err);
+}
+
+/* What the sandbox's init answers, asked through the daemon that holds it. */
+static void through_daemon(bh_capture *cap, bh_client *client, const char *fp, const char **files,
+			   size_t n_files)
+{
+	struct bh_client_error *cerr = NULL;
+	bh_error *err = NULL;
+	struct wire_operator_processes ps;
+	if (bh_client_list_processes(client, fp, &ps, &cerr) < 0)
+		note_client_error(cap, "processes-init.txt", cerr);
+	else {
+		if (bh_capture_add_processes(cap, ps.procs, ps.n, ps.more, &err) < 0)
+			note_error(cap, "processes-init.txt", err);
+		wire_operator_processes_free(&ps);
+	}
+	struct wire_operator_files ls;
+	cerr = NULL;
+	if (bh_client_list_files(client, fp, "", &ls, &cerr) < 0)
+		note_client_error(cap, "work-listing.txt", cerr);
+	else {
+		if (bh_capture_add_listing(cap, "", ls.entries, ls.n, ls.more, &err) < 0)
+			note_error(cap, "work-listing.txt", err);
+		wire_operator_files_free(&ls);
+	}
+	for (size_t i = 0; i < n_files; i++) {
+		cleanup_free char *name = bh_capture_file_name(i + 1, files[i]);
+		cleanup_free char *what = xasprintf("%s (/work/%s)", name, files[i]);
+		struct wire_operator_file f;
+		cerr = NULL;
+		if (bh_client_read_file(client, fp, files[i], BH_CAPTURE_FILE_CAP, &f, &cerr) < 0) {
+			note_client_error(cap, what, cerr);
+			continue;
+		}
+		cleanup_free char *note = xasprintf("/work/%s, %llu bytes in the sandbox", files[i],
+						    (unsigned long long)f.size);
+		if (bh_capture_add(cap, name, f.content, f.len, f.truncated, note, &err) < 0)
+			note_error(cap, what, err);
+		wire_operator_file_free(&f);
+	}
+}
+
+static int usage_error(const char *why)
+{
+	cli_error("capture: %s (usage: bulkhead capture [--state DIR] FINDING|SESSION --out DIR "
+		  "[--file PATH]... | bulkhead capture --verify DIR)", why);
+	return CLI_EXIT_USAGE;
+}
+
+int cmd_capture(int argc, char **argv)
+{
+	struct cli_common c = {0};
+	struct cli_attach at = {0};
+	const char *target = NULL, *out = NULL, *verify_dir = NULL;
+	const char *files[BH_CAPTURE_FILES_MAX];
+	size_t n_files = 0;
+	for (int i = 1; i < argc; i++) {
+		int r = cli_shared_opt(&c, &at, argc, argv, &i);
+		if (r < 0)
+			return CLI_EXIT_USAGE;
+		if (r > 0)
+			continue;
+		if (!strcmp(argv[i], "--verify") && i + 1 < argc)
+			verify_dir = argv[++i];
+		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+			out = argv[++i];
+		else if (!strcmp(argv[i], "--file") && i + 1 < argc) {
+			if (n_files == BH_CAPTURE_FILES_MAX - 16)
+				return usage_error("too many --file");
+			files[n_files++] = argv[++i];
+		} else if (argv[i][0] != '-' && !target)
+			target = argv[i];
+		else
+			return usage_error("unknown argument");
+	}
+	if (verify_dir)
+		return target || out ? usage_error("--verify takes only a folder") : verify(verify_dir);
+	if (!target || !out)
+		return usage_error("name a finding or a session, and --out DIR");
+	/* The folder is shown and kept absolute: a relative name means the
+	 * directory this command runs in. */
+	cleanup_free char *abs = NULL;
+	if (out[0] == '/')
+		abs = xstrdup(out);
+	else {
+		char cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof cwd)) {
+			cli_error("capture: where am I? %s", strerror(errno));
+			return CLI_EXIT_BULKHEAD;
+		}
+		abs = xasprintf("%s/%s", cwd, out);
+	}
+	bh_client *client = NULL;
+	if (cli_attach(&at, &c, CLI_ATTACH_AUTO, &client) < 0)
+		return CLI_EXIT_BULKHEAD;
+	/* The host's view needs no lock: an engine that only reads, beside the
+	 * daemon when one holds the directory. */
+	bh_engine *e = cli_open_engine_inspect(&c, quiet);
+	if (!e) {
+		bh_client_free(client);
+		return CLI_EXIT_BULKHEAD;
+	}
+	int rc = CLI_EXIT_BULKHEAD;
+	bh_error *err = NULL;
+	struct bh_capture_target t;
+	bh_capture *cap = NULL;
+	char sha[65];
+	if (bh_engine_capture_target(e, target, &t, &err) < 0 ||
+	    bh_capture_begin(e, &t, abs, &cap, &err) < 0) {
+		cli_error("capture: %s", err->msg);
+		goto done;
+	}
+	if (client && t.fingerprint[0])
+		through_daemon(cap, client, t.fingerprint, files, n_files);
+	else {
+		const char *why = t.fingerprint[0]
+			? "no daemon holds this state directory, so nothing can ask the sandbox's init "
+			  "(the engine that spoke to it is gone)"
+			: "no session names this sandbox: no init to ask";
+		bh_capture_missing(cap, "processes-init.txt, work-listing.txt", why);
+		for (size_t i = 0; i < n_files; i++) {
+			cleanup_free char *what = xasprintf("/work/%s", files[i]);
+			bh_capture_missing(cap, what, why);
+		}
+	}
+	if (bh_capture_finish(cap, sha, &err) < 0) {
+		cli_error("capture: %s", err->msg);
+		goto done;
+	}
+	printf("captured %s%s%s into %s (MANIFEST sha256 %s)\n",
+	       cli_out_field(stdout, t.sandbox[0] ? t.sandbox : "-"), t.fingerprint[0] ? " session " : "",
+	       t.fingerprint[0] ? t.fingerprint : "", cli_out_field(stdout, bh_capture_dir(cap)), sha);
+	rc = 0;
+done:
+	bh_error_free(err);
+	bh_capture_free(cap);
+	bh_engine_close(e);
+	bh_client_free(client);
+	return rc;
+}
