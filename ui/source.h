@@ -171,6 +171,16 @@ struct ui_usage {
 	size_t n;
 };
 typedef void (*ui_usage_fn)(void *arg, const struct ui_usage *u, const char *error);
+/* ---- capture ---- */
+/* The evidence folder (absolute) and its MANIFEST's SHA-256, or why not. */
+typedef void (*ui_captured_fn)(void *arg, const char *dir, const char *manifest_sha256,
+			       const char *error);
+struct ui_source;
+/* The answer of a source with no engine on this host (attached, store, none). */
+void ui_source_no_capture(struct ui_source *s, const char *target, const char *dir,
+			  ui_captured_fn cb, void *arg);
+#define UI_NO_CAPTURE "capture reads the sandbox from this host's engine: open the console on " \
+	"the state directory (bulkhead --state DIR), or run bulkhead capture"
 
 struct ui_source_ops {
 	const char *kind; /* "embedded", "attached", "store" */
@@ -238,6 +248,12 @@ struct ui_source_ops {
 	 * no running cell: an error. */
 	void (*follow)(struct ui_source *s, const char *fp, uint64_t sequence, uint64_t out_after,
 		       uint64_t err_after, uint32_t wait_ms, ui_follow_fn cb, void *arg);
+	/* ---- capture ---- */
+	/* A finding's or a session's evidence (a sandbox name or a
+	 * fingerprint) into dir (absolute; new, or empty): what the host sees,
+	 * and what the sandbox's init answers when this engine holds it. */
+	void (*capture)(struct ui_source *s, const char *target, const char *dir,
+			ui_captured_fn cb, void *arg);
 };
 
 struct ui_source {

@@ -1036,6 +1036,7 @@ static const struct ui_source_ops attached_ops = {
 	.usage = usage, /* ---- usage ---- */
 	.cells = cells,   /* stream */
 	.follow = follow, /* stream */
+	.capture = ui_source_no_capture, /* ---- capture ---- */
 };
 
 struct ui_source *ui_source_attached(const char *target, const char *token, char **why)

@@ -159,6 +159,7 @@ static const struct ui_source_ops none_ops = {
 	.usage = usage, /* ---- usage ---- */
 	.cells = cells,   /* stream */
 	.follow = follow, /* stream */
+	.capture = ui_source_no_capture, /* ---- capture ---- */
 };
 
 struct ui_source *ui_source_none(void)

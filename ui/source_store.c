@@ -234,6 +234,7 @@ static const struct ui_source_ops store_ops = {
 	.usage = usage, /* ---- usage ---- */
 	.cells = cells,   /* stream */
 	.follow = follow, /* stream */
+	.capture = ui_source_no_capture, /* ---- capture ---- */
 };
 
 struct ui_source *ui_source_store(const char *db_path, char **why)

@@ -2762,3 +2762,74 @@ Test(console, a_store_copy_shows_a_sessions_cells_and_a_cells_pane_without_follo
 	screen("db-cell-pane");
 	screen_has("db-cell-pane", "-- stdout (2 bytes) --");
 }
+
+/* ---- capture ---- */
+
+/* A paused container nobody registered: `v` asks for a folder, captures
+ * what the host still sees, and the MANIFEST verifies; the reap after it
+ * leaves the folder as it was. */
+Test(console, v_in_leaks_captures_a_paused_orphan_into_a_folder_whose_manifest_verifies)
+{
+	bh_session *s = open_for_run(BH_TIER_CONTAINER, NULL, NULL);
+	struct bh_session_info info;
+	bh_session_get_info(s, &info);
+	char name[64], cgparent[128];
+	snprintf(name, sizeof name, "%s", info.sandbox);
+	snprintf(cgparent, sizeof cgparent, "%s", bh_engine_cgroup_parent(h.e));
+	char root[4200];
+	snprintf(root, sizeof root, "%s", bh_engine_runtime_root(h.e, BH_TIER_CONTAINER));
+	char *r = sh("sed -e 's|\"args\":\\[\"[^\"]*\"\\]|\"args\":[\"/bin/sleep\",\"300\"]|' "
+		     "-e 's|%s/%s|%s/bh-orphan|' '%s/bundles/%s/config.json' > '%s/orphan.json' && echo copied",
+		     cgparent, name, cgparent, h.state_dir, name, files);
+	cr_assert_str_eq(r, "copied\n", "%s", r);
+	free(r);
+	char last[65], reason[32];
+	harness_close_session(&h, s, last, reason);
+	close_engine();
+
+	live_start("", NULL);
+	live_send(":leaks\n"
+		  ":save-display capture-none-yet\n");
+	live_wait_screen("capture-none-yet");
+	snprintf(orphan_root, sizeof orphan_root, "%s", root);
+	r = sh("set -e; d='%s/bundles/bh-orphan'; mkdir -p \"$d\"; cp '%s/orphan.json' \"$d/config.json\"; "
+	       "crun --root '%s' run -d --bundle \"$d\" bh-orphan </dev/null >/dev/null 2>'%s/crun.err' "
+	       "&& crun --root '%s' pause bh-orphan && echo paused || cat '%s/crun.err'",
+	       h.state_dir, files, orphan_root, files, orphan_root, files);
+	cr_assert_str_eq(r, "paused\n", "could not plant a paused orphan: %s", r);
+	free(r);
+	live_send("<C-r>\n"
+		  "v\n"
+		  ":save-display capture-prompt\n"
+		  "<Enter>\n"
+		  ":save-display capture-done\n"
+		  "?\n"
+		  ":save-display capture-help\n"
+		  "<Esc>\n"
+		  "<C-d>\n"
+		  "y\n"
+		  ":save-display capture-reaped\n");
+	live_finish();
+	screen("capture-none-yet");
+	screen("capture-prompt");
+	screen_has("capture-prompt", "evidence folder: ./bulkhead-evidence-bh-orphan");
+	screen("capture-done");
+	screen_has("capture-done", "captured into /");
+	screen("capture-help");
+	screen_has("capture-help", "capture the finding's evidence");
+	screen("capture-reaped");
+	char *dir = sh("printf %%s '%s'/bulkhead-evidence-bh-orphan-*", files);
+	size_t n = 0;
+	char sha[65];
+	char *problems = NULL;
+	bh_error *err = NULL;
+	cr_assert_eq(bh_capture_verify(dir, &n, sha, &problems, &err), 0, "%s", err ? err->msg : "");
+	cr_assert_null(problems, "the console's capture does not verify:\n%s", problems);
+	char *procs = sh("cat '%s/processes-host.txt'", dir);
+	cr_assert(strstr(procs, "/bin/sleep 300"), "%s", procs);
+	free(procs);
+	free(dir);
+	char *left = sh("crun --root '%s' list -q", orphan_root);
+	cr_assert_str_empty(left, "still running: %s", left);
+	free(left);
+}

@@ -3,6 +3,7 @@
  * with why and what holds each. enter shows a suspect's timeline (its
  * events); ctrl-d reaps them all after a confirm; e writes a report. */
 #include "app.h"
+#include "capture_view.h" /* ---- capture ---- */
 #include "ui_files.h"
 
 #include <cjson/cJSON.h>
@@ -191,6 +192,20 @@ static enum request request(struct app *a, struct view *v, enum request r)
 	}
 	if (r == REQ_EXPORT) {
 		export(a, v);
+		return REQ_NONE;
+	}
+	/* ---- capture ---- */
+	if (r == REQ_CAPTURE) {
+		const struct trow *row = table_selected(&v->t);
+		struct findings *f = v->priv;
+		const struct bh_leak *l = NULL;
+		for (size_t i = 0; row && f && i < f->n && !l; i++)
+			if (!strcmp(row->key, *f->l[i].fingerprint ? f->l[i].fingerprint : f->l[i].sandbox))
+				l = &f->l[i];
+		if (!l)
+			app_flash(a, C_INFO, "no finding to capture");
+		else
+			capture_ask(a, *l->sandbox ? l->sandbox : l->fingerprint, l->sandbox);
 		return REQ_NONE;
 	}
 	return r;
