@@ -133,6 +133,8 @@ static void teardown(void)
 	have_daemon = false;
 	if (*orphan_root)
 		free(sh("crun --root '%s' delete -f bh-orphan >/dev/null", orphan_root));
+	if (*orphan_root) /* ---- capture ---- */
+		free(sh("crun --root '%s' delete -f bh-0000000000c0ffee >/dev/null 2>&1", orphan_root));
 	orphan_root[0] = '\0';
 	close_engine();
 	/* Whatever a console that died mid-test left behind. */
@@ -1382,6 +1384,13 @@ Test(console, the_leaks_view_lists_a_planted_orphan_and_reaps_it_after_the_confi
 		  "<Esc>\n"
 		  "<Esc>\n"
 		  "e\n"
+		  ":save-display leaks-export-prompt\n"
+		  /* The default's UTC stamp (16 characters) becomes a fixed name. */
+		  "<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n"
+		  "<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n"
+		  "<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n"
+		  "incident\n"
+		  "<Enter>\n"
 		  ":save-display leaks-exported\n"
 		  "<C-d>\n"
 		  ":save-display leaks-reap-confirm\n"
@@ -1396,7 +1405,10 @@ Test(console, the_leaks_view_lists_a_planted_orphan_and_reaps_it_after_the_confi
 	screen("leaks-orphan");
 	screen_has("leaks-orphan", "orphan       bh-orphan");
 	screen("leaks-timeline");
+	screen("leaks-export-prompt");
+	screen_has("leaks-export-prompt", "report to (.md and .json): ./bulkhead-leaks-");
 	screen("leaks-exported");
+	screen_has("leaks-exported", "wrote /");
 	screen("leaks-reap-confirm");
 	screen_has("leaks-reap-confirm", "reap 1 finding? [y/N]");
 	screen("leaks-reaped");
@@ -1428,6 +1440,7 @@ Test(console, planted_links_at_the_export_and_save_display_names_are_not_followe
 	free(r);
 	console(":leaks\n"
 		"e\n"
+		"<Enter>\n"
 		":save-display leaks-export-beside-links\n"
 		":save-display planted\n"
 		":save-display save-display-refused\n"
@@ -1437,8 +1450,9 @@ Test(console, planted_links_at_the_export_and_save_display_names_are_not_followe
 	cr_assert_str_eq(target, "precious", "a planted link was followed: the target now holds %s",
 			 target);
 	free(target);
-	screen_has("leaks-export-beside-links", "wrote bulkhead-leaks-");
-	screen_has("leaks-export-beside-links", "-1.md and bulkhead-leaks-");
+	/* The flash names absolute paths (cut at 80 columns); the name taken
+	 * is the next free one, below. */
+	screen_has("leaks-export-beside-links", "wrote /");
 	screen_has("save-display-refused", "save-display: not overwritten, it exists");
 	/* What it wrote is a regular file of its own, mode 0600. */
 	char *made = sh("cd '%s' && find . -maxdepth 1 -name 'bulkhead-leaks-*-1.md' -type f -perm 600 "
@@ -2765,7 +2779,8 @@ Test(console, a_store_copy_shows_a_sessions_cells_and_a_cells_pane_without_follo
 
 /* ---- capture ---- */
 
-/* A paused container nobody registered: `v` asks for a folder, captures
+/* A paused container nobody registered (under a name bulkhead makes, so its
+ * bundle is read too): `v` asks for a folder, captures
  * what the host still sees, and the MANIFEST verifies; the reap after it
  * leaves the folder as it was. */
 Test(console, v_in_leaks_captures_a_paused_orphan_into_a_folder_whose_manifest_verifies)
@@ -2779,7 +2794,7 @@ Test(console, v_in_leaks_captures_a_paused_orphan_into_a_folder_whose_manifest_v
 	char root[4200];
 	snprintf(root, sizeof root, "%s", bh_engine_runtime_root(h.e, BH_TIER_CONTAINER));
 	char *r = sh("sed -e 's|\"args\":\\[\"[^\"]*\"\\]|\"args\":[\"/bin/sleep\",\"300\"]|' "
-		     "-e 's|%s/%s|%s/bh-orphan|' '%s/bundles/%s/config.json' > '%s/orphan.json' && echo copied",
+		     "-e 's|%s/%s|%s/bh-0000000000c0ffee|' '%s/bundles/%s/config.json' > '%s/orphan.json' && echo copied",
 		     cgparent, name, cgparent, h.state_dir, name, files);
 	cr_assert_str_eq(r, "copied\n", "%s", r);
 	free(r);
@@ -2792,9 +2807,9 @@ Test(console, v_in_leaks_captures_a_paused_orphan_into_a_folder_whose_manifest_v
 		  ":save-display capture-none-yet\n");
 	live_wait_screen("capture-none-yet");
 	snprintf(orphan_root, sizeof orphan_root, "%s", root);
-	r = sh("set -e; d='%s/bundles/bh-orphan'; mkdir -p \"$d\"; cp '%s/orphan.json' \"$d/config.json\"; "
-	       "crun --root '%s' run -d --bundle \"$d\" bh-orphan </dev/null >/dev/null 2>'%s/crun.err' "
-	       "&& crun --root '%s' pause bh-orphan && echo paused || cat '%s/crun.err'",
+	r = sh("set -e; d='%s/bundles/bh-0000000000c0ffee'; mkdir -p \"$d\"; cp '%s/orphan.json' \"$d/config.json\"; "
+	       "crun --root '%s' run -d --bundle \"$d\" bh-0000000000c0ffee </dev/null >/dev/null 2>'%s/crun.err' "
+	       "&& crun --root '%s' pause bh-0000000000c0ffee && echo paused || cat '%s/crun.err'",
 	       h.state_dir, files, orphan_root, files, orphan_root, files);
 	cr_assert_str_eq(r, "paused\n", "could not plant a paused orphan: %s", r);
 	free(r);
@@ -2806,19 +2821,51 @@ Test(console, v_in_leaks_captures_a_paused_orphan_into_a_folder_whose_manifest_v
 		  "?\n"
 		  ":save-display capture-help\n"
 		  "<Esc>\n"
+		  "e\n"
+		  /* The default's UTC stamp (16 characters) becomes a fixed name. */
+		  "<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n"
+		  "<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n"
+		  "<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n"
+		  "incident\n"
+		  "<Enter>\n"
+		  ":save-display capture-reported\n"
 		  "<C-d>\n"
 		  "y\n"
 		  ":save-display capture-reaped\n");
 	live_finish();
 	screen("capture-none-yet");
 	screen("capture-prompt");
-	screen_has("capture-prompt", "evidence folder: ./bulkhead-evidence-bh-orphan");
+	screen_has("capture-prompt", "evidence folder: ./bulkhead-evidence-bh-0000000000c0ffee");
 	screen("capture-done");
 	screen_has("capture-done", "captured into /");
 	screen("capture-help");
 	screen_has("capture-help", "capture the finding's evidence");
+	screen("capture-reported");
+	screen_has("capture-reported", "/bulkhead-leaks-incident.md");
 	screen("capture-reaped");
-	char *dir = sh("printf %%s '%s'/bulkhead-evidence-bh-orphan-*", files);
+	/* The report's JSON against its documented schema, by a real
+	 * validator (Debian's python3-jsonschema), and what it says. */
+	char *valid = sh("python3 -c 'import json, sys, jsonschema\n"
+			 "schema = json.load(open(sys.argv[1]))\n"
+			 "jsonschema.Draft202012Validator.check_schema(schema)\n"
+			 "report = json.load(open(sys.argv[2]))\n"
+			 "jsonschema.Draft202012Validator(schema).validate(report)\n"
+			 "s = report[\"suspects\"][0]\n"
+			 "print(\"valid\", s[\"sandbox\"], s[\"capture\"][\"verifies\"], "
+			 "s[\"capture\"][\"bundleSha256\"] is not None)' "
+			 "'%s/../../docs/report.schema.json' '%s/bulkhead-leaks-incident.json' 2>&1",
+			 BH_TEST_INTERP, files);
+	char *manifest = sh("cat '%s'/bulkhead-evidence-bh-0000000000c0ffee-*/MANIFEST", files);
+	cr_assert_str_eq(valid, "valid bh-0000000000c0ffee True True\n", "the report does not validate: %s\n%s",
+			 valid, manifest);
+	free(manifest);
+	free(valid);
+	char *md = sh("cat '%s/bulkhead-leaks-incident.md'", files);
+	cr_assert(strstr(md, "# bulkhead incident report") && strstr(md, "| orphan | bh-0000000000c0ffee |") &&
+			  strstr(md, ", verifies (8 files), bundle config.json sha256 "),
+		  "%s", md);
+	free(md);
+	char *dir = sh("printf %%s '%s'/bulkhead-evidence-bh-0000000000c0ffee-*", files);
 	size_t n = 0;
 	char sha[65];
 	char *problems = NULL;

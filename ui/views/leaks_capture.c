@@ -2,6 +2,7 @@
  * (capture_view.h). One capture at a time: its state lives here, so a
  * prompt left with esc leaves nothing behind. */
 #include "capture_view.h"
+#include "report_view.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -51,8 +52,10 @@ static void captured(void *arg, const char *dir, const char *sha, const char *er
 	app_busy(a, "");
 	if (err)
 		app_flash(a, C_BAD, "not captured: %s", err);
-	else
+	else {
+		capture_remember(cap.target, dir); /* for the report */
 		app_flash(a, C_GOOD, "captured into %s (MANIFEST %.12s)", dir, sha);
+	}
 	capture_then_fn then = cap.then;
 	cap.then = NULL;
 	if (then)
