@@ -1037,6 +1037,7 @@ static const struct ui_source_ops attached_ops = {
 	.cells = cells,   /* stream */
 	.follow = follow, /* stream */
 	.capture = ui_source_no_capture, /* ---- capture ---- */
+	.search = ui_source_no_search,
 };
 
 struct ui_source *ui_source_attached(const char *target, const char *token, char **why)

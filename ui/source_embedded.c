@@ -653,6 +653,18 @@ static void capture(struct ui_source *s, const char *target, const char *dir, ui
 	}
 }
 
+static void search(struct ui_source *s, const char *query, ui_search_fn cb, void *arg)
+{
+	struct ui_search_rows x = {0};
+	bh_error *err = NULL;
+	const char *text = NULL;
+	enum bh_search_stream stream = bh_search_parse(query, &text);
+	int rc = bh_engine_search(E(s)->e, stream, text, BH_SEARCH_MAX, ui_collect_search_hit, &x, &err);
+	cb(arg, x.r, x.n, rc < 0 ? err->msg : NULL);
+	bh_error_free(err);
+	free(x.r);
+}
+
 static const struct ui_source_ops embedded_ops = {
 	.kind = "embedded",
 	.has_engine = true,
@@ -685,6 +697,7 @@ static const struct ui_source_ops embedded_ops = {
 	.cells = cells,   /* stream */
 	.follow = follow, /* stream */
 	.capture = capture, /* ---- capture ---- */
+	.search = search,
 };
 
 struct ui_source *ui_source_embedded(const struct bh_config *cfg, char **why)

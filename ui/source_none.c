@@ -160,6 +160,7 @@ static const struct ui_source_ops none_ops = {
 	.cells = cells,   /* stream */
 	.follow = follow, /* stream */
 	.capture = ui_source_no_capture, /* ---- capture ---- */
+	.search = ui_source_no_search,
 };
 
 struct ui_source *ui_source_none(void)

@@ -752,6 +752,34 @@ int bh_history_sessions(bh_history *h, size_t limit, bh_history_session_fn fn, v
 /* stream: bh_engine_cells over a store opened read-only. */
 int bh_history_cells(bh_history *h, const char *session, uint64_t before_sequence, size_t limit,
 		     bh_cell_row_fn fn, void *arg, bh_error **err);
+/* ---- capture: search across the stored code and output ---- */
+/* Cells (all sessions, single runs too) whose code, stdout or stderr holds
+ * text (bytes, case-sensitive), newest first: one hit per cell and stream,
+ * at most limit (0 or more than BH_SEARCH_MAX: BH_SEARCH_MAX). The text is
+ * a bound parameter, never part of the SQL. */
+enum bh_search_stream { BH_SEARCH_ANY, BH_SEARCH_CODE, BH_SEARCH_STDOUT, BH_SEARCH_STDERR };
+#define BH_SEARCH_MAX 200u
+#define BH_SEARCH_CONTEXT 40u /* bytes of the cell kept each side of the match */
+#define BH_SEARCH_TEXT_MAX 256u
+struct bh_search_hit {
+	int64_t id;                 /* the record's row */
+	const char *session;        /* fingerprint; "" for a single run */
+	uint64_t sequence;
+	const char *stream;         /* "code", "stdout", "stderr" */
+	const uint8_t *snippet;     /* the match with its context: the cell's bytes, any byte */
+	size_t snippet_len, match_at, match_len;
+	bool cut_before, cut_after; /* the cell goes on past the snippet */
+	int64_t started_unix_ms;
+};
+typedef int (*bh_search_fn)(void *arg, const struct bh_search_hit *hit);
+int bh_engine_search(bh_engine *e, enum bh_search_stream stream, const char *text, size_t limit,
+		     bh_search_fn fn, void *arg, bh_error **err);
+int bh_history_search(bh_history *h, enum bh_search_stream stream, const char *text, size_t limit,
+		      bh_search_fn fn, void *arg, bh_error **err);
+/* "code:", "stdout:", "stderr:", "out:", "err:" at the start of a query
+ * choose the stream, "cell:" every stream (the rest is the text); no
+ * prefix: every stream, *text the whole query. */
+enum bh_search_stream bh_search_parse(const char *query, const char **text);
 
 /* ---- usage: what each live sandbox uses now, and the host ---------------- */
 

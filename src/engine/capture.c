@@ -18,11 +18,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 
 #define PROC_FILE_CAP (64u * 1024)     /* one /proc status or cmdline */
 #define NET_FILE_CAP (1024u * 1024)    /* one socket table */
@@ -738,35 +738,6 @@ int bh_capture_finish(bh_capture *c, char manifest_sha256[65], bh_error **err)
 
 /* ---- verifying a folder ---- */
 
-static int digest_fd(int fd, char out[65], uint64_t *size)
-{
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	if (!ctx)
-		abort();
-	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
-	uint8_t chunk[65536];
-	*size = 0;
-	for (;;) {
-		ssize_t r = read(fd, chunk, sizeof chunk);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			EVP_MD_CTX_free(ctx);
-			return -1;
-		}
-		if (r == 0)
-			break;
-		*size += (uint64_t)r;
-		EVP_DigestUpdate(ctx, chunk, (size_t)r);
-	}
-	uint8_t md[32];
-	unsigned int mdlen = 0;
-	EVP_DigestFinal_ex(ctx, md, &mdlen);
-	EVP_MD_CTX_free(ctx);
-	hex(md, 32, out);
-	return 0;
-}
-
 static bool is_hex64(const char *s)
 {
 	if (strlen(s) != 64)
@@ -842,7 +813,7 @@ int bh_capture_verify(const char *dir, size_t *n_files, char manifest_sha256[65]
 		}
 		char now[65];
 		uint64_t n = 0;
-		if (digest_fd(fd, now, &n) < 0) {
+		if (sha256_fd_hex(fd, now, &n) < 0) {
 			bprintf(&bad, "%s: unreadable: %s\n", name, strerror(errno));
 			continue;
 		}

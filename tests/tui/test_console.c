@@ -1395,6 +1395,8 @@ Test(console, the_leaks_view_lists_a_planted_orphan_and_reaps_it_after_the_confi
 		  "<C-d>\n"
 		  ":save-display leaks-reap-confirm\n"
 		  "y\n"
+		  ":save-display leaks-capture-before-reap\n"
+		  "<Enter>\n"
 		  ":save-display leaks-reaped\n"
 		  ":leaks\n"
 		  ":save-display leaks-empty\n"
@@ -1411,7 +1413,19 @@ Test(console, the_leaks_view_lists_a_planted_orphan_and_reaps_it_after_the_confi
 	screen_has("leaks-exported", "wrote /");
 	screen("leaks-reap-confirm");
 	screen_has("leaks-reap-confirm", "reap 1 finding? [y/N]");
+	screen("leaks-capture-before-reap");
+	screen_has("leaks-capture-before-reap", "capture before the reap, into: ./bulkhead-evidence-");
 	screen("leaks-reaped");
+	/* ---- capture: the reap captured first, and the evidence verifies ---- */
+	char *evidence = sh("printf %%s '%s'/bulkhead-evidence-*/01-bh-orphan", files);
+	size_t n_ok = 0;
+	char msha[65];
+	char *problems = NULL;
+	bh_error *cerr = NULL;
+	cr_assert_eq(bh_capture_verify(evidence, &n_ok, msha, &problems, &cerr), 0, "%s: %s", evidence,
+		     cerr ? cerr->msg : "");
+	cr_assert_null(problems, "%s", problems);
+	free(evidence);
 	screen("leaks-empty");
 	screen_has("leaks-empty", "Leaks[0]");
 	screen("leaks-events");
@@ -2831,6 +2845,7 @@ Test(console, v_in_leaks_captures_a_paused_orphan_into_a_folder_whose_manifest_v
 		  ":save-display capture-reported\n"
 		  "<C-d>\n"
 		  "y\n"
+		  "<Enter>\n"
 		  ":save-display capture-reaped\n");
 	live_finish();
 	screen("capture-none-yet");
@@ -2879,4 +2894,119 @@ Test(console, v_in_leaks_captures_a_paused_orphan_into_a_folder_whose_manifest_v
 	char *left = sh("crun --root '%s' list -q", orphan_root);
 	cr_assert_str_empty(left, "still running: %s", left);
 	free(left);
+}
+
+/* A store whose cells read /etc/passwd (mallory's cell 7 of session 0, its
+ * output carrying a terminal escape) and /etc/shadow (session 1's stderr). */
+static void search_store(const char *db)
+{
+	gen_store(db, &(struct gen_store_spec){.sessions = 2, .records_per_session = 8, .events = 10});
+	char fp0[65], fp1[65], sql[1024];
+	gen_store_session(0, fp0);
+	gen_store_session(1, fp1);
+	snprintf(sql, sizeof sql,
+		 "UPDATE records SET code = CAST('print(open(''/etc/passwd'').read())' AS BLOB), "
+		 "stdout_prefix = CAST('root:x:0:0:root:/root:/bin/bash' AS BLOB) || X'0a1b5d303b70776e656407' "
+		 "WHERE session = '%s' AND sequence = 7;"
+		 "UPDATE records SET code = CAST('open(''/etc/shadow'')' AS BLOB), "
+		 "stderr_prefix = CAST('PermissionError: [Errno 13] /etc/shadow' AS BLOB) "
+		 "WHERE session = '%s' AND sequence = 3;",
+		 fp0, fp1);
+	gen_store_exec(db, sql);
+}
+
+/* `bulkhead search`: which cell read /etc/passwd? The hit names the
+ * session, the sequence and the stream; a sandbox's bytes are escaped; the
+ * text is a parameter, never SQL. */
+Test(console, bulkhead_search_finds_the_cell_that_read_etc_passwd_and_escapes_its_output)
+{
+	close_engine();
+	char db[4400];
+	snprintf(db, sizeof db, "%s/search.db", files);
+	search_store(db);
+	char fp0[65];
+	gen_store_session(0, fp0);
+	char *out = sh("'%s' search --db '%s' code:/etc/passwd; echo \"exit $?\"", BH_TEST_CLI, db);
+	char line[160];
+	snprintf(line, sizeof line, "%.12s     7 code   print(open('>>/etc/passwd<<').read())", fp0);
+	cr_assert(strstr(out, line), "%s", out);
+	cr_assert(strstr(out, "exit 0"), "%s", out);
+	cr_assert_null(strstr(out, "shadow"), "%s", out);
+	free(out);
+	out = sh("'%s' search --db '%s' stdout:/bin/bash; echo \"exit $?\"", BH_TEST_CLI, db);
+	cr_assert(strstr(out, "stdout root:x:0:0:root:/root:>>/bin/bash<<\\x0a\\x1b]0;pwned\\x07"), "%s",
+		  out);
+	cr_assert_null(strchr(out, 0x1b), "an escape reached the output: %s", out);
+	free(out);
+	out = sh("'%s' search --db '%s' /etc/; echo \"exit $?\"", BH_TEST_CLI, db);
+	cr_assert(strstr(out, " 3 code   open('>>/etc/<<shadow')\n") &&
+			  strstr(out, " 3 stderr PermissionError: [Errno 13] >>/etc/<<shadow\n") &&
+			  strstr(out, " 7 code   print(open('>>/etc/<<passwd').read())\n"),
+		  "a hit per cell and stream: %s", out);
+	free(out);
+	out = sh("'%s' search --db \"%s\" \"code:'); DROP TABLE records; --\"; echo \"exit $?\"; "
+		 "'%s' search --db '%s' code:passwd | wc -l",
+		 BH_TEST_CLI, db, BH_TEST_CLI, db);
+	cr_assert(strstr(out, "no stored cell's code holds that text\nexit 1\n2\n"), "%s", out);
+	free(out);
+}
+
+/* `/` with a prefix in :rec (or :events) searches every stored cell and
+ * lists the hits; enter opens the record; hostile bytes are escaped. */
+Test(console, slash_code_prefix_in_records_searches_every_stored_cell_and_enter_opens_the_record)
+{
+	close_engine();
+	char db[4400];
+	snprintf(db, sizeof db, "%s/search.db", files);
+	search_store(db);
+	cr_assert_eq(mkdir(strcat(strcpy(db, files), "/nobin"), 0700), 0);
+	console_db(":rec\n"
+		   "/\n"
+		   "code:passwd\n"
+		   ":save-display search-typing\n"
+		   "<Enter>\n"
+		   ":save-display search-code\n"
+		   "<Enter>\n"
+		   ":save-display search-record\n"
+		   "<Esc>\n"
+		   "<Esc>\n"
+		   ":events\n"
+		   "/\n"
+		   "cell:/etc/\n"
+		   "<Enter>\n"
+		   ":save-display search-all-streams\n"
+		   "<Esc>\n"
+		   "/\n"
+		   "out:pwned\n"
+		   "<Enter>\n"
+		   ":save-display search-hostile\n"
+		   "<Esc>\n"
+		   "/\n"
+		   "stdout:nothing-prints-this\n"
+		   "<Enter>\n"
+		   ":save-display search-none\n"
+		   "<Esc>\n"
+		   "?\n"
+		   "/\n"
+		   "every cell\n"
+		   "<Enter>\n"
+		   ":save-display search-help\n"
+		   ":q\n",
+		   "search.db");
+	screen("search-typing");
+	screen_has("search-typing", "/code:passwd");
+	screen("search-code");
+	screen_has("search-code", "Search[1]");
+	screen_has("search-code", "code   \xe2\x80\xa6rint(open('/etc/>>passwd<<').read())");
+	screen("search-record");
+	screen_has("search-record", "record_sha256 verifies");
+	screen("search-all-streams");
+	screen_has("search-all-streams", "Search[3]");
+	screen_has("search-all-streams", "stderr \xe2\x80\xa6ror: [Errno 13] >>/etc/<<shadow");
+	screen("search-hostile");
+	screen_has("search-hostile", "stdout \xe2\x80\xa6" "in/bash\\n\\x1b]0;>>pwned<<\\x07");
+	screen("search-none");
+	screen_has("search-none", "Search[0]");
+	screen("search-help");
+	screen_has("search-help", "search every cell: /code:TEXT (stdout: stderr: cell:)");
 }

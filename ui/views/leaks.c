@@ -104,16 +104,27 @@ static void reaped(void *arg, const struct bh_leak *l, size_t n, const char *err
 	free(r);
 }
 
-static void reap_confirmed(struct app *a, const char *text, void *arg)
+/* ---- capture: a reap from the console captures first ---- */
+static void reap_after_capture(struct app *a, bool ok, const char *dir, void *arg)
 {
-	if (!text)
-		return; /* No */
+	(void)dir;
+	if (!ok)
+		return; /* the flash said which finding was not captured; nothing is reaped */
 	struct reaping *r = calloc(1, sizeof *r);
 	if (!r)
 		abort();
 	*r = (struct reaping){.a = a, .v = arg};
 	app_busy(a, "reaping");
 	a->src->ops->reap(a->src, reaped, r);
+}
+
+static void reap_confirmed(struct app *a, const char *text, void *arg)
+{
+	if (!text)
+		return; /* No */
+	struct view *v = arg;
+	struct findings *f = v->priv;
+	capture_all_then(a, f->l, f->n, reap_after_capture, v);
 }
 
 static enum request request(struct app *a, struct view *v, enum request r)

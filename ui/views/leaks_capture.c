@@ -5,6 +5,8 @@
 #include "report_view.h"
 
 #include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +45,25 @@ bool capture_folder(const char *typed, char *out, size_t n)
 		return false;
 	}
 	return true;
+}
+
+void capture_stamp(char out[32])
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(out, 32, "%Y%m%dT%H%M%SZ", &tm);
+}
+
+void capture_safe_name(const char *name, char *out, size_t n)
+{
+	size_t o = 0;
+	for (const unsigned char *c = (const unsigned char *)name; *c && o + 1 < n; c++)
+		out[o++] = (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') ||
+					   (*c >= 'A' && *c <= 'Z') || *c == '-'
+				   ? (char)*c
+				   : '_';
+	out[o] = '\0';
 }
 
 static void captured(void *arg, const char *dir, const char *sha, const char *err)
@@ -92,24 +113,113 @@ void capture_then(struct app *a, const char *target, const char *sandbox, captur
 	snprintf(cap.target, sizeof cap.target, "%s", target);
 	cap.then = then;
 	cap.arg = arg;
-	time_t now = time(NULL);
-	struct tm tm;
-	gmtime_r(&now, &tm);
-	char stamp[32], initial[128];
-	strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-	/* The default folder's name is made of the sandbox's, made harmless. */
-	size_t o = (size_t)snprintf(initial, sizeof initial, "./bulkhead-evidence-");
-	for (const unsigned char *c = (const unsigned char *)sandbox; *c && o + 24 < sizeof initial;
-	     c++)
-		initial[o++] = (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') ||
-					       (*c >= 'A' && *c <= 'Z') || *c == '-'
-				       ? (char)*c
-				       : '_';
-	snprintf(initial + o, sizeof initial - o, "-%s", stamp);
+	char stamp[32], safe[80], initial[160];
+	capture_stamp(stamp);
+	capture_safe_name(sandbox, safe, sizeof safe);
+	snprintf(initial, sizeof initial, "./bulkhead-evidence-%s-%s", safe, stamp);
 	prompt_text(a, "evidence folder: ", initial, on_folder, NULL);
 }
 
 void capture_ask(struct app *a, const char *target, const char *sandbox)
 {
 	capture_then(a, target, sandbox, NULL, NULL);
+}
+
+/* ---- every chosen finding, before a reap ---- */
+
+static struct {
+	bool busy;
+	struct bh_leak *l;
+	size_t n, at;
+	char parent[PATH_MAX], dir[PATH_MAX + 128];
+	capture_then_fn then;
+	void *arg;
+} all;
+
+static void all_end(struct app *a, bool ok)
+{
+	capture_then_fn then = all.then;
+	void *arg = all.arg;
+	free(all.l);
+	all.l = NULL;
+	all.busy = false;
+	app_busy(a, "");
+	if (then)
+		then(a, ok, all.parent, arg);
+}
+
+static void all_next(struct app *a);
+
+static void all_captured(void *arg, const char *dir, const char *sha, const char *err)
+{
+	struct app *a = arg;
+	(void)sha;
+	const struct bh_leak *l = &all.l[all.at];
+	if (err) {
+		app_flash(a, C_BAD, "not captured, nothing reaped: %s: %s", l->sandbox, err);
+		all_end(a, false);
+		return;
+	}
+	capture_remember(*l->sandbox ? l->sandbox : l->fingerprint, dir);
+	all.at++;
+	all_next(a);
+}
+
+static void all_next(struct app *a)
+{
+	if (all.at == all.n) {
+		app_flash(a, C_GOOD, "captured %zu finding%s into %s", all.n, all.n == 1 ? "" : "s",
+			  all.parent);
+		all_end(a, true);
+		return;
+	}
+	const struct bh_leak *l = &all.l[all.at];
+	const char *name = *l->sandbox ? l->sandbox : l->fingerprint;
+	char safe[80];
+	capture_safe_name(name, safe, sizeof safe);
+	snprintf(all.dir, sizeof all.dir, "%s/%02zu-%s", all.parent, all.at + 1, *safe ? safe : "_");
+	a->src->ops->capture(a->src, name, all.dir, all_captured, a);
+}
+
+static void on_parent(struct app *a, const char *text, void *arg)
+{
+	(void)arg;
+	if (!text || !capture_folder(text, all.parent, sizeof all.parent)) {
+		app_flash(a, C_INFO, "not captured, nothing reaped: %s", text ? all.parent : "cancelled");
+		all_end(a, false);
+		return;
+	}
+	if (mkdir(all.parent, 0700) < 0 && errno != EEXIST) {
+		app_flash(a, C_BAD, "not captured, nothing reaped: %s: %s", all.parent, strerror(errno));
+		all_end(a, false);
+		return;
+	}
+	all.busy = true;
+	app_busy(a, "capturing before the reap");
+	all_next(a);
+}
+
+void capture_all_then(struct app *a, const struct bh_leak *findings, size_t n,
+		      capture_then_fn then, void *arg)
+{
+	if (all.busy || cap.busy) {
+		app_flash(a, C_WARN, "a capture is running already");
+		if (then)
+			then(a, false, "", arg);
+		return;
+	}
+	all.l = calloc(n ? n : 1, sizeof *findings);
+	if (!all.l)
+		abort();
+	if (n)
+		memcpy(all.l, findings, n * sizeof *findings);
+	all.n = n;
+	all.at = 0;
+	all.then = then;
+	all.arg = arg;
+	/* Busy from the answer on: a prompt left with esc leaves nothing set. */
+	char stamp[32], initial[64];
+	capture_stamp(stamp);
+	snprintf(initial, sizeof initial, "./bulkhead-evidence-%s", stamp);
+	prompt_text(a, "capture before the reap, into: ", initial, on_parent, NULL);
 }

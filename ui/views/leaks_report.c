@@ -194,22 +194,6 @@ static void utc(int64_t ms, char out[40])
 	snprintf(out + n, 40 - n, ".%03dZ", (int)(ms % 1000));
 }
 
-static void to_bh(const struct ui_record *u, struct bh_record *r)
-{
-	*r = (struct bh_record){.version = u->version, .unanswered = u->unanswered,
-				.provider = u->provider, .isolation = u->isolation,
-				.environment = u->environment, .policy = u->policy,
-				.software_identity = u->software_identity,
-				.software_rule_id = u->software_rule_id,
-				.started_unix_ms = u->started_ms, .ended_unix_ms = u->ended_ms,
-				.sequence = u->sequence};
-	snprintf(r->request_sha256, sizeof r->request_sha256, "%s", u->request);
-	snprintf(r->result_sha256, sizeof r->result_sha256, "%s", u->result);
-	snprintf(r->session, sizeof r->session, "%s", u->session);
-	snprintf(r->previous_sha256, sizeof r->previous_sha256, "%s", u->previous);
-	snprintf(r->record_sha256, sizeof r->record_sha256, "%s", u->record);
-}
-
 static const char *verdict_name(enum bh_chain_verdict v)
 {
 	switch (v) {
@@ -350,7 +334,7 @@ static cJSON *suspect_json(FILE *md, const struct suspect *s)
 		char when[40];
 		if (rec && (!ev || rec->started_ms <= ev->at_ms)) {
 			struct bh_record b;
-			to_bh(rec, &b);
+			ui_record_to_bh(rec, &b);
 			enum bh_chain_verdict v = bh_chain_step(&walk, &b);
 			bad += v != BH_CHAIN_OK;
 			const struct cell_copy *c = cell_of(s, rec->sequence);
@@ -514,11 +498,8 @@ void report_ask(struct app *a, const struct bh_leak *findings, size_t n)
 	for (size_t i = 0; i < n; i++)
 		rep.s[i].l = findings[i];
 	rep.n = n;
-	time_t now = time(NULL);
-	struct tm tm;
-	gmtime_r(&now, &tm);
 	char stamp[32], initial[64];
-	strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+	capture_stamp(stamp);
 	snprintf(initial, sizeof initial, "./bulkhead-leaks-%s", stamp);
 	prompt_text(a, "report to (.md and .json): ", initial, on_stem, NULL);
 }
