@@ -4,11 +4,13 @@
  * Evidence of a finding (what `bulkhead leaks` lists) or a session, into a
  * new folder, before anything reaps it: the host's view through an engine
  * that only reads (processes from the sandbox's cgroup, its usage, its
- * sockets, the bundle's config.json, the store's rows), and, when a daemon
- * holds the state directory, what the sandbox's init answers through it
- * (its processes, the /work listing, the files named with --file). The
- * engine writes every file and the MANIFEST; --verify checks a folder
- * against its MANIFEST. */
+ * sockets, the bundle's config.json, the store's rows). The engine that
+ * spoke to the sandbox's init is gone (or holds the directory, and this
+ * command cannot open beside it): what only the init can answer (its
+ * processes, /work, the files named with --file) is written into the
+ * MANIFEST as not captured, and why — the console on the directory
+ * captures those of the sessions its engine holds. The engine writes every
+ * file and the MANIFEST; --verify checks a folder against its MANIFEST. */
 #include "cli.h"
 #include "cli_out.h"
 
@@ -52,58 +54,6 @@ static int verify(const char *dir)
 	return 0;
 }
 
-static void note_client_error(bh_capture *cap, const char *what, struct bh_client_error *err)
-{
-	bh_capture_missing(cap, what, err ? err->message : "the daemon did not answer");
-	bh_client_error_free(err);
-}
-
-static void note_error(bh_capture *cap, const char *what, bh_error *err)
-{
-	bh_capture_missing(cap, what, err->msg);
-	bh_error_free(err);
-}
-
-/* What the sandbox's init answers, asked through the daemon that holds it. */
-static void through_daemon(bh_capture *cap, bh_client *client, const char *fp, const char **files,
-			   size_t n_files)
-{
-	struct bh_client_error *cerr = NULL;
-	bh_error *err = NULL;
-	struct wire_operator_processes ps;
-	if (bh_client_list_processes(client, fp, &ps, &cerr) < 0)
-		note_client_error(cap, "processes-init.txt", cerr);
-	else {
-		if (bh_capture_add_processes(cap, ps.procs, ps.n, ps.more, &err) < 0)
-			note_error(cap, "processes-init.txt", err);
-		wire_operator_processes_free(&ps);
-	}
-	struct wire_operator_files ls;
-	cerr = NULL;
-	if (bh_client_list_files(client, fp, "", &ls, &cerr) < 0)
-		note_client_error(cap, "work-listing.txt", cerr);
-	else {
-		if (bh_capture_add_listing(cap, "", ls.entries, ls.n, ls.more, &err) < 0)
-			note_error(cap, "work-listing.txt", err);
-		wire_operator_files_free(&ls);
-	}
-	for (size_t i = 0; i < n_files; i++) {
-		cleanup_free char *name = bh_capture_file_name(i + 1, files[i]);
-		cleanup_free char *what = xasprintf("%s (/work/%s)", name, files[i]);
-		struct wire_operator_file f;
-		cerr = NULL;
-		if (bh_client_read_file(client, fp, files[i], BH_CAPTURE_FILE_CAP, &f, &cerr) < 0) {
-			note_client_error(cap, what, cerr);
-			continue;
-		}
-		cleanup_free char *note = xasprintf("/work/%s, %llu bytes in the sandbox", files[i],
-						    (unsigned long long)f.size);
-		if (bh_capture_add(cap, name, f.content, f.len, f.truncated, note, &err) < 0)
-			note_error(cap, what, err);
-		wire_operator_file_free(&f);
-	}
-}
-
 static int usage_error(const char *why)
 {
 	cli_error("capture: %s (usage: bulkhead capture [--state DIR] FINDING|SESSION --out DIR "
@@ -114,12 +64,11 @@ static int usage_error(const char *why)
 int cmd_capture(int argc, char **argv)
 {
 	struct cli_common c = {0};
-	struct cli_attach at = {0};
 	const char *target = NULL, *out = NULL, *verify_dir = NULL;
 	const char *files[BH_CAPTURE_FILES_MAX];
 	size_t n_files = 0;
 	for (int i = 1; i < argc; i++) {
-		int r = cli_shared_opt(&c, &at, argc, argv, &i);
+		int r = cli_shared_opt(&c, NULL, argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r > 0)
@@ -154,14 +103,12 @@ int cmd_capture(int argc, char **argv)
 		}
 		abs = xasprintf("%s/%s", cwd, out);
 	}
-	bh_client *client = NULL;
-	if (cli_attach(&at, &c, CLI_ATTACH_AUTO, &client) < 0)
-		return CLI_EXIT_BULKHEAD;
-	/* The host's view needs no lock: an engine that only reads, beside the
-	 * daemon when one holds the directory. */
+	/* The host's view: an engine that only reads (a shared lock, so not
+	 * beside a live one, whose sandboxes are its own). */
 	bh_engine *e = cli_open_engine_inspect(&c, quiet);
 	if (!e) {
-		bh_client_free(client);
+		fprintf(stderr, "bulkhead: capture reads a directory no live engine holds (a dead "
+				"engine's, or a stopped daemon's that kept its leftovers)\n");
 		return CLI_EXIT_BULKHEAD;
 	}
 	int rc = CLI_EXIT_BULKHEAD;
@@ -174,12 +121,10 @@ int cmd_capture(int argc, char **argv)
 		cli_error("capture: %s", err->msg);
 		goto done;
 	}
-	if (client && t.fingerprint[0])
-		through_daemon(cap, client, t.fingerprint, files, n_files);
-	else {
+	{
 		const char *why = t.fingerprint[0]
-			? "no daemon holds this state directory, so nothing can ask the sandbox's init "
-			  "(the engine that spoke to it is gone)"
+			? "no engine of this command holds the session, so nothing can ask the "
+			  "sandbox's init (the engine that spoke to it is gone)"
 			: "no session names this sandbox: no init to ask";
 		bh_capture_missing(cap, "processes-init.txt, work-listing.txt", why);
 		for (size_t i = 0; i < n_files; i++) {
@@ -199,6 +144,5 @@ done:
 	bh_error_free(err);
 	bh_capture_free(cap);
 	bh_engine_close(e);
-	bh_client_free(client);
 	return rc;
 }

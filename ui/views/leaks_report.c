@@ -239,7 +239,7 @@ static cJSON *capture_json(FILE *md, const char *dir)
 		char s[80], name[160];
 		if (sscanf(line, "file %79s %*s %*s %*s %159s", s, name) == 2 &&
 		    !strcmp(name, "config.json") && strlen(s) == 64)
-			snprintf(bundle, sizeof bundle, "%s", s);
+			memcpy(bundle, s, sizeof bundle); /* 64 hex digits and the NUL */
 	}
 	if (m)
 		fclose(m);
