@@ -17,6 +17,8 @@ packages=(
 	python3 python3-numpy python3-pandas python3-matplotlib
 	# tools the tests and scripts use
 	util-linux procps iproute2 binutils sqlite3 node-acorn
+	# the report schema test validates with a real JSON Schema validator (capture)
+	python3-jsonschema
 	# the fuzz targets (scripts/fuzz.sh): clang with libFuzzer's runtime
 	clang libclang-rt-14-dev
 )

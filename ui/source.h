@@ -171,6 +171,42 @@ struct ui_usage {
 	size_t n;
 };
 typedef void (*ui_usage_fn)(void *arg, const struct ui_usage *u, const char *error);
+/* ---- capture ---- */
+/* The evidence folder (absolute) and its MANIFEST's SHA-256, or why not. */
+typedef void (*ui_captured_fn)(void *arg, const char *dir, const char *manifest_sha256,
+			       const char *error);
+struct ui_source;
+/* The answer of a source with no engine on this host (attached, store, none). */
+void ui_source_no_capture(struct ui_source *s, const char *target, const char *dir,
+			  ui_captured_fn cb, void *arg);
+/* A stored cell whose code or output holds the searched text. */
+struct ui_search_hit {
+	int64_t id; /* the record's row: the record view's argument */
+	char session[65], stream[8];
+	uint64_t sequence;
+	int64_t started_ms;
+	uint8_t snippet[2 * BH_SEARCH_CONTEXT + BH_SEARCH_TEXT_MAX];
+	size_t snippet_len, match_at, match_len;
+	bool cut_before, cut_after;
+};
+typedef void (*ui_search_fn)(void *arg, const struct ui_search_hit *rows, size_t n,
+			     const char *error);
+#define UI_NO_SEARCH "search reads the store: open the console on the state directory or a " \
+	"copy of its store (--db FILE), or run bulkhead search"
+/* The answer of a source that cannot search (attached, none). */
+void ui_source_no_search(struct ui_source *s, const char *query, ui_search_fn cb, void *arg);
+/* The engine's hits as the console's rows (embedded, store). */
+struct ui_search_rows {
+	struct ui_search_hit *r;
+	size_t n, cap;
+};
+int ui_collect_search_hit(void *arg, const struct bh_search_hit *h);
+/* A console record as the engine's, to check its digest and chain (the
+ * record view's check and the report's). */
+struct bh_record;
+void ui_record_to_bh(const struct ui_record *u, struct bh_record *r);
+#define UI_NO_CAPTURE "capture reads the sandbox from this host's engine: open the console on " \
+	"the state directory (bulkhead --state DIR), or run bulkhead capture"
 
 struct ui_source_ops {
 	const char *kind; /* "embedded", "attached", "store" */
@@ -238,6 +274,15 @@ struct ui_source_ops {
 	 * no running cell: an error. */
 	void (*follow)(struct ui_source *s, const char *fp, uint64_t sequence, uint64_t out_after,
 		       uint64_t err_after, uint32_t wait_ms, ui_follow_fn cb, void *arg);
+	/* ---- capture ---- */
+	/* A finding's or a session's evidence (a sandbox name or a
+	 * fingerprint) into dir (absolute; new, or empty): what the host sees,
+	 * and what the sandbox's init answers when this engine holds it. */
+	void (*capture)(struct ui_source *s, const char *target, const char *dir,
+			ui_captured_fn cb, void *arg);
+	/* Every stored cell's code and output holding the query's text
+	 * (bh_search_parse's prefixes), newest first, at most BH_SEARCH_MAX. */
+	void (*search)(struct ui_source *s, const char *query, ui_search_fn cb, void *arg);
 };
 
 struct ui_source {

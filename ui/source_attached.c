@@ -1036,6 +1036,8 @@ static const struct ui_source_ops attached_ops = {
 	.usage = usage, /* ---- usage ---- */
 	.cells = cells,   /* stream */
 	.follow = follow, /* stream */
+	.capture = ui_source_no_capture, /* ---- capture ---- */
+	.search = ui_source_no_search,
 };
 
 struct ui_source *ui_source_attached(const char *target, const char *token, char **why)

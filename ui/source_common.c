@@ -222,3 +222,54 @@ void ui_follow_from(struct ui_follow *out, const struct bh_cell_output *o)
 		 o->sequence ? bh_language_name(o->language) : "");
 	snprintf(out->record, sizeof out->record, "%s", o->record_sha256);
 }
+
+/* ---- capture ---- */
+void ui_source_no_capture(struct ui_source *s, const char *target, const char *dir,
+			  ui_captured_fn cb, void *arg)
+{
+	(void)s, (void)target;
+	cb(arg, dir, NULL, UI_NO_CAPTURE);
+}
+
+void ui_source_no_search(struct ui_source *s, const char *query, ui_search_fn cb, void *arg)
+{
+	(void)s, (void)query;
+	cb(arg, NULL, 0, UI_NO_SEARCH);
+}
+
+int ui_collect_search_hit(void *arg, const struct bh_search_hit *h)
+{
+	struct ui_search_rows *x = arg;
+	x->r = grow(x->r, x->n, &x->cap, sizeof *x->r);
+	struct ui_search_hit *o = &x->r[x->n++];
+	memset(o, 0, sizeof *o);
+	o->id = h->id;
+	o->sequence = h->sequence;
+	o->started_ms = h->started_unix_ms;
+	snprintf(o->session, sizeof o->session, "%s", h->session ? h->session : "");
+	snprintf(o->stream, sizeof o->stream, "%s", h->stream);
+	size_t n = h->snippet_len < sizeof o->snippet ? h->snippet_len : sizeof o->snippet;
+	memcpy(o->snippet, h->snippet, n);
+	o->snippet_len = n;
+	o->match_at = h->match_at < n ? h->match_at : n;
+	o->match_len = o->match_at + h->match_len <= n ? h->match_len : n - o->match_at;
+	o->cut_before = h->cut_before;
+	o->cut_after = h->cut_after;
+	return 0;
+}
+
+void ui_record_to_bh(const struct ui_record *u, struct bh_record *r)
+{
+	*r = (struct bh_record){.version = u->version, .unanswered = u->unanswered,
+				.provider = u->provider, .isolation = u->isolation,
+				.environment = u->environment, .policy = u->policy,
+				.software_identity = u->software_identity,
+				.software_rule_id = u->software_rule_id,
+				.started_unix_ms = u->started_ms, .ended_unix_ms = u->ended_ms,
+				.sequence = u->sequence};
+	snprintf(r->request_sha256, sizeof r->request_sha256, "%s", u->request);
+	snprintf(r->result_sha256, sizeof r->result_sha256, "%s", u->result);
+	snprintf(r->session, sizeof r->session, "%s", u->session);
+	snprintf(r->previous_sha256, sizeof r->previous_sha256, "%s", u->previous);
+	snprintf(r->record_sha256, sizeof r->record_sha256, "%s", u->record);
+}

@@ -159,6 +159,8 @@ static const struct ui_source_ops none_ops = {
 	.usage = usage, /* ---- usage ---- */
 	.cells = cells,   /* stream */
 	.follow = follow, /* stream */
+	.capture = ui_source_no_capture, /* ---- capture ---- */
+	.search = ui_source_no_search,
 };
 
 struct ui_source *ui_source_none(void)

@@ -203,6 +203,20 @@ static void follow(struct ui_source *s, const char *fp, uint64_t seq, uint64_t o
 	cb(arg, NULL, UI_NO_FOLLOW);
 }
 
+/* ---- capture ---- */
+static void search(struct ui_source *s, const char *query, ui_search_fn cb, void *arg)
+{
+	struct ui_search_rows x = {0};
+	bh_error *err = NULL;
+	const char *text = NULL;
+	enum bh_search_stream stream = bh_search_parse(query, &text);
+	int rc = bh_history_search(S(s)->h, stream, text, BH_SEARCH_MAX, ui_collect_search_hit, &x,
+				   &err);
+	cb(arg, x.r, x.n, rc < 0 ? err->msg : NULL);
+	bh_error_free(err);
+	free(x.r);
+}
+
 static const struct ui_source_ops store_ops = {
 	.kind = "store",
 	.has_engine = false,
@@ -234,6 +248,8 @@ static const struct ui_source_ops store_ops = {
 	.usage = usage, /* ---- usage ---- */
 	.cells = cells,   /* stream */
 	.follow = follow, /* stream */
+	.capture = ui_source_no_capture, /* ---- capture ---- */
+	.search = search,
 };
 
 struct ui_source *ui_source_store(const char *db_path, char **why)

@@ -18,6 +18,9 @@ bh_library(bulkhead-ui ui
   ui/views/help.c
   ui/views/history_page.c
   ui/views/leaks.c
+  ui/views/leaks_capture.c # ---- capture ----
+  ui/views/leaks_report.c # ---- capture ----
+  ui/views/search.c # ---- capture ----
   ui/views/player.c
   ui/views/record.c
   ui/views/records.c

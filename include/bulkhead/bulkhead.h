@@ -606,6 +606,59 @@ struct bh_leak {
 size_t bh_engine_leaks(bh_engine *e, struct bh_leak **out);
 /* Reaps what bh_engine_leaks finds (each reap is an event); returns how many. */
 size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped);
+/* ---- capture ---- */
+/* Evidence of a finding or a session, before anything reaps it: what the
+ * host can still see (processes from the sandbox's cgroup, its cgroup's
+ * usage, its open sockets, the bundle's config.json, the store's rows of
+ * the session) written into a folder the operator names, then what the
+ * caller adds (what the sandbox's init answered: its processes, the /work
+ * listing, files), then a MANIFEST with every file's SHA-256 and size, when
+ * it was captured and by which engine pid, and what could not be captured
+ * and why. Nothing in the state directory or the store changes; the folder
+ * is written with no link followed. capture.c. */
+#define BH_CAPTURE_FILE_CAP (1u << 20) /* bytes kept of one file */
+#define BH_CAPTURE_FILES_MAX 64u       /* files one capture holds */
+#define BH_CAPTURE_MANIFEST "MANIFEST"
+typedef struct bh_capture bh_capture;
+struct bh_capture_target {
+	char sandbox[64];      /* the runtime's container name ("" when none) */
+	char fingerprint[65];  /* the session ("" for an orphan) */
+	char runtime[8];       /* "crun", "runsc" ("" when unknown) */
+	bool held;             /* this engine holds the session */
+};
+/* Resolves what names a finding or a session: a fingerprint (or a prefix
+ * of at least 8 of its characters) or a sandbox name, among the sessions
+ * this engine holds, the leak finder's findings and the store's rows. */
+int bh_engine_capture_target(bh_engine *e, const char *name, struct bh_capture_target *out,
+			     bh_error **err);
+/* Makes out_dir (absolute; made 0700, or an existing empty directory) and
+ * writes the host's view of the target into it. */
+int bh_capture_begin(bh_engine *e, const struct bh_capture_target *t, const char *out_dir,
+		     bh_capture **out, bh_error **err);
+/* Adds one file (a name of letters, digits, '.', '-', '_'; at most
+ * BH_CAPTURE_FILE_CAP bytes, more is cut and said so in the manifest). */
+int bh_capture_add(bh_capture *c, const char *name, const void *data, size_t len, bool truncated,
+		   const char *note, bh_error **err);
+/* What the sandbox's init answered, in one format whoever asked it (an
+ * engine holding the session, a daemon): its processes as it numbers
+ * them (processes-init.txt) and a /work listing (work-listing.txt). */
+int bh_capture_add_processes(bh_capture *c, const struct bh_process *procs, size_t n, bool more,
+			     bh_error **err);
+int bh_capture_add_listing(bh_capture *c, const char *path, const struct bh_file_entry *entries,
+			   size_t n, bool more, bh_error **err);
+/* Says in the manifest what could not be captured, and why. */
+void bh_capture_missing(bh_capture *c, const char *what, const char *why);
+/* A name for the evidence of one /work file ("work-03-etc_passwd"). */
+char *bh_capture_file_name(size_t index, const char *work_path);
+/* Writes the MANIFEST; manifest_sha256 (65 bytes) gets its digest. */
+int bh_capture_finish(bh_capture *c, char manifest_sha256[65], bh_error **err);
+const char *bh_capture_dir(const bh_capture *c); /* absolute */
+void bh_capture_free(bh_capture *c);
+/* Checks a folder against its MANIFEST: every listed file's size and
+ * SHA-256, no file missing, none added. problems (caller frees) has one
+ * line per problem; 0 with *problems NULL means it verifies. */
+int bh_capture_verify(const char *dir, size_t *n_files, char manifest_sha256[65], char **problems,
+		      bh_error **err);
 
 /* ---- history: records and events from the store ------------------------------ */
 
@@ -699,6 +752,34 @@ int bh_history_sessions(bh_history *h, size_t limit, bh_history_session_fn fn, v
 /* stream: bh_engine_cells over a store opened read-only. */
 int bh_history_cells(bh_history *h, const char *session, uint64_t before_sequence, size_t limit,
 		     bh_cell_row_fn fn, void *arg, bh_error **err);
+/* ---- capture: search across the stored code and output ---- */
+/* Cells (all sessions, single runs too) whose code, stdout or stderr holds
+ * text (bytes, case-sensitive), newest first: one hit per cell and stream,
+ * at most limit (0 or more than BH_SEARCH_MAX: BH_SEARCH_MAX). The text is
+ * a bound parameter, never part of the SQL. */
+enum bh_search_stream { BH_SEARCH_ANY, BH_SEARCH_CODE, BH_SEARCH_STDOUT, BH_SEARCH_STDERR };
+#define BH_SEARCH_MAX 200u
+#define BH_SEARCH_CONTEXT 40u /* bytes of the cell kept each side of the match */
+#define BH_SEARCH_TEXT_MAX 256u
+struct bh_search_hit {
+	int64_t id;                 /* the record's row */
+	const char *session;        /* fingerprint; "" for a single run */
+	uint64_t sequence;
+	const char *stream;         /* "code", "stdout", "stderr" */
+	const uint8_t *snippet;     /* the match with its context: the cell's bytes, any byte */
+	size_t snippet_len, match_at, match_len;
+	bool cut_before, cut_after; /* the cell goes on past the snippet */
+	int64_t started_unix_ms;
+};
+typedef int (*bh_search_fn)(void *arg, const struct bh_search_hit *hit);
+int bh_engine_search(bh_engine *e, enum bh_search_stream stream, const char *text, size_t limit,
+		     bh_search_fn fn, void *arg, bh_error **err);
+int bh_history_search(bh_history *h, enum bh_search_stream stream, const char *text, size_t limit,
+		      bh_search_fn fn, void *arg, bh_error **err);
+/* "code:", "stdout:", "stderr:", "out:", "err:" at the start of a query
+ * choose the stream, "cell:" every stream (the rest is the text); no
+ * prefix: every stream, *text the whole query. */
+enum bh_search_stream bh_search_parse(const char *query, const char **text);
 
 /* ---- usage: what each live sandbox uses now, and the host ---------------- */
 

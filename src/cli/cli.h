@@ -85,6 +85,8 @@ int cmd_run(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_approvals(int argc, char **argv); /* ---- approvals ---- */
 int cmd_leaks(int argc, char **argv);
+int cmd_capture(int argc, char **argv); /* ---- capture ---- */
+int cmd_search(int argc, char **argv);  /* ---- capture ---- */
 int cmd_usage(int argc, char **argv); /* ---- usage ---- */
 int cmd_shell(int argc, char **argv);
 int cmd_records(int argc, char **argv);

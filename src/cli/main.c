@@ -32,6 +32,9 @@ static const struct command {
 	{"usage", cmd_usage, "what each live sandbox of a daemon uses: CPU, memory, pids, disk"},
 	/* ---- stream ---- */
 	{"follow", cmd_follow, "print a session's running cell's output as it arrives"},
+	/* ---- capture ---- */
+	{"capture", cmd_capture, "capture a finding's or a session's evidence into a folder (--verify DIR)"},
+	{"search", cmd_search, "search every stored cell's code and output (code:TEXT, stdout:, stderr:)"},
 };
 
 static void usage(FILE *to)

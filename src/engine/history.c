@@ -87,3 +87,13 @@ int bh_history_cells(bh_history *h, const char *session, uint64_t before_sequenc
 	bh_error_free(local);
 	return rc;
 }
+
+/* ---- capture ---- */
+int bh_history_search(bh_history *h, enum bh_search_stream stream, const char *text, size_t limit,
+		      bh_search_fn fn, void *arg, bh_error **err)
+{
+	bh_error *local = NULL;
+	int rc = store_search(h->store, stream, text, limit, fn, arg, err ? err : &local);
+	bh_error_free(local);
+	return rc;
+}

@@ -130,6 +130,9 @@ extern const char bh_migration_003[]; /* stream */
 /* stream: a session's cells, newest first (store_cells.c; bh_engine_cells). */
 int store_cells(struct bh_store *s, const char *session, uint64_t before_sequence, size_t limit,
 		bh_cell_row_fn fn, void *arg, bh_error **err);
+/* ---- capture: search (store_search.c) ---- */
+int store_search(struct bh_store *s, enum bh_search_stream stream, const char *text, size_t limit,
+		 bh_search_fn fn, void *arg, bh_error **err);
 
 /* A session gone to disk: enough for the next engine to re-adopt it. */
 int store_session_hibernated(struct bh_store *s, const char *fingerprint, int64_t awake_ms,

@@ -200,11 +200,18 @@ int sha256_file_hex(const char *path, char out[65])
 	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
+	uint64_t size = 0;
+	return sha256_fd_hex(fd, out, &size);
+}
+
+int sha256_fd_hex(int fd, char out[65], uint64_t *size)
+{
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	if (!ctx)
 		abort();
 	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
 	uint8_t chunk[65536];
+	*size = 0;
 	for (;;) {
 		ssize_t r = read(fd, chunk, sizeof chunk);
 		if (r < 0 && errno == EINTR)
@@ -217,6 +224,7 @@ int sha256_file_hex(const char *path, char out[65])
 		}
 		if (r == 0)
 			break;
+		*size += (uint64_t)r;
 		EVP_DigestUpdate(ctx, chunk, (size_t)r);
 	}
 	uint8_t md[32];

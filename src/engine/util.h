@@ -37,6 +37,8 @@ uint64_t disk_usage(const char *path);
 /* SHA-256 of a buffer or a file, as 64 lowercase hex characters + NUL. */
 void sha256_hex(const void *data, size_t len, char out[65]);
 int sha256_file_hex(const char *path, char out[65]);
+/* The same of what is left to read of fd; *size gets how many bytes. */
+int sha256_fd_hex(int fd, char out[65], uint64_t *size);
 
 /* Trims trailing whitespace in place; returns s. */
 char *rtrim(char *s);

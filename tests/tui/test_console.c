@@ -133,6 +133,8 @@ static void teardown(void)
 	have_daemon = false;
 	if (*orphan_root)
 		free(sh("crun --root '%s' delete -f bh-orphan >/dev/null", orphan_root));
+	if (*orphan_root) /* ---- capture ---- */
+		free(sh("crun --root '%s' delete -f bh-0000000000c0ffee >/dev/null 2>&1", orphan_root));
 	orphan_root[0] = '\0';
 	close_engine();
 	/* Whatever a console that died mid-test left behind. */
@@ -1382,10 +1384,19 @@ Test(console, the_leaks_view_lists_a_planted_orphan_and_reaps_it_after_the_confi
 		  "<Esc>\n"
 		  "<Esc>\n"
 		  "e\n"
+		  ":save-display leaks-export-prompt\n"
+		  /* The default's UTC stamp (16 characters) becomes a fixed name. */
+		  "<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n"
+		  "<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n"
+		  "<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n"
+		  "incident\n"
+		  "<Enter>\n"
 		  ":save-display leaks-exported\n"
 		  "<C-d>\n"
 		  ":save-display leaks-reap-confirm\n"
 		  "y\n"
+		  ":save-display leaks-capture-before-reap\n"
+		  "<Enter>\n"
 		  ":save-display leaks-reaped\n"
 		  ":leaks\n"
 		  ":save-display leaks-empty\n"
@@ -1396,10 +1407,25 @@ Test(console, the_leaks_view_lists_a_planted_orphan_and_reaps_it_after_the_confi
 	screen("leaks-orphan");
 	screen_has("leaks-orphan", "orphan       bh-orphan");
 	screen("leaks-timeline");
+	screen("leaks-export-prompt");
+	screen_has("leaks-export-prompt", "report to (.md and .json): ./bulkhead-leaks-");
 	screen("leaks-exported");
+	screen_has("leaks-exported", "wrote /");
 	screen("leaks-reap-confirm");
 	screen_has("leaks-reap-confirm", "reap 1 finding? [y/N]");
+	screen("leaks-capture-before-reap");
+	screen_has("leaks-capture-before-reap", "capture before the reap, into: ./bulkhead-evidence-");
 	screen("leaks-reaped");
+	/* ---- capture: the reap captured first, and the evidence verifies ---- */
+	char *evidence = sh("printf %%s '%s'/bulkhead-evidence-*/01-bh-orphan", files);
+	size_t n_ok = 0;
+	char msha[65];
+	char *problems = NULL;
+	bh_error *cerr = NULL;
+	cr_assert_eq(bh_capture_verify(evidence, &n_ok, msha, &problems, &cerr), 0, "%s: %s", evidence,
+		     cerr ? cerr->msg : "");
+	cr_assert_null(problems, "%s", problems);
+	free(evidence);
 	screen("leaks-empty");
 	screen_has("leaks-empty", "Leaks[0]");
 	screen("leaks-events");
@@ -1428,6 +1454,7 @@ Test(console, planted_links_at_the_export_and_save_display_names_are_not_followe
 	free(r);
 	console(":leaks\n"
 		"e\n"
+		"<Enter>\n"
 		":save-display leaks-export-beside-links\n"
 		":save-display planted\n"
 		":save-display save-display-refused\n"
@@ -1437,8 +1464,9 @@ Test(console, planted_links_at_the_export_and_save_display_names_are_not_followe
 	cr_assert_str_eq(target, "precious", "a planted link was followed: the target now holds %s",
 			 target);
 	free(target);
-	screen_has("leaks-export-beside-links", "wrote bulkhead-leaks-");
-	screen_has("leaks-export-beside-links", "-1.md and bulkhead-leaks-");
+	/* The flash names absolute paths (cut at 80 columns); the name taken
+	 * is the next free one, below. */
+	screen_has("leaks-export-beside-links", "wrote /");
 	screen_has("save-display-refused", "save-display: not overwritten, it exists");
 	/* What it wrote is a regular file of its own, mode 0600. */
 	char *made = sh("cd '%s' && find . -maxdepth 1 -name 'bulkhead-leaks-*-1.md' -type f -perm 600 "
@@ -1521,7 +1549,8 @@ Test(console, readonly_hides_every_action_hint_and_refuses_an_action_key)
 		":q\n",
 		"--readonly", NULL);
 	screen("readonly-sandboxes");
-	screen_has("readonly-sandboxes", "\n?:help ::views d:describe l:cells t:processes f:files a:all\n");
+	/* v captures (it changes nothing of the state): shown read-only too. */
+	screen_has("readonly-sandboxes", "\n?:help ::views d:describe l:cells t:processes f:files a:all v:capture\n");
 	for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++)
 		if (!strcmp(bindings[i].view, "sandboxes") && (bindings[i].flags & 1)) {
 			char hint[64];
@@ -2825,4 +2854,269 @@ Test(console, attached_live_follows_the_next_call_another_client_makes_out_and_b
 	screen_has("live-answered", "answer: exit 0");
 	screen_has("live-answered", "bye now");
 	screen_has("live-again", "waiting for the next call on any session");
+}
+
+/* ---- capture ---- */
+
+/* A paused container nobody registered (under a name bulkhead makes, so its
+ * bundle is read too): `v` asks for a folder, captures
+ * what the host still sees, and the MANIFEST verifies; the reap after it
+ * leaves the folder as it was. */
+Test(console, v_in_leaks_captures_a_paused_orphan_into_a_folder_whose_manifest_verifies)
+{
+	bh_session *s = open_for_run(BH_TIER_CONTAINER, NULL, NULL);
+	struct bh_session_info info;
+	bh_session_get_info(s, &info);
+	char name[64], cgparent[128];
+	snprintf(name, sizeof name, "%s", info.sandbox);
+	snprintf(cgparent, sizeof cgparent, "%s", bh_engine_cgroup_parent(h.e));
+	char root[4200];
+	snprintf(root, sizeof root, "%s", bh_engine_runtime_root(h.e, BH_TIER_CONTAINER));
+	char *r = sh("sed -e 's|\"args\":\\[\"[^\"]*\"\\]|\"args\":[\"/bin/sleep\",\"300\"]|' "
+		     "-e 's|%s/%s|%s/bh-0000000000c0ffee|' '%s/bundles/%s/config.json' > '%s/orphan.json' && echo copied",
+		     cgparent, name, cgparent, h.state_dir, name, files);
+	cr_assert_str_eq(r, "copied\n", "%s", r);
+	free(r);
+	char last[65], reason[32];
+	harness_close_session(&h, s, last, reason);
+	close_engine();
+
+	live_start("", NULL);
+	live_send(":leaks\n"
+		  ":save-display capture-none-yet\n");
+	live_wait_screen("capture-none-yet");
+	snprintf(orphan_root, sizeof orphan_root, "%s", root);
+	r = sh("set -e; d='%s/bundles/bh-0000000000c0ffee'; mkdir -p \"$d\"; cp '%s/orphan.json' \"$d/config.json\"; "
+	       "crun --root '%s' run -d --bundle \"$d\" bh-0000000000c0ffee </dev/null >/dev/null 2>'%s/crun.err' "
+	       "&& crun --root '%s' pause bh-0000000000c0ffee && echo paused || cat '%s/crun.err'",
+	       h.state_dir, files, orphan_root, files, orphan_root, files);
+	cr_assert_str_eq(r, "paused\n", "could not plant a paused orphan: %s", r);
+	free(r);
+	live_send("<C-r>\n"
+		  "v\n"
+		  ":save-display capture-prompt\n"
+		  "<Enter>\n"
+		  ":save-display capture-done\n"
+		  "?\n"
+		  ":save-display capture-help\n"
+		  "<Esc>\n"
+		  "e\n"
+		  /* The default's UTC stamp (16 characters) becomes a fixed name. */
+		  "<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n"
+		  "<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n"
+		  "<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n"
+		  "incident\n"
+		  "<Enter>\n"
+		  ":save-display capture-reported\n"
+		  "<C-d>\n"
+		  "y\n"
+		  "<Enter>\n"
+		  ":save-display capture-reaped\n");
+	live_finish();
+	screen("capture-none-yet");
+	screen("capture-prompt");
+	screen_has("capture-prompt", "evidence folder: ./bulkhead-evidence-bh-0000000000c0ffee");
+	screen("capture-done");
+	screen_has("capture-done", "captured into /");
+	screen("capture-help");
+	screen_has("capture-help", "capture the finding's evidence");
+	screen("capture-reported");
+	screen_has("capture-reported", "/bulkhead-leaks-incident.md");
+	screen("capture-reaped");
+	/* The report's JSON against its documented schema, by a real
+	 * validator (Debian's python3-jsonschema), and what it says. */
+	char *valid = sh("python3 -c 'import json, sys, jsonschema\n"
+			 "schema = json.load(open(sys.argv[1]))\n"
+			 "jsonschema.Draft202012Validator.check_schema(schema)\n"
+			 "report = json.load(open(sys.argv[2]))\n"
+			 "jsonschema.Draft202012Validator(schema).validate(report)\n"
+			 "s = report[\"suspects\"][0]\n"
+			 "print(\"valid\", s[\"sandbox\"], s[\"capture\"][\"verifies\"], "
+			 "s[\"capture\"][\"bundleSha256\"] is not None)' "
+			 "'%s/../../docs/report.schema.json' '%s/bulkhead-leaks-incident.json' 2>&1",
+			 BH_TEST_INTERP, files);
+	char *manifest = sh("cat '%s'/bulkhead-evidence-bh-0000000000c0ffee-*/MANIFEST", files);
+	cr_assert_str_eq(valid, "valid bh-0000000000c0ffee True True\n", "the report does not validate: %s\n%s",
+			 valid, manifest);
+	free(manifest);
+	free(valid);
+	char *md = sh("cat '%s/bulkhead-leaks-incident.md'", files);
+	cr_assert(strstr(md, "# bulkhead incident report") && strstr(md, "| orphan | bh-0000000000c0ffee |") &&
+			  strstr(md, ", verifies (8 files), bundle config.json sha256 "),
+		  "%s", md);
+	free(md);
+	char *dir = sh("printf %%s '%s'/bulkhead-evidence-bh-0000000000c0ffee-*", files);
+	size_t n = 0;
+	char sha[65];
+	char *problems = NULL;
+	bh_error *err = NULL;
+	cr_assert_eq(bh_capture_verify(dir, &n, sha, &problems, &err), 0, "%s", err ? err->msg : "");
+	cr_assert_null(problems, "the console's capture does not verify:\n%s", problems);
+	char *procs = sh("cat '%s/processes-host.txt'", dir);
+	cr_assert(strstr(procs, "/bin/sleep 300"), "%s", procs);
+	free(procs);
+	free(dir);
+	char *left = sh("crun --root '%s' list -q", orphan_root);
+	cr_assert_str_empty(left, "still running: %s", left);
+	free(left);
+}
+
+/* A store whose cells read /etc/passwd (mallory's cell 7 of session 0, its
+ * output carrying a terminal escape) and /etc/shadow (session 1's stderr). */
+static void search_store(const char *db)
+{
+	gen_store(db, &(struct gen_store_spec){.sessions = 2, .records_per_session = 8, .events = 10});
+	char fp0[65], fp1[65], sql[1024];
+	gen_store_session(0, fp0);
+	gen_store_session(1, fp1);
+	snprintf(sql, sizeof sql,
+		 "UPDATE records SET code = CAST('print(open(''/etc/passwd'').read())' AS BLOB), "
+		 "stdout_prefix = CAST('root:x:0:0:root:/root:/bin/bash' AS BLOB) || X'0a1b5d303b70776e656407' "
+		 "WHERE session = '%s' AND sequence = 7;"
+		 "UPDATE records SET code = CAST('open(''/etc/shadow'')' AS BLOB), "
+		 "stderr_prefix = CAST('PermissionError: [Errno 13] /etc/shadow' AS BLOB) "
+		 "WHERE session = '%s' AND sequence = 3;",
+		 fp0, fp1);
+	gen_store_exec(db, sql);
+}
+
+/* `bulkhead search`: which cell read /etc/passwd? The hit names the
+ * session, the sequence and the stream; a sandbox's bytes are escaped; the
+ * text is a parameter, never SQL. */
+Test(console, bulkhead_search_finds_the_cell_that_read_etc_passwd_and_escapes_its_output)
+{
+	close_engine();
+	char db[4400];
+	snprintf(db, sizeof db, "%s/search.db", files);
+	search_store(db);
+	char fp0[65];
+	gen_store_session(0, fp0);
+	char *out = sh("'%s' search --db '%s' code:/etc/passwd; echo \"exit $?\"", BH_TEST_CLI, db);
+	char line[160];
+	snprintf(line, sizeof line, "%.12s     7 code   print(open('>>/etc/passwd<<').read())", fp0);
+	cr_assert(strstr(out, line), "%s", out);
+	cr_assert(strstr(out, "exit 0"), "%s", out);
+	cr_assert_null(strstr(out, "shadow"), "%s", out);
+	free(out);
+	out = sh("'%s' search --db '%s' stdout:/bin/bash; echo \"exit $?\"", BH_TEST_CLI, db);
+	cr_assert(strstr(out, "stdout root:x:0:0:root:/root:>>/bin/bash<<\\x0a\\x1b]0;pwned\\x07"), "%s",
+		  out);
+	cr_assert_null(strchr(out, 0x1b), "an escape reached the output: %s", out);
+	free(out);
+	out = sh("'%s' search --db '%s' /etc/; echo \"exit $?\"", BH_TEST_CLI, db);
+	cr_assert(strstr(out, " 3 code   open('>>/etc/<<shadow')\n") &&
+			  strstr(out, " 3 stderr PermissionError: [Errno 13] >>/etc/<<shadow\n") &&
+			  strstr(out, " 7 code   print(open('>>/etc/<<passwd').read())\n"),
+		  "a hit per cell and stream: %s", out);
+	free(out);
+	out = sh("'%s' search --db \"%s\" \"code:'); DROP TABLE records; --\"; echo \"exit $?\"; "
+		 "'%s' search --db '%s' code:passwd | wc -l",
+		 BH_TEST_CLI, db, BH_TEST_CLI, db);
+	cr_assert(strstr(out, "no stored cell's code holds that text\nexit 1\n2\n"), "%s", out);
+	free(out);
+}
+
+/* `/` with a prefix in :rec (or :events) searches every stored cell and
+ * lists the hits; enter opens the record; hostile bytes are escaped. */
+Test(console, slash_code_prefix_in_records_searches_every_stored_cell_and_enter_opens_the_record)
+{
+	close_engine();
+	char db[4400];
+	snprintf(db, sizeof db, "%s/search.db", files);
+	search_store(db);
+	cr_assert_eq(mkdir(strcat(strcpy(db, files), "/nobin"), 0700), 0);
+	console_db(":rec\n"
+		   "/\n"
+		   "code:passwd\n"
+		   ":save-display search-typing\n"
+		   "<Enter>\n"
+		   ":save-display search-code\n"
+		   "<Enter>\n"
+		   ":save-display search-record\n"
+		   "<Esc>\n"
+		   "<Esc>\n"
+		   ":events\n"
+		   "/\n"
+		   "cell:/etc/\n"
+		   "<Enter>\n"
+		   ":save-display search-all-streams\n"
+		   "<Esc>\n"
+		   "/\n"
+		   "out:pwned\n"
+		   "<Enter>\n"
+		   ":save-display search-hostile\n"
+		   "<Esc>\n"
+		   "/\n"
+		   "stdout:nothing-prints-this\n"
+		   "<Enter>\n"
+		   ":save-display search-none\n"
+		   "<Esc>\n"
+		   "?\n"
+		   "/\n"
+		   "every cell\n"
+		   "<Enter>\n"
+		   ":save-display search-help\n"
+		   ":q\n",
+		   "search.db");
+	screen("search-typing");
+	screen_has("search-typing", "/code:passwd");
+	screen("search-code");
+	screen_has("search-code", "Search[1]");
+	screen_has("search-code", "code   \xe2\x80\xa6rint(open('/etc/>>passwd<<').read())");
+	screen("search-record");
+	screen_has("search-record", "record_sha256 verifies");
+	screen("search-all-streams");
+	screen_has("search-all-streams", "Search[3]");
+	screen_has("search-all-streams", "stderr \xe2\x80\xa6ror: [Errno 13] >>/etc/<<shadow");
+	screen("search-hostile");
+	screen_has("search-hostile", "stdout \xe2\x80\xa6" "in/bash\\n\\x1b]0;>>pwned<<\\x07");
+	screen("search-none");
+	screen_has("search-none", "Search[0]");
+	screen("search-help");
+	screen_has("search-help", "search every cell: /code:TEXT (stdout: stderr: cell:)");
+}
+
+/* `v` in :sb captures a live sandbox the console's engine holds: its init
+ * answers its processes and the /work listing, and the MANIFEST verifies. */
+Test(console, v_in_sandboxes_captures_a_live_sandbox_through_its_init)
+{
+	close_engine();
+	console("n\n"
+		"<Enter>\n"
+		"x\n"
+		"open('notes.txt', 'w').write('kept for the evidence')\n"
+		"<Enter>\n"
+		"v\n"
+		":save-display capture-live-prompt\n"
+		"<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n"
+		"<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n"
+		"<Backspace>\n<Backspace>\n<Backspace>\n<Backspace>\n"
+		"live\n"
+		"<Enter>\n"
+		":save-display capture-live-done\n"
+		"<C-k>\n"
+		"y\n"
+		":q\n",
+		"", NULL);
+	screen("capture-live-prompt");
+	/* Not compared whole: the flash is cut inside the fingerprint. */
+	screen_has("capture-live-done", "captured into /");
+	char *dir = sh("printf %%s '%s'/bulkhead-evidence-*-live", files);
+	size_t n = 0;
+	char sha[65];
+	char *problems = NULL;
+	bh_error *err = NULL;
+	cr_assert_eq(bh_capture_verify(dir, &n, sha, &problems, &err), 0, "%s: %s", dir,
+		     err ? err->msg : "");
+	cr_assert_null(problems, "%s", problems);
+	char *listing = sh("cat '%s/work-listing.txt'", dir);
+	cr_assert(strstr(listing, "notes.txt"), "%s", listing);
+	free(listing);
+	char *procs = sh("cat '%s/processes-init.txt'", dir);
+	cr_assert(strstr(procs, "cell.py"), "%s", procs);
+	free(procs);
+	char *rows = sh("cat '%s/store-rows.json'", dir);
+	cr_assert(strstr(rows, "\"sequence\":\t1"), "%s", rows);
+	free(rows);
+	free(dir);
 }

@@ -1,6 +1,7 @@
 /* Events: the engine's stream (state changes, reaps, re-adoptions), the
  * newest 1000 oldest first, the newest selected and followed as they come;
  * `[` pages back before them and `]` forward again. */
+#include "search_view.h" /* ---- capture ---- */
 #include "app.h"
 #include "history_page.h"
 
@@ -58,6 +59,10 @@ static void load(struct app *a, struct view *v)
 
 static enum request request(struct app *a, struct view *v, enum request r)
 {
+	if (r == REQ_SEARCH_CELLS_EV) { /* ---- capture ---- */
+		search_filter_ask(a, v);
+		return REQ_NONE;
+	}
 	if (r != REQ_EVENTS_OLDER && r != REQ_EVENTS_NEWER)
 		return r;
 	history_page_turn(a, v, r == REQ_EVENTS_OLDER, "events", load);

@@ -3,6 +3,8 @@
  * with why and what holds each. enter shows a suspect's timeline (its
  * events); ctrl-d reaps them all after a confirm; e writes a report. */
 #include "app.h"
+#include "capture_view.h" /* ---- capture ---- */
+#include "report_view.h"  /* ---- capture ---- */
 #include "ui_files.h"
 
 #include <cjson/cJSON.h>
@@ -102,10 +104,12 @@ static void reaped(void *arg, const struct bh_leak *l, size_t n, const char *err
 	free(r);
 }
 
-static void reap_confirmed(struct app *a, const char *text, void *arg)
+/* ---- capture: a reap from the console captures first ---- */
+static void reap_after_capture(struct app *a, bool ok, const char *dir, void *arg)
 {
-	if (!text)
-		return; /* No */
+	(void)dir;
+	if (!ok)
+		return; /* the flash said which finding was not captured; nothing is reaped */
 	struct reaping *r = calloc(1, sizeof *r);
 	if (!r)
 		abort();
@@ -114,66 +118,13 @@ static void reap_confirmed(struct app *a, const char *text, void *arg)
 	a->src->ops->reap(a->src, reaped, r);
 }
 
-/* A Markdown report for people and a JSON one for tools, side by side. */
-static void export(struct app *a, struct view *v)
+static void reap_confirmed(struct app *a, const char *text, void *arg)
 {
+	if (!text)
+		return; /* No */
+	struct view *v = arg;
 	struct findings *f = v->priv;
-	char md[256], js[256];
-	time_t now = time(NULL);
-	struct tm tm;
-	gmtime_r(&now, &tm);
-	char stamp[32];
-	strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-	char stem[64];
-	snprintf(stem, sizeof stem, "bulkhead-leaks-%s", stamp);
-	/* Both created new, never through a link: a name planted in a shared
-	 * directory is skipped for the next free one (ui_files.h). */
-	static const char *const exts[] = {"md", "json"};
-	FILE *out[2];
-	char names[2][256];
-	if (ui_create_set(stem, exts, 2, out, names) < 0) {
-		app_flash(a, C_BAD, "export: cannot create %s.md (or a free name after it): %s", stem,
-			  strerror(errno));
-		return;
-	}
-	snprintf(md, sizeof md, "%s", names[0]);
-	snprintf(js, sizeof js, "%s", names[1]);
-	FILE *m = out[0];
-	char where[256];
-	a->src->ops->describe(a->src, where, sizeof where);
-	fprintf(m, "# bulkhead leak report\n\n");
-	ui_md_cell(m, where);
-	fprintf(m, ", %s UTC: %zu finding%s.\n\n", stamp, f->n, f->n == 1 ? "" : "s");
-	fprintf(m, "| kind | sandbox | session | reason | holder |\n|---|---|---|---|---|\n");
-	cJSON *arr = cJSON_CreateArray();
-	for (size_t i = 0; i < f->n; i++) {
-		const struct bh_leak *l = &f->l[i];
-		/* Every cell escaped: a sandbox's name or a reason is not ours. */
-		const char *cells[] = {bh_leak_kind_name(l->kind), l->sandbox,
-				       *l->fingerprint ? l->fingerprint : "-", l->reason, l->holder};
-		for (size_t c = 0; c < sizeof cells / sizeof cells[0]; c++) {
-			fputs(c ? " | " : "| ", m);
-			ui_md_cell(m, cells[c]);
-		}
-		fputs(" |\n", m);
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "kind", bh_leak_kind_name(l->kind));
-		cJSON_AddStringToObject(o, "sandbox", l->sandbox);
-		cJSON_AddStringToObject(o, "session", l->fingerprint);
-		cJSON_AddStringToObject(o, "runtime", l->runtime);
-		cJSON_AddStringToObject(o, "reason", l->reason);
-		cJSON_AddStringToObject(o, "holder", l->holder);
-		cJSON_AddNumberToObject(o, "firstSeenUnixMs", (double)l->first_seen_ms);
-		cJSON_AddItemToArray(arr, o);
-	}
-	fclose(m);
-	char *text = cJSON_Print(arr);
-	cJSON_Delete(arr);
-	FILE *j = out[1];
-	fprintf(j, "%s\n", text ? text : "[]");
-	fclose(j);
-	free(text);
-	app_flash(a, C_GOOD, "wrote %s and %s", md, js);
+	capture_all_then(a, f->l, f->n, reap_after_capture, v);
 }
 
 static enum request request(struct app *a, struct view *v, enum request r)
@@ -189,8 +140,23 @@ static enum request request(struct app *a, struct view *v, enum request r)
 		prompt_confirm(a, q, reap_confirmed, v);
 		return REQ_NONE;
 	}
-	if (r == REQ_EXPORT) {
-		export(a, v);
+	if (r == REQ_EXPORT) { /* ---- capture: the report, where the operator says ---- */
+		struct findings *f = v->priv;
+		report_ask(a, f ? f->l : NULL, f ? f->n : 0);
+		return REQ_NONE;
+	}
+	/* ---- capture ---- */
+	if (r == REQ_CAPTURE) {
+		const struct trow *row = table_selected(&v->t);
+		struct findings *f = v->priv;
+		const struct bh_leak *l = NULL;
+		for (size_t i = 0; row && f && i < f->n && !l; i++)
+			if (!strcmp(row->key, *f->l[i].fingerprint ? f->l[i].fingerprint : f->l[i].sandbox))
+				l = &f->l[i];
+		if (!l)
+			app_flash(a, C_INFO, "no finding to capture");
+		else
+			capture_ask(a, *l->sandbox ? l->sandbox : l->fingerprint, l->sandbox);
 		return REQ_NONE;
 	}
 	return r;

@@ -2,6 +2,7 @@
  * newest selected; `[` pages back before them and `]` forward again.
  * Drilled from a sandbox it shows that session's chain. enter opens one
  * record, whose digest and chain link are re-verified on screen. */
+#include "search_view.h" /* ---- capture ---- */
 #include "app.h"
 #include "history_page.h"
 
@@ -54,6 +55,10 @@ static void load(struct app *a, struct view *v)
 
 static enum request request(struct app *a, struct view *v, enum request r)
 {
+	if (r == REQ_SEARCH_CELLS) { /* ---- capture ---- */
+		search_filter_ask(a, v);
+		return REQ_NONE;
+	}
 	if (r != REQ_RECORDS_OLDER && r != REQ_RECORDS_NEWER)
 		return r;
 	history_page_turn(a, v, r == REQ_RECORDS_OLDER, "records", load);

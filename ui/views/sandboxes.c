@@ -1,5 +1,6 @@
 /* Sandboxes: every session the source holds, coloured by state; opens new
  * ones, runs cells in the console's own, and steers any of them. */
+#include "capture_view.h" /* ---- capture ---- */
 #include "app.h"
 
 #include <stdarg.h>
@@ -316,6 +317,16 @@ static enum request request(struct app *a, struct view *v, enum request r)
 			app_flash(a, C_WARN, "no sandbox selected");
 		else
 			app_push(a, r == REQ_PROCS ? &view_processes : &view_files, sel->key);
+		return REQ_NONE;
+	}
+	if (r == REQ_CAPTURE_SESSION) { /* ---- capture: a live session, through its init ---- */
+		char name[13];
+		if (!sel) {
+			app_flash(a, C_WARN, "no sandbox selected");
+			return REQ_NONE;
+		}
+		snprintf(name, sizeof name, "%.12s", sel->key);
+		capture_ask(a, sel->key, name);
 		return REQ_NONE;
 	}
 	switch (r) {
