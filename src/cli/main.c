@@ -32,6 +32,8 @@ static const struct command {
 	{"usage", cmd_usage, "what each live sandbox of a daemon uses: CPU, memory, pids, disk"},
 	/* ---- stream ---- */
 	{"follow", cmd_follow, "print a session's running cell's output as it arrives"},
+	/* ---- ci: attribution ---- */
+	{"events", cmd_events, "list the engine's events: what happened, who acted, which request"},
 };
 
 static void usage(FILE *to)

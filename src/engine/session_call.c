@@ -396,10 +396,16 @@ static int send_files_op(bh_session *s, struct op *op, bh_error **err)
 void session_dispatch(bh_session *s)
 {
 	if (s->queue && (s->state == BH_SESSION_PAUSED || s->state == BH_SESSION_HIBERNATED)) {
+		/* ---- ci: attribution: a call wakes it, its principal's ---- */
+		if (!s->act_cb) {
+			struct bh_actor caller = {.name = s->principal};
+			session_acting(s, &caller);
+		}
 		session_wake(s);
 		return;
 	}
 	if (s->state == BH_SESSION_READY && s->expire_pending) {
+		session_acting_policy(s, "policy:ttl"); /* ---- ci: attribution ---- */
 		end_session(s, BH_END_EXPIRED, "its lifetime of awake time ran out");
 		return;
 	}

@@ -207,6 +207,8 @@ static int each_event(struct bh_store *s, sqlite3_stmt *st, store_event_fn fn, v
 			.session = store_col_text(st, 3),
 			.sandbox = store_col_text(st, 4),
 			.detail = store_col_text(st, 5),
+			.actor = store_col_text(st, 6),      /* ---- ci: attribution ---- */
+			.request_id = store_col_text(st, 7),
 		};
 		ret = fn(arg, &ev);
 		if (ret)
@@ -221,7 +223,7 @@ int store_events(struct bh_store *s, int64_t after_id, size_t limit, store_event
 		 bh_error **err)
 {
 	sqlite3_stmt *st = store_prepare(s,
-				   "SELECT id, at_ms, kind, session, sandbox, detail FROM events "
+				   "SELECT id, at_ms, kind, session, sandbox, detail, actor, request_id FROM events "
 				   "WHERE id > ? ORDER BY id LIMIT ?",
 				   err);
 	if (!st)
@@ -235,7 +237,8 @@ int store_events_newest(struct bh_store *s, int64_t before_id, size_t limit, sto
 			void *arg, bh_error **err)
 {
 	sqlite3_stmt *st = store_prepare(s,
-				   "SELECT * FROM (SELECT id, at_ms, kind, session, sandbox, detail FROM "
+				   "SELECT * FROM (SELECT id, at_ms, kind, session, sandbox, detail, actor, "
+				   "request_id FROM "
 				   "events WHERE id < ? ORDER BY id DESC LIMIT ?) ORDER BY id",
 				   err);
 	if (!st)
