@@ -129,6 +129,11 @@ struct view_ops {
 	uint32_t live_cols;
 	/* A new usage answer arrived (the console asks once per refresh). */
 	void (*usage)(struct app *a, struct view *v);
+	/* ---- ci: attribution ---- */
+	/* The least a flexible column (width 0) needs when drop chooses what to
+	 * leave out (0: FLEX_LEAST): events keep their detail legible and drop
+	 * who acted first. */
+	int flex_least;
 };
 
 struct view {

@@ -6,7 +6,10 @@
 
 static void finish_action(bh_session *s, const bh_error *err)
 {
-	session_acting_done(s); /* ---- ci: attribution: the action's steps are done ---- */
+	/* ---- ci: attribution: the action's steps are done; a wake for what
+	 * waits in the queue (a close, a call) is theirs still ---- */
+	if (!s->queue)
+		session_acting_done(s);
 	if (!s->act_cb)
 		return;
 	bh_action_cb cb = s->act_cb;

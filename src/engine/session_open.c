@@ -20,6 +20,7 @@ static void on_sandbox_lost(bh_engine *e, void *arg, struct sandbox *sb, const c
 	if (s->sb != sb)
 		return;
 	s->sb = NULL; /* it is already closing */
+	session_acting_done(s); /* ---- ci: attribution: the engine's verdict ---- */
 	end_session(s, sb->breached ? BH_END_BOUNDARY_FAILED : BH_END_MAIN_PROCESS_ENDED, why);
 }
 
@@ -262,6 +263,7 @@ static int admit(bh_engine *e, const struct bh_session_opts *o, bh_error **err)
 					 owned);
 		bh_log(e, BH_LOG_INFO, "owner cap %u reached: replacing session %.12s",
 		       e->policy.max_per_owner, lru->fp);
+		session_acting_done(lru); /* ---- ci: attribution: the engine's verdict ---- */
 		end_session(lru, BH_END_REPLACED,
 			    "its owner opened another sandbox at the owner cap");
 	}

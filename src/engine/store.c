@@ -146,6 +146,14 @@ int store_open(const char *path, bool readonly, bool sync_full, struct bh_store 
 		/* The WAL and shared-memory files get the same privacy. */
 		store_files_private(path);
 	}
+	/* ---- ci: attribution: a store read as it is, from before migration 5,
+	 * has events without who acted ---- */
+	sqlite3_stmt *col = NULL;
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT 1 FROM pragma_table_xinfo('events') WHERE name = 'request_id'",
+			       -1, &col, NULL) == SQLITE_OK)
+		s->events_attributed = sqlite3_step(col) == SQLITE_ROW;
+	sqlite3_finalize(col);
 	*out = s;
 	return 0;
 }

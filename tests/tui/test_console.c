@@ -2762,3 +2762,32 @@ Test(console, a_store_copy_shows_a_sessions_cells_and_a_cells_pane_without_follo
 	screen("db-cell-pane");
 	screen_has("db-cell-pane", "-- stdout (2 bytes) --");
 }
+
+/* ---- ci: attribution ---- */
+/* Who acted, in the events view: the embedded console names itself for the
+ * open, the pause and the close. BY shows where the detail keeps its 25
+ * columns (here 100); at 80 the wide toggle shows it. */
+Test(console, the_events_view_says_the_console_opened_paused_and_closed_the_sandbox)
+{
+	close_engine();
+	screen_cols = 100;
+	console("n\n"
+		"<Enter>\n"
+		"p\n"
+		":save-display attribution-paused\n"
+		"<C-d>\n"
+		"y\n"
+		":save-display attribution-closed\n"
+		":events\n"
+		":save-display attribution-events\n"
+		":q\n",
+		"", NULL);
+	screen("attribution-events");
+	screen_has("attribution-events", " BY ");
+	/* screen() compared every row, the fingerprints masked; these say it
+	 * against the real screen */
+	screen_has("attribution-events", " state         console     ");
+	screen_has("attribution-events", " pausing -> paused\n");
+	screen_has("attribution-events", " ended         console     ");
+	screen_lacks("attribution-events", " engine      "); /* nothing was the engine's own */
+}
