@@ -3,6 +3,7 @@
  * name runner, watcher and policy:idle, ListEvents carries them, and the
  * pause's request id is the one on the pause's audit line. */
 #include "daemon_harness.h"
+#include "harness.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -146,6 +147,14 @@ Test(attribution, events_name_the_agent_that_opened_the_operator_that_paused_and
 	cr_expect_str_eq(audited, field(pausing, "requestId"), "%s", all);
 	free(all);
 	cJSON_Delete(evs);
+
+	/* `bulkhead events` says the same to an operator at a terminal. */
+	const char *cli = harness_sh("BULKHEAD_TOKEN='%s' %s events --attach '%s' --session %s 2>&1",
+			       d.op_token, BH_TEST_CLI, d.sock, fp);
+	cr_assert_not_null(strstr(cli, " watcher "), "%s", cli);
+	cr_assert_not_null(strstr(cli, pause_rid), "the pause's request id is not listed: %s", cli);
+	cr_assert_not_null(strstr(cli, " policy:idle "), "%s", cli);
+	cr_assert_not_null(strstr(cli, " runner "), "%s", cli);
 }
 
 /* A client that sends no request id still gets one on its audit line and
