@@ -150,7 +150,7 @@ struct figure {
 	char row[64];  /* the summary table's row name */
 };
 
-#define MAX_FIGURES 160
+#define MAX_FIGURES 256
 static struct figure figs[MAX_FIGURES];
 static int n_figs;
 
@@ -216,7 +216,7 @@ static void finish_figures(void)
 /* ---- cgroups the engines leave behind ---- */
 
 /* Every state directory an engine of this run used, with its name. */
-#define MAX_STATES 32
+#define MAX_STATES 64
 static struct {
 	char dir[4600];
 	char name[48];
@@ -756,65 +756,7 @@ static int store_share(void)
 	return 0;
 }
 
-/* ---- stream: the warm cell with output streaming on and off ---- */
-
-/* Pair by pair: the NORMAL worker (its cells ask the init to relay their
- * output while they run) against an engine of its own whose cells ask for
- * none (the test hook no_output_relay), the order alternating. A warm cell
- * answers before the init watches its pipes (OUTPUT_WATCH_DELAY_MS), so
- * what this measures is the streaming's fixed cost: the relay_ms word, the
- * live copy of the code and of the answer's output the engine keeps for
- * followers. */
-static int stream_pairs(int t)
-{
-	struct worker off;
-	struct worker_cfg c;
-	char why[1024];
-	engine_cfg(&c, t, "stream-off", false, false, true);
-	c.no_output_relay = true;
-	if (worker_start(&off, &c, why, sizeof why) < 0) {
-		say("bulkhead-bench: %s\n", why);
-		return -1;
-	}
-	int rounds = opt.p.warm_rounds + opt.p.warm_discard;
-	say("%s: warm cell, streaming on vs off, %d pairs per language\n", tier_label(t),
-	    opt.p.warm_rounds);
-	int rc = 0;
-	for (int i = 0; i < rounds && rc == 0; i++)
-		for (int lang = 0; lang < 2 && rc == 0; lang++) {
-			struct worker_reply on, no;
-			struct worker *first = i % 2 ? &off : &workers[t][W_NORMAL];
-			struct worker *second = i % 2 ? &workers[t][W_NORMAL] : &off;
-			struct worker_reply *r1 = i % 2 ? &no : &on, *r2 = i % 2 ? &on : &no;
-			if (call(first, OP_CELL, lang, 0, 0, r1) < 0 ||
-			    call(second, OP_CELL, lang, 0, 0, r2) < 0) {
-				rc = -1;
-				break;
-			}
-			if (i < opt.p.warm_discard)
-				continue;
-			char key[64], label[128];
-			snprintf(key, sizeof key, "stream_on_%s", lang_key[lang]);
-			snprintf(label, sizeof label, "warm cell, streaming on (engine API), %s",
-				 lang_key[lang]);
-			samples_add(&fig(key, t, label, "ms")->raw, on.cell.client_us / 1000.0);
-			snprintf(key, sizeof key, "stream_off_%s", lang_key[lang]);
-			snprintf(label, sizeof label, "warm cell, streaming off (engine API), %s",
-				 lang_key[lang]);
-			samples_add(&fig(key, t, label, "ms")->raw, no.cell.client_us / 1000.0);
-			snprintf(key, sizeof key, "stream_ratio_%s", lang_key[lang]);
-			snprintf(label, sizeof label, "  ratio streaming on / off (pairwise), %s",
-				 lang_key[lang]);
-			samples_add(&fig(key, t, label, "x")->raw, on.cell.client_us / no.cell.client_us);
-			snprintf(key, sizeof key, "stream_diff_%s", lang_key[lang]);
-			snprintf(label, sizeof label, "  streaming on - off (pairwise difference), %s",
-				 lang_key[lang]);
-			samples_add(&fig(key, t, label, "ms")->raw,
-				    (on.cell.client_us - no.cell.client_us) / 1000.0);
-		}
-	worker_stop(&off);
-	return rc;
-}
+/* ---- stream: see "usage, stream, aa" below ---- */
 
 /* ---- 7: a fresh sandbox per call against the warm cell ---- */
 
@@ -852,69 +794,148 @@ static int fresh_vs_warm(int t)
 	return 0;
 }
 
-/* ---- usage: the warm cell with the usage sampler on and off ---- */
+/* ---- usage, stream, aa: the warm cell with a feature on and off ---- */
 
-/* Two engine workers of the tier, one with the sampler (every
- * BH_USAGE_SAMPLE_MS on the loop's tick) and one without (the test hook),
- * warm cells alternated pair by pair; and what one bh_engine_usage read
- * (every live session's cgroup files and the host's) costs, which is a
- * sample pass plus the host's figures. */
-static int usage_cost(int t)
+/* A feature's cost, pair by pair: warm cells alternated between an engine
+ * with the feature and one opened with the test hook that switches it off
+ * (usage: the sampler every BH_USAGE_SAMPLE_MS on the loop's tick;
+ * stream: cells that ask their init to relay output while they run).
+ *
+ * Two engines of one tier opened one after the other are not alike: on the
+ * kernel tier the second one's warm cells answered slower (the control half
+ * came out slower whatever it switched off). So the phase runs in two
+ * halves, each with two fresh engines opened in turn, and the hook goes to
+ * the second engine in the first half and to the first engine in the
+ * second: the open order weighs on both sides of the ratio equally. Each
+ * phase also reports the engines' own difference (second opened / first
+ * opened, pair by pair, whatever they carry), and the aa phase runs the
+ * same procedure with no hook on either side: its on / off ratio is the
+ * A/A control, 1.00 within the noise when the procedure has no bias. */
+enum hook_kind { HOOK_USAGE, HOOK_STREAM, HOOK_NONE };
+
+struct hook_phase {
+	const char *prefix;   /* figure keys and state directories: usage, stream, aa */
+	const char *on, *off; /* the two sides, for labels */
+};
+
+static const struct hook_phase hook_phases[] = {
+	[HOOK_USAGE] = {"usage", "usage sampler on", "usage sampler off"},
+	[HOOK_STREAM] = {"stream", "streaming on", "streaming off"},
+	[HOOK_NONE] = {"aa", "A/A control: engine A", "A/A control: engine B (no hook either)"},
+};
+
+static void hook_figures(int t, const struct hook_phase *h, int lang, double on_us, double off_us,
+			 double first_us, double second_us)
 {
-	struct worker w[2];
-	memset(w, 0, sizeof w);
-	int rounds = opt.p.warm_rounds + opt.p.warm_discard, rc = 0;
-	char why[1024];
-	for (int k = 0; k < 2 && rc == 0; k++) {
-		struct worker_cfg c;
-		engine_cfg(&c, t, k ? "usage-off" : "usage-on", false, false, true);
-		c.usage_off = k == 1;
-		if (worker_start(&w[k], &c, why, sizeof why) < 0) {
-			say("bulkhead-bench: %s\n", why);
-			rc = -1;
-		}
-	}
-	say("%s: warm cells with the usage sampler on and off, %d pairs x 2 languages\n",
-	    tier_label(t), rounds);
-	for (int r = 0; r < rounds && rc == 0; r++)
-		for (int lang = 0; lang < 2 && rc == 0; lang++) {
-			struct worker_reply rep[2];
-			for (int i = 0; i < 2 && rc == 0; i++) {
-				int k = (i + r) % 2; /* who goes first alternates */
-				rc = call(&w[k], OP_CELL, lang, 0, 0, &rep[k]);
+	char key[64], label[128];
+	snprintf(key, sizeof key, "%s_on_%s", h->prefix, lang_key[lang]);
+	snprintf(label, sizeof label, "warm cell, %s (engine API), %s", h->on, lang_key[lang]);
+	samples_add(&fig(key, t, label, "ms")->raw, on_us / 1000.0);
+	snprintf(key, sizeof key, "%s_off_%s", h->prefix, lang_key[lang]);
+	snprintf(label, sizeof label, "warm cell, %s (engine API), %s", h->off, lang_key[lang]);
+	samples_add(&fig(key, t, label, "ms")->raw, off_us / 1000.0);
+	snprintf(key, sizeof key, "%s_ratio_%s", h->prefix, lang_key[lang]);
+	snprintf(label, sizeof label, "  ratio on / off (pairwise, both halves pooled), %s",
+		 lang_key[lang]);
+	samples_add(&fig(key, t, label, "x")->raw, on_us / off_us);
+	snprintf(key, sizeof key, "%s_diff_%s", h->prefix, lang_key[lang]);
+	snprintf(label, sizeof label, "  on - off (pairwise difference), %s", lang_key[lang]);
+	samples_add(&fig(key, t, label, "ms")->raw, (on_us - off_us) / 1000.0);
+	snprintf(key, sizeof key, "%s_order_%s", h->prefix, lang_key[lang]);
+	snprintf(label, sizeof label, "  engines' own: second opened / first opened (pairwise), %s",
+		 lang_key[lang]);
+	samples_add(&fig(key, t, label, "x")->raw, second_us / first_us);
+}
+
+static void hook_cfg(struct worker_cfg *c, int t, enum hook_kind kind, int half, int k, bool hooked)
+{
+	char what[32];
+	snprintf(what, sizeof what, "%s-h%d-%c", hook_phases[kind].prefix, half, k ? 'b' : 'a');
+	engine_cfg(c, t, what, false, false, true);
+	c->usage_off = hooked && kind == HOOK_USAGE;
+	c->no_output_relay = hooked && kind == HOOK_STREAM;
+}
+
+/* The figure to read: the geometric mean of the two halves' median on / off
+ * ratios. Were the second engine opened slower by a factor b in both halves,
+ * the first half's ratio is r*b and the second's r/b, and their geometric
+ * mean r; the pooled median of a two-humped distribution is not as steady. */
+static void hook_halves(int t, const struct hook_phase *h, int lang, struct samples half[2])
+{
+	char key[64], label[128];
+	double m0 = summarize(&half[0]).median, m1 = summarize(&half[1]).median;
+	snprintf(key, sizeof key, "%s_ratio_halves_%s", h->prefix, lang_key[lang]);
+	snprintf(label, sizeof label, "  ratio on / off: sqrt(half 1 x half 2) of the medians, %s",
+		 lang_key[lang]);
+	struct figure *f = fig(key, t, label, "x");
+	f->kind = FK_VALUE;
+	f->value = sqrt(m0 * m1);
+	snprintf(f->note, sizeof f->note,
+		 "half 1 (hook on the second opened) %.3f, half 2 (hook on the first) %.3f", m0, m1);
+	samples_free(&half[0]);
+	samples_free(&half[1]);
+}
+
+static int hook_pairs(int t, enum hook_kind kind)
+{
+	static const double tgt[2] = {0.5, 2}; /* the warm cell's, engine API (DESIGN.md) */
+	const struct hook_phase *h = &hook_phases[kind];
+	int per_half = (opt.p.warm_rounds + 1) / 2, rc = 0;
+	struct samples half_ratio[2][2]; /* [lang][half] */
+	memset(half_ratio, 0, sizeof half_ratio);
+	say("%s: warm cell, %s against %s, %d pairs per language in two halves (the hook on the "
+	    "second engine opened, then on the first)\n",
+	    tier_label(t), h->on, h->off, 2 * per_half);
+	for (int half = 0; half < 2 && rc == 0; half++) {
+		struct worker w[2];
+		memset(w, 0, sizeof w);
+		int hooked = half == 0 ? 1 : 0; /* which of w[0] (opened first), w[1] carries the hook */
+		char why[1024];
+		for (int k = 0; k < 2 && rc == 0; k++) {
+			struct worker_cfg c;
+			hook_cfg(&c, t, kind, half, k, k == hooked);
+			if (worker_start(&w[k], &c, why, sizeof why) < 0) {
+				say("bulkhead-bench: %s\n", why);
+				rc = -1;
 			}
-			if (rc < 0 || r < opt.p.warm_discard)
-				continue;
-			char key[64], label[128];
-			snprintf(key, sizeof key, "usage_on_%s", lang_key[lang]);
-			snprintf(label, sizeof label, "warm cell, usage sampler on (every %u s), %s",
-				 BH_USAGE_SAMPLE_MS / 1000, lang_key[lang]);
-			samples_add(&fig(key, t, label, "ms")->raw, rep[0].cell.client_us / 1000.0);
-			snprintf(key, sizeof key, "usage_off_%s", lang_key[lang]);
-			snprintf(label, sizeof label, "warm cell, usage sampler off, %s", lang_key[lang]);
-			samples_add(&fig(key, t, label, "ms")->raw, rep[1].cell.client_us / 1000.0);
-			snprintf(key, sizeof key, "ratio_usage_on_off_%s", lang_key[lang]);
-			snprintf(label, sizeof label, "  ratio sampler on / off (pairwise), %s",
-				 lang_key[lang]);
-			samples_add(&fig(key, t, label, "x")->raw,
-				    rep[0].cell.client_us / rep[1].cell.client_us);
-			snprintf(key, sizeof key, "diff_usage_on_off_%s", lang_key[lang]);
-			snprintf(label, sizeof label, "  sampler on - off (pairwise difference), %s",
-				 lang_key[lang]);
-			samples_add(&fig(key, t, label, "ms")->raw,
-				    (rep[0].cell.client_us - rep[1].cell.client_us) / 1000.0);
 		}
-	for (int i = 0; i < rounds && rc == 0; i++) {
-		struct worker_reply rep;
-		rc = call(&w[0], OP_USAGE_READ, 0, 0, 0, &rep);
-		if (rc == 0)
-			samples_add(&fig("usage_read", t,
-					 "one usage read: 1 session's cgroup files + the host's", "ms")
-					     ->raw,
-				    rep.cell.client_us / 1000.0);
+		for (int r = 0; r < per_half + opt.p.warm_discard && rc == 0; r++)
+			for (int lang = 0; lang < 2 && rc == 0; lang++) {
+				struct worker_reply rep[2];
+				for (int i = 0; i < 2 && rc == 0; i++) {
+					int k = (i + r) % 2; /* who goes first alternates */
+					rc = call(&w[k], OP_CELL, lang, 0, 0, &rep[k]);
+				}
+				if (rc < 0 || r < opt.p.warm_discard)
+					continue;
+				double first = rep[0].cell.client_us, second = rep[1].cell.client_us;
+				double off = hooked ? second : first, on = hooked ? first : second;
+				hook_figures(t, h, lang, on, off, first, second);
+				samples_add(&half_ratio[lang][half], on / off);
+			}
+		/* One bh_engine_usage read (every live session's cgroup files and
+		 * the host's): a sample pass plus the host's figures. */
+		for (int i = 0; kind == HOOK_USAGE && half == 0 && i < opt.p.warm_rounds && rc == 0;
+		     i++) {
+			struct worker_reply rep;
+			rc = call(&w[1 - hooked], OP_USAGE_READ, 0, 0, 0, &rep);
+			if (rc == 0)
+				samples_add(&fig("usage_read", t,
+						 "one usage read: 1 session's cgroup files + the host's",
+						 "ms")->raw,
+					    rep.cell.client_us / 1000.0);
+		}
+		for (int k = 0; k < 2; k++)
+			worker_stop(&w[k]);
 	}
-	for (int k = 0; k < 2; k++)
-		worker_stop(&w[k]);
+	for (int lang = 0; lang < 2; lang++) {
+		if (rc == 0) {
+			char key[64];
+			snprintf(key, sizeof key, "%s_on_%s", h->prefix, lang_key[lang]);
+			target(fig(key, t, "", "ms"), tgt[t], NULL);
+		}
+		hook_halves(t, h, lang, half_ratio[lang]);
+	}
 	return rc;
 }
 
@@ -1313,7 +1334,8 @@ static void usage(FILE *o)
 		   "  --compare-init PATH  also run cells on this bulkhead-init, interleaved (before/after)\n"
 		   "  --compare-interp DIR  the same with other cell servers (data/interp)\n"
 		   "  --only     a comma list of phases (warm,store,stream,fresh,cold,wake,memory,\n"
-		   "             throughput,usage)\n"
+		   "             throughput,usage,aa); usage, stream and aa each open their own\n"
+		   "             engines, aa the A/A control of the two (bench/RESULTS.md)\n"
 		   "  --soak SECONDS  instead: one cell a second for SECONDS, the store's WAL sampled\n"
 		   "             after every cell against its bound (bench/RESULTS.md, \"The WAL under a\n"
 		   "             steady trickle\")\n"
@@ -1431,7 +1453,7 @@ int main(int argc, char **argv)
 	for (int t = 0; t < 2 && rc == 0; t++) {
 		if (!opt.tiers[t])
 			continue;
-		/* ---- usage: --only usage starts its own two workers, no others ---- */
+		/* ---- usage: --only usage,stream,aa start their own workers, no others ---- */
 		if (!phase("warm") && !phase("fresh") && !phase("cold") && !phase("wake") &&
 		    !phase("memory"))
 			continue;
@@ -1446,10 +1468,11 @@ int main(int argc, char **argv)
 	for (int t = 0; t < 2 && rc == 0; t++) {
 		if (!opt.tiers[t])
 			continue;
-		if ((phase("stream") && stream_pairs(t) < 0) ||
+		if ((phase("aa") && hook_pairs(t, HOOK_NONE) < 0) ||
+		    (phase("stream") && hook_pairs(t, HOOK_STREAM) < 0) ||
 		    (phase("fresh") && fresh_vs_warm(t) < 0) || (phase("cold") && cold_open(t) < 0) ||
 		    (phase("wake") && wake_figures(t) < 0) || (phase("memory") && memory(t) < 0) ||
-		    (phase("usage") && usage_cost(t) < 0)) /* ---- usage ---- */
+		    (phase("usage") && hook_pairs(t, HOOK_USAGE) < 0)) /* ---- usage ---- */
 			rc = -1;
 	}
 	/* The tiers' workers go before throughput: 32 more sandboxes want

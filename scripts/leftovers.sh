@@ -13,9 +13,11 @@ snapshot() {
 	unshare -m sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null &&
 		find /sys/fs/cgroup/unified/bulkhead -mindepth 2 -maxdepth 2 -type d 2>/dev/null' |
 		sed 's/^/hidden-cgroup-dir /'
-	for d in "$root"/*/run/crun; do [ -d "$d" ] && crun --root "$d" list -q 2>/dev/null | sed "s|^|crun $d |"; done
-	for d in "$root"/*/run/runsc; do [ -d "$d" ] && runsc --root "$d" list --quiet 2>/dev/null | sed "s|^|runsc $d |"; done
+	# ROOT/STATE/..., and ROOT/bg-JOB/STATE/... for a suite test.sh ran in the background.
+	for d in "$root"/*/run/crun "$root"/bg-*/*/run/crun; do [ -d "$d" ] && crun --root "$d" list -q 2>/dev/null | sed "s|^|crun $d |"; done
+	for d in "$root"/*/run/runsc "$root"/bg-*/*/run/runsc; do [ -d "$d" ] && runsc --root "$d" list --quiet 2>/dev/null | sed "s|^|runsc $d |"; done
 	find "$root" -mindepth 3 -maxdepth 3 -path '*/bundles/*' 2>/dev/null | sed 's/^/bundle /'
+	find "$root" -mindepth 4 -maxdepth 4 -path '*/bg-*/*/bundles/*' 2>/dev/null | sed 's/^/bundle /'
 	ps -eo pid=,comm= | awk '$2 == "bulkhead-init" || $2 ~ /^runsc/ {print "process " $1 " " $2}'
 	ps -eo pid=,args= | grep -F -- "--root $root/" | grep -v grep | awk '{print "process " $1 " runtime"}'
 } 

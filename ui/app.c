@@ -362,7 +362,9 @@ static size_t table_layout(const struct app *a, const struct view *v, size_t col
 	for (; !v->wide && o->drop;) {
 		int need = -1;
 		for (size_t k = 0; k < n; k++)
-			need += (o->widths[cols[k]] ? o->widths[cols[k]] : FLEX_LEAST) + 1;
+			need += (o->widths[cols[k]] ? o->widths[cols[k]]
+				  : o->flex_least ? o->flex_least /* ---- ci ---- */
+						  : FLEX_LEAST) + 1;
 		size_t worst = n;
 		for (size_t k = 0; need > a->cols && k < n; k++)
 			if (o->drop[cols[k]] > 0 && (worst == n || o->drop[cols[k]] > o->drop[cols[worst]]))

@@ -136,6 +136,11 @@ struct view_ops {
 	/* A key before the bindings see it (the presenter's digits): true
 	 * when the view took it. */
 	bool (*key)(struct app *a, struct view *v, int key);
+	/* ---- ci: attribution ---- */
+	/* The least a flexible column (width 0) needs when drop chooses what to
+	 * leave out (0: FLEX_LEAST): events keep their detail legible and drop
+	 * who acted first. */
+	int flex_least;
 };
 
 struct view {

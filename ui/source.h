@@ -48,6 +48,8 @@ struct ui_record {
 struct ui_event {
 	int64_t id, at_ms;
 	char kind[24], session[65], sandbox[64], detail[200];
+	/* ---- ci: attribution: who acted, the request that asked ---- */
+	char actor[65], request_id[65];
 };
 
 #define UI_TIER_LINES 32

@@ -293,6 +293,9 @@ static void on_events(void *arg, struct wire_operator_events *res,
 		snprintf(e->session, sizeof e->session, "%s", o->session);
 		snprintf(e->sandbox, sizeof e->sandbox, "%s", o->sandbox);
 		snprintf(e->detail, sizeof e->detail, "%s", o->detail);
+		/* ---- ci: attribution ---- */
+		snprintf(e->actor, sizeof e->actor, "%s", o->actor);
+		snprintf(e->request_id, sizeof e->request_id, "%s", o->request_id);
 	}
 	struct ask done = ask_end(a);
 	done.cb.events(done.arg, rows, res->n, NULL);

@@ -37,6 +37,9 @@ int ui_collect_event(void *arg, const struct bh_event *ev)
 	snprintf(o->session, sizeof o->session, "%s", ev->session ? ev->session : "");
 	snprintf(o->sandbox, sizeof o->sandbox, "%s", ev->sandbox ? ev->sandbox : "");
 	snprintf(o->detail, sizeof o->detail, "%s", ev->detail ? ev->detail : "");
+	/* ---- ci: attribution ---- */
+	snprintf(o->actor, sizeof o->actor, "%s", ev->actor ? ev->actor : "");
+	snprintf(o->request_id, sizeof o->request_id, "%s", ev->request_id ? ev->request_id : "");
 	return 0;
 }
 

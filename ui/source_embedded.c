@@ -219,8 +219,10 @@ static void action(struct ui_source *s, const char *verb, const char *fp, ui_don
 		cb(arg, "no session has that fingerprint any more");
 		return;
 	}
+	/* ---- ci: attribution: the embedded console acts as itself ---- */
+	const struct bh_actor me = {.name = BH_ACTOR_CONSOLE};
 	if (!strcmp(verb, "kill")) {
-		bh_session_kill(ss);
+		bh_session_kill_as(ss, &me);
 		cb(arg, NULL);
 		return;
 	}
@@ -230,10 +232,10 @@ static void action(struct ui_source *s, const char *verb, const char *fp, ui_don
 	*p = (struct pending_done){.m = m, .cb = cb, .arg = arg};
 	m->pending++;
 	bh_error *err = NULL;
-	int r = !strcmp(verb, "pause")	   ? bh_session_pause(ss, on_action, p, &err)
-		: !strcmp(verb, "resume")    ? bh_session_resume(ss, on_action, p, &err)
-		: !strcmp(verb, "hibernate") ? bh_session_hibernate(ss, on_action, p, &err)
-		: !strcmp(verb, "close")     ? bh_session_close(ss, on_closed, p, &err)
+	int r = !strcmp(verb, "pause")	   ? bh_session_pause_as(ss, &me, on_action, p, &err)
+		: !strcmp(verb, "resume")    ? bh_session_resume_as(ss, &me, on_action, p, &err)
+		: !strcmp(verb, "hibernate") ? bh_session_hibernate_as(ss, &me, on_action, p, &err)
+		: !strcmp(verb, "close")     ? bh_session_close_as(ss, &me, on_closed, p, &err)
 					     : -2;
 	if (r < 0) {
 		m->pending--;

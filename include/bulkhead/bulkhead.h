@@ -363,6 +363,12 @@ struct bh_session_opts {
 	const char *principal; /* who opened it; only they find it again */
 	const char *owner;     /* [A-Za-z0-9._:-]{1,64}, a keyed digest; may be NULL */
 	const char *run_key;   /* the conversation it serves; may be NULL */
+	/* ---- ci: attribution: who asks for it and the request (NULL name: the
+	 * principal), for its events (struct bh_actor, below) */
+	struct bh_actor {
+		const char *name;       /* [A-Za-z0-9._:@-]{1,64}; another byte is kept as '?' */
+		const char *request_id; /* the daemon's audit request id; may be NULL */
+	} actor;
 };
 
 /* Fires once: the sandbox is ready (err NULL), or it could not be opened. */
@@ -495,6 +501,27 @@ int bh_session_resume(bh_session *s, bh_action_cb cb, void *arg, bh_error **err)
 int bh_session_hibernate(bh_session *s, bh_action_cb cb, void *arg, bh_error **err);
 /* Ends it at once, a call in flight included ("killed"). */
 void bh_session_kill(bh_session *s);
+
+/* ---- ci: attribution ----
+ * The same actions naming who asks (NULL: unattributed, the engine's own):
+ * the session's events until the action is done carry who->name and
+ * who->request_id (struct bh_event's actor and request_id). The engine's
+ * own clocks name themselves: "policy:idle" (the idle pause, the hibernate
+ * or close after it, an unclaimed session), "policy:ttl" (the lifetime),
+ * "policy:retention", "policy:images_budget"; what the engine does of its
+ * own accord is "engine". The embedded console names itself "console". */
+#define BH_ACTOR_ENGINE "engine"
+#define BH_ACTOR_CONSOLE "console"
+#define BH_ACTOR_MAX 64u
+int bh_session_pause_as(bh_session *s, const struct bh_actor *who, bh_action_cb cb, void *arg,
+			bh_error **err);
+int bh_session_resume_as(bh_session *s, const struct bh_actor *who, bh_action_cb cb, void *arg,
+			 bh_error **err);
+int bh_session_hibernate_as(bh_session *s, const struct bh_actor *who, bh_action_cb cb, void *arg,
+			    bh_error **err);
+void bh_session_kill_as(bh_session *s, const struct bh_actor *who);
+int bh_session_close_as(bh_session *s, const struct bh_actor *who, bh_close_cb cb, void *arg,
+			bh_error **err);
 
 struct bh_session_info {
 	const char *fingerprint;
@@ -688,6 +715,10 @@ int bh_engine_record_at(bh_engine *e, const char *session, uint64_t sequence, bh
 struct bh_event {
 	int64_t id, at_unix_ms;
 	const char *kind, *session, *sandbox, *detail;
+	/* ---- ci: attribution: who acted (a principal's name, "console",
+	 * "policy:idle" ..., "engine"; "" in a row older than the column) and
+	 * the daemon's audit request id of the call that asked ("" for none) */
+	const char *actor, *request_id;
 };
 typedef int (*bh_event_fn)(void *arg, const struct bh_event *ev);
 /* Events after after_id, oldest first, at most limit (0: 1000). */

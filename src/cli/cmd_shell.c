@@ -210,6 +210,9 @@ int cmd_shell(int argc, char **argv)
 	struct wait_one w = {0};
 	bh_error *err = NULL;
 	int status = 0;
+	/* ---- ci: attribution: the embedded shell's events name it ---- */
+	static const struct bh_actor me = {.name = "shell"};
+	opts.actor = me;
 	if (bh_session_open(e, &opts, on_open, &w, &s, &err) < 0) {
 		fprintf(stderr, "Nothing ran (%s): %s\n", bh_refusal_name(err->refusal),
 			cli_out_field(stderr, err->msg));
@@ -238,7 +241,7 @@ int cmd_shell(int argc, char **argv)
 		} else if (!strncmp(cell, ":read ", 6)) {
 			r = bh_session_read_file(s, cell + 6, 1u << 20, on_read, &one, &err);
 		} else if (!strcmp(cell, ":close")) {
-			r = bh_session_close(s, on_close, &one, &err);
+			r = bh_session_close_as(s, &me, on_close, &one, &err);
 			closed = true;
 		} else if (cell[0] == ':') {
 			printf("unknown command %s (:py :js :files [DIR] :read PATH :close)\n",
@@ -267,7 +270,7 @@ int cmd_shell(int argc, char **argv)
 	}
 	if (!closed) {
 		struct wait_one one = {0};
-		if (bh_session_close(s, on_close, &one, &err) == 0)
+		if (bh_session_close_as(s, &me, on_close, &one, &err) == 0)
 			wait_for(e, &one);
 	}
 	bh_engine_close(e);

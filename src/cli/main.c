@@ -35,6 +35,8 @@ static const struct command {
 	/* ---- capture ---- */
 	{"capture", cmd_capture, "capture a finding's or a session's evidence into a folder (--verify DIR)"},
 	{"search", cmd_search, "search every stored cell's code and output (code:TEXT, stdout:, stderr:)"},
+	/* ---- ci: attribution ---- */
+	{"events", cmd_events, "list the engine's events: what happened, who acted, which request"},
 };
 
 static void usage(FILE *to)

@@ -61,6 +61,11 @@ static int audit_one(void *arg, const struct bh_event *ev)
 		cJSON_AddStringToObject(o, "sandbox", ev->sandbox);
 	if (ev->detail && *ev->detail)
 		cJSON_AddStringToObject(o, "detail", ev->detail);
+	/* ---- ci: attribution ---- */
+	if (ev->actor && *ev->actor)
+		cJSON_AddStringToObject(o, "actor", ev->actor);
+	if (ev->request_id && *ev->request_id)
+		cJSON_AddStringToObject(o, "requestId", ev->request_id);
 	emit(s, o);
 	s->audited_event = ev->id;
 	return 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -127,7 +128,7 @@ static enum MHD_Result send_answer(struct call *c)
 	c->answer = NULL; /* the response owns it now */
 	if (c->content_type)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, c->content_type);
-	if (c->request_id[0])
+	if (c->request_id[0] && !c->request_id_minted) /* ---- ci: attribution ---- */
 		MHD_add_response_header(r, "Plimsoll-Request-Id", c->request_id);
 	if (c->not_dispatched)
 		MHD_add_response_header(r, "Plimsoll-Not-Dispatched", c->not_dispatched);
@@ -269,6 +270,10 @@ static struct call *call_new(struct listener *l, struct MHD_Connection *conn, co
 	const char *rid = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Plimsoll-Request-Id");
 	if (rid && request_id_ok(rid))
 		snprintf(c->request_id, sizeof c->request_id, "%s", rid);
+	/* ---- ci: attribution: every call has a request id the audit line and
+	 * the events it causes share; one the client did not send is not echoed ---- */
+	else if (call_mint_request_id(c->request_id, sizeof c->request_id) == 0)
+		c->request_id_minted = true;
 	c->next = s->calls;
 	if (s->calls)
 		s->calls->prev = c;
@@ -501,4 +506,16 @@ void daemon_enforce_deadlines(struct server *s)
 			w->fd = -1;
 		}
 	}
+}
+
+/* ---- ci: attribution ---- */
+int call_mint_request_id(char *out, size_t n)
+{
+	unsigned char r[8];
+	if (n < 20 || getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+		return -1;
+	snprintf(out, n, "bh-");
+	for (size_t i = 0; i < sizeof r; i++)
+		snprintf(out + 3 + 2 * i, n - 3 - 2 * i, "%02x", r[i]);
+	return 0;
 }

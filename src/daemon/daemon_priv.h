@@ -80,7 +80,17 @@ struct call {
 	struct call *prev, *next;
 	/* ---- approvals ---- */
 	bool approved; /* a person let it through: dispatched now, not held again */
+	/* ---- ci: attribution ---- */
+	bool request_id_minted; /* the client sent none: the daemon's own, for the audit line only */
 };
+
+/* ---- ci: attribution: who a call acts as, for the engine's events (the
+ * principal its token names and the request id its audit line carries) ---- */
+static inline struct bh_actor call_actor(const struct call *c)
+{
+	return (struct bh_actor){.name = c->who.name[0] ? c->who.name : NULL,
+				 .request_id = c->request_id};
+}
 
 struct server {
 	const struct bh_daemon_config *cfg;
@@ -161,6 +171,9 @@ void operator_poll_waiters(struct server *s, bool closing);
 bool operator_waiting(const struct server *s);
 
 /* ---- audit (audit.c): one JSON line per call and per session event ---- */
+/* ---- ci: attribution: "bh-" and 16 random hex digits (call.c); -1 when
+ * the random source fails (the call then has none) ---- */
+int call_mint_request_id(char *out, size_t n);
 void audit_call(struct server *s, const struct call *c);
 void audit_event(struct server *s, const char *kind, const char *fingerprint, const char *detail);
 /* Writes the engine's events since the last call (first: only remember where they end). */

@@ -95,31 +95,32 @@ static void on_action(void *arg, const bh_error *err)
 }
 
 static void action(struct call *c, const struct wire_operator_request *req,
-		   int (*fn)(bh_session *, bh_action_cb, void *, bh_error **))
+		   int (*fn)(bh_session *, const struct bh_actor *, bh_action_cb, void *, bh_error **))
 {
 	bh_session *s = find_fp(c, req);
 	if (!s)
 		return;
 	call_pending(c, NULL, NULL);
 	bh_error *err = NULL;
-	if (fn(s, on_action, c, &err) < 0) {
+	struct bh_actor who = call_actor(c); /* ---- ci: attribution ---- */
+	if (fn(s, &who, on_action, c, &err) < 0) {
 		call_not_started(c, err);
 	}
 }
 
 static void pause_session(struct call *c, const struct wire_operator_request *req)
 {
-	action(c, req, bh_session_pause);
+	action(c, req, bh_session_pause_as);
 }
 
 static void resume_session(struct call *c, const struct wire_operator_request *req)
 {
-	action(c, req, bh_session_resume);
+	action(c, req, bh_session_resume_as);
 }
 
 static void hibernate_session(struct call *c, const struct wire_operator_request *req)
 {
-	action(c, req, bh_session_hibernate);
+	action(c, req, bh_session_hibernate_as);
 }
 
 static void on_closed(void *arg, const struct bh_close_result *res, const bh_error *err)
@@ -149,7 +150,8 @@ static void close_session(struct call *c, const struct wire_operator_request *re
 		return;
 	call_pending(c, NULL, NULL);
 	bh_error *err = NULL;
-	if (bh_session_close(s, on_closed, c, &err) < 0) {
+	struct bh_actor who = call_actor(c); /* ---- ci: attribution ---- */
+	if (bh_session_close_as(s, &who, on_closed, c, &err) < 0) {
 		call_not_started(c, err);
 	}
 }
@@ -159,7 +161,8 @@ static void kill_session(struct call *c, const struct wire_operator_request *req
 	bh_session *s = find_fp(c, req);
 	if (!s)
 		return;
-	bh_session_kill(s);
+	struct bh_actor who = call_actor(c); /* ---- ci: attribution ---- */
+	bh_session_kill_as(s, &who);
 	audit_event(c->srv, "Kill", c->session_fp, "killed by an operator");
 	call_answer_json(c, wire_operator_encode_done());
 }

@@ -297,6 +297,7 @@ static void open_session(struct call *c)
 		.owner = o->req.owner,
 		/* ---- truth: the client's trace id is the session's run (B26) ---- */
 		.run_key = o->req.env.trace_id,
+		.actor = call_actor(c), /* ---- ci: attribution ---- */
 	};
 	call_pending(c, o, open_ctx_free);
 	bh_session *s = NULL;
@@ -474,7 +475,8 @@ static void close_session(struct call *c)
 	x->c = c;
 	call_pending(c, x, free);
 	bh_error *err = NULL;
-	if (bh_session_close(s, on_close, x, &err) < 0) {
+	struct bh_actor who = call_actor(c); /* ---- ci: attribution ---- */
+	if (bh_session_close_as(s, &who, on_close, x, &err) < 0) {
 		call_not_started(c, err);
 	}
 }

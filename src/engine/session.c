@@ -70,7 +70,7 @@ static void change_state(bh_session *s, enum bh_session_state st, bool persist)
 		char detail[64];
 		snprintf(detail, sizeof detail, "%s -> %s", from, to);
 		store_session_state(s->e->store, s->fp, st, NULL);
-		store_event(s->e->store, "state", s->fp, s->sandbox_name, detail);
+		session_event(s, "state", detail); /* ---- ci: attribution ---- */
 	}
 	s->state = st;
 }
@@ -206,8 +206,7 @@ void session_store_end(bh_session *s)
 		if (s->end_unstored)
 			bh_log(e, BH_LOG_INFO, "session %.12s: its end is stored now", s->fp);
 		s->end_unstored = false;
-		store_event(e->store, "ended", s->fp, s->sandbox_name,
-			    bh_end_reason_name(s->end_reason));
+		session_event(s, "ended", bh_end_reason_name(s->end_reason)); /* ---- ci ---- */
 		return;
 	}
 	if (!s->end_unstored)

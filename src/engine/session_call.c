@@ -161,8 +161,10 @@ static void cell_answered(bh_session *s, struct op *op, const struct done_frame 
 		r.ended_detail = detail;
 	}
 	op->cell_cb(op->arg, &r, NULL);
-	if (over)
+	if (over) {
+		session_acting_done(s); /* ---- ci: attribution: the engine's verdict ---- */
 		end_session(s, BH_END_DISK_EXCEEDED, detail);
+	}
 }
 
 /* The call may have run and there is no answer: a version-3 record keeps
@@ -205,6 +207,7 @@ static void on_cell_reply(bh_engine *e, void *arg, struct sandbox *sb, const str
 				rep->breach ? "data_loss" : rep->oom ? "resource_exhausted" : "unknown",
 				rep->lost, rep->oom, end);
 		op_free(op);
+		session_acting_done(s); /* ---- ci: attribution: the engine's verdict ---- */
 		end_session(s, end, rep->oom && !rep->breach ? "oom" : rep->lost);
 		return;
 	}
@@ -214,6 +217,7 @@ static void on_cell_reply(bh_engine *e, void *arg, struct sandbox *sb, const str
 			cell_unanswered(s, op, "data_loss", "a malformed answer", false,
 					BH_END_BOUNDARY_FAILED);
 			op_free(op);
+			session_acting_done(s); /* ---- ci: attribution: the engine's verdict ---- */
 			end_session(s, BH_END_BOUNDARY_FAILED, "the init sent a malformed answer");
 			return;
 		}
@@ -253,6 +257,7 @@ static void on_files_reply(bh_engine *e, void *arg, struct sandbox *sb,
 		bh_error_free(err);
 		op_free(op);
 		s->sb = NULL;
+		session_acting_done(s); /* ---- ci: attribution: the engine's verdict ---- */
 		end_session(s, rep->breach ? BH_END_BOUNDARY_FAILED : BH_END_MAIN_PROCESS_ENDED,
 			    rep->lost);
 		return;
@@ -396,10 +401,16 @@ static int send_files_op(bh_session *s, struct op *op, bh_error **err)
 void session_dispatch(bh_session *s)
 {
 	if (s->queue && (s->state == BH_SESSION_PAUSED || s->state == BH_SESSION_HIBERNATED)) {
+		/* ---- ci: attribution: a call wakes it, its principal's ---- */
+		if (!s->act_cb) {
+			struct bh_actor caller = {.name = s->principal};
+			session_acting(s, &caller);
+		}
 		session_wake(s);
 		return;
 	}
 	if (s->state == BH_SESSION_READY && s->expire_pending) {
+		session_acting_policy(s, "policy:ttl"); /* ---- ci: attribution ---- */
 		end_session(s, BH_END_EXPIRED, "its lifetime of awake time ran out");
 		return;
 	}

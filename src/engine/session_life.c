@@ -6,6 +6,10 @@
 
 static void finish_action(bh_session *s, const bh_error *err)
 {
+	/* ---- ci: attribution: the action's steps are done; a wake for what
+	 * waits in the queue (a close, a call) is theirs still ---- */
+	if (!s->queue)
+		session_acting_done(s);
 	if (!s->act_cb)
 		return;
 	bh_action_cb cb = s->act_cb;
@@ -18,6 +22,8 @@ void session_on_retention(bh_engine *e, void *arg)
 	(void)e;
 	bh_session *s = arg;
 	s->retention_t = NULL;
+	if (s->state == BH_SESSION_HIBERNATED)
+		session_acting_policy(s, "policy:retention"); /* ---- ci: attribution ---- */
 	if (s->state == BH_SESSION_HIBERNATED)
 		end_session(s, BH_END_RETENTION_EXPIRED,
 			    "its hibernation image outlived the retention");
@@ -49,6 +55,7 @@ void sessions_enforce_images_budget(bh_engine *e, bh_session *newest)
 		bh_log(e, BH_LOG_INFO, "session %.12s: image of %llu MiB deleted: %s", oldest->fp,
 		       (unsigned long long)(oldest->image_bytes >> 20), detail);
 		total -= oldest->image_bytes;
+		session_acting_policy(oldest, "policy:images_budget"); /* ---- ci: attribution ---- */
 		end_session(oldest, BH_END_RETENTION_EXPIRED, detail);
 	}
 }
@@ -106,6 +113,7 @@ static void on_sleep(bh_engine *e, void *arg)
 	s->sleep_t = NULL;
 	if (s->state != BH_SESSION_PAUSED)
 		return;
+	session_acting_policy(s, "policy:idle"); /* ---- ci: attribution: idle, then asleep ---- */
 	if (!sandbox_can_hibernate(s->sb)) {
 		/* The container tier cannot checkpoint here; closing frees the
 		 * memory, and the next call learns it has a fresh sandbox. */
@@ -159,6 +167,7 @@ static void on_idle(bh_engine *e, void *arg)
 	s->idle_t = NULL;
 	if (s->state != BH_SESSION_READY || s->queue)
 		return;
+	session_acting_policy(s, "policy:idle"); /* ---- ci: attribution ---- */
 	if (!s->claimed) {
 		end_session(s, BH_END_UNCLAIMED, "no call named it before its first idle timeout");
 		return;
@@ -186,6 +195,7 @@ static void on_lifetime(bh_engine *e, void *arg)
 		s->expire_pending = true; /* ends once the sandbox is free */
 		return;
 	}
+	session_acting_policy(s, "policy:ttl"); /* ---- ci: attribution ---- */
 	end_session(s, BH_END_EXPIRED, "its lifetime of awake time ran out");
 }
 
@@ -212,7 +222,7 @@ static void on_woken(bh_engine *e, void *arg, struct sandbox *sb, const bh_error
 	char detail[64];
 	snprintf(detail, sizeof detail, "%.1f ms", s->woke_us / 1000.0);
 	bool from_disk = sb->image_dir != NULL && s->retention_t != NULL;
-	store_event(e->store, from_disk ? "restored" : "resumed", s->fp, s->sandbox_name, detail);
+	session_event(s, from_disk ? "restored" : "resumed", detail); /* ---- ci: attribution ---- */
 	if (from_disk)
 		s->image_bytes = 0; /* the restore deleted the image it was done with */
 	loop_timer_cancel(e->loop, s->retention_t);

@@ -20,6 +20,7 @@ static void on_sandbox_lost(bh_engine *e, void *arg, struct sandbox *sb, const c
 	if (s->sb != sb)
 		return;
 	s->sb = NULL; /* it is already closing */
+	session_acting_done(s); /* ---- ci: attribution: the engine's verdict ---- */
 	end_session(s, sb->breached ? BH_END_BOUNDARY_FAILED : BH_END_MAIN_PROCESS_ENDED, why);
 }
 
@@ -58,6 +59,7 @@ static void on_sandbox_open(bh_engine *e, void *arg, struct sandbox *sb, const b
 		s->open_cb = NULL;
 		cb(s->open_arg, s, NULL);
 	}
+	session_acting_done(s); /* ---- ci: attribution: the open is done ---- */
 	session_dispatch(s);
 }
 
@@ -177,7 +179,7 @@ static int start_open(bh_session *s, bh_error **err)
 	for (bh_session *o = e->sessions; o; o = o->next)
 		if (o->end_unstored)
 			session_store_end(o);
-	store_event(e->store, "state", s->fp, s->sandbox_name, pooled ? "opening from the pool" : "opening");
+	session_event(s, "state", pooled ? "opening from the pool" : "opening"); /* ---- ci ---- */
 	if (pooled) {
 		s->from_pool = true;
 		s->handoff = pooled;
@@ -261,6 +263,7 @@ static int admit(bh_engine *e, const struct bh_session_opts *o, bh_error **err)
 					 owned);
 		bh_log(e, BH_LOG_INFO, "owner cap %u reached: replacing session %.12s",
 		       e->policy.max_per_owner, lru->fp);
+		session_acting_done(lru); /* ---- ci: attribution: the engine's verdict ---- */
 		end_session(lru, BH_END_REPLACED,
 			    "its owner opened another sandbox at the owner cap");
 	}
@@ -318,6 +321,10 @@ int bh_session_open(bh_engine *e, const struct bh_session_opts *opts, bh_session
 	s->principal = xstrdup(opts->principal);
 	s->owner = xstrdup(opts->owner);
 	s->run_key = xstrdup(opts->run_key);
+	/* ---- ci: attribution: the open's events are the opener's ---- */
+	struct bh_actor opener = {.name = opts->actor.name ? opts->actor.name : opts->principal,
+				  .request_id = opts->actor.request_id};
+	session_acting(s, &opener);
 	s->open_cb = cb;
 	s->open_arg = arg;
 	if (random_hex(16, s->id) < 0) {

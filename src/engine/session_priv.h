@@ -117,6 +117,10 @@ struct bh_session {
 		int64_t second[60];
 	} usage;
 	struct session_live live; /* stream */
+	/* ---- ci: attribution (session_actor.c): who the step in progress is
+	 * for; its events name them ---- */
+	char acting[BH_ACTOR_MAX + 1];
+	char acting_rid[BH_ACTOR_MAX + 1];
 	struct bh_session *next;
 };
 
@@ -186,5 +190,16 @@ int session_hibernate(bh_session *s, bh_error **err);
 void session_on_retention(bh_engine *e, void *arg);
 /* Past the images' disk budget the oldest images go, newest last. */
 void sessions_enforce_images_budget(bh_engine *e, bh_session *newest);
+
+/* ---- ci: attribution (session_actor.c) ---- */
+/* Who the session's step in progress is for (NULL or no name: the engine),
+ * kept until the step is done (session_acting_done). */
+void session_acting(bh_session *s, const struct bh_actor *who);
+/* A clock of the engine's ("policy:idle", "policy:ttl" ...). */
+void session_acting_policy(bh_session *s, const char *clock);
+/* The step is done: what follows is the engine's until someone acts. */
+void session_acting_done(bh_session *s);
+/* An event of this session, naming who is acting. */
+void session_event(bh_session *s, const char *kind, const char *detail);
 
 #endif

@@ -18,6 +18,7 @@ void sessions_close_all(bh_engine *e)
 			s->sb = NULL;
 			continue;
 		}
+		session_acting_done(s); /* ---- ci: attribution: the engine's verdict ---- */
 		end_session(s, BH_END_SHUTDOWN, NULL);
 	}
 }

@@ -16,6 +16,10 @@ static const char *const migrations[] = {
 	bh_schema_sql,	 /* data/schema.sql */
 	bh_migration_002, /* data/migrations/002-hibernation.sql */
 	bh_migration_003, /* data/migrations/003-cells.sql (stream) */
+	/* ---- ci: attribution. Migration 4 is inflight's (004-inflight.sql):
+	 * until it is merged its slot runs nothing, so 005 keeps its number. ---- */
+	"",
+	bh_migration_005, /* data/migrations/005-attribution.sql (ci) */
 };
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -142,6 +146,14 @@ int store_open(const char *path, bool readonly, bool sync_full, struct bh_store 
 		/* The WAL and shared-memory files get the same privacy. */
 		store_files_private(path);
 	}
+	/* ---- ci: attribution: a store read as it is, from before migration 5,
+	 * has events without who acted ---- */
+	sqlite3_stmt *col = NULL;
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT 1 FROM pragma_table_xinfo('events') WHERE name = 'request_id'",
+			       -1, &col, NULL) == SQLITE_OK)
+		s->events_attributed = sqlite3_step(col) == SQLITE_ROW;
+	sqlite3_finalize(col);
 	*out = s;
 	return 0;
 }
@@ -408,9 +420,17 @@ rollback:
 int store_event(struct bh_store *s, const char *kind, const char *fingerprint, const char *sandbox,
 		const char *detail)
 {
-	sqlite3_stmt *st =
-		store_prepare(s, "INSERT INTO events (at_ms, kind, session, sandbox, detail) VALUES (?,?,?,?,?)",
-			NULL);
+	return store_event_by(s, kind, fingerprint, sandbox, detail, NULL);
+}
+
+/* ---- ci: attribution ---- */
+int store_event_by(struct bh_store *s, const char *kind, const char *fingerprint,
+		   const char *sandbox, const char *detail, const struct bh_actor *who)
+{
+	sqlite3_stmt *st = store_prepare(s,
+					 "INSERT INTO events (at_ms, kind, session, sandbox, detail, actor, "
+					 "request_id) VALUES (?,?,?,?,?,?,?)",
+					 NULL);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, (int64_t)now_real_ms());
@@ -418,6 +438,8 @@ int store_event(struct bh_store *s, const char *kind, const char *fingerprint, c
 	store_bind_text(st, 3, fingerprint);
 	store_bind_text(st, 4, sandbox);
 	store_bind_text(st, 5, detail);
+	store_bind_text(st, 6, who && who->name && *who->name ? who->name : BH_ACTOR_ENGINE);
+	store_bind_text(st, 7, who && who->request_id ? who->request_id : "");
 	return step_done(s, st, "insert an event", NULL);
 }
 

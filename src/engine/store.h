@@ -46,6 +46,10 @@ int store_record_commit(struct bh_store *s, const struct bh_record *rec,
 			const struct store_record_extra *x, bool keep_content, bh_error **err);
 int store_event(struct bh_store *s, const char *kind, const char *fingerprint, const char *sandbox,
 		const char *detail);
+/* ---- ci: attribution: the same, naming who acted (NULL or no name: the
+ * engine of its own accord) and the request that asked ---- */
+int store_event_by(struct bh_store *s, const char *kind, const char *fingerprint,
+		   const char *sandbox, const char *detail, const struct bh_actor *who);
 
 /* Rows not ended: their sandbox and fingerprint (for reconcile). */
 typedef void (*store_live_fn)(void *arg, const char *fingerprint, const char *sandbox,
@@ -123,6 +127,7 @@ void *store_db(struct bh_store *s);
 /* Test hook: the work bound of a store opened for reading (in SQLite
  * steps; store_untrusted.h), lowered to meet it without a huge store. */
 void store_set_work_bound(struct bh_store *s, uint64_t steps);
+extern const char bh_migration_005[]; /* ---- ci: attribution ---- */
 
 extern const char bh_schema_sql[]; /* data/schema.sql, embedded */
 extern const char bh_migration_002[];

@@ -42,6 +42,7 @@ struct bh_store {
 	struct cached_stmt cache[STMT_CACHE];
 	size_t n_cache;
 	struct wal_watch wal;
+	bool events_attributed; /* ---- ci: its events have actor and request_id (migration 5) ---- */
 };
 
 /* A kept statement, or a fresh one-off when it is in use (release hands

@@ -207,6 +207,8 @@ static int each_event(struct bh_store *s, sqlite3_stmt *st, store_event_fn fn, v
 			.session = store_col_text(st, 3),
 			.sandbox = store_col_text(st, 4),
 			.detail = store_col_text(st, 5),
+			.actor = store_col_text(st, 6),      /* ---- ci: attribution ---- */
+			.request_id = store_col_text(st, 7),
 		};
 		ret = fn(arg, &ev);
 		if (ret)
@@ -221,9 +223,13 @@ int store_events(struct bh_store *s, int64_t after_id, size_t limit, store_event
 		 bh_error **err)
 {
 	sqlite3_stmt *st = store_prepare(s,
-				   "SELECT id, at_ms, kind, session, sandbox, detail FROM events "
-				   "WHERE id > ? ORDER BY id LIMIT ?",
-				   err);
+					 s->events_attributed
+						 ? "SELECT id, at_ms, kind, session, sandbox, detail, "
+						   "actor, request_id FROM events WHERE id > ? ORDER BY id "
+						   "LIMIT ?"
+						 : "SELECT id, at_ms, kind, session, sandbox, detail, '', '' "
+						   "FROM events WHERE id > ? ORDER BY id LIMIT ?",
+					 err);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, after_id);
@@ -234,10 +240,14 @@ int store_events(struct bh_store *s, int64_t after_id, size_t limit, store_event
 int store_events_newest(struct bh_store *s, int64_t before_id, size_t limit, store_event_fn fn,
 			void *arg, bh_error **err)
 {
-	sqlite3_stmt *st = store_prepare(s,
-				   "SELECT * FROM (SELECT id, at_ms, kind, session, sandbox, detail FROM "
-				   "events WHERE id < ? ORDER BY id DESC LIMIT ?) ORDER BY id",
-				   err);
+	sqlite3_stmt *st = store_prepare(
+		s,
+		s->events_attributed
+			? "SELECT * FROM (SELECT id, at_ms, kind, session, sandbox, detail, actor, "
+			  "request_id FROM events WHERE id < ? ORDER BY id DESC LIMIT ?) ORDER BY id"
+			: "SELECT * FROM (SELECT id, at_ms, kind, session, sandbox, detail, '', '' FROM "
+			  "events WHERE id < ? ORDER BY id DESC LIMIT ?) ORDER BY id",
+		err);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, before_id > 0 ? before_id : INT64_MAX);

@@ -34,7 +34,7 @@ static int config(sqlite3 *db, int op, int on)
 
 /* The reference: the schema this build creates, in a private in-memory
  * database (one definition: the migrations themselves). */
-static sqlite3 *reference_schema(bh_error **err)
+static sqlite3 *reference_schema(size_t upto, bh_error **err)
 {
 	sqlite3 *ref = NULL;
 	if (sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
@@ -45,7 +45,7 @@ static sqlite3 *reference_schema(bh_error **err)
 	}
 	size_t n = 0;
 	const char *const *m = store_migrations(&n);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && i < upto; i++) {
 		char *msg = NULL;
 		if (sqlite3_exec(ref, m[i], NULL, NULL, &msg) != SQLITE_OK) {
 			bh_fail(err, BH_E_SYSTEM, 0, "store: the built-in schema: %s", msg ? msg : "?");
@@ -162,7 +162,20 @@ int store_harden_for_reading(sqlite3 *db, const char *path, struct store_work *w
 	w->tripped = false;
 	sqlite3_progress_handler(db, PROGRESS_EVERY, over_bound, w);
 
-	sqlite3 *ref = reference_schema(err);
+	/* ---- ci: attribution: a store from an older bulkhead is checked
+	 * against the schema of its own version (PRAGMA user_version, which
+	 * reads no table), so a copy made before a migration added a column
+	 * still opens; one claiming no version, or a newer one, against all. */
+	size_t n_migrations = 0, upto;
+	store_migrations(&n_migrations);
+	sqlite3_stmt *v = NULL;
+	int version = 0;
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &v, NULL) == SQLITE_OK &&
+	    sqlite3_step(v) == SQLITE_ROW)
+		version = sqlite3_column_int(v, 0);
+	sqlite3_finalize(v);
+	upto = version >= 1 && (size_t)version <= n_migrations ? (size_t)version : n_migrations;
+	sqlite3 *ref = reference_schema(upto, err);
 	if (!ref)
 		return -1;
 	sqlite3_stmt *tables = NULL;

@@ -150,6 +150,9 @@ static const struct wire_field event_fields[] = {
 	{"session", WIRE_F_STR, EVENT(session)},
 	{"sandbox", WIRE_F_STR, EVENT(sandbox)},
 	{"detail", WIRE_F_STR, EVENT(detail)},
+	/* ---- ci: attribution: "" when absent (a daemon before them) ---- */
+	{"actor", WIRE_F_STR, EVENT(actor)},
+	{"requestId", WIRE_F_STR, EVENT(request_id)},
 };
 #undef EVENT
 

@@ -67,11 +67,14 @@ static void background_process_check(enum bh_tier tier)
 		     0, "%s", err ? err->msg : "");
 	struct ps_seen w;
 	/* The cell starts its child at once; the list is asked for again
-	 * until it shows, the cell still running throughout. */
+	 * until it shows settled in its sleep, the cell still running
+	 * throughout (a list taken in the instant of its exec, which a loaded
+	 * host stretches, shows it with no resident page yet or in D, paging
+	 * its binary in: both seen under --jobs 2). */
 	for (int i = 0; i < 200; i++) {
 		list_now(s, &w);
 		cr_assert_not(cell_done, "the cell ended before its child was seen");
-		if (w.found)
+		if (w.found && w.sleep.rss_bytes > 0 && strchr("SR", w.sleep.state))
 			break;
 		bool never = false;
 		bh_engine_wait(h.e, &never, 20, NULL);

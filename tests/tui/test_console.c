@@ -1865,8 +1865,9 @@ Test(console, tables_sort_numbers_as_numbers_filter_as_typed_page_and_show_cut_c
 		   ":q\n",
 		   "tables.db");
 	screen("tables-events-wide");
-	screen_has("tables-events-wide", " DETAIL                           SANDBOX\n");
-	screen_has("tables-events-wide", " event 40........................ bh-gen\n"); /* whole */
+	/* ---- ci: attribution: REQUEST is wide too; these generated events name no one ---- */
+	screen_has("tables-events-wide", " DETAIL                           SANDBOX  REQUEST\n");
+	screen_has("tables-events-wide", " event 40........................ bh-gen   -\n"); /* whole */
 }
 
 /* ---- truth: describe, an honest connection, one request per refresh ---- */
@@ -3119,4 +3120,33 @@ Test(console, v_in_sandboxes_captures_a_live_sandbox_through_its_init)
 	cr_assert(strstr(rows, "\"sequence\":\t1"), "%s", rows);
 	free(rows);
 	free(dir);
+}
+
+/* ---- ci: attribution ---- */
+/* Who acted, in the events view: the embedded console names itself for the
+ * open, the pause and the close. BY shows where the detail keeps its 25
+ * columns (here 100); at 80 the wide toggle shows it. */
+Test(console, the_events_view_says_the_console_opened_paused_and_closed_the_sandbox)
+{
+	close_engine();
+	screen_cols = 100;
+	console("n\n"
+		"<Enter>\n"
+		"p\n"
+		":save-display attribution-paused\n"
+		"<C-d>\n"
+		"y\n"
+		":save-display attribution-closed\n"
+		":events\n"
+		":save-display attribution-events\n"
+		":q\n",
+		"", NULL);
+	screen("attribution-events");
+	screen_has("attribution-events", " BY ");
+	/* screen() compared every row, the fingerprints masked; these say it
+	 * against the real screen */
+	screen_has("attribution-events", " state         console     ");
+	screen_has("attribution-events", " pausing -> paused\n");
+	screen_has("attribution-events", " ended         console     ");
+	screen_lacks("attribution-events", " engine      "); /* nothing was the engine's own */
 }
