@@ -318,7 +318,9 @@ Test(presenter, lanes_draw_three_calls_running_waiting_and_refused_on_one_time_a
 	struct scenario *s = NULL;
 	cr_assert_eq(scenario_load(SHIPPED "/concurrent_calls.json", &s, err, sizeof err), 0, "%s", err);
 	const struct scenario_step *c = s->steps;
-	snprintf(line, sizeof line, "at +%lld ms (moment 3/5):", c[2].sent_ms - c[0].sent_ms);
+	/* The third moment is the third call's send; how many moments follow
+	 * depends on whether call 2 took a measurable time. */
+	snprintf(line, sizeof line, "at +%lld ms (moment 3/", c[2].sent_ms - c[0].sent_ms);
 	has("lanes-third-sent", line);
 	snprintf(line, sizeof line, "waited %lld ms for call 1, ran %lld ms, exit 0",
 		 c[0].answered_ms - c[1].sent_ms, c[1].answered_ms - c[0].answered_ms);
