@@ -171,6 +171,8 @@ struct ui_usage {
 	size_t n;
 };
 typedef void (*ui_usage_fn)(void *arg, const struct ui_usage *u, const char *error);
+/* ---- light ---- */
+typedef void (*ui_count_fn)(void *arg, size_t n, const char *error);
 
 struct ui_source_ops {
 	const char *kind; /* "embedded", "attached", "store" */
@@ -238,6 +240,11 @@ struct ui_source_ops {
 	 * no running cell: an error. */
 	void (*follow)(struct ui_source *s, const char *fp, uint64_t sequence, uint64_t out_after,
 		       uint64_t err_after, uint32_t wait_ms, ui_follow_fn cb, void *arg);
+	/* ---- light ---- */
+	/* How many calls wait for a person's decision, for the header (NULL:
+	 * the source holds none). Attached: from the one Overview the header's
+	 * sessions and usage come from, not a ListApprovals of its own. */
+	void (*approvals_waiting)(struct ui_source *s, ui_count_fn cb, void *arg);
 };
 
 struct ui_source {

@@ -4,6 +4,7 @@
 #include "source.h"
 #include "client.h"
 #include "base.h" /* ---- approvals: xzalloc ---- */
+#include "source_overview.h" /* ---- light ---- */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,20 +30,11 @@ struct attached {
 	 * again with the next answer of any kind. */
 	bool down;
 	char down_since[16], down_why[256];
-	/* ListSessions: who asked since the last one went (asked), and who
-	 * waits for the one on its way (sent). The header and the view ask
-	 * in the same turn of the loop and share one request; an ask never
-	 * joins one sent before it, which may predate what it wants to see. */
-	struct list_waiter {
-		ui_sessions_fn cb;
-		void *arg;
-	} *asked, *sent;
-	size_t n_asked, cap_asked, n_sent;
-	bool listing;
+	/* ---- light: one Overview for the header and the view (B27) ---- */
+	struct overview overview;
 };
 
 static void link_note(struct attached *m, const struct bh_client_error *err);
-static void flush_sessions(struct attached *m);
 
 static struct attached *A(struct ui_source *s)
 {
@@ -61,15 +53,12 @@ static void tier_summary(struct ui_source *s, char *buf, size_t n)
 
 static int poll_fds(struct ui_source *s, struct pollfd *fds, int max)
 {
-	flush_sessions(A(s));
 	size_t n = bh_client_pollfds(A(s)->c, fds, (size_t)max);
 	return (int)(n < (size_t)max ? n : (size_t)max);
 }
 
 static int timeout_ms(struct ui_source *s)
 {
-	if (A(s)->n_asked && !A(s)->listing)
-		return 0; /* a list to send */
 	return bh_client_timeout_ms(A(s)->c);
 }
 
@@ -147,63 +136,6 @@ static bool is_mine(struct attached *m, const char *fp)
 		if (!strcmp(m->mine[i].fp, fp))
 			return true;
 	return false;
-}
-
-static void on_sessions(void *arg, struct wire_operator_sessions *res,
-			const struct bh_client_error *err)
-{
-	struct attached *m = arg;
-	link_note(m, err);
-	size_t n = err ? 0 : res->n;
-	struct ui_session *rows = calloc(n ? n : 1, sizeof *rows);
-	if (!rows)
-		abort();
-	for (size_t i = 0; i < n; i++) {
-		ui_session_from(&rows[i], &res->sessions[i]);
-		rows[i].mine = is_mine(m, rows[i].fp);
-	}
-	/* A callback may ask again: that ask waits for the next request. */
-	struct list_waiter *w = m->sent;
-	size_t nw = m->n_sent;
-	m->sent = NULL;
-	m->n_sent = 0;
-	m->listing = false;
-	m->pending -= (int)nw;
-	for (size_t i = 0; i < nw; i++)
-		w[i].cb(w[i].arg, err ? NULL : rows, n, err ? err->message : NULL);
-	free(w);
-	free(rows);
-}
-
-/* Sends one ListSessions for everyone who asked, once none is on its way. */
-static void flush_sessions(struct attached *m)
-{
-	if (!m->n_asked || m->listing)
-		return;
-	m->sent = m->asked;
-	m->n_sent = m->n_asked;
-	m->asked = NULL;
-	m->n_asked = m->cap_asked = 0;
-	m->listing = true;
-	struct bh_client_error *err = NULL;
-	if (bh_client_list_sessions_async(m->c, NULL, on_sessions, m, &err) < 0) {
-		char why[512];
-		struct bh_client_error copy = {.message = (char *)not_started(err, why, sizeof why)};
-		on_sessions(m, NULL, &copy);
-	}
-}
-
-static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
-{
-	struct attached *m = A(s);
-	if (m->n_asked == m->cap_asked) {
-		m->cap_asked = m->cap_asked ? 2 * m->cap_asked : 4;
-		m->asked = realloc(m->asked, m->cap_asked * sizeof *m->asked);
-		if (!m->asked)
-			abort();
-	}
-	m->asked[m->n_asked++] = (struct list_waiter){cb, arg};
-	m->pending++;
 }
 
 static void on_records(void *arg, struct wire_operator_records *res,
@@ -413,6 +345,7 @@ static void tiers_quiet(void *arg, const struct ui_tier *rows, size_t n, const c
 static void on_done(void *arg, const struct bh_client_error *err)
 {
 	link_note(((struct ask *)arg)->m, err);
+	overview_stale(&((struct ask *)arg)->m->overview); /* ---- light ---- */
 	struct ask done = ask_end(arg);
 	done.cb.done(done.arg, err ? err->message : NULL);
 }
@@ -461,6 +394,7 @@ static void on_open(void *arg, bh_client_session *cs, const struct bh_client_err
 	struct open_call *o = arg;
 	struct attached *m = o->m;
 	link_note(m, err);
+	overview_stale(&m->overview); /* ---- light ---- */
 	m->pending--;
 	if (err) {
 		o->cb(o->arg, NULL, err->message);
@@ -527,6 +461,7 @@ static void on_cell(void *arg, struct wire_session_run_response *res, const stru
 {
 	struct run_call *r = arg;
 	link_note(r->m, err);
+	overview_stale(&r->m->overview); /* ---- light ---- */
 	r->m->pending--;
 	if (err) {
 		r->cb(r->arg, NULL, err->message);
@@ -780,9 +715,9 @@ static void source_free(struct ui_source *s)
 		bh_client_error_free(err);
 		bh_client_session_free(m->mine[i].s);
 	}
+	m->overview.closing = true; /* ---- light: no poll sent again ---- */
 	bh_client_free(m->c);
-	free(m->asked);
-	free(m->sent);
+	overview_free(&m->overview);
 	free(m);
 }
 
@@ -980,28 +915,31 @@ static void decide(struct ui_source *s, const char *id, bool approve, const char
 }
 
 /* ---- usage ---- */
-static void on_usage(void *arg, struct wire_operator_usage *res, const struct bh_client_error *err)
-{
-	struct ask done = ask_end(arg);
-	if (err) {
-		done.cb.usage(done.arg, NULL, err->message);
-		return;
-	}
-	struct ui_usage u = {.host = res->host, .sessions = res->sessions, .n = res->n};
-	snprintf(u.version, sizeof u.version, "%s", res->version ? res->version : "");
-	done.cb.usage(done.arg, &u, NULL);
-}
-
+/* ---- light: the sessions, the usage and the held calls' count come from
+ * one Overview (source_overview.c) ---- */
 static void usage(struct ui_source *s, ui_usage_fn cb, void *arg)
 {
-	struct ask *a = ask_new(A(s), arg);
-	a->cb.usage = cb;
-	struct bh_client_error *err = NULL;
-	if (bh_client_usage_async(A(s)->c, on_usage, a, &err) < 0) {
-		char why[512];
-		ask_end(a);
-		cb(arg, NULL, not_started(err, why, sizeof why));
-	}
+	overview_usage(&A(s)->overview, cb, arg);
+}
+
+static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
+{
+	overview_sessions(&A(s)->overview, cb, arg);
+}
+
+static void approvals_waiting(struct ui_source *s, ui_count_fn cb, void *arg)
+{
+	overview_waiting(&A(s)->overview, cb, arg);
+}
+
+static void overview_note(void *owner, const struct bh_client_error *err)
+{
+	link_note(owner, err);
+}
+
+static bool overview_mine(void *owner, const char *fp)
+{
+	return is_mine(owner, fp);
 }
 
 static const struct ui_source_ops attached_ops = {
@@ -1036,6 +974,7 @@ static const struct ui_source_ops attached_ops = {
 	.usage = usage, /* ---- usage ---- */
 	.cells = cells,   /* stream */
 	.follow = follow, /* stream */
+	.approvals_waiting = approvals_waiting, /* ---- light ---- */
 };
 
 struct ui_source *ui_source_attached(const char *target, const char *token, char **why)
@@ -1054,6 +993,9 @@ struct ui_source *ui_source_attached(const char *target, const char *token, char
 		return NULL;
 	}
 	snprintf(m->target, sizeof m->target, "%s", target);
+	/* ---- light ---- */
+	m->overview = (struct overview){.c = m->c, .owner = m, .note = overview_note,
+					.mine = overview_mine, .pending = &m->pending};
 	char *refused = check_at_start(m, target, token);
 	if (refused) {
 		if (why)

@@ -758,6 +758,19 @@ struct bh_host_usage {
  * how many. */
 size_t bh_engine_usage(bh_engine *e, struct bh_host_usage *host, struct bh_session_usage **out);
 
+/* ---- light: what changed since an operator last looked (B27) ---- */
+/* An operator's overview (the session list and the usage) is unchanged
+ * while this is: the engine's start (a restarted engine counts again from
+ * 0), a generation bumped whenever a session is opened, changes state, takes
+ * a call or is forgotten, and the last usage sample's time (every
+ * BH_USAGE_SAMPLE_MS while sessions live). */
+struct bh_change_token {
+	int64_t started_unix_ms;
+	uint64_t generation;
+	int64_t usage_sampled_unix_ms;
+};
+void bh_engine_change_token(bh_engine *e, struct bh_change_token *out);
+
 /* ---- introspection for tests and the leak finder ---------------------------- */
 
 /* The cgroup path (below each hierarchy's mount) under which this engine's
