@@ -53,12 +53,15 @@ static void tier_summary(struct ui_source *s, char *buf, size_t n)
 
 static int poll_fds(struct ui_source *s, struct pollfd *fds, int max)
 {
+	overview_flush(&A(s)->overview); /* ---- light ---- */
 	size_t n = bh_client_pollfds(A(s)->c, fds, (size_t)max);
 	return (int)(n < (size_t)max ? n : (size_t)max);
 }
 
 static int timeout_ms(struct ui_source *s)
 {
+	if (overview_due(&A(s)->overview)) /* ---- light ---- */
+		return 0; /* an Overview to send */
 	return bh_client_timeout_ms(A(s)->c);
 }
 
@@ -74,6 +77,7 @@ static void process(struct ui_source *s)
 		poll(fds, (nfds_t)n, 0);
 	bh_client_process_pollfds(A(s)->c, fds, n);
 	bh_client_process_timeout(A(s)->c);
+	overview_read(&A(s)->overview); /* ---- light ---- */
 }
 
 static int pending(struct ui_source *s)
@@ -259,6 +263,7 @@ static void ask_leaks(struct ui_source *s, bool reap, ui_leaks_fn cb, void *arg)
 	struct ask *a = ask_new(A(s), arg);
 	a->cb.leaks = cb;
 	struct bh_client_error *err = NULL;
+	overview_stale(&A(s)->overview); /* ---- light ---- */
 	int rc = reap ? bh_client_gc_async(A(s)->c, false, on_leaks, a, &err)
 		      : bh_client_leaks_async(A(s)->c, on_leaks, a, &err);
 	if (rc < 0) {
@@ -369,6 +374,7 @@ static void action(struct ui_source *s, const char *verb, const char *fp, ui_don
 	a->cb.done = cb;
 	struct bh_client_error *err = NULL;
 	int rc = 1;
+	overview_stale(&A(s)->overview); /* ---- light: what it shows will change ---- */
 	if (!strcmp(verb, "close"))
 		rc = bh_client_close_async(A(s)->c, fp, on_closed, a, &err);
 	for (size_t i = 0; rc > 0 && i < sizeof map / sizeof map[0]; i++)
@@ -443,6 +449,7 @@ static void open_session(struct ui_source *s, const char *tier, const char *floo
 	*oc = (struct open_call){.m = m, .cb = cb, .arg = arg};
 	m->pending++;
 	struct bh_client_error *err = NULL;
+	overview_stale(&m->overview); /* ---- light ---- */
 	if (bh_client_open_async(m->c, &o, on_open, oc, &err) < 0) {
 		m->pending--;
 		cb(arg, NULL, err ? err->message : "the call could not be made");
@@ -513,6 +520,7 @@ static void run(struct ui_source *s, const char *fp, const char *language, const
 	*r = (struct run_call){.m = m, .cb = cb, .arg = arg};
 	m->pending++;
 	struct bh_client_error *err = NULL;
+	overview_stale(&m->overview); /* ---- light ---- */
 	if (bh_client_session_run_async(cs, &cell, on_cell, r, &err) < 0) {
 		m->pending--;
 		cb(arg, NULL, err ? err->message : "the call could not be made");
@@ -560,6 +568,7 @@ static void list_files(struct ui_source *s, const char *fp, const char *path, ui
 	struct ask *l = ask_new(A(s), arg);
 	l->cb.files = cb;
 	struct bh_client_error *err = NULL;
+	overview_stale(&A(s)->overview); /* ---- light: the session turns busy for it ---- */
 	if (bh_client_list_files_async(A(s)->c, fp, path, on_files, l, &err) < 0) {
 		char why[512];
 		ask_end(l);
@@ -582,6 +591,7 @@ static void read_file(struct ui_source *s, const char *fp, const char *path, uin
 	struct ask *l = ask_new(A(s), arg);
 	l->cb.file = cb;
 	struct bh_client_error *err = NULL;
+	overview_stale(&A(s)->overview); /* ---- light: the session turns busy for it ---- */
 	if (bh_client_read_file_async(A(s)->c, fp, path, max, on_file, l, &err) < 0) {
 		char why[512];
 		ask_end(l);
@@ -907,6 +917,7 @@ static void decide(struct ui_source *s, const char *id, bool approve, const char
 	struct ask *a = ask_new(A(s), arg);
 	a->cb.done = cb;
 	struct bh_client_error *err = NULL;
+	overview_stale(&A(s)->overview); /* ---- light ---- */
 	if (bh_client_decide_approval_async(A(s)->c, id, approve, reason, on_done, a, &err) < 0) {
 		char why[512];
 		ask_end(a);

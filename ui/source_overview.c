@@ -38,6 +38,12 @@ static void answer(struct overview *o, const struct overview_waiter *w, const ch
 			return;
 		}
 		struct ui_usage u = {.host = o->host, .sessions = o->usage, .n = o->n_usage};
+		/* The daemon's clock now: what it said when it last answered
+		 * whole, plus the time this console has counted since. An
+		 * unchanged answer sends no clock, and this console's own wall
+		 * clock is not the daemon's: the header's uptime keeps counting
+		 * from the daemon's start without mixing the two. */
+		u.host.now_unix_ms += (int64_t)(now_mono_ms() - o->kept_mono_ms);
 		memcpy(u.version, o->version, sizeof u.version);
 		w->cb.usage(w->arg, &u, NULL);
 		return;
@@ -76,6 +82,7 @@ static void keep(struct overview *o, const struct wire_operator_overview *ov)
 	o->usage = xzalloc((o->n_usage ? o->n_usage : 1) * sizeof *o->usage);
 	memcpy(o->usage, ov->usage.sessions, o->n_usage * sizeof *o->usage);
 	o->host = ov->usage.host;
+	o->kept_mono_ms = now_mono_ms();
 	snprintf(o->version, sizeof o->version, "%s", ov->usage.version ? ov->usage.version : "");
 	o->waiting = ov->approvals_waiting;
 }
@@ -139,12 +146,14 @@ static void send_overview(struct overview *o, bool poll)
 	}
 }
 
-/* The kept answer is the daemon's state while the poll on it is out and
- * not late. */
+/* The kept answer is the daemon's state while the poll on it is out, has
+ * been out long enough for the daemon to have refused its token, and is not
+ * late. */
 static bool fresh(const struct overview *o)
 {
-	return o->have && o->polling &&
-	       now_mono_ms() - o->poll_sent_ms < OVERVIEW_WAIT_MS + OVERVIEW_LATE_MS;
+	uint64_t now = now_mono_ms(), out = now - o->poll_sent_ms;
+	return o->have && o->polling && out >= OVERVIEW_CONFIRM_MS &&
+	       out < OVERVIEW_WAIT_MS + OVERVIEW_LATE_MS && now - o->read_ms < OVERVIEW_UNREAD_MS;
 }
 
 static void ask(struct overview *o, const struct overview_waiter *w)
@@ -161,8 +170,19 @@ static void ask(struct overview *o, const struct overview_waiter *w)
 	}
 	o->waiters[o->n_waiters++] = *w;
 	(*o->pending)++;
-	if (!o->asking)
+}
+
+/* Sent from the loop, after whatever else this turn asked (a view's own
+ * load): the header and the view share one, and it sees what they did. */
+void overview_flush(struct overview *o)
+{
+	if (o->n_waiters && !o->asking && !o->closing)
 		send_overview(o, false);
+}
+
+bool overview_due(const struct overview *o)
+{
+	return o->n_waiters && !o->asking;
 }
 
 void overview_sessions(struct overview *o, ui_sessions_fn cb, void *arg)
@@ -183,6 +203,11 @@ void overview_waiting(struct overview *o, ui_count_fn cb, void *arg)
 void overview_stale(struct overview *o)
 {
 	o->have = false;
+}
+
+void overview_read(struct overview *o)
+{
+	o->read_ms = now_mono_ms();
 }
 
 void overview_free(struct overview *o)

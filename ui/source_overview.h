@@ -16,6 +16,15 @@
 /* A poll out longer than its wait and this is not answering: the kept
  * answer is no longer taken for the daemon's state. */
 #define OVERVIEW_LATE_MS 1000u
+/* A poll just sent may carry a token already old (its answer sat unread
+ * while the console's loop was busy, or blocked reading a script): the
+ * daemon looks at a poll as it arrives and answers a stale token at once,
+ * so one still out after this long vouches for the kept answer. */
+#define OVERVIEW_CONFIRM_MS 300u
+/* The console's loop reads every answer that came at least every 200 ms;
+ * one that has not for longer (it was blocked, reading a script) may have a
+ * poll's answer unread: the kept answer is then not vouched for. */
+#define OVERVIEW_UNREAD_MS 250u
 
 struct overview_waiter;
 
@@ -34,12 +43,14 @@ struct overview {
 	size_t n_rows;
 	char version[32];
 	struct bh_host_usage host;
+	uint64_t kept_mono_ms; /* when this console read the daemon's clock (host.now_unix_ms) */
 	struct bh_session_usage *usage;
 	size_t n_usage;
 	size_t waiting;
 	/* the requests out: the long poll (since when) and one to answer now */
 	bool polling, asking;
 	uint64_t poll_sent_ms;
+	uint64_t read_ms; /* the owner's loop last read what came (overview_read) */
 	struct overview_waiter *waiters;
 	size_t n_waiters, cap_waiters;
 };
@@ -50,6 +61,11 @@ void overview_waiting(struct overview *o, ui_count_fn cb, void *arg);
 /* This console changed what the daemon shows (an action, a cell, an open):
  * the next ask is answered fresh, not from the kept answer. */
 void overview_stale(struct overview *o);
+/* The loop's turn: an Overview for the asks waiting, if none is out. */
+void overview_flush(struct overview *o);
+bool overview_due(const struct overview *o);
+/* The owner's loop has just read every answer that came. */
+void overview_read(struct overview *o);
 void overview_free(struct overview *o);
 
 #endif
