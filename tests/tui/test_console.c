@@ -747,6 +747,50 @@ Test(console, the_prompt_runs_multi_line_and_javascript_cells_and_sandboxes_hibe
 	screen("acts-events");
 }
 
+/* ---- light: up/down in a multi-line cell move between its lines; the
+ * history only from its first line (up) or its last (down) ---- */
+Test(console, up_and_down_in_a_multi_line_cell_move_between_lines_and_walk_history_at_its_ends)
+{
+	close_engine();
+	console("n\n"
+		"<Enter>\n"
+		"x\n"
+		"print(1)\n"
+		"<Enter>\n"
+		"x\n"
+		"a = 1<C-o>b = 22<C-o>print(a + b)\n"
+		"<Up>\n"
+		"X\n"
+		"<Up>\n"
+		"Y\n"
+		":save-display lines-edited-above\n"
+		"<Up>\n"
+		":save-display lines-history-from-the-first\n"
+		"<Down>\n"
+		"<Down>\n"
+		"<Down>\n"
+		"Z\n"
+		":save-display lines-back-to-the-draft\n"
+		"<Esc>\n"
+		":q\n",
+		"", NULL);
+	/* From the third line's end, up lands at the end of each shorter one. */
+	screen("lines-edited-above");
+	screen_has("lines-edited-above", "a = 1Y");
+	screen_has("lines-edited-above", "... b = 22X");
+	screen_has("lines-edited-above", "... print(a + b)");
+	/* Up on the first line: the earlier cell. */
+	screen("lines-history-from-the-first");
+	screen_has("lines-history-from-the-first", "print(1)");
+	screen_lacks("lines-history-from-the-first", "b = 22X");
+	/* Down from it: the cell being written again, the cursor at its end;
+	 * down on its last line goes nowhere, and Z lands there. */
+	screen("lines-back-to-the-draft");
+	screen_has("lines-back-to-the-draft", "a = 1Y");
+	screen_has("lines-back-to-the-draft", "... b = 22X");
+	screen_has("lines-back-to-the-draft", "... print(a + b)Z");
+}
+
 /* ---- 2. attached to a daemon ---- */
 
 /* A JSON string member of an answer, the simple way (ids and digests). */
