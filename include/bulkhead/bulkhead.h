@@ -771,6 +771,15 @@ struct bh_change_token {
 };
 void bh_engine_change_token(bh_engine *e, struct bh_change_token *out);
 
+/* ---- light: leaks on a copy of a store (B24) ---- */
+/* The live rows (neither ended nor hibernated) whose recorded engine pid
+ * does not run, or runs something that is not a bulkhead engine, as
+ * BH_LEAK_ABANDONED findings: the reason names the state, the engine and
+ * its last sign of life (the newest time its rows and their events carry,
+ * UTC), the holder "engine pid N". From the store alone: nothing on the host
+ * is looked at, nothing is written. *out is freed with free(). */
+int bh_history_leaks(bh_history *h, struct bh_leak **out, size_t *n, bh_error **err);
+
 /* ---- introspection for tests and the leak finder ---------------------------- */
 
 /* The cgroup path (below each hierarchy's mount) under which this engine's

@@ -412,6 +412,8 @@ static inline void engine_changed(bh_engine *e)
 {
 	e->generation++;
 }
+/* The store a history reads (history.c), for history_leaks.c. */
+struct bh_store *history_store(bh_history *h);
 
 /* The provider name records and answers carry for a tier (vocab.c). */
 const char *engine_provider(enum bh_tier tier);

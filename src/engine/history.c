@@ -87,3 +87,9 @@ int bh_history_cells(bh_history *h, const char *session, uint64_t before_sequenc
 	bh_error_free(local);
 	return rc;
 }
+
+/* ---- light ---- */
+struct bh_store *history_store(bh_history *h)
+{
+	return h->store;
+}
