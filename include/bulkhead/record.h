@@ -67,6 +67,21 @@ struct bh_record {
 void bh_record_seal(struct bh_record *rec);
 /* Recomputes and compares; true when the stored digest matches. */
 bool bh_record_verify(const struct bh_record *rec);
+/* ---- capture: a chain walked one record at a time ---- */
+/* The one check of `bulkhead verify`, the report and the console: records
+ * come in chain order (bh_history_chains: single runs, then each session
+ * by sequence), a walk starts zeroed. */
+struct bh_chain_walk {
+	char session[65];
+	uint64_t sequence;
+	char previous[65];
+};
+enum bh_chain_verdict {
+	BH_CHAIN_OK,
+	BH_CHAIN_DIGEST,  /* record_sha256 is not the digest of its fields */
+	BH_CHAIN_LINK,    /* not the next sequence, or previous_sha256 is not the last one's */
+};
+enum bh_chain_verdict bh_chain_step(struct bh_chain_walk *w, const struct bh_record *rec);
 /* SHA-256 hex of a session id: its public fingerprint. */
 void bh_fingerprint_of(const char *session_id, char out[65]);
 

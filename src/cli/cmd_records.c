@@ -199,9 +199,7 @@ int cmd_records(int argc, char **argv)
 }
 
 struct verify_state {
-	char session[65];
-	uint64_t sequence;
-	char previous[65];
+	struct bh_chain_walk walk;
 	long long rows;
 	bool broken;
 };
@@ -211,32 +209,29 @@ static int verify_row(void *arg, const struct bh_record_row *row)
 	struct verify_state *v = arg;
 	const struct bh_record *rec = row->record;
 	v->rows++;
-	if (!bh_record_verify(rec)) {
+	/* What the walk expected, before the step moves it on. */
+	bool same = !strcmp(v->walk.session, rec->session);
+	unsigned long long expected = same ? v->walk.sequence + 1 : 1;
+	char after[65];
+	snprintf(after, sizeof after, "%s", same ? v->walk.previous : "");
+	switch (bh_chain_step(&v->walk, rec)) {
+	case BH_CHAIN_OK:
+		return 0;
+	case BH_CHAIN_DIGEST:
 		printf("record %lld (session %.12s, sequence %llu): its digest does not match its fields\n",
 		       (long long)row->id, cli_out_field(stdout, rec->session),
 		       (unsigned long long)rec->sequence);
-		v->broken = true;
-		return 1;
-	}
-	if (!rec->session[0])
-		return 0;
-	if (strcmp(v->session, rec->session)) {
-		snprintf(v->session, sizeof v->session, "%s", rec->session);
-		v->sequence = 0;
-		v->previous[0] = '\0';
-	}
-	if (rec->sequence != v->sequence + 1 || strcmp(rec->previous_sha256, v->previous)) {
+		break;
+	case BH_CHAIN_LINK:
 		printf("record %lld (session %.12s, sequence %llu): the chain breaks here (expected "
 		       "sequence %llu after %.16s)\n",
 		       (long long)row->id, cli_out_field(stdout, rec->session),
-		       (unsigned long long)rec->sequence, (unsigned long long)v->sequence + 1,
-		       v->previous[0] ? cli_out_field(stdout, v->previous) : "the start");
-		v->broken = true;
-		return 1;
+		       (unsigned long long)rec->sequence, expected,
+		       after[0] ? cli_out_field(stdout, after) : "the start");
+		break;
 	}
-	v->sequence = rec->sequence;
-	snprintf(v->previous, sizeof v->previous, "%s", rec->record_sha256);
-	return 0;
+	v->broken = true;
+	return 1;
 }
 
 int cmd_verify(int argc, char **argv)

@@ -160,3 +160,22 @@ void bh_fingerprint_of(const char *session_id, char out[65])
 {
 	sha256_hex(session_id, strlen(session_id), out);
 }
+
+/* ---- capture ---- */
+enum bh_chain_verdict bh_chain_step(struct bh_chain_walk *w, const struct bh_record *rec)
+{
+	if (!bh_record_verify(rec))
+		return BH_CHAIN_DIGEST;
+	if (!rec->session[0])
+		return BH_CHAIN_OK;
+	if (strcmp(w->session, rec->session)) {
+		snprintf(w->session, sizeof w->session, "%s", rec->session);
+		w->sequence = 0;
+		w->previous[0] = '\0';
+	}
+	if (rec->sequence != w->sequence + 1 || strcmp(rec->previous_sha256, w->previous))
+		return BH_CHAIN_LINK;
+	w->sequence = rec->sequence;
+	snprintf(w->previous, sizeof w->previous, "%s", rec->record_sha256);
+	return BH_CHAIN_OK;
+}
