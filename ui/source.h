@@ -173,6 +173,10 @@ struct ui_usage {
 typedef void (*ui_usage_fn)(void *arg, const struct ui_usage *u, const char *error);
 /* ---- light ---- */
 typedef void (*ui_count_fn)(void *arg, size_t n, const char *error);
+/* A console record as the engine's, to check its digest and chain (the
+ * record view's check and the records' ✓/✗). */
+struct bh_record;
+void ui_record_to_bh(const struct ui_record *u, struct bh_record *r);
 
 struct ui_source_ops {
 	const char *kind; /* "embedded", "attached", "store" */

@@ -222,3 +222,20 @@ void ui_follow_from(struct ui_follow *out, const struct bh_cell_output *o)
 		 o->sequence ? bh_language_name(o->language) : "");
 	snprintf(out->record, sizeof out->record, "%s", o->record_sha256);
 }
+
+/* ---- light ---- */
+void ui_record_to_bh(const struct ui_record *u, struct bh_record *r)
+{
+	*r = (struct bh_record){.version = u->version, .unanswered = u->unanswered,
+				.provider = u->provider, .isolation = u->isolation,
+				.environment = u->environment, .policy = u->policy,
+				.software_identity = u->software_identity,
+				.software_rule_id = u->software_rule_id,
+				.started_unix_ms = u->started_ms, .ended_unix_ms = u->ended_ms,
+				.sequence = u->sequence};
+	snprintf(r->request_sha256, sizeof r->request_sha256, "%s", u->request);
+	snprintf(r->result_sha256, sizeof r->result_sha256, "%s", u->result);
+	snprintf(r->session, sizeof r->session, "%s", u->session);
+	snprintf(r->previous_sha256, sizeof r->previous_sha256, "%s", u->previous);
+	snprintf(r->record_sha256, sizeof r->record_sha256, "%s", u->record);
+}

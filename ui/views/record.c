@@ -24,22 +24,6 @@ struct detail {
 	bool approvals_asked; /* once per view: a record's approval does not change */
 };
 
-static void to_bh(const struct ui_record *u, struct bh_record *r)
-{
-	*r = (struct bh_record){.version = u->version, .unanswered = u->unanswered,
-				.provider = u->provider, .isolation = u->isolation,
-				.environment = u->environment, .policy = u->policy,
-				.software_identity = u->software_identity,
-				.software_rule_id = u->software_rule_id,
-				.started_unix_ms = u->started_ms, .ended_unix_ms = u->ended_ms,
-				.sequence = u->sequence};
-	snprintf(r->request_sha256, sizeof r->request_sha256, "%s", u->request);
-	snprintf(r->result_sha256, sizeof r->result_sha256, "%s", u->result);
-	snprintf(r->session, sizeof r->session, "%s", u->session);
-	snprintf(r->previous_sha256, sizeof r->previous_sha256, "%s", u->previous);
-	snprintf(r->record_sha256, sizeof r->record_sha256, "%s", u->record);
-}
-
 /* The predecessor, looked up by (session, sequence - 1): however long the
  * session, never a page of it that may not hold the one before. */
 static void previous_loaded(void *arg, const struct ui_record *rows, size_t n, const char *err)
@@ -215,7 +199,7 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	y++;
 	/* Verification, on screen. */
 	struct bh_record b;
-	to_bh(r, &b);
+	ui_record_to_bh(r, &b);
 	char stored[65];
 	snprintf(stored, sizeof stored, "%s", b.record_sha256);
 	bh_record_seal(&b);
