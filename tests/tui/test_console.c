@@ -1188,9 +1188,34 @@ static void make_tampered_store(void)
 	free(out);
 }
 
+/* ---- light: a copy's bytes, to show --db never changed them ---- */
+static char *sha256_of(const char *path)
+{
+	char *out = sh("sha256sum < '%s' | cut -c1-64", path);
+	return out;
+}
+
+/* The line of a screen that starts with prefix (caller frees). */
+static char *line_starting(const char *name, const char *prefix)
+{
+	char *s = shot(name);
+	size_t n = strlen(prefix);
+	for (char *l = strtok(s, "\n"); l; l = strtok(NULL, "\n"))
+		if (!strncmp(l, prefix, n)) {
+			char *copy = strdup(l);
+			free(s);
+			return copy;
+		}
+	cr_assert_fail("screen %s has no line starting \"%s\"", name, prefix);
+	return NULL;
+}
+
 Test(console, a_tampered_record_does_not_match_and_the_untampered_next_one_verifies_with_its_chain)
 {
 	make_tampered_store();
+	char copy[4400];
+	snprintf(copy, sizeof copy, "%s/tampered.db", files);
+	char *before = sha256_of(copy);
 	console_db(":rec\n"
 		   ":save-display tamper-records\n"
 		   "g\n"
@@ -1204,6 +1229,23 @@ Test(console, a_tampered_record_does_not_match_and_the_untampered_next_one_verif
 		   ":q\n",
 		   "tampered.db");
 	screen("tamper-records");
+	/* ---- light: the list says it, each record verified (B24) ---- */
+	char *row = line_starting("tamper-records", "2 ");
+	cr_assert(strstr(row, " ✗ "), "record 2 is not marked tampered: %s", row);
+	free(row);
+	row = line_starting("tamper-records", "3 ");
+	cr_assert(strstr(row, " ✓ "), "record 3 is not marked sound: %s", row);
+	free(row);
+	/* And bulkhead verify on the same copy, in words. */
+	char *said = sh("'%s' verify --db '%s'; echo rc=$?", BH_TEST_CLI, copy);
+	cr_assert(strstr(said, "record 2 (session ") && strstr(said, "its digest does not match"),
+		  "%s", said);
+	cr_assert(strstr(said, "rc=1\n"), "%s", said);
+	free(said);
+	char *after = sha256_of(copy);
+	cr_assert_str_eq(after, before, "the copy opened with --db changed");
+	free(after);
+	free(before);
 	screen("tamper-detail-tampered");
 	screen_has("tamper-detail-tampered", "(record 2)");
 	screen_has("tamper-detail-tampered", "record_sha256 DOES NOT MATCH");
@@ -1212,6 +1254,68 @@ Test(console, a_tampered_record_does_not_match_and_the_untampered_next_one_verif
 	screen_has("tamper-detail-next", "(record 3)");
 	screen_has("tamper-detail-next", "record_sha256 verifies");
 	screen_has("tamper-detail-next", "chain holds");
+}
+
+/* ---- light: leaks on a copy of a store taken after kill -9 (B24) ----
+ * The daemon is killed with its session live; a copy of its store, opened
+ * with --db (the console's :leaks and `bulkhead leaks --db`), lists that
+ * row as abandoned: the dead engine's pid, not running, and its last sign
+ * of life in UTC. The copy's bytes are the same after, and nothing was
+ * made beside it (no -wal, no -shm). */
+Test(console, db_on_a_copy_taken_after_kill_9_lists_the_dead_engines_live_rows_as_leaks)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	char id[64], fp[65];
+	http_open(d.run_token, id, fp);
+	pid_t dead = d.pid;
+	cr_assert_eq(kill(dead, SIGKILL), 0);
+	cr_assert_eq(waitpid(dead, NULL, 0), dead);
+	d.pid = 0;
+	char *out = sh("mkdir -p '%s/nobin' && sqlite3 '%s/state/bulkhead.db' \".backup '%s/killed.db'\" "
+		       "&& echo copied",
+		       files, d.dir, files);
+	cr_assert_str_eq(out, "copied\n", "%s", out);
+	free(out);
+	char copy[4400];
+	snprintf(copy, sizeof copy, "%s/killed.db", files);
+	char *before = sha256_of(copy);
+	char pid_text[64], row[96];
+	snprintf(pid_text, sizeof pid_text, "engine pid %d", (int)dead);
+	snprintf(row, sizeof row, "under engine %d, not running; its last sign of life 20", (int)dead);
+
+	char *said = sh("'%s' leaks --db '%s'; echo rc=$?", BH_TEST_CLI, copy);
+	cr_assert(strstr(said, "abandoned"), "%s", said);
+	char fp12[13];
+	snprintf(fp12, sizeof fp12, "%.12s", fp);
+	cr_assert(strstr(said, fp12), "the session is not listed: %s", said);
+	cr_assert(strstr(said, pid_text), "%s", said);
+	cr_assert(strstr(said, row), "%s", said);
+	cr_assert(strstr(said, " UTC (from the store alone"), "%s", said);
+	cr_assert(strstr(said, "rc=1\n"), "a leak is a non-zero status: %s", said);
+	free(said);
+
+	screen_cols = 240; /* the reason and the holder whole */
+	console_db(":leaks\n"
+		   "<C-w>\n" /* wide: the holder whole */
+		   ":save-display db-leaks-after-kill\n"
+		   ":q\n",
+		   "killed.db");
+	screen_has("db-leaks-after-kill", "Leaks[1]");
+	screen_has("db-leaks-after-kill", fp12);
+	screen_has("db-leaks-after-kill", pid_text);
+	screen_has("db-leaks-after-kill", row);
+	screen_lacks("db-leaks-after-kill", "leaks are found by an engine");
+
+	char *after = sha256_of(copy);
+	cr_assert_str_eq(after, before, "the copy opened with --db changed");
+	free(after);
+	free(before);
+	out = sh("ls '%s' | grep -c 'killed.db-' || true", files);
+	cr_assert_str_eq(out, "0\n", "--db made files beside the copy");
+	free(out);
+	/* The dead daemon's sandboxes: a new one on its directory reaps them. */
+	daemon_restart(&d, "--tier container");
 }
 
 /* The console drawn on a real terminal (a pty), in colour: the SGR that
