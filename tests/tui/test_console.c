@@ -490,6 +490,8 @@ static char *normalise(const char *screen)
 		replace_all(line, sizeof line, "[0-9]+(\\.[0-9]+)? ms|[0-9]+(ms|s|m|h|d)", "<dur>");
 		/* ---- light: the daemon's uptime, its unit cut off at 80 columns ---- */
 		replace_all(line, sizeof line, "up [0-9]+$", "up <dur>");
+		/* ---- light: a store copy's absolute times (UTC hh:mm) ---- */
+		replace_all(line, sizeof line, "[0-9]{2}:[0-9]{2}", "hh:mm");
 		if (used + strlen(line) + 2 > cap) {
 			cap = (used + strlen(line) + 2) * 2;
 			out = realloc(out, cap);
