@@ -725,7 +725,7 @@ static void source_free(struct ui_source *s)
 		bh_client_error_free(err);
 		bh_client_session_free(m->mine[i].s);
 	}
-	m->overview.closing = true; /* ---- light: no poll sent again ---- */
+	overview_close(&m->overview); /* ---- light: the poll out abandoned ---- */
 	bh_client_free(m->c);
 	overview_free(&m->overview);
 	free(m);

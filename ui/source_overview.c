@@ -89,21 +89,25 @@ static void keep(struct overview *o, const struct wire_operator_overview *ov)
 
 static void send_overview(struct overview *o, bool poll);
 
-struct sent {
+struct overview_sent {
 	struct overview *o;
 	bool poll;
+	void *call; /* the client's, for bh_client_overview_abandon */
 };
 
 static void on_answer(void *arg, const struct wire_operator_overview *ov,
 		      const struct bh_client_error *err)
 {
-	struct sent s = *(struct sent *)arg;
+	struct overview_sent s = *(struct overview_sent *)arg;
 	free(arg);
 	struct overview *o = s.o;
-	if (s.poll)
+	if (s.poll) {
 		o->polling = false;
-	else
+		o->poll_call = NULL;
+	} else {
 		o->asking = false;
+		o->ask_call = NULL;
+	}
 	if (o->closing)
 		return;
 	o->note(o->owner, err);
@@ -126,11 +130,12 @@ static void on_answer(void *arg, const struct wire_operator_overview *ov,
 /* poll: the long poll with the kept token; else an Overview answered now. */
 static void send_overview(struct overview *o, bool poll)
 {
-	struct sent *s = xzalloc(sizeof *s);
-	*s = (struct sent){o, poll};
+	struct overview_sent *s = xzalloc(sizeof *s);
+	*s = (struct overview_sent){.o = o, .poll = poll};
 	struct bh_client_error *err = NULL;
+	void *call = NULL;
 	int rc = bh_client_overview_async(o->c, poll ? o->token : "", poll ? OVERVIEW_WAIT_MS : 0,
-					  on_answer, s, &err);
+					  on_answer, s, &call, &err);
 	if (rc < 0) {
 		free(s);
 		o->have = false;
@@ -138,11 +143,14 @@ static void send_overview(struct overview *o, bool poll)
 		bh_client_error_free(err);
 		return;
 	}
+	s->call = call;
 	if (poll) {
 		o->polling = true;
 		o->poll_sent_ms = now_mono_ms();
+		o->poll_call = s;
 	} else {
 		o->asking = true;
+		o->ask_call = s;
 	}
 }
 
@@ -208,6 +216,19 @@ void overview_stale(struct overview *o)
 void overview_read(struct overview *o)
 {
 	o->read_ms = now_mono_ms();
+}
+
+void overview_close(struct overview *o)
+{
+	o->closing = true;
+	struct overview_sent *out[2] = {o->poll_call, o->ask_call};
+	for (size_t i = 0; i < 2; i++)
+		if (out[i]) {
+			bh_client_overview_abandon(o->c, out[i]->call);
+			free(out[i]);
+		}
+	o->poll_call = o->ask_call = NULL;
+	o->polling = o->asking = false;
 }
 
 void overview_free(struct overview *o)

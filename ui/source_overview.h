@@ -27,6 +27,7 @@
 #define OVERVIEW_UNREAD_MS 250u
 
 struct overview_waiter;
+struct overview_sent;
 
 struct overview {
 	/* the owner's: set before the first ask */
@@ -51,6 +52,7 @@ struct overview {
 	bool polling, asking;
 	uint64_t poll_sent_ms;
 	uint64_t read_ms; /* the owner's loop last read what came (overview_read) */
+	struct overview_sent *poll_call, *ask_call; /* the requests out, for overview_close */
 	struct overview_waiter *waiters;
 	size_t n_waiters, cap_waiters;
 };
@@ -66,6 +68,9 @@ void overview_flush(struct overview *o);
 bool overview_due(const struct overview *o);
 /* The owner's loop has just read every answer that came. */
 void overview_read(struct overview *o);
+/* Before the client goes: the requests out are abandoned (nothing of them
+ * left), none is sent again. */
+void overview_close(struct overview *o);
 void overview_free(struct overview *o);
 
 #endif
