@@ -260,6 +260,12 @@ static void header_approvals_cb(void *arg, const struct ui_approval *rows, size_
 	a->approvals_waiting = err ? 0 : n;
 }
 
+/* ---- light ---- */
+static void header_waiting_cb(void *arg, size_t n, const char *err)
+{
+	((struct app *)arg)->approvals_waiting = err ? 0 : n;
+}
+
 void app_refresh(struct app *a)
 {
 	/* ---- usage: asked first, so the view's rows find this answer ---- */
@@ -269,7 +275,9 @@ void app_refresh(struct app *a)
 	 * both ask in one turn (the attached source sends one ListSessions). */
 	a->src->ops->sessions(a->src, header_counts_cb, a);
 	/* Only a daemon holds calls: the header counts them there. */
-	if (!strcmp(a->src->ops->kind, "attached"))
+	if (a->src->ops->approvals_waiting) /* ---- light: from the overview ---- */
+		a->src->ops->approvals_waiting(a->src, header_waiting_cb, a);
+	else if (!strcmp(a->src->ops->kind, "attached"))
 		a->src->ops->approvals(a->src, header_approvals_cb, a);
 	if (a->view->ops->load)
 		a->view->ops->load(a, a->view);

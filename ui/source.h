@@ -204,11 +204,13 @@ struct ui_search_rows {
 };
 int ui_collect_search_hit(void *arg, const struct bh_search_hit *h);
 /* A console record as the engine's, to check its digest and chain (the
- * record view's check and the report's). */
+ * record view's check, the records' ✓/✗ and the report's). */
 struct bh_record;
 void ui_record_to_bh(const struct ui_record *u, struct bh_record *r);
 #define UI_NO_CAPTURE "capture reads the sandbox from this host's engine: open the console on " \
 	"the state directory (bulkhead --state DIR), or run bulkhead capture"
+/* ---- light ---- */
+typedef void (*ui_count_fn)(void *arg, size_t n, const char *error);
 
 struct ui_source_ops {
 	const char *kind; /* "embedded", "attached", "store" */
@@ -285,6 +287,11 @@ struct ui_source_ops {
 	/* Every stored cell's code and output holding the query's text
 	 * (bh_search_parse's prefixes), newest first, at most BH_SEARCH_MAX. */
 	void (*search)(struct ui_source *s, const char *query, ui_search_fn cb, void *arg);
+	/* ---- light ---- */
+	/* How many calls wait for a person's decision, for the header (NULL:
+	 * the source holds none). Attached: from the one Overview the header's
+	 * sessions and usage come from, not a ListApprovals of its own. */
+	void (*approvals_waiting)(struct ui_source *s, ui_count_fn cb, void *arg);
 };
 
 struct ui_source {

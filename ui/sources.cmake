@@ -6,6 +6,7 @@ bh_library(bulkhead-ui ui
   ui/ui_files.c
   ui/prompt.c
   ui/source_attached.c
+  ui/source_overview.c # ---- light ----
   ui/source_common.c
   ui/source_embedded.c
   ui/source_none.c

@@ -870,6 +870,28 @@ struct bh_host_usage {
  * how many. */
 size_t bh_engine_usage(bh_engine *e, struct bh_host_usage *host, struct bh_session_usage **out);
 
+/* ---- light: what changed since an operator last looked (B27) ---- */
+/* An operator's overview (the session list and the usage) is unchanged
+ * while this is: the engine's start (a restarted engine counts again from
+ * 0), a generation bumped whenever a session is opened, changes state, takes
+ * a call or is forgotten, and the last usage sample's time (every
+ * BH_USAGE_SAMPLE_MS while sessions live). */
+struct bh_change_token {
+	int64_t started_unix_ms;
+	uint64_t generation;
+	int64_t usage_sampled_unix_ms;
+};
+void bh_engine_change_token(bh_engine *e, struct bh_change_token *out);
+
+/* ---- light: leaks on a copy of a store (B24) ---- */
+/* The live rows (neither ended nor hibernated) whose recorded engine pid
+ * does not run, or runs something that is not a bulkhead engine, as
+ * BH_LEAK_ABANDONED findings: the reason names the state, the engine and
+ * its last sign of life (the newest time its rows and their events carry,
+ * UTC), the holder "engine pid N". From the store alone: nothing on the host
+ * is looked at, nothing is written. *out is freed with free(). */
+int bh_history_leaks(bh_history *h, struct bh_leak **out, size_t *n, bh_error **err);
+
 /* ---- introspection for tests and the leak finder ---------------------------- */
 
 /* The cgroup path (below each hierarchy's mount) under which this engine's

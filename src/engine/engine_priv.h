@@ -400,7 +400,20 @@ struct bh_engine {
 	int64_t started_unix_ms;   /* the engine's uptime starts here */
 	uint32_t usage_ticks;      /* loop ticks since the last usage sample */
 	bool usage_off;            /* test hook: no sampler (the bench's control) */
+	/* ---- light: what an operator's overview shows changed (B27) ---- */
+	uint64_t generation;       /* bumped by engine_changed */
+	int64_t usage_sampled_ms;  /* the last usage pass's wall time (0: none yet) */
 };
+
+/* ---- light ---- */
+/* Something a session list shows changed (a session opened, changed state,
+ * took a call, was forgotten): an operator's long poll wakes for it. */
+static inline void engine_changed(bh_engine *e)
+{
+	e->generation++;
+}
+/* The store a history reads (history.c), for history_leaks.c. */
+struct bh_store *history_store(bh_history *h);
 
 /* The provider name records and answers carry for a tier (vocab.c). */
 const char *engine_provider(enum bh_tier tier);

@@ -467,6 +467,7 @@ static int enqueue(bh_session *s, struct op *op, bh_error **err)
 	if (op->kind == OP_CELL) {
 		s->claimed = true;
 		s->last_call_ms = (int64_t)now_real_ms();
+		engine_changed(s->e); /* ---- light ---- */
 	}
 	struct op **pp = &s->queue;
 	while (*pp)

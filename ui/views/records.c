@@ -5,15 +5,39 @@
 #include "search_view.h" /* ---- capture ---- */
 #include "app.h"
 #include "history_page.h"
+#include "record.h" /* ---- light: bh_chain_step ---- */
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const headers[] = {"ID", "SESSION", "SEQ", "V", "LANGUAGE", "TIER", "EXIT", "FLAGS", "RECORD"};
-static const int widths[] = {5, 12, 4, 2, 10, 9, 4, 20, 0};
+/* ---- light: ✓/✗, each record's digest and chain link verified ---- */
+static const char *const headers[] = {"ID", "SESSION", "SEQ", "V", "LANGUAGE", "TIER", "EXIT", "FLAGS", "✓", "RECORD"};
+static const int widths[] = {5, 12, 4, 2, 10, 9, 4, 20, 1, 0};
 static const enum col_type types[] = {COL_NUMBER, COL_TEXT, COL_NUMBER, COL_NUMBER, COL_TEXT,
-				      COL_TEXT,	  COL_NUMBER, COL_TEXT, COL_TEXT};
+				      COL_TEXT,	  COL_NUMBER, COL_TEXT, COL_TEXT, COL_TEXT};
+
+/* ---- light ---- */
+/* bh_chain_step, the one check of `bulkhead verify`, on a page's record:
+ * its digest, and its link to its predecessor when the page holds that
+ * one (the first of a session's records on the page is linked to what it
+ * names: the record view, enter, looks the one before up). */
+static bool record_holds(const struct ui_record *rows, size_t n, size_t i)
+{
+	const struct ui_record *r = &rows[i];
+	struct bh_record b;
+	ui_record_to_bh(r, &b);
+	struct bh_chain_walk w = {0};
+	if (*r->session && r->sequence > 1) {
+		snprintf(w.session, sizeof w.session, "%s", r->session);
+		w.sequence = r->sequence - 1;
+		snprintf(w.previous, sizeof w.previous, "%s", r->previous);
+		for (size_t j = 0; j < n; j++)
+			if (rows[j].sequence + 1 == r->sequence && !strcmp(rows[j].session, r->session))
+				snprintf(w.previous, sizeof w.previous, "%s", rows[j].record);
+	}
+	return bh_chain_step(&w, &b) == BH_CHAIN_OK;
+}
 
 static void loaded(void *arg, const struct ui_record *rows, size_t n, const char *err)
 {
@@ -27,7 +51,8 @@ static void loaded(void *arg, const struct ui_record *rows, size_t n, const char
 		const struct ui_record *r = &rows[i];
 		char key[32];
 		snprintf(key, sizeof key, "%lld", (long long)r->id);
-		struct trow *t = table_add(&v->t, key, r->version == 3 ? C_BAD : r->exit_code ? C_WARN : C_NORMAL);
+		bool holds = record_holds(rows, n, i); /* ---- light ---- */
+		struct trow *t = table_add(&v->t, key, !holds || r->version == 3 ? C_BAD : r->exit_code ? C_WARN : C_NORMAL);
 		table_cell(t, 0, "%lld", (long long)r->id);
 		table_cell(t, 1, "%.12s", *r->session ? r->session : "-");
 		table_cell(t, 2, "%llu", (unsigned long long)r->sequence);
@@ -36,7 +61,8 @@ static void loaded(void *arg, const struct ui_record *rows, size_t n, const char
 		table_cell(t, 5, "%s", r->isolation);
 		table_cell(t, 6, "%d", r->exit_code);
 		table_cell(t, 7, "%s", *r->flags ? r->flags : (*r->unanswered ? r->unanswered : "-"));
-		table_cell(t, 8, "%s", r->record); /* cut with "…"; whole when wide */
+		table_cell(t, 8, "%s", holds ? "✓" : "✗"); /* ---- light ---- */
+		table_cell(t, 9, "%s", r->record); /* cut with "…"; whole when wide */
 		snprintf(t->copy, sizeof t->copy, "%s", r->record);
 	}
 	bool turned = p->jump != 0;
