@@ -317,6 +317,18 @@ static void draw_status_line(struct app *a)
 		attroff(theme_attr(C_BAD) | A_BOLD);
 		return;
 	}
+	/* ---- inflight: what a dead engine left, until it is reaped (red;
+	 * bold in monochrome, and the words say it) ---- */
+	char left[512] = "";
+	if (a->src->ops->leftovers)
+		a->src->ops->leftovers(a->src, left, sizeof left);
+	if (*left) {
+		snprintf(line, sizeof line, "%s: kept (:leaks)", left);
+		attron(theme_attr(C_BAD) | A_BOLD);
+		mvaddnstr(1, 0, line, a->cols);
+		attroff(theme_attr(C_BAD) | A_BOLD);
+		return;
+	}
 	snprintf(line, sizeof line, "tiers: %s   sessions: %s", a->tiers, a->counts);
 	if (a->approvals_waiting) /* ---- approvals ---- */
 		snprintf(line + strlen(line), sizeof line - strlen(line), "   approvals: %zu waiting",

@@ -1004,6 +1004,23 @@ static void usage(struct ui_source *s, ui_usage_fn cb, void *arg)
 	}
 }
 
+/* ---- inflight ---- */
+static void reap_chosen(struct ui_source *s, const struct bh_leak *chosen, size_t n,
+			ui_leaks_fn cb, void *arg)
+{
+	(void)s;
+	(void)chosen;
+	(void)n;
+	cb(arg, NULL, 0, "reaping chosen findings needs the engine on this host; `bulkhead gc --attach` reaps every finding the daemon finds");
+}
+
+static void inflight(struct ui_source *s, const char *fp, ui_inflight_fn cb, void *arg)
+{
+	(void)s;
+	(void)fp;
+	cb(arg, NULL, 0, "the calls in flight are read from the engine's own store: open the console on the state directory (or --db on a copy)");
+}
+
 static const struct ui_source_ops attached_ops = {
 	.kind = "attached",
 	.has_engine = true,
@@ -1036,6 +1053,9 @@ static const struct ui_source_ops attached_ops = {
 	.usage = usage, /* ---- usage ---- */
 	.cells = cells,   /* stream */
 	.follow = follow, /* stream */
+	/* ---- inflight ---- */
+	.reap_chosen = reap_chosen,
+	.inflight = inflight,
 };
 
 struct ui_source *ui_source_attached(const char *target, const char *token, char **why)

@@ -317,6 +317,9 @@ void sessions_close_all(bh_engine *e);
 void sessions_free(bh_engine *e);
 /* Registry rows a dead engine left live end as reaped. */
 void sessions_reconcile(bh_engine *e);
+/* inflight: only the hibernated rows re-adopted; the dead engine's live
+ * rows stay for the operator (keep_leftovers). */
+void sessions_readopt(bh_engine *e);
 /* Whether a registry row says this container is a hibernated session (its
  * bundle must survive the leftover sweep). */
 bool sessions_keeps_bundle(bh_engine *e, const char *sandbox);
@@ -400,7 +403,17 @@ struct bh_engine {
 	int64_t started_unix_ms;   /* the engine's uptime starts here */
 	uint32_t usage_ticks;      /* loop ticks since the last usage sample */
 	bool usage_off;            /* test hook: no sampler (the bench's control) */
+	/* ---- inflight (leftovers.c) ---- */
+	bool keep_leftovers;       /* bh_config's: a dead engine's leftovers are evidence */
+	struct bh_leftovers leftovers; /* what it left, as found at open */
 };
+
+/* ---- inflight: a dead engine's leftovers (leftovers.c) ---- */
+/* Before anything is touched at open: what the previous engine left. */
+void leftovers_survey(bh_engine *e);
+/* The intents no held session is running: calls a dead engine was
+ * running, as findings (bh_engine_leaks). */
+void leftovers_interrupted(bh_engine *e, struct bh_leak **v, size_t *n);
 
 /* The provider name records and answers carry for a tier (vocab.c). */
 const char *engine_provider(enum bh_tier tier);
