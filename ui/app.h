@@ -166,6 +166,7 @@ void fmt_utc(char *buf, size_t n, int64_t unix_ms);
 extern const struct view_ops view_processes, view_files, view_file;
 extern const struct view_ops view_approvals, view_approval; /* ---- approvals ---- */
 extern const struct view_ops view_cells, view_cell; /* stream */
+extern const struct view_ops view_timeline; /* ---- inflight ---- */
 
 struct app {
 	struct ui_source *src;

@@ -585,8 +585,9 @@ static int collect_intent(void *arg, const struct bh_inflight *r)
 	c->code_sha256 = strdup(r->code_sha256);
 	c->language = strdup(r->language);
 	c->principal = strdup(r->principal);
+	c->owner = strdup(r->owner);
 	char *code = malloc(r->code_len + 1);
-	if (!code || !c->session || !c->code_sha256 || !c->language || !c->principal)
+	if (!code || !c->session || !c->code_sha256 || !c->language || !c->principal || !c->owner)
 		abort();
 	memcpy(code, r->code, r->code_len);
 	code[r->code_len] = '\0';
@@ -606,6 +607,7 @@ static void inflight(struct ui_source *s, const char *fp, ui_inflight_fn cb, voi
 		free((char *)x.v[i].code_sha256);
 		free((char *)x.v[i].language);
 		free((char *)x.v[i].principal);
+		free((char *)x.v[i].owner);
 		free((char *)x.v[i].code);
 	}
 	free(x.v);

@@ -38,3 +38,5 @@ bh_library(bulkhead-ui ui
 target_sources(bulkhead-ui PRIVATE ui/source_procs.c ui/ui_text.c ui/views/processes.c ui/views/files.c
   ui/views/file.c ui/views/files_save.c)
 target_link_libraries(bulkhead-ui PUBLIC bulkhead bulkhead-client bulkhead-scenario PkgConfig::NCURSES)
+# ---- inflight ----
+target_sources(bulkhead-ui PRIVATE ui/views/timeline.c ui/views/leaks_reap.c)

@@ -10,7 +10,8 @@ CREATE TABLE inflight (
   code_sha256  TEXT NOT NULL,
   code         BLOB,                  -- capped as records' code is; NULL when the store keeps digests only
   language     TEXT NOT NULL DEFAULT '',
-  principal    TEXT NOT NULL DEFAULT '',
+  principal    TEXT NOT NULL DEFAULT '',  -- who asked, and the owner that opened the session
+  owner        TEXT NOT NULL DEFAULT '',
   engine_pid   INTEGER NOT NULL,
   started_ms   INTEGER NOT NULL,
   reaped_ms    INTEGER,

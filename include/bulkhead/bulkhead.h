@@ -644,7 +644,7 @@ void bh_leak_removal(const struct bh_leak *l, char *buf, size_t n);
 
 /* A call's intent, committed before it was sent to the init. */
 struct bh_inflight {
-	const char *session, *code_sha256, *language, *principal;
+	const char *session, *code_sha256, *language, *principal, *owner;
 	const char *code;          /* not NUL-terminated: code_len bytes */
 	size_t code_len;
 	bool code_kept;            /* false: the store keeps digests only */

@@ -358,6 +358,7 @@ static int commit_intent(bh_session *s, struct op *op, bh_error **err)
 		.code_sha256 = digest,
 		.language = op->cell.fresh_process ? "javascript" : bh_language_name(op->cell.language),
 		.principal = s->principal ? s->principal : "",
+		.owner = s->owner ? s->owner : "",
 		.code = (const uint8_t *)op->code,
 		.code_len = op->cell.code_len,
 		.engine_pid = (int64_t)getpid(),

@@ -148,7 +148,7 @@ extern const char bh_migration_004[];
 struct store_inflight_row {
 	const char *session;
 	uint64_t sequence;
-	const char *code_sha256, *language, *principal;
+	const char *code_sha256, *language, *principal, *owner;
 	const uint8_t *code;
 	size_t code_len;
 	int64_t engine_pid, started_ms;

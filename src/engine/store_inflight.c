@@ -16,7 +16,7 @@ int store_inflight_begin(struct bh_store *s, const struct store_inflight_row *ro
 	sqlite3_stmt *st = store_prepare(
 		s,
 		"INSERT OR REPLACE INTO inflight (session, sequence, code_sha256, code, language, "
-		"principal, engine_pid, started_ms) VALUES (?,?,?,?,?,?,?,?)",
+		"principal, engine_pid, started_ms, owner) VALUES (?,?,?,?,?,?,?,?,?)",
 		err);
 	if (!st)
 		return -1;
@@ -30,6 +30,7 @@ int store_inflight_begin(struct bh_store *s, const struct store_inflight_row *ro
 	store_bind_text(st, 6, row->principal);
 	sqlite3_bind_int64(st, 7, row->engine_pid);
 	sqlite3_bind_int64(st, 8, row->started_ms);
+	store_bind_text(st, 9, row->owner);
 	int rc = sqlite3_step(st);
 	store_release(s, st);
 	if (rc != SQLITE_DONE)
@@ -83,7 +84,7 @@ int store_inflight_rows(struct bh_store *s, const char *session, bool open_only,
 	sqlite3_stmt *st = store_prepare(
 		s,
 		"SELECT session, sequence, code_sha256, code, language, principal, engine_pid, "
-		"started_ms, reaped_ms FROM inflight WHERE (?1 = '' OR session = ?1) "
+		"started_ms, reaped_ms, owner FROM inflight WHERE (?1 = '' OR session = ?1) "
 		"AND (?2 = 0 OR reaped_ms IS NULL) ORDER BY started_ms, session, sequence LIMIT 1000",
 		err);
 	if (!st)
@@ -92,11 +93,12 @@ int store_inflight_rows(struct bh_store *s, const char *session, bool open_only,
 	sqlite3_bind_int(st, 2, open_only);
 	int ret = 0, rc;
 	while ((rc = store_step_row(s, st)) == SQLITE_ROW) {
-		char fp[65], digest[65], language[16], principal[128];
+		char fp[65], digest[65], language[16], principal[128], owner[128];
 		store_copy_col(st, 0, fp, sizeof fp);
 		store_copy_col(st, 2, digest, sizeof digest);
 		store_copy_col(st, 4, language, sizeof language);
 		store_copy_col(st, 5, principal, sizeof principal);
+		store_copy_col(st, 9, owner, sizeof owner);
 		const void *code = sqlite3_column_blob(st, 3);
 		struct bh_inflight r = {
 			.session = fp,
@@ -107,6 +109,7 @@ int store_inflight_rows(struct bh_store *s, const char *session, bool open_only,
 			.code_kept = code != NULL,
 			.language = language,
 			.principal = principal,
+			.owner = owner,
 			.engine_pid = sqlite3_column_int64(st, 6),
 			.started_ms = sqlite3_column_int64(st, 7),
 			.reaped_ms = sqlite3_column_type(st, 8) == SQLITE_NULL ? 0
