@@ -204,6 +204,8 @@ struct app {
 	struct bh_session_usage *usage;
 	size_t n_usage;
 	int64_t usage_at_ms; /* when it was answered; 0: never */
+	/* ---- inflight ---- */
+	int banner_lines; /* header lines the dead engine's leftovers took (0..2) */
 };
 /* ---- usage ---- */
 /* The last usage answer's row for a session, or NULL. */

@@ -629,8 +629,9 @@ struct bh_leftovers {
 	bool reaped_at_open;      /* keep_leftovers was off: they were reaped */
 };
 void bh_engine_leftovers(bh_engine *e, struct bh_leftovers *out);
-/* One line for people: "the previous engine (pid 5287, last sign of life
- * 08:19:11 UTC) left: 1 paused sandbox, 2 ghost rows, ..."; "" when nothing. */
+/* One line for people: "the previous engine (pid 5287, died ~08:19:11 UTC)
+ * left: 1 paused sandbox, 2 ghost rows, ..." (~: after its last sign of
+ * life); "" when nothing. */
 void bh_leftovers_text(const struct bh_leftovers *l, char *buf, size_t n);
 
 /* The one reap: the findings named in chosen (kind, sandbox and session

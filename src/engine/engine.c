@@ -494,7 +494,7 @@ int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, 
 	 * touches it; kept as evidence when asked (the console, serve without
 	 * --reap-leftovers), else reaped as the engine takes over. ---- */
 	e->keep_leftovers = cfg->keep_leftovers;
-	leftovers_survey(e);
+	leftovers_survey(e, true);
 	if (!e->inspect_only && e->keep_leftovers) {
 		sessions_readopt(e);
 		on_prune(e, NULL);

@@ -409,8 +409,9 @@ struct bh_engine {
 };
 
 /* ---- inflight: a dead engine's leftovers (leftovers.c) ---- */
-/* Before anything is touched at open: what the previous engine left. */
-void leftovers_survey(bh_engine *e);
+/* Before anything is touched at open (tell: logged), and again after each
+ * reap: what the previous engine left, and still is there. */
+void leftovers_survey(bh_engine *e, bool tell);
 /* The intents no held session is running: calls a dead engine was
  * running, as findings (bh_engine_leaks). */
 void leftovers_interrupted(bh_engine *e, struct bh_leak **v, size_t *n);

@@ -341,10 +341,16 @@ size_t bh_engine_reap(bh_engine *e, const struct bh_leak *chosen, size_t n_chose
 		free(cgs[i]);
 	}
 	free(cgs);
-	/* Everything reaped: nothing of the dead engine is kept any more. */
-	if (!chosen) {
-		memset(e->leftovers.by_kind, 0, sizeof e->leftovers.by_kind);
-		e->leftovers.any = false;
+	/* Every finding reaped and no sandbox of ours: the tree's parent goes
+	 * too (a gc of a dead engine's directory leaves no cgroup). */
+	if (!chosen && !e->sandboxes && e->lock_fd >= 0)
+		cgroups_cleanup(&e->cg);
+	/* What is still there of the dead engine (the header's line). */
+	if (e->leftovers.any) {
+		int64_t pid = e->leftovers.engine_pid, last = e->leftovers.last_sign_ms;
+		leftovers_survey(e, false);
+		e->leftovers.engine_pid = pid;
+		e->leftovers.last_sign_ms = last;
 	}
 	if (reaped)
 		*reaped = v;

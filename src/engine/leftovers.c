@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-void leftovers_survey(bh_engine *e)
+void leftovers_survey(bh_engine *e, bool tell)
 {
 	struct bh_leftovers *l = &e->leftovers;
 	memset(l, 0, sizeof *l);
@@ -31,7 +31,7 @@ void leftovers_survey(bh_engine *e)
 	free(v);
 	if (e->store)
 		store_previous_engine(e->store, (int64_t)getpid(), &l->engine_pid, &l->last_sign_ms);
-	if (!l->any)
+	if (!l->any || !tell)
 		return;
 	char text[512];
 	bh_leftovers_text(l, text, sizeof text);
@@ -70,7 +70,8 @@ void bh_leftovers_text(const struct bh_leftovers *l, char *buf, size_t n)
 		gmtime_r(&t, &tm);
 		char hms[16];
 		strftime(hms, sizeof hms, "%H:%M:%S", &tm);
-		snprintf(who, sizeof who, "the previous engine (pid %lld, last sign of life %s UTC)",
+		/* Its last sign of life: it died after that, and before we came. */
+		snprintf(who, sizeof who, "the previous engine (pid %lld, died ~%s UTC)",
 			 (long long)l->engine_pid, hms);
 	} else if (l->engine_pid) {
 		snprintf(who, sizeof who, "the previous engine (pid %lld)", (long long)l->engine_pid);

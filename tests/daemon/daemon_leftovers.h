@@ -28,7 +28,5 @@ char *dead_daemon_host(const struct dead_daemon *dd);
 /* Every file of the state directory with its size and modification time
  * (caller frees): equal before and after means nothing was written. */
 char *dead_daemon_files(const struct dead_daemon *dd);
-/* Reaps what is left (gc), for a test's teardown. */
-void dead_daemon_collect(const struct dead_daemon *dd);
 
 #endif

@@ -98,6 +98,7 @@ static void fill(struct view *v, const struct bh_leak *l, size_t n)
 	free(f->l);
 	f->l = copy;
 	f->n = n;
+	l = copy; /* l may have been the rows just freed */
 	const struct trow *sel = table_selected(&v->t);
 	char keep[128] = "";
 	if (sel)

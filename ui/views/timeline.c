@@ -15,7 +15,7 @@
 #define LINE_PREFIX 60
 
 static const char *const headers[] = {"AT (UTC)", "WHAT", "SEQ", "EXIT", "FLAGS", "CODE => OUTPUT"};
-static const int widths[] = {8, 12, 4, 4, 14, 0};
+static const int widths[] = {8, 11, 3, 4, 10, 0};
 static const enum col_type types[] = {COL_TIME, COL_TEXT, COL_NUMBER, COL_TEXT, COL_TEXT, COL_TEXT};
 
 struct item {
@@ -31,6 +31,7 @@ struct timeline {
 	int waiting;       /* answers still to come of this load */
 	char errors[256];  /* what could not be read, said in the title */
 	char principal[65], owner[65];
+	bool opener_known; /* read from a row: an empty owner is none */
 };
 
 static struct item *add(struct timeline *t, int64_t at_ms, int order, enum ui_color c)
@@ -95,8 +96,9 @@ static void show(struct view *v)
 		table_cell(r, 5, "%s", it->text);
 	}
 	table_index(&v->t, v->filter, NULL);
+	const char *none = t->opener_known ? "none" : "?";
 	snprintf(v->sub, sizeof v->sub, "(%.12s, principal %.40s, owner %.12s%s%.60s)", v->arg,
-		 *t->principal ? t->principal : "?", *t->owner ? t->owner : "?",
+		 *t->principal ? t->principal : none, *t->owner ? t->owner : none,
 		 *t->errors ? "; " : "", t->errors);
 }
 
@@ -171,17 +173,18 @@ static void inflight_loaded(void *arg, const struct bh_inflight *rows, size_t n,
 		snprintf(it->what, sizeof it->what, "was running");
 		snprintf(it->seq, sizeof it->seq, "%llu", (unsigned long long)r->sequence);
 		snprintf(it->exit, sizeof it->exit, "-");
-		snprintf(it->flags, sizeof it->flags, "%s engine %lld", r->language,
-			 (long long)r->engine_pid);
+		snprintf(it->flags, sizeof it->flags, "%s", r->language);
 		char code[96];
 		if (r->code_kept)
 			first_line(code, sizeof code, r->code, r->code_len);
 		else
 			snprintf(code, sizeof code, "code %.12s (the store keeps digests only)",
 				 r->code_sha256);
-		snprintf(it->text, sizeof it->text, "%s => (no answer: its engine died)", code);
+		snprintf(it->text, sizeof it->text, "%s => (no answer: engine %lld died)", code,
+			 (long long)r->engine_pid);
 		snprintf(t->principal, sizeof t->principal, "%s", r->principal);
 		snprintf(t->owner, sizeof t->owner, "%s", r->owner);
+		t->opener_known = true;
 	}
 	one_done(v);
 }
@@ -197,6 +200,7 @@ static void detail_loaded(void *arg, const struct ui_session *row, const char *c
 	if (!err && row) {
 		snprintf(t->principal, sizeof t->principal, "%s", row->principal);
 		snprintf(t->owner, sizeof t->owner, "%s", row->owner);
+		t->opener_known = true;
 	}
 	one_done(v);
 }
