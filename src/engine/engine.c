@@ -502,6 +502,7 @@ int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, 
 		e->leftovers.reaped_at_open = e->leftovers.any;
 		sweep_leftovers(e);
 		sessions_reconcile(e);
+		leftovers_reap_interrupted(e);
 		on_prune(e, NULL);
 	}
 	if (!ro)

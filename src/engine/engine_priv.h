@@ -415,6 +415,8 @@ void leftovers_survey(bh_engine *e, bool tell);
 /* The intents no held session is running: calls a dead engine was
  * running, as findings (bh_engine_leaks). */
 void leftovers_interrupted(bh_engine *e, struct bh_leak **v, size_t *n);
+/* At a take-over: those calls settled as reaped (their intents kept). */
+void leftovers_reap_interrupted(bh_engine *e);
 
 /* The provider name records and answers carry for a tier (vocab.c). */
 const char *engine_provider(enum bh_tier tier);

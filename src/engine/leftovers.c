@@ -152,3 +152,19 @@ int bh_engine_inflight(bh_engine *e, const char *session, bh_inflight_fn fn, voi
 		return 0;
 	return store_inflight_rows(e->store, session, false, fn, arg, err);
 }
+
+/* The take-over (keep_leftovers off): the calls the dead engine was
+ * running are settled as reaped, as its rows are ended. The intents stay
+ * for the timeline. */
+void leftovers_reap_interrupted(bh_engine *e)
+{
+	struct bh_leak *v = NULL;
+	size_t n = 0;
+	leftovers_interrupted(e, &v, &n);
+	for (size_t i = 0; i < n; i++) {
+		store_inflight_reaped(e->store, v[i].fingerprint, strtoull(v[i].sandbox + 1, NULL, 10),
+				      (int64_t)now_real_ms());
+		store_event(e->store, "reaped", v[i].fingerprint, "", "its call was running when its engine died");
+	}
+	free(v);
+}
