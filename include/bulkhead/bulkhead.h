@@ -652,6 +652,7 @@ struct bh_inflight {
 	uint64_t sequence;         /* the record's sequence it would have had */
 	int64_t engine_pid, started_ms;
 	int64_t reaped_ms;         /* 0: still a finding */
+	bool interrupted;          /* no engine runs it now: it was running when its engine died */
 };
 typedef int (*bh_inflight_fn)(void *arg, const struct bh_inflight *row);
 /* The intents of one session (NULL: all) still in the store: calls in

@@ -145,12 +145,27 @@ void leftovers_interrupted(bh_engine *e, struct bh_leak **v, size_t *n)
 	}
 }
 
+struct judged_ctx {
+	bh_engine *e;
+	bh_inflight_fn fn;
+	void *arg;
+};
+
+static int judged(void *arg, const struct bh_inflight *r)
+{
+	struct judged_ctx *c = arg;
+	struct bh_inflight row = *r;
+	row.interrupted = row.reaped_ms || !session_held(c->e, r->session);
+	return c->fn(c->arg, &row);
+}
+
 int bh_engine_inflight(bh_engine *e, const char *session, bh_inflight_fn fn, void *arg,
 		       bh_error **err)
 {
 	if (!e->store)
 		return 0;
-	return store_inflight_rows(e->store, session, false, fn, arg, err);
+	struct judged_ctx c = {.e = e, .fn = fn, .arg = arg};
+	return store_inflight_rows(e->store, session, false, judged, &c, err);
 }
 
 /* The take-over (keep_leftovers off): the calls the dead engine was

@@ -1406,7 +1406,7 @@ Test(console, the_leaks_view_lists_a_planted_orphan_and_reaps_it_after_the_confi
 	screen("leaks-timeline");
 	screen("leaks-exported");
 	screen("leaks-reap-confirm");
-	screen_has("leaks-reap-confirm", "reap 1 finding? [y/N]");
+	screen_has("leaks-reap-confirm", "reap the 1 finding listed? [y/N]");
 	screen("leaks-reaped");
 	screen("leaks-empty");
 	screen_has("leaks-empty", "Leaks[0]");
@@ -2853,6 +2853,8 @@ Test(console, a_killed_daemons_leftovers_are_kept_until_a_marked_finding_is_reap
 		 ":save-display leftovers-preview\n"
 		 "y\n"
 		 ":save-display leftovers-reaped\n"
+		 ":rec\n"
+		 ":save-display leftovers-records\n"
 		 ":q\n",
 		 dd.paused_sandbox);
 	console_on_state(dd.state, script, NULL);
@@ -2874,6 +2876,9 @@ Test(console, a_killed_daemons_leftovers_are_kept_until_a_marked_finding_is_reap
 	screen_lacks("leftovers-reaped", row);
 	screen_has("leftovers-reaped", "left: 1 abandoned sandbox, 1");
 	screen_has("leftovers-reaped", "interrupted");
+	screen("leftovers-records");
+	screen_has("leftovers-records", "was running");
+	screen_has("leftovers-records", "code:"); /* whole in the timeline, cut here at 80 columns */
 	/* The host agrees: the marked sandbox is gone, nothing else was touched. */
 	char *host = dead_daemon_host(&dd);
 	cr_assert_null(strstr(host, dd.paused_sandbox), "%s", host);

@@ -169,8 +169,8 @@ static void inflight_loaded(void *arg, const struct bh_inflight *rows, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		const struct bh_inflight *r = &rows[i];
 		/* Red, and the words say it without colour. */
-		struct item *it = add(t, r->started_ms, 2, C_BAD);
-		snprintf(it->what, sizeof it->what, "was running");
+		struct item *it = add(t, r->started_ms, 2, r->interrupted ? C_BAD : C_WARN);
+		snprintf(it->what, sizeof it->what, "%s", r->interrupted ? "was running" : "running");
 		snprintf(it->seq, sizeof it->seq, "%llu", (unsigned long long)r->sequence);
 		snprintf(it->exit, sizeof it->exit, "-");
 		snprintf(it->flags, sizeof it->flags, "%s", r->language);
@@ -180,8 +180,11 @@ static void inflight_loaded(void *arg, const struct bh_inflight *rows, size_t n,
 		else
 			snprintf(code, sizeof code, "code %.12s (the store keeps digests only)",
 				 r->code_sha256);
-		snprintf(it->text, sizeof it->text, "%s => (no answer: engine %lld died)", code,
-			 (long long)r->engine_pid);
+		if (r->interrupted)
+			snprintf(it->text, sizeof it->text, "%s => (no answer: engine %lld died)", code,
+				 (long long)r->engine_pid);
+		else
+			snprintf(it->text, sizeof it->text, "%s => (running)", code);
 		snprintf(t->principal, sizeof t->principal, "%s", r->principal);
 		snprintf(t->owner, sizeof t->owner, "%s", r->owner);
 		t->opener_known = true;
