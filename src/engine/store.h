@@ -167,6 +167,10 @@ int store_inflight_rows(struct bh_store *s, const char *session, bool open_only,
 /* The engine that left dead rows (not self_pid's) and its last sign of
  * life; 1 when there is one, 0 when none, -1 on a store that cannot say. */
 int store_previous_engine(struct bh_store *s, int64_t self_pid, int64_t *pid, int64_t *last_ms);
+/* An engine's last sign of life: the newest time its rows (created, last
+ * call), their events and its intents carry; 0 when none. The one
+ * definition (the survey at open, and the leaks on a store copy). */
+int64_t store_engine_last_sign(struct bh_store *s, int64_t pid);
 /* The registry state of the live row naming this container. */
 bool store_live_state(struct bh_store *s, const char *sandbox, char *state, size_t n);
 

@@ -124,6 +124,29 @@ int store_inflight_rows(struct bh_store *s, const char *session, bool open_only,
 	return ret;
 }
 
+int64_t store_engine_last_sign(struct bh_store *s, int64_t pid)
+{
+	bool intents = has_inflight_table(s);
+	sqlite3_stmt *st = store_prepare(
+		s,
+		intents ? "SELECT max(coalesce((SELECT max(max(created_ms, coalesce(last_call_ms, 0))) "
+			  "FROM sessions WHERE engine_pid = ?1), 0), "
+			  "coalesce((SELECT max(e.at_ms) FROM events e JOIN sessions x ON "
+			  "e.session = x.fingerprint WHERE x.engine_pid = ?1), 0), "
+			  "coalesce((SELECT max(started_ms) FROM inflight WHERE engine_pid = ?1), 0))"
+			: "SELECT max(coalesce((SELECT max(max(created_ms, coalesce(last_call_ms, 0))) "
+			  "FROM sessions WHERE engine_pid = ?1), 0), "
+			  "coalesce((SELECT max(e.at_ms) FROM events e JOIN sessions x ON "
+			  "e.session = x.fingerprint WHERE x.engine_pid = ?1), 0))",
+		NULL);
+	if (!st)
+		return 0;
+	sqlite3_bind_int64(st, 1, pid);
+	int64_t ms = store_step_row(s, st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	store_release(s, st);
+	return ms;
+}
+
 /* A dead engine's row: a session row neither ended nor hibernated (a
  * hibernated one is an image the next engine re-adopts, not a leftover)
  * whose engine is not the one asking (self_pid; 0 on a store copy, where
@@ -151,26 +174,7 @@ int store_previous_engine(struct bh_store *s, int64_t self_pid, int64_t *pid, in
 	store_release(s, st);
 	if (!*pid)
 		return 0;
-	/* Its last sign of life: the newest time any of its rows, their
-	 * records and events, or its intents carry. */
-	st = store_prepare(
-		s,
-		intents ? "SELECT max(coalesce((SELECT max(max(created_ms, coalesce(last_call_ms, 0))) "
-			  "FROM sessions WHERE engine_pid = ?1), 0), "
-			  "coalesce((SELECT max(e.at_ms) FROM events e JOIN sessions x ON "
-			  "e.session = x.fingerprint WHERE x.engine_pid = ?1), 0), "
-			  "coalesce((SELECT max(started_ms) FROM inflight WHERE engine_pid = ?1), 0))"
-			: "SELECT max(coalesce((SELECT max(max(created_ms, coalesce(last_call_ms, 0))) "
-			  "FROM sessions WHERE engine_pid = ?1), 0), "
-			  "coalesce((SELECT max(e.at_ms) FROM events e JOIN sessions x ON "
-			  "e.session = x.fingerprint WHERE x.engine_pid = ?1), 0))",
-		NULL);
-	if (!st)
-		return -1;
-	sqlite3_bind_int64(st, 1, *pid);
-	if (store_step_row(s, st) == SQLITE_ROW)
-		*last_ms = sqlite3_column_int64(st, 0);
-	store_release(s, st);
+	*last_ms = store_engine_last_sign(s, *pid);
 	return 1;
 }
 
