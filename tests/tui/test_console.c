@@ -228,13 +228,13 @@ static void console_args(char *out, size_t n, const char *args)
 		snprintf(out, n, "--state '%s' %s", h.state_dir, args ? args : "");
 }
 
-/* Runs one console over a script; it must exit 0 and say nothing. */
-static void console(const char *script, const char *args, const char *env)
+/* Runs one console with its whole arguments over a script; it must exit 0
+ * and say nothing. */
+static void console_all(const char *script, const char *all, const char *env)
 {
-	char path[4400], cmd[16384], all[8192];
+	char path[4400], cmd[16384];
 	snprintf(path, sizeof path, "%s/script.txt", files);
 	write_script(path, script);
-	console_args(all, sizeof all, args);
 	console_cmd(cmd, sizeof cmd, path, all, env, false);
 	int st = reap_console(spawn(cmd, "console.out"));
 	snprintf(path, sizeof path, "%s/console.out", files);
@@ -242,6 +242,14 @@ static void console(const char *script, const char *args, const char *env)
 	cr_assert_eq(st, 0, "the console exited %d: %s", st, said ? said : "");
 	cr_assert(said && !*said, "the console wrote: %s", said ? said : "");
 	free(said);
+}
+
+/* Runs one console over a script (console_args); it must exit 0 and say nothing. */
+static void console(const char *script, const char *args, const char *env)
+{
+	char all[8192];
+	console_args(all, sizeof all, args);
+	console_all(script, all, env);
 }
 
 /* A console fed line by line through a FIFO, for what happens meanwhile. */
@@ -2777,17 +2785,9 @@ Test(console, a_store_copy_shows_a_sessions_cells_and_a_cells_pane_without_follo
  * daemon's): it must exit 0 and say nothing. */
 static void console_on_state(const char *state, const char *script, const char *extra)
 {
-	char path[4400], cmd[16384], all[8192];
-	snprintf(path, sizeof path, "%s/script.txt", files);
-	write_script(path, script);
+	char all[8192];
 	snprintf(all, sizeof all, "--state '%s' %s", state, extra ? extra : "");
-	console_cmd(cmd, sizeof cmd, path, all, NULL, false);
-	int st = reap_console(spawn(cmd, "console.out"));
-	snprintf(path, sizeof path, "%s/console.out", files);
-	char *said = harness_slurp(path);
-	cr_assert_eq(st, 0, "the console exited %d: %s", st, said ? said : "");
-	cr_assert(said && !*said, "the console wrote: %s", said ? said : "");
-	free(said);
+	console_all(script, all, NULL);
 }
 
 /* Issue 17, acceptance 2 (without the capture): a daemon killed holding a
