@@ -247,7 +247,8 @@ struct ui_source_ops {
 	void (*leftovers)(struct ui_source *s, char *buf, size_t n);
 	/* The one reap of the findings the operator chose (bh_engine_reap):
 	 * each found again and asked again whether something holds it. The
-	 * capture of evidence goes in front of this call. */
+	 * capture of evidence goes in front of this call. NULL (a daemon): the
+	 * source reaps every finding at once (reap). */
 	void (*reap_chosen)(struct ui_source *s, const struct bh_leak *chosen, size_t n,
 			    ui_leaks_fn cb, void *arg);
 	/* The calls' intents of a session (fp; "" for all): a call running

@@ -1005,15 +1005,6 @@ static void usage(struct ui_source *s, ui_usage_fn cb, void *arg)
 }
 
 /* ---- inflight ---- */
-static void reap_chosen(struct ui_source *s, const struct bh_leak *chosen, size_t n,
-			ui_leaks_fn cb, void *arg)
-{
-	(void)s;
-	(void)chosen;
-	(void)n;
-	cb(arg, NULL, 0, "reaping chosen findings needs the engine on this host; `bulkhead gc --attach` reaps every finding the daemon finds");
-}
-
 static void inflight(struct ui_source *s, const char *fp, ui_inflight_fn cb, void *arg)
 {
 	(void)s;
@@ -1053,8 +1044,7 @@ static const struct ui_source_ops attached_ops = {
 	.usage = usage, /* ---- usage ---- */
 	.cells = cells,   /* stream */
 	.follow = follow, /* stream */
-	/* ---- inflight ---- */
-	.reap_chosen = reap_chosen,
+	/* ---- inflight: no reap_chosen: the daemon's Gc reaps every finding ---- */
 	.inflight = inflight,
 };
 

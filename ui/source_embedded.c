@@ -15,6 +15,7 @@ struct embedded {
 	struct ui_source base;
 	bh_engine *e;
 	char state_dir[512];
+	bool read_only; /* inflight */
 	int pending;
 	struct {
 		char fp[65];
@@ -48,8 +49,8 @@ static void tier_summary(struct ui_source *s, char *buf, size_t n)
 		if (t[i].offered && used < n)
 			used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? " " : "",
 						 bh_tier_name(t[i].tier));
-	if (!used)
-		snprintf(buf, n, "no tier offered");
+	if (!used) /* inflight: --readonly starts no sandbox, so proves nothing */
+		snprintf(buf, n, "%s", E(s)->read_only ? "none (read-only: nothing runs)" : "no tier offered");
 }
 
 static int poll_fds(struct ui_source *s, struct pollfd *fds, int max)
@@ -665,5 +666,6 @@ struct ui_source *ui_source_embedded(const struct bh_config *cfg, char **why)
 		return NULL;
 	}
 	snprintf(m->state_dir, sizeof m->state_dir, "%s", bh_engine_state_dir(m->e));
+	m->read_only = cfg->read_only;
 	return &m->base;
 }

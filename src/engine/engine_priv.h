@@ -417,6 +417,11 @@ void leftovers_survey(bh_engine *e, bool tell);
 void leftovers_interrupted(bh_engine *e, struct bh_leak **v, size_t *n);
 /* At a take-over: those calls settled as reaped (their intents kept). */
 void leftovers_reap_interrupted(bh_engine *e);
+/* Kept leftovers keep their host uid ranges: no new sandbox of ours is
+ * given one a dead engine's sandbox still runs as (sandbox.c). */
+void leftovers_hold_uids(bh_engine *e);
+int uid_slot_of(bh_engine *e, uint32_t host_uid_base);
+void uid_slot_hold(bh_engine *e, int slot);
 
 /* The provider name records and answers carry for a tier (vocab.c). */
 const char *engine_provider(enum bh_tier tier);

@@ -6,6 +6,9 @@
 #include "session_priv.h"
 #include "store.h"
 
+#include <cjson/cJSON.h>
+#include <dirent.h>
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -182,4 +185,25 @@ void leftovers_reap_interrupted(bh_engine *e)
 		store_event(e->store, "reaped", v[i].fingerprint, "", "its call was running when its engine died");
 	}
 	free(v);
+}
+
+/* Every bundle at open is a dead engine's (or a hibernated session's): the
+ * uid range its config maps is held. A bundle that is not bulkhead's JSON
+ * holds nothing (and is a finding's business, not this). */
+void leftovers_hold_uids(bh_engine *e)
+{
+	cleanup_dir DIR *d = opendir_nofollow(e->bundles_dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || !sandbox_name_valid(de->d_name))
+			continue;
+		cleanup_free char *path = xasprintf("%s/%s/config.json", e->bundles_dir, de->d_name);
+		cleanup_free char *text = read_file(path, 1u << 20, NULL);
+		cJSON *cfg = text ? cJSON_Parse(text) : NULL;
+		const cJSON *maps = cJSON_GetObjectItem(cJSON_GetObjectItem(cfg, "linux"), "uidMappings");
+		const cJSON *host = cJSON_GetObjectItem(cJSON_GetArrayItem(maps, 0), "hostID");
+		if (cJSON_IsNumber(host) && host->valuedouble >= 0 && host->valuedouble < 4294967296.0)
+			uid_slot_hold(e, uid_slot_of(e, (uint32_t)host->valuedouble));
+		cJSON_Delete(cfg);
+	}
 }

@@ -99,7 +99,7 @@ static pid_t kill_during_a_cell(char fp[65])
 	cr_assert_gt(read(p[0], line, sizeof line - 1), 0);
 	close(p[0]);
 	line[strcspn(line, "\n")] = '\0';
-	snprintf(fp, 65, "%s", line);
+	snprintf(fp, 65, "%.64s", line);
 	int st = 0;
 	waitpid(pid, &st, 0);
 	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "not killed at cell:1 (%d)", st);

@@ -231,6 +231,10 @@ static enum request request(struct app *a, struct view *v, enum request r)
 	if (r == REQ_MARK) {
 		if (!f || !sel || !finding_of(f, sel->key))
 			return REQ_NONE;
+		if (!a->src->ops->reap_chosen) {
+			app_flash(a, C_INFO, "a daemon reaps every finding at once (ctrl-d): nothing to mark");
+			return REQ_NONE;
+		}
 		char key[128];
 		snprintf(key, sizeof key, "%s", sel->key);
 		toggle_mark(f, key);
@@ -254,6 +258,11 @@ static enum request request(struct app *a, struct view *v, enum request r)
 		const struct bh_leak *one = sel ? finding_of(f, sel->key) : NULL;
 		if (!n && one)
 			chosen[n++] = *one;
+		/* A source that reaps only everything: the preview lists it all. */
+		if (!a->src->ops->reap_chosen) {
+			memcpy(chosen, f->l, f->n * sizeof *chosen);
+			n = f->n;
+		}
 		leaks_reap(a, chosen, n);
 		free(chosen);
 		return REQ_NONE;

@@ -33,7 +33,9 @@ static void fill(struct view *v)
 		table_cell(r, 3, "%s", what);
 	}
 	table_index(&v->t, v->filter, NULL);
-	snprintf(v->sub, sizeof v->sub, "(dry run: nothing removed yet)");
+	snprintf(v->sub, sizeof v->sub, "%s",
+		 v->app->src->ops->reap_chosen ? "(dry run: nothing removed yet)"
+					       : "(dry run: the daemon reaps every finding at once)");
 }
 
 static void load(struct app *a, struct view *v)
@@ -105,7 +107,10 @@ static void confirmed(struct app *a, const char *text, void *arg)
 	p->n = 0;
 	app_pop(a);
 	app_busy(a, "reaping");
-	a->src->ops->reap_chosen(a->src, chosen, n, reaped, r);
+	if (a->src->ops->reap_chosen)
+		a->src->ops->reap_chosen(a->src, chosen, n, reaped, r);
+	else
+		a->src->ops->reap(a->src, reaped, r); /* the preview listed every finding */
 	free(chosen);
 }
 
