@@ -365,7 +365,9 @@ static int commit_intent(bh_session *s, struct op *op, bh_error **err)
 		.started_ms = op->started_unix_ms,
 	};
 	if (store_inflight_begin(e->store, &row, e->keep_content, err) < 0) {
-		bh_error_wrap(*err, "nothing was sent to the sandbox");
+		/* The words of a record that could not be stored: the same cause,
+		 * found before the code ran rather than after. */
+		bh_error_wrap(*err, "nothing was sent to the sandbox: its record could not be stored");
 		return -1;
 	}
 	return 0;

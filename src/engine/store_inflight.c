@@ -8,6 +8,7 @@
 #include "store_priv.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <string.h>
 
 int store_inflight_begin(struct bh_store *s, const struct store_inflight_row *row,
@@ -33,9 +34,10 @@ int store_inflight_begin(struct bh_store *s, const struct store_inflight_row *ro
 	store_bind_text(st, 9, row->owner);
 	int rc = sqlite3_step(st);
 	store_release(s, st);
-	if (rc != SQLITE_DONE)
-		return bh_fail(err, BH_E_SYSTEM, 0, "store: commit a call's intent: %s",
-			       sqlite3_errmsg(s->db));
+	if (rc != SQLITE_DONE) /* a full disk is the environment's, as for a record */
+		return bh_fail(err, BH_E_SYSTEM,
+			       sqlite3_extended_errcode(s->db) == SQLITE_FULL ? ENOSPC : 0,
+			       "store: commit a call's intent: %s", sqlite3_errmsg(s->db));
 	return 0;
 }
 
