@@ -111,6 +111,9 @@ struct ui_follow {
 };
 typedef void (*ui_cells_fn)(void *arg, const struct ui_cell *rows, size_t n, const char *error);
 typedef void (*ui_follow_fn)(void *arg, const struct ui_follow *f, const char *error);
+/* ---- inflight ---- */
+typedef void (*ui_inflight_fn)(void *arg, const struct bh_inflight *rows, size_t n,
+			       const char *error);
 
 struct ui_source;
 typedef void (*ui_done_fn)(void *arg, const char *error);
@@ -292,6 +295,19 @@ struct ui_source_ops {
 	 * the source holds none). Attached: from the one Overview the header's
 	 * sessions and usage come from, not a ListApprovals of its own. */
 	void (*approvals_waiting)(struct ui_source *s, ui_count_fn cb, void *arg);
+	/* ---- inflight ---- */
+	/* What a dead engine left, as the engine found it at open (one line, ""
+	 * for nothing; NULL: the source has no engine of its own to say). */
+	void (*leftovers)(struct ui_source *s, char *buf, size_t n);
+	/* The one reap of the findings the operator chose (bh_engine_reap):
+	 * each found again and asked again whether something holds it. The
+	 * capture of evidence goes in front of this call. NULL (a daemon): the
+	 * source reaps every finding at once (reap). */
+	void (*reap_chosen)(struct ui_source *s, const struct bh_leak *chosen, size_t n,
+			    ui_leaks_fn cb, void *arg);
+	/* The calls' intents of a session (fp; "" for all): a call running
+	 * now, or one that was running when its engine died. */
+	void (*inflight)(struct ui_source *s, const char *fp, ui_inflight_fn cb, void *arg);
 };
 
 struct ui_source {

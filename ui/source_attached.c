@@ -956,6 +956,14 @@ static bool overview_mine(void *owner, const char *fp)
 	return is_mine(owner, fp);
 }
 
+/* ---- inflight ---- */
+static void inflight(struct ui_source *s, const char *fp, ui_inflight_fn cb, void *arg)
+{
+	(void)s;
+	(void)fp;
+	cb(arg, NULL, 0, "the calls in flight are read from the engine's own store: open the console on the state directory (or --db on a copy)");
+}
+
 static const struct ui_source_ops attached_ops = {
 	.kind = "attached",
 	.has_engine = true,
@@ -991,6 +999,8 @@ static const struct ui_source_ops attached_ops = {
 	.capture = ui_source_no_capture, /* ---- capture ---- */
 	.search = ui_source_no_search,
 	.approvals_waiting = approvals_waiting, /* ---- light ---- */
+	/* ---- inflight: no reap_chosen: the daemon's Gc reaps every finding ---- */
+	.inflight = inflight,
 };
 
 struct ui_source *ui_source_attached(const char *target, const char *token, char **why)

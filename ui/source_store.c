@@ -229,6 +229,23 @@ static void search(struct ui_source *s, const char *query, ui_search_fn cb, void
 	free(x.r);
 }
 
+/* ---- inflight ---- */
+static void reap_chosen(struct ui_source *s, const struct bh_leak *chosen, size_t n,
+			ui_leaks_fn cb, void *arg)
+{
+	(void)s;
+	(void)chosen;
+	(void)n;
+	cb(arg, NULL, 0, READ_ONLY);
+}
+
+static void inflight(struct ui_source *s, const char *fp, ui_inflight_fn cb, void *arg)
+{
+	(void)s;
+	(void)fp;
+	cb(arg, NULL, 0, "the calls in flight are read by an engine; this is a store opened read-only");
+}
+
 static const struct ui_source_ops store_ops = {
 	.kind = "store",
 	.has_engine = false,
@@ -262,6 +279,9 @@ static const struct ui_source_ops store_ops = {
 	.follow = follow, /* stream */
 	.capture = ui_source_no_capture, /* ---- capture ---- */
 	.search = search,
+	/* ---- inflight ---- */
+	.reap_chosen = reap_chosen,
+	.inflight = inflight,
 };
 
 struct ui_source *ui_source_store(const char *db_path, char **why)

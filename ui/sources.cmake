@@ -45,3 +45,5 @@ target_sources(bulkhead-ui PRIVATE ui/source_procs.c ui/ui_text.c ui/views/proce
 target_sources(bulkhead-ui PRIVATE ui/views/hop_diagram.c ui/views/presenter.c ui/views/lanes.c
   ui/views/live_call.c)
 target_link_libraries(bulkhead-ui PUBLIC bulkhead bulkhead-client bulkhead-scenario PkgConfig::NCURSES)
+# ---- inflight ----
+target_sources(bulkhead-ui PRIVATE ui/views/timeline.c ui/views/leaks_reap.c)

@@ -26,6 +26,7 @@ static void quiet(void *arg, enum bh_log_level level, const char *msg)
 
 static void print_findings(const struct bh_leak *v, size_t n, bool json, const char *verb)
 {
+	bool preview = verb && !strcmp(verb, "would be reaped"); /* inflight */
 	if (json) {
 		cJSON *list = cJSON_CreateArray();
 		for (size_t i = 0; i < n; i++) {
@@ -37,6 +38,11 @@ static void print_findings(const struct bh_leak *v, size_t n, bool json, const c
 			cJSON_AddStringToObject(o, "reason", v[i].reason);
 			cJSON_AddStringToObject(o, "holder", v[i].holder);
 			cJSON_AddNumberToObject(o, "firstSeenUnixMs", (double)v[i].first_seen_ms);
+			if (preview) { /* inflight */
+				char what[256];
+				bh_leak_removal(&v[i], what, sizeof what);
+				cJSON_AddStringToObject(o, "wouldRemove", what);
+			}
 			cJSON_AddItemToArray(list, o);
 		}
 		cli_print_json(list);
@@ -56,6 +62,12 @@ static void print_findings(const struct bh_leak *v, size_t n, bool json, const c
 		printf("%-13s %-22s %-12.12s %s (%s)\n", bh_leak_kind_name(v[i].kind),
 		       cli_out_field(stdout, v[i].sandbox), fp, cli_out_field(stdout, v[i].reason),
 		       cli_out_field(stdout, v[i].holder));
+		/* ---- inflight: the dry run's preview, as the console's ---- */
+		if (preview) {
+			char what[256];
+			bh_leak_removal(&v[i], what, sizeof what);
+			printf("%-13s would remove: %s\n", "", cli_out_field(stdout, what));
+		}
 	}
 	if (verb)
 		printf("%zu %s\n", n, verb);

@@ -53,25 +53,6 @@ static void utc(char *buf, size_t n, int64_t ms)
 	strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
 }
 
-/* The engine's last sign of life: its rows' creations and calls, and their
- * events. */
-static int64_t last_sign(struct bh_store *s, int64_t pid)
-{
-	sqlite3_stmt *st = store_prepare(
-		s,
-		"SELECT max(coalesce((SELECT max(max(created_ms, coalesce(last_call_ms, 0))) "
-		"FROM sessions WHERE engine_pid = ?1), 0), "
-		"coalesce((SELECT max(e.at_ms) FROM events e JOIN sessions x ON "
-		"e.session = x.fingerprint WHERE x.engine_pid = ?1), 0))",
-		NULL);
-	if (!st)
-		return 0;
-	sqlite3_bind_int64(st, 1, pid);
-	int64_t ms = store_step_row(s, st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	store_release(s, st);
-	return ms;
-}
-
 struct found {
 	struct bh_leak *v;
 	size_t n, cap;
@@ -126,7 +107,7 @@ int bh_history_leaks(bh_history *h, struct bh_leak **out, size_t *n_out, bh_erro
 		struct bh_leak *l = &f.v[i];
 		long long pid = strtoll(l->holder, NULL, 10);
 		char when[40];
-		utc(when, sizeof when, last_sign(s, pid));
+		utc(when, sizeof when, store_engine_last_sign(s, pid));
 		snprintf(l->holder, sizeof l->holder, "engine pid %lld", pid);
 		size_t len = strlen(l->reason);
 		snprintf(l->reason + len, sizeof l->reason - len,

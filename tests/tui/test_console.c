@@ -15,6 +15,7 @@
  * Sources: the embedded engine (the console owns it), a daemon it attaches
  * to (a real `bulkhead serve`), and a copy of a store opened with --db. */
 #include "daemon_harness.h"
+#include "daemon_leftovers.h" /* inflight */
 #include "gen_store.h"
 #include "harness.h"
 #include "tamper_proxy.h"
@@ -230,13 +231,13 @@ static void console_args(char *out, size_t n, const char *args)
 		snprintf(out, n, "--state '%s' %s", h.state_dir, args ? args : "");
 }
 
-/* Runs one console over a script; it must exit 0 and say nothing. */
-static void console(const char *script, const char *args, const char *env)
+/* Runs one console with its whole arguments over a script; it must exit 0
+ * and say nothing. */
+static void console_all(const char *script, const char *all, const char *env)
 {
-	char path[4400], cmd[16384], all[8192];
+	char path[4400], cmd[16384];
 	snprintf(path, sizeof path, "%s/script.txt", files);
 	write_script(path, script);
-	console_args(all, sizeof all, args);
 	console_cmd(cmd, sizeof cmd, path, all, env, false);
 	int st = reap_console(spawn(cmd, "console.out"));
 	snprintf(path, sizeof path, "%s/console.out", files);
@@ -244,6 +245,14 @@ static void console(const char *script, const char *args, const char *env)
 	cr_assert_eq(st, 0, "the console exited %d: %s", st, said ? said : "");
 	cr_assert(said && !*said, "the console wrote: %s", said ? said : "");
 	free(said);
+}
+
+/* Runs one console over a script (console_args); it must exit 0 and say nothing. */
+static void console(const char *script, const char *args, const char *env)
+{
+	char all[8192];
+	console_args(all, sizeof all, args);
+	console_all(script, all, env);
 }
 
 /* A console fed line by line through a FIFO, for what happens meanwhile. */
@@ -484,6 +493,13 @@ static char *normalise(const char *screen)
 		/* The sandbox's ids (evidence of its mounts) vary with the state
 		 * directory, and their length moves where the line is cut. */
 		replace_all(line, sizeof line, "(uid|gid)=[0-9].*$", "<ids>");
+		/* ---- inflight: a dead engine's pid and when it died; the
+		 * timeline's times ---- */
+		replace_all(line, sizeof line, "pid [0-9]+", "pid <pid>");
+		replace_all(line, sizeof line, "engine [0-9]+", "engine <pid>");
+		replace_all(line, sizeof line, "~[0-9]{2}:[0-9]{2}:[0-9]{2} UTC", "~hh:mm:ss UTC");
+		if (strstr(screen, "Timeline["))
+			replace_all(line, sizeof line, "^[0-9]{2}:[0-9]{2}:[0-9]{2}", "hh:mm:ss");
 		mask_cut_hex(line);
 		/* ---- truth: a spinner's frame (a cell still running) ---- */
 		if (strchr("|/-\\", line[0]) && line[0] && line[1] == ' ' && strstr(line, "..."))
@@ -1573,7 +1589,7 @@ Test(console, the_leaks_view_lists_a_planted_orphan_and_reaps_it_after_the_confi
 	screen("leaks-exported");
 	screen_has("leaks-exported", "wrote /");
 	screen("leaks-reap-confirm");
-	screen_has("leaks-reap-confirm", "reap 1 finding? [y/N]");
+	screen_has("leaks-reap-confirm", "reap the 1 finding listed? [y/N]");
 	screen("leaks-capture-before-reap");
 	screen_has("leaks-capture-before-reap", "capture before the reap, into: ./bulkhead-evidence-");
 	screen("leaks-reaped");
@@ -3355,4 +3371,116 @@ Test(console, the_events_view_says_the_console_opened_paused_and_closed_the_sand
 	screen_has("attribution-events", " pausing -> paused\n");
 	screen_has("attribution-events", " ended         console     ");
 	screen_lacks("attribution-events", " engine      "); /* nothing was the engine's own */
+}
+
+/* ---- inflight: a dead daemon's state directory, opened by the console ---- */
+
+/* A console on another state directory than the harness's (a dead
+ * daemon's): it must exit 0 and say nothing. */
+static void console_on_state(const char *state, const char *script, const char *extra)
+{
+	char all[8192];
+	snprintf(all, sizeof all, "--state '%s' %s", state, extra ? extra : "");
+	console_all(script, all, NULL);
+}
+
+/* Issue 17, acceptance 2 (without the capture): a daemon killed holding a
+ * paused sandbox and a running cell; --readonly shows both findings and
+ * changes nothing at all (the directory's files, the host's containers and
+ * cgroups compared before and after). */
+Test(console, readonly_on_a_killed_daemons_directory_shows_its_leftovers_and_changes_nothing)
+{
+	close_engine();
+	daemon_start(&d, NULL);
+	have_daemon = true;
+	struct dead_daemon dd;
+	daemon_kill_with_leftovers(&d, &dd);
+	char *host_before = dead_daemon_host(&dd);
+	char *files_before = dead_daemon_files(&dd);
+	console_on_state(dd.state,
+			 ":save-display leftovers-readonly\n"
+			 ":leaks\n"
+			 ":save-display leftovers-readonly-leaks\n"
+			 ":q\n",
+			 "--readonly");
+	char *host_after = dead_daemon_host(&dd);
+	char *files_after = dead_daemon_files(&dd);
+	cr_assert_str_eq(host_after, host_before, "the read-only console changed the host");
+	cr_assert_str_eq(files_after, files_before, "the read-only console wrote in the directory");
+	free(host_before), free(host_after), free(files_before), free(files_after);
+	screen("leftovers-readonly");
+	screen_has("leftovers-readonly", "left: 1 paused sandbox");
+	screen_has("leftovers-readonly", "1 call was running");
+	screen("leftovers-readonly-leaks");
+	screen_has("leftovers-readonly-leaks", dd.paused_sandbox);
+	screen_has("leftovers-readonly-leaks", "interrupted");
+}
+
+/* The same directory in a console that may act: nothing is reaped until the
+ * operator marks a finding and confirms the preview; the interrupted call's
+ * timeline shows it "was running" with its code; the reap takes only the
+ * marked finding. */
+Test(console, a_killed_daemons_leftovers_are_kept_until_a_marked_finding_is_reaped_after_its_preview)
+{
+	close_engine();
+	daemon_start(&d, NULL);
+	have_daemon = true;
+	struct dead_daemon dd;
+	daemon_kill_with_leftovers(&d, &dd);
+	char script[8192];
+	snprintf(script, sizeof script,
+		 ":save-display leftovers-header\n"
+		 ":leaks\n"
+		 ":save-display leftovers-leaks\n"
+		 "/interrupted\n"
+		 "<Enter>\n"
+		 "<Enter>\n"
+		 ":save-display leftovers-timeline\n"
+		 "<Esc>\n"
+		 "<Esc>\n"
+		 "/%s\n"
+		 "<Enter>\n"
+		 "<Space>\n"
+		 ":save-display leftovers-marked\n"
+		 "<Esc>\n"
+		 "<C-d>\n"
+		 ":save-display leftovers-preview\n"
+		 "y\n"
+		 ":save-display leftovers-reaped\n"
+		 ":rec\n"
+		 ":save-display leftovers-records\n"
+		 ":q\n",
+		 dd.paused_sandbox);
+	console_on_state(dd.state, script, NULL);
+	screen("leftovers-header");
+	screen_has("leftovers-header", "left: 1 paused sandbox");
+	screen("leftovers-leaks");
+	screen("leftovers-timeline");
+	screen_has("leftovers-timeline", "was running");
+	screen_has("leftovers-timeline", "import time; print('exfil chunk'");
+	screen_has("leftovers-timeline", "principal runner, owner none");
+	screen("leftovers-marked");
+	screen_has("leftovers-marked", "*abandoned");
+	screen("leftovers-preview");
+	screen_has("leftovers-preview", "(dry run: nothing removed yet)");
+	screen("leftovers-reaped");
+	screen_has("leftovers-reaped", "reaped 1 finding");
+	char row[128];
+	snprintf(row, sizeof row, "abandoned    %s", dd.paused_sandbox);
+	screen_lacks("leftovers-reaped", row);
+	screen_has("leftovers-reaped", "left: 1 abandoned sandbox, 1");
+	screen_has("leftovers-reaped", "interrupted");
+	screen("leftovers-records");
+	screen_has("leftovers-records", "was running");
+	screen_has("leftovers-records", "code:"); /* whole in the timeline, cut here at 80 columns */
+	/* The host agrees: the marked sandbox is gone, nothing else was touched. */
+	char *host = dead_daemon_host(&dd);
+	cr_assert_null(strstr(host, dd.paused_sandbox), "%s", host);
+	free(host);
+	char out[256];
+	harness_sh_into(out, sizeof out,
+			"sqlite3 -readonly '%s/bulkhead.db' \"SELECT count(*) FROM inflight WHERE "
+			"reaped_ms IS NULL\"",
+			dd.state);
+	cr_assert_str_eq(out, "1\n", "the unmarked interrupted call was reaped too");
 }

@@ -39,6 +39,40 @@ static bool record_holds(const struct ui_record *rows, size_t n, size_t i)
 	return bh_chain_step(&w, &b) == BH_CHAIN_OK;
 }
 
+/* ---- inflight ---- */
+#define INTENT_KEY "intent:"
+
+static void intents_loaded(void *arg, const struct bh_inflight *rows, size_t n, const char *err)
+{
+	struct view *v = arg;
+	if (!view_done_loading(v) || err)
+		return; /* a source that cannot say: the records alone */
+	for (size_t i = 0; i < n; i++) {
+		const struct bh_inflight *r = &rows[i];
+		char key[128];
+		snprintf(key, sizeof key, INTENT_KEY "%.64s", r->session);
+		/* Red, and the words say it without colour. */
+		struct trow *t = table_add(&v->t, key, r->interrupted ? C_BAD : C_WARN);
+		table_cell(t, 0, "-");
+		table_cell(t, 1, "%.12s", r->session);
+		table_cell(t, 2, "%llu", (unsigned long long)r->sequence);
+		table_cell(t, 3, "-");
+		table_cell(t, 4, "%s", r->language);
+		table_cell(t, 5, "-");
+		table_cell(t, 6, "-");
+		table_cell(t, 7, "%s", r->interrupted ? "was running" : "running");
+		size_t k = 0;
+		while (k < r->code_len && r->code[k] != '\n' && k < 120)
+			k++;
+		table_cell(t, 8, "code: %.*s", (int)k, r->code);
+	}
+	const struct trow *sel = table_selected(&v->t);
+	char keep[128] = "";
+	if (sel)
+		snprintf(keep, sizeof keep, "%s", sel->key);
+	table_index(&v->t, v->filter, *keep ? keep : NULL);
+}
+
 static void loaded(void *arg, const struct ui_record *rows, size_t n, const char *err)
 {
 	struct view *v = arg;
@@ -69,6 +103,12 @@ static void loaded(void *arg, const struct ui_record *rows, size_t n, const char
 	table_index(&v->t, v->filter, turned ? NULL : keep);
 	/* The newest selected when nothing was; a turned page its edge. */
 	history_page_select(p, &v->t.sel, &v->t.top, v->t.nshown, !*keep);
+	/* ---- inflight: after the newest records, the calls with no record
+	 * yet: running now, or running when their engine died ---- */
+	if (!p->depth && v->app->src->ops->inflight) {
+		v->loading++;
+		v->app->src->ops->inflight(v->app->src, v->arg, intents_loaded, v);
+	}
 }
 
 static void load(struct app *a, struct view *v)
@@ -94,6 +134,11 @@ static enum request request(struct app *a, struct view *v, enum request r)
 static void enter(struct app *a, struct view *v, const struct trow *row)
 {
 	(void)v;
+	/* inflight: a call with no record opens its session's timeline. */
+	if (!strncmp(row->key, INTENT_KEY, strlen(INTENT_KEY))) {
+		app_push(a, &view_timeline, row->key + strlen(INTENT_KEY));
+		return;
+	}
 	app_push(a, &view_record, row->key);
 }
 
