@@ -989,6 +989,8 @@ static void handle_key(struct app *a, int key)
 		a->refresh_asked = true;
 		v->stale_told = false;
 		a->retry_ms = 0;
+		if (a->src->ops->forget_kept)
+			a->src->ops->forget_kept(a->src);
 		app_refresh(a);
 		break;
 	default:

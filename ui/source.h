@@ -295,6 +295,9 @@ struct ui_source_ops {
 	 * the source holds none). Attached: from the one Overview the header's
 	 * sessions and usage come from, not a ListApprovals of its own. */
 	void (*approvals_waiting)(struct ui_source *s, ui_count_fn cb, void *arg);
+	/* ctrl-r: the operator asked, so nothing kept vouches for the next
+	 * refresh (NULL: the source keeps nothing between refreshes). */
+	void (*forget_kept)(struct ui_source *s);
 	/* ---- inflight ---- */
 	/* What a dead engine left, as the engine found it at open (one line, ""
 	 * for nothing; NULL: the source has no engine of its own to say). */

@@ -941,6 +941,11 @@ static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
 	overview_sessions(&A(s)->overview, cb, arg);
 }
 
+static void forget_kept(struct ui_source *s)
+{
+	overview_stale(&A(s)->overview);
+}
+
 static void approvals_waiting(struct ui_source *s, ui_count_fn cb, void *arg)
 {
 	overview_waiting(&A(s)->overview, cb, arg);
@@ -999,6 +1004,7 @@ static const struct ui_source_ops attached_ops = {
 	.capture = ui_source_no_capture, /* ---- capture ---- */
 	.search = ui_source_no_search,
 	.approvals_waiting = approvals_waiting, /* ---- light ---- */
+	.forget_kept = forget_kept,
 	/* ---- inflight: no reap_chosen: the daemon's Gc reaps every finding ---- */
 	.inflight = inflight,
 };

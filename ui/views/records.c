@@ -14,6 +14,9 @@
 /* ---- light: ✓/✗, each record's digest and chain link verified ---- */
 static const char *const headers[] = {"ID", "SESSION", "SEQ", "V", "LANGUAGE", "TIER", "EXIT", "FLAGS", "✓", "RECORD"};
 static const int widths[] = {5, 12, 4, 2, 10, 9, 4, 20, 1, 0};
+/* At 80 columns V goes first, then TIER, so the digest (or a call's code)
+ * keeps room beside the ✓. */
+static const int drop[] = {[3] = 2, [5] = 1, [9] = 0};
 static const enum col_type types[] = {COL_NUMBER, COL_TEXT, COL_NUMBER, COL_NUMBER, COL_TEXT,
 				      COL_TEXT,	  COL_NUMBER, COL_TEXT, COL_TEXT, COL_TEXT};
 
@@ -64,7 +67,8 @@ static void intents_loaded(void *arg, const struct bh_inflight *rows, size_t n, 
 		size_t k = 0;
 		while (k < r->code_len && r->code[k] != '\n' && k < 120)
 			k++;
-		table_cell(t, 8, "code: %.*s", (int)k, r->code);
+		table_cell(t, 8, "-"); /* no record to verify yet */
+		table_cell(t, 9, "code: %.*s", (int)k, r->code);
 	}
 	const struct trow *sel = table_selected(&v->t);
 	char keep[128] = "";
@@ -150,6 +154,8 @@ const struct view_ops view_records = {
 	.headers = headers,
 	.types = types,
 	.widths = widths,
+	.drop = drop,
+	.flex_least = 16,
 	.load = load,
 	.request = request,
 	.enter = enter,
