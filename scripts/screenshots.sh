@@ -6,14 +6,21 @@
 # opens two sandboxes, runs Python and JavaScript cells, pauses one, plants
 # one orphan container for the leaks view and reaps it from there, looks
 # inside a sandbox (its usage while a cell holds 200 MiB, describe, the
-# running cell's output followed, its processes, its files) — and renders
-# each screen (tmux capture-pane -e) with scripts/render_ansi.py. Then it
-# starts a daemon of its own that holds code calls for approval
-# (`serve --approval required`, its socket and clients file in the
-# temporary directory), has an agent's SessionRun (curl) held there, and
-# shoots the approvals view of a console attached to it; the console denies
-# the call, nothing of it runs.
-# The replay player's shot needs data/scenarios/one_turn.json.
+# running cell's output followed, its processes, its files), searches the
+# stored cells' code, captures the orphan's evidence (into the temporary
+# directory) — and renders each screen (tmux capture-pane -e) with
+# scripts/render_ansi.py. Then it starts a daemon of its own that holds
+# code calls for approval (`serve --approval required`, its socket and
+# clients file in the temporary directory), has an agent's SessionRun
+# (curl) held there, and shoots the approvals view of a console attached
+# to it; the console denies the call, nothing of it runs. The agent's next
+# call is approved from a script (`bulkhead approvals approve`) and
+# followed on :live; the console pauses and closes the agent's session and
+# shoots :events (who acted). Last, `bulkhead replay` (no engine) in
+# terminals of its own: a hop and the receipt (next_turn), presenter mode
+# (in 120x36) and the lanes (concurrent_calls).
+# The replay shots need data/scenarios/one_turn.json, next_turn.json and
+# concurrent_calls.json.
 # Every step waits for what it expects on screen, with a timeout.
 #
 # At the end, and on any failure, it quits the console (its engine closes
@@ -219,6 +226,17 @@ wait_for() {
 	done
 }
 
+# wait_gone REGEX [SECONDS]: until the screen no longer shows REGEX (an
+# earlier flash gone, 6 s after it came).
+wait_gone() {
+	local pattern=$1 limit=${2:-20} deadline=$((SECONDS + ${2:-20}))
+	while screen | grep -qE -- "$pattern"; do
+		pane_dead && fail "the console exited while waiting for /$pattern/ to go"
+		((SECONDS < deadline)) || fail "/$pattern/ still showed after ${limit}s"
+		sleep 0.1
+	done
+}
+
 # settle [TRIES]: until two captures 0.3 s apart are the same (at most 16
 # tries, 5 s): what was asked for has arrived and been drawn. (While a cell
 # runs the spinner turns: those shots try twice.)
@@ -235,6 +253,13 @@ settle() {
 
 keys() { tm send-keys -t "$target" "$@"; }
 type_text() { tm send-keys -t "$target" -l -- "$1"; }
+# retype TEXT: replaces the text a prompt offers (its cursor at the end)
+# with TEXT.
+retype() {
+	keys C-e
+	keys -N 200 BSpace
+	type_text "$1"
+}
 
 # command NAME EXPECT: the :NAME command, then wait for EXPECT.
 command_() {
@@ -252,10 +277,12 @@ wait_done() {
 
 # shot NAME [TRIES]: screenshots/NAME.png of the screen, once settled.
 shot() {
-	local name=$1
+	local name=$1 size
 	settle "${2:-16}"
 	tm capture-pane -e -p -N -t "$target" >"$tmp/$name.ans"
-	"$python" scripts/render_ansi.py "$tmp/$name.ans" "$out/$name.png" --cols "$cols" --rows "$lines" \
+	# The terminal's own size: one replay shot has a larger one.
+	size=$(tm display-message -p -t "$target" '#{pane_width} #{pane_height}')
+	"$python" scripts/render_ansi.py "$tmp/$name.ans" "$out/$name.png" --cols "${size% *}" --rows "${size#* }" \
 		--font-size "$font_size" --title "bulkhead console — $name"
 	say "screenshots/$name.png"
 }
@@ -434,6 +461,17 @@ wait_for "Record \(record [0-9]+\)"
 wait_for "record_sha256 (verifies|DOES NOT)"
 wait_for "chain (holds|BROKEN)"
 shot record
+# search.png: / in :rec with a prefix searches every stored cell's code.
+keys Escape
+wait_for "Records\[4\]"
+keys /
+type_text "code:import"
+keys Enter
+wait_for "Search\[[1-9]"
+wait_for "socket"
+wait_gone "^cell #[0-9]+ in "
+shot search
+keys Escape
 command_ walls "offered, proven|no tier"
 keys G
 shot walls
@@ -441,10 +479,21 @@ if [ -n "$orphan" ]; then
 	command_ leaks "Leaks\[[1-9]"
 	wait_for "orphan +$orphan"
 	shot leaks
+	# capture.png: v, the folder (under the temporary directory), enter.
+	keys v
+	wait_for "evidence folder: "
+	retype "$tmp/evidence-orphan"
+	keys Enter
+	wait_done "captured into " "not captured"
+	shot capture
+	# The reap captures every finding first, into a folder it asks for.
 	keys C-d
 	wait_for "reap [0-9]+ finding"
 	keys y
-	wait_for "reaped [0-9]+ finding"
+	wait_for "capture before the reap, into: "
+	retype "$tmp/evidence-reap"
+	keys Enter
+	wait_done "reaped [0-9]+ finding" "not captured|reap: "
 	orphan=
 else
 	command_ leaks "Leaks\[[0-9]+\]"
@@ -465,9 +514,10 @@ if screen | grep -qE '^one_turn '; then
 	wait_for "Replay \(one_turn: step 1/"
 	until screen | grep -qE '^CALL '; do
 		screen | grep -qE 'step ([0-9]+)/\1 ' && fail "one_turn has no call"
-		keys l
+		keys Space
 		sleep 0.1
 	done
+	wait_gone "^reaped "
 	shot player
 	keys Escape
 	wait_for "Replay\[1\]"
@@ -608,9 +658,6 @@ wait_for "one period of sin"
 shot file
 back_to_sandboxes
 
-# Quit here rather than in the trap, to see that it quits cleanly (it asks
-# first: quitting closes the sandboxes). (The exit status comes through the
-# sh around the console: tmux does not always collect it.)
 wait_for "Sandboxes\[2\]"
 type_text ":q"
 keys Enter
@@ -698,6 +745,66 @@ done
 grep -q "denied by operator" "$tmp/agent.out" || fail "the agent's call was not denied: $(cat "$tmp/agent.out")"
 wait "$agent_pid" 2>/dev/null || true
 agent_pid=
+
+# live.png: :live waits for the next call on any session; the agent's
+# next call (it prints, sleeps, prints) is held, approved from a script
+# (bulkhead approvals approve), and followed as it runs.
+wait_gone "^denied "
+command_ live "Live call"
+wait_for "waiting for the next call"
+live_code="import time
+for page in range(1, 4):
+    print(f'fetching page {page}/3', flush=True)
+    time.sleep(4)
+print('3 pages fetched')"
+body=$("$python" -c 'import json, sys
+print(json.dumps({"protocol": 3, "sessionId": sys.argv[1], "cell": {"language": "python", "code": sys.argv[2]}}))' \
+	"$sid" "$live_code")
+curl -sS --max-time 120 --unix-socket "$dsock" -H "Authorization: Bearer $agent_token" \
+	-H 'Content-Type: application/json' --data-binary "$body" \
+	http://localhost/plimsoll.v1.SandboxService/SessionRun >"$tmp/agent.out" 2>&1 &
+agent_pid=$!
+held_id=
+deadline=$((SECONDS + 30))
+until [ -n "$held_id" ]; do
+	held_id=$(BULKHEAD_TOKEN="$console_token" "$bin" approvals --json --attach "$dsock" 2>/dev/null |
+		"$python" -c 'import json, sys
+d = json.load(sys.stdin)
+calls = d if isinstance(d, list) else next((v for v in d.values() if isinstance(v, list)), [])
+print(calls[0].get("id") or calls[0].get("callId") if calls else "")' 2>/dev/null || true)
+	((SECONDS < deadline)) || fail "the agent's second call was not held within 30 s"
+	[ -n "$held_id" ] || sleep 0.3
+done
+BULKHEAD_TOKEN="$console_token" "$bin" approvals approve "$held_id" --attach "$dsock" \
+	--reason "read-only: a class watches it" >/dev/null || fail "bulkhead approvals approve $held_id failed"
+wait_for "fetching page 2/3" 60
+shot live 2
+for ((i = 0; i < 300; i++)); do
+	alive "$agent_pid" || break
+	sleep 0.1
+done
+"$python" -c 'import base64, json, sys
+sys.exit(b"3 pages fetched" not in base64.b64decode(json.load(open(sys.argv[1]))["run"]["cell"]["stdout"]))' \
+	"$tmp/agent.out" 2>/dev/null || fail "the agent's approved call did not finish: $(cat "$tmp/agent.out")"
+wait "$agent_pid" 2>/dev/null || true
+agent_pid=
+
+# events-by.png: the agent's session paused and closed from the console;
+# :events says who did each thing (BY, at 90 columns or more): the agent's
+# principal, the operator's.
+command_ sb "Sandboxes\[1\]"
+select_row . # the agent's, the only one
+keys p
+wait_done "pause [0-9a-f]{12}: done" "^pause [0-9a-f]{12}: "
+wait_for "paused +container"
+keys C-d
+wait_for "close sandbox [0-9a-f]{12}\?"
+keys y
+wait_done "close [0-9a-f]{12}: done" "^close [0-9a-f]{12}: "
+command_ events "Events\[[0-9]+\]"
+wait_for " BY "
+wait_for "closed"
+shot events-by
 # It opened no sandbox: :q asks nothing (a y if it does).
 type_text ":q"
 keys Enter
@@ -709,5 +816,80 @@ done
 [ -s "$status_file" ] || fail "the attached console did not quit within 60 s of :q"
 status=$(cat "$status_file")
 [ "$status" = 0 ] || fail "the attached console exited with status $status"
+
+# ---- the replay for a class: hops, the receipt, presenter mode, lanes ----
+
+# replay_terminal SCENARIO COLS LINES: `bulkhead replay SCENARIO` (no
+# engine, no daemon: nothing runs) in a terminal of its own of that size;
+# the one before goes.
+replays=0
+replay_terminal() {
+	local name=replay-$((++replays))
+	tm new-session -d -s "$name" -x "$2" -y "$3" -c "$repo" -- \
+		sh -c '"$@"; echo $? >"$0"' "$tmp/$name.status" \
+		env -u NO_COLOR TERM=xterm-256color LANG=C.UTF-8 "$bin" replay "$1"
+	tm kill-session -t "$target" 2>/dev/null || true
+	target=$name
+	status_file=$tmp/$name.status
+	wait_for "Replay \($1: step 1/" 30
+}
+
+# hop_to N: l until the player (or the presenter) says hop N.
+hop_to() {
+	local i
+	for ((i = 0; i < 30; i++)); do
+		screen | grep -qE "hop $1/[0-9]+" && return 0
+		keys l
+		sleep 0.2
+	done
+	wait_for "hop $1/[0-9]+" 5
+}
+
+# hop.png: next_turn's second step, lit hop by hop down to the daemon,
+# which narrates its part; the SessionRun request as it was on the wire.
+replay_terminal next_turn "$cols" "$lines"
+keys Space
+wait_for "Replay \(next_turn: step 2/"
+hop_to 5
+wait_for "ON THE WIRE: plimsoll.v1 SessionRun request"
+shot hop
+# receipt.png: two hops on, the daemon's answer carries the run record;
+# enter opens it as the receipt, its digest recomputed.
+hop_to 7
+wait_for "ON THE WIRE: SessionRun answer"
+keys Enter
+wait_for "Receipt \("
+wait_for "record_sha256 (verifies|DOES NOT)"
+shot receipt
+
+# presenter.png: concurrent_calls in presenter mode on a larger terminal,
+# at the third call's fifth hop: the daemon refuses it, STOPPED HERE.
+replay_terminal concurrent_calls 120 36
+keys P
+wait_for "step 1/3 \["
+keys 2 g
+wait_for "step 2/3 \\["
+hop_to 5
+wait_for "STOPPED HERE"
+shot presenter
+
+# lanes.png: the three calls on a time axis at the third one's moment:
+# one running, one waiting its turn, one refused.
+replay_terminal concurrent_calls "$cols" "$lines"
+keys L
+wait_for "Lanes \(concurrent_calls"
+keys l
+wait_for "moment 2/"
+keys l
+wait_for "moment 3/"
+wait_for "^  refused"
+shot lanes
+type_text ":q"
+keys Enter
+for ((i = 0; i < 100; i++)); do
+	[ -s "$status_file" ] && break
+	sleep 0.1
+done
+[ -s "$status_file" ] || fail "the replay did not quit within 10 s of :q"
 
 say "done in $((SECONDS - started)) s: $(cd "$out" && echo ./*.png | sed 's|\./||g')"
