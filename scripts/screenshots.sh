@@ -789,7 +789,7 @@ sys.exit(b"3 pages fetched" not in base64.b64decode(json.load(open(sys.argv[1]))
 wait "$agent_pid" 2>/dev/null || true
 agent_pid=
 
-# events-by.png: the agent's session paused and closed from the console;
+# events-by.png: the agent's session paused, resumed and closed from the console;
 # :events says who did each thing (BY, at 90 columns or more): the agent's
 # principal, the operator's.
 command_ sb "Sandboxes\[1\]"
@@ -797,6 +797,12 @@ select_row . # the agent's, the only one
 keys p
 wait_done "pause [0-9a-f]{12}: done" "^pause [0-9a-f]{12}: "
 wait_for "paused +container"
+# Resumed before the close: a close of a paused session is queued, and the
+# wake it needs is put down to the session's principal (the agent), not to
+# the operator who closed it.
+keys r
+wait_done "resume [0-9a-f]{12}: done" "^resume [0-9a-f]{12}: "
+wait_for "ready +container"
 keys C-d
 wait_for "close sandbox [0-9a-f]{12}\?"
 keys y
