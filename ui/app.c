@@ -260,6 +260,12 @@ static void header_approvals_cb(void *arg, const struct ui_approval *rows, size_
 	a->approvals_waiting = err ? 0 : n;
 }
 
+/* ---- light ---- */
+static void header_waiting_cb(void *arg, size_t n, const char *err)
+{
+	((struct app *)arg)->approvals_waiting = err ? 0 : n;
+}
+
 void app_refresh(struct app *a)
 {
 	/* ---- usage: asked first, so the view's rows find this answer ---- */
@@ -269,7 +275,9 @@ void app_refresh(struct app *a)
 	 * both ask in one turn (the attached source sends one ListSessions). */
 	a->src->ops->sessions(a->src, header_counts_cb, a);
 	/* Only a daemon holds calls: the header counts them there. */
-	if (!strcmp(a->src->ops->kind, "attached"))
+	if (a->src->ops->approvals_waiting) /* ---- light: from the overview ---- */
+		a->src->ops->approvals_waiting(a->src, header_waiting_cb, a);
+	else if (!strcmp(a->src->ops->kind, "attached"))
 		a->src->ops->approvals(a->src, header_approvals_cb, a);
 	if (a->view->ops->load)
 		a->view->ops->load(a, a->view);
@@ -315,6 +323,34 @@ static void draw_status_line(struct app *a)
 			 since, left, why);
 		attron(theme_attr(C_BAD) | A_BOLD);
 		mvaddnstr(1, 0, line, a->cols);
+		attroff(theme_attr(C_BAD) | A_BOLD);
+		return;
+	}
+	/* ---- inflight: what a dead engine left, until it is reaped (red;
+	 * bold in monochrome, and the words say it) ---- */
+	char left[512] = "";
+	a->banner_lines = 0;
+	if (a->src->ops->leftovers)
+		a->src->ops->leftovers(a->src, left, sizeof left);
+	if (*left) {
+		snprintf(line, sizeof line, "%s; kept, see :leaks", left);
+		attron(theme_attr(C_BAD) | A_BOLD);
+		mvaddnstr(1, 0, line, a->cols);
+		/* Too long for one line: the rest takes the hints' line. */
+		a->banner_lines = 1;
+		if ((int)strlen(line) > a->cols && a->cols > 0) {
+			/* Cut at the last blank that fits: words stay whole. */
+			int cut = a->cols;
+			while (cut > a->cols / 2 && line[cut] != ' ')
+				cut--;
+			if (line[cut] != ' ')
+				cut = a->cols;
+			move(1, 0);
+			clrtoeol();
+			mvaddnstr(1, 0, line, cut);
+			mvaddnstr(2, 0, line + cut + (line[cut] == ' '), a->cols);
+			a->banner_lines = 2;
+		}
 		attroff(theme_attr(C_BAD) | A_BOLD);
 		return;
 	}
@@ -568,7 +604,8 @@ static void draw(struct app *a)
 	mvaddnstr(0, 0, line, a->cols);
 	attroff(theme_attr(C_HEADER) | A_BOLD);
 	draw_status_line(a);
-	draw_hints(a);
+	if (a->banner_lines < 2) /* inflight: a dead engine's leftovers can take it */
+		draw_hints(a);
 	/* Title: Kind[count] </filter> (extra) (stale since HH:MM:SS: why) —
 	 * the time first, so a narrow screen cuts the why, not when. */
 	attron(theme_attr(C_TITLE));

@@ -195,6 +195,7 @@ bool presenter_command(struct app *a, const char *cmd, const char *rest);
 /* The scenario list's digits: the Nth scenario selected as its number is
  * typed (enter opens it). */
 bool presenter_list_key(struct app *a, struct view *v, int k);
+extern const struct view_ops view_timeline; /* ---- inflight ---- */
 
 struct app {
 	struct ui_source *src;
@@ -232,6 +233,8 @@ struct app {
 	struct bh_session_usage *usage;
 	size_t n_usage;
 	int64_t usage_at_ms; /* when it was answered; 0: never */
+	/* ---- inflight ---- */
+	int banner_lines; /* header lines the dead engine's leftovers took (0..2) */
 };
 /* ---- usage ---- */
 /* The last usage answer's row for a session, or NULL. */

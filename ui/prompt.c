@@ -2,7 +2,8 @@
  * filter, applied as it is typed; :commands; the open dialog), a yes/no
  * confirm whose default is No, and the cell editor — multi-line (ctrl-o
  * breaks a line, a pasted newline is a newline), a cursor (left, right,
- * home, end), Tab indents, up/down walk the console's earlier cells, the
+ * home, end), Tab indents, up/down move between its lines and, from the
+ * first line (up) or the last (down), walk the console's earlier cells, the
  * language switch (ctrl-t) is remembered for the next cell; enter runs it,
  * esc or ctrl-c cancels. */
 #include "app.h"
@@ -196,6 +197,38 @@ static size_t line_end(const struct prompt *p)
 	return nl ? (size_t)(nl - p->text) : p->len;
 }
 
+/* ---- light: up/down move between a multi-line cell's lines; the history
+ * only from its first line (up) or its last (down) ---- */
+
+/* Characters (not bytes) from a line's start to at. */
+static size_t column_of(const struct prompt *p, size_t start, size_t at)
+{
+	size_t n = 0;
+	for (size_t i = start; i < at; i = char_after(p, i))
+		n++;
+	return n;
+}
+
+/* True when the cursor moved to the line above (or below), as near its
+ * column as that line is long; false on the first (or last) line. */
+static bool move_line(struct prompt *p, bool up)
+{
+	size_t start = line_start(p), end = line_end(p);
+	if (up ? start == 0 : end >= p->len)
+		return false;
+	size_t col = column_of(p, start, p->cur);
+	size_t to = up ? start - 1 : end + 1; /* a position on the other line */
+	size_t cur = p->cur;
+	p->cur = to;
+	size_t other = line_start(p), other_end = line_end(p);
+	p->cur = cur;
+	size_t at = other;
+	for (size_t i = 0; i < col && at < other_end; i++)
+		at = char_after(p, at);
+	p->cur = at;
+	return true;
+}
+
 static void walk_history(struct prompt *p, bool older)
 {
 	if (older ? p->hist == 0 : p->hist >= n_history)
@@ -314,7 +347,8 @@ bool prompt_key(struct app *a, int key)
 		return true;
 	}
 	if (p->kind == P_CELL && (key == KEY_UP || key == KEY_DOWN)) {
-		walk_history(p, key == KEY_UP);
+		if (!move_line(p, key == KEY_UP)) /* ---- light ---- */
+			walk_history(p, key == KEY_UP);
 		return true;
 	}
 	if (key == '\n' || key == '\r' || key == KEY_ENTER) {

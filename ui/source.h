@@ -111,6 +111,9 @@ struct ui_follow {
 };
 typedef void (*ui_cells_fn)(void *arg, const struct ui_cell *rows, size_t n, const char *error);
 typedef void (*ui_follow_fn)(void *arg, const struct ui_follow *f, const char *error);
+/* ---- inflight ---- */
+typedef void (*ui_inflight_fn)(void *arg, const struct bh_inflight *rows, size_t n,
+			       const char *error);
 
 struct ui_source;
 typedef void (*ui_done_fn)(void *arg, const char *error);
@@ -204,11 +207,13 @@ struct ui_search_rows {
 };
 int ui_collect_search_hit(void *arg, const struct bh_search_hit *h);
 /* A console record as the engine's, to check its digest and chain (the
- * record view's check and the report's). */
+ * record view's check, the records' ✓/✗ and the report's). */
 struct bh_record;
 void ui_record_to_bh(const struct ui_record *u, struct bh_record *r);
 #define UI_NO_CAPTURE "capture reads the sandbox from this host's engine: open the console on " \
 	"the state directory (bulkhead --state DIR), or run bulkhead capture"
+/* ---- light ---- */
+typedef void (*ui_count_fn)(void *arg, size_t n, const char *error);
 
 struct ui_source_ops {
 	const char *kind; /* "embedded", "attached", "store" */
@@ -285,6 +290,24 @@ struct ui_source_ops {
 	/* Every stored cell's code and output holding the query's text
 	 * (bh_search_parse's prefixes), newest first, at most BH_SEARCH_MAX. */
 	void (*search)(struct ui_source *s, const char *query, ui_search_fn cb, void *arg);
+	/* ---- light ---- */
+	/* How many calls wait for a person's decision, for the header (NULL:
+	 * the source holds none). Attached: from the one Overview the header's
+	 * sessions and usage come from, not a ListApprovals of its own. */
+	void (*approvals_waiting)(struct ui_source *s, ui_count_fn cb, void *arg);
+	/* ---- inflight ---- */
+	/* What a dead engine left, as the engine found it at open (one line, ""
+	 * for nothing; NULL: the source has no engine of its own to say). */
+	void (*leftovers)(struct ui_source *s, char *buf, size_t n);
+	/* The one reap of the findings the operator chose (bh_engine_reap):
+	 * each found again and asked again whether something holds it. The
+	 * capture of evidence goes in front of this call. NULL (a daemon): the
+	 * source reaps every finding at once (reap). */
+	void (*reap_chosen)(struct ui_source *s, const struct bh_leak *chosen, size_t n,
+			    ui_leaks_fn cb, void *arg);
+	/* The calls' intents of a session (fp; "" for all): a call running
+	 * now, or one that was running when its engine died. */
+	void (*inflight)(struct ui_source *s, const char *fp, ui_inflight_fn cb, void *arg);
 };
 
 struct ui_source {

@@ -4,6 +4,7 @@
 #include "source.h"
 #include "client.h"
 #include "base.h" /* ---- approvals: xzalloc ---- */
+#include "source_overview.h" /* ---- light ---- */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,20 +30,11 @@ struct attached {
 	 * again with the next answer of any kind. */
 	bool down;
 	char down_since[16], down_why[256];
-	/* ListSessions: who asked since the last one went (asked), and who
-	 * waits for the one on its way (sent). The header and the view ask
-	 * in the same turn of the loop and share one request; an ask never
-	 * joins one sent before it, which may predate what it wants to see. */
-	struct list_waiter {
-		ui_sessions_fn cb;
-		void *arg;
-	} *asked, *sent;
-	size_t n_asked, cap_asked, n_sent;
-	bool listing;
+	/* ---- light: one Overview for the header and the view (B27) ---- */
+	struct overview overview;
 };
 
 static void link_note(struct attached *m, const struct bh_client_error *err);
-static void flush_sessions(struct attached *m);
 
 static struct attached *A(struct ui_source *s)
 {
@@ -61,15 +53,15 @@ static void tier_summary(struct ui_source *s, char *buf, size_t n)
 
 static int poll_fds(struct ui_source *s, struct pollfd *fds, int max)
 {
-	flush_sessions(A(s));
+	overview_flush(&A(s)->overview); /* ---- light ---- */
 	size_t n = bh_client_pollfds(A(s)->c, fds, (size_t)max);
 	return (int)(n < (size_t)max ? n : (size_t)max);
 }
 
 static int timeout_ms(struct ui_source *s)
 {
-	if (A(s)->n_asked && !A(s)->listing)
-		return 0; /* a list to send */
+	if (overview_due(&A(s)->overview)) /* ---- light ---- */
+		return 0; /* an Overview to send */
 	return bh_client_timeout_ms(A(s)->c);
 }
 
@@ -85,6 +77,7 @@ static void process(struct ui_source *s)
 		poll(fds, (nfds_t)n, 0);
 	bh_client_process_pollfds(A(s)->c, fds, n);
 	bh_client_process_timeout(A(s)->c);
+	overview_read(&A(s)->overview); /* ---- light ---- */
 }
 
 static int pending(struct ui_source *s)
@@ -147,63 +140,6 @@ static bool is_mine(struct attached *m, const char *fp)
 		if (!strcmp(m->mine[i].fp, fp))
 			return true;
 	return false;
-}
-
-static void on_sessions(void *arg, struct wire_operator_sessions *res,
-			const struct bh_client_error *err)
-{
-	struct attached *m = arg;
-	link_note(m, err);
-	size_t n = err ? 0 : res->n;
-	struct ui_session *rows = calloc(n ? n : 1, sizeof *rows);
-	if (!rows)
-		abort();
-	for (size_t i = 0; i < n; i++) {
-		ui_session_from(&rows[i], &res->sessions[i]);
-		rows[i].mine = is_mine(m, rows[i].fp);
-	}
-	/* A callback may ask again: that ask waits for the next request. */
-	struct list_waiter *w = m->sent;
-	size_t nw = m->n_sent;
-	m->sent = NULL;
-	m->n_sent = 0;
-	m->listing = false;
-	m->pending -= (int)nw;
-	for (size_t i = 0; i < nw; i++)
-		w[i].cb(w[i].arg, err ? NULL : rows, n, err ? err->message : NULL);
-	free(w);
-	free(rows);
-}
-
-/* Sends one ListSessions for everyone who asked, once none is on its way. */
-static void flush_sessions(struct attached *m)
-{
-	if (!m->n_asked || m->listing)
-		return;
-	m->sent = m->asked;
-	m->n_sent = m->n_asked;
-	m->asked = NULL;
-	m->n_asked = m->cap_asked = 0;
-	m->listing = true;
-	struct bh_client_error *err = NULL;
-	if (bh_client_list_sessions_async(m->c, NULL, on_sessions, m, &err) < 0) {
-		char why[512];
-		struct bh_client_error copy = {.message = (char *)not_started(err, why, sizeof why)};
-		on_sessions(m, NULL, &copy);
-	}
-}
-
-static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
-{
-	struct attached *m = A(s);
-	if (m->n_asked == m->cap_asked) {
-		m->cap_asked = m->cap_asked ? 2 * m->cap_asked : 4;
-		m->asked = realloc(m->asked, m->cap_asked * sizeof *m->asked);
-		if (!m->asked)
-			abort();
-	}
-	m->asked[m->n_asked++] = (struct list_waiter){cb, arg};
-	m->pending++;
 }
 
 static void on_records(void *arg, struct wire_operator_records *res,
@@ -330,6 +266,7 @@ static void ask_leaks(struct ui_source *s, bool reap, ui_leaks_fn cb, void *arg)
 	struct ask *a = ask_new(A(s), arg);
 	a->cb.leaks = cb;
 	struct bh_client_error *err = NULL;
+	overview_stale(&A(s)->overview); /* ---- light ---- */
 	int rc = reap ? bh_client_gc_async(A(s)->c, false, on_leaks, a, &err)
 		      : bh_client_leaks_async(A(s)->c, on_leaks, a, &err);
 	if (rc < 0) {
@@ -416,6 +353,7 @@ static void tiers_quiet(void *arg, const struct ui_tier *rows, size_t n, const c
 static void on_done(void *arg, const struct bh_client_error *err)
 {
 	link_note(((struct ask *)arg)->m, err);
+	overview_stale(&((struct ask *)arg)->m->overview); /* ---- light ---- */
 	struct ask done = ask_end(arg);
 	done.cb.done(done.arg, err ? err->message : NULL);
 }
@@ -439,6 +377,7 @@ static void action(struct ui_source *s, const char *verb, const char *fp, ui_don
 	a->cb.done = cb;
 	struct bh_client_error *err = NULL;
 	int rc = 1;
+	overview_stale(&A(s)->overview); /* ---- light: what it shows will change ---- */
 	if (!strcmp(verb, "close"))
 		rc = bh_client_close_async(A(s)->c, fp, on_closed, a, &err);
 	for (size_t i = 0; rc > 0 && i < sizeof map / sizeof map[0]; i++)
@@ -464,6 +403,7 @@ static void on_open(void *arg, bh_client_session *cs, const struct bh_client_err
 	struct open_call *o = arg;
 	struct attached *m = o->m;
 	link_note(m, err);
+	overview_stale(&m->overview); /* ---- light ---- */
 	m->pending--;
 	if (err) {
 		o->cb(o->arg, NULL, err->message);
@@ -512,6 +452,7 @@ static void open_session(struct ui_source *s, const char *tier, const char *floo
 	*oc = (struct open_call){.m = m, .cb = cb, .arg = arg};
 	m->pending++;
 	struct bh_client_error *err = NULL;
+	overview_stale(&m->overview); /* ---- light ---- */
 	if (bh_client_open_async(m->c, &o, on_open, oc, &err) < 0) {
 		m->pending--;
 		cb(arg, NULL, err ? err->message : "the call could not be made");
@@ -530,6 +471,7 @@ static void on_cell(void *arg, struct wire_session_run_response *res, const stru
 {
 	struct run_call *r = arg;
 	link_note(r->m, err);
+	overview_stale(&r->m->overview); /* ---- light ---- */
 	r->m->pending--;
 	if (err) {
 		r->cb(r->arg, NULL, err->message);
@@ -581,6 +523,7 @@ static void run(struct ui_source *s, const char *fp, const char *language, const
 	*r = (struct run_call){.m = m, .cb = cb, .arg = arg};
 	m->pending++;
 	struct bh_client_error *err = NULL;
+	overview_stale(&m->overview); /* ---- light ---- */
 	if (bh_client_session_run_async(cs, &cell, on_cell, r, &err) < 0) {
 		m->pending--;
 		cb(arg, NULL, err ? err->message : "the call could not be made");
@@ -628,6 +571,7 @@ static void list_files(struct ui_source *s, const char *fp, const char *path, ui
 	struct ask *l = ask_new(A(s), arg);
 	l->cb.files = cb;
 	struct bh_client_error *err = NULL;
+	overview_stale(&A(s)->overview); /* ---- light: the session turns busy for it ---- */
 	if (bh_client_list_files_async(A(s)->c, fp, path, on_files, l, &err) < 0) {
 		char why[512];
 		ask_end(l);
@@ -650,6 +594,7 @@ static void read_file(struct ui_source *s, const char *fp, const char *path, uin
 	struct ask *l = ask_new(A(s), arg);
 	l->cb.file = cb;
 	struct bh_client_error *err = NULL;
+	overview_stale(&A(s)->overview); /* ---- light: the session turns busy for it ---- */
 	if (bh_client_read_file_async(A(s)->c, fp, path, max, on_file, l, &err) < 0) {
 		char why[512];
 		ask_end(l);
@@ -783,9 +728,9 @@ static void source_free(struct ui_source *s)
 		bh_client_error_free(err);
 		bh_client_session_free(m->mine[i].s);
 	}
+	overview_close(&m->overview); /* ---- light: the poll out abandoned ---- */
 	bh_client_free(m->c);
-	free(m->asked);
-	free(m->sent);
+	overview_free(&m->overview);
 	free(m);
 }
 
@@ -975,6 +920,7 @@ static void decide(struct ui_source *s, const char *id, bool approve, const char
 	struct ask *a = ask_new(A(s), arg);
 	a->cb.done = cb;
 	struct bh_client_error *err = NULL;
+	overview_stale(&A(s)->overview); /* ---- light ---- */
 	if (bh_client_decide_approval_async(A(s)->c, id, approve, reason, on_done, a, &err) < 0) {
 		char why[512];
 		ask_end(a);
@@ -983,28 +929,39 @@ static void decide(struct ui_source *s, const char *id, bool approve, const char
 }
 
 /* ---- usage ---- */
-static void on_usage(void *arg, struct wire_operator_usage *res, const struct bh_client_error *err)
-{
-	struct ask done = ask_end(arg);
-	if (err) {
-		done.cb.usage(done.arg, NULL, err->message);
-		return;
-	}
-	struct ui_usage u = {.host = res->host, .sessions = res->sessions, .n = res->n};
-	snprintf(u.version, sizeof u.version, "%s", res->version ? res->version : "");
-	done.cb.usage(done.arg, &u, NULL);
-}
-
+/* ---- light: the sessions, the usage and the held calls' count come from
+ * one Overview (source_overview.c) ---- */
 static void usage(struct ui_source *s, ui_usage_fn cb, void *arg)
 {
-	struct ask *a = ask_new(A(s), arg);
-	a->cb.usage = cb;
-	struct bh_client_error *err = NULL;
-	if (bh_client_usage_async(A(s)->c, on_usage, a, &err) < 0) {
-		char why[512];
-		ask_end(a);
-		cb(arg, NULL, not_started(err, why, sizeof why));
-	}
+	overview_usage(&A(s)->overview, cb, arg);
+}
+
+static void sessions(struct ui_source *s, ui_sessions_fn cb, void *arg)
+{
+	overview_sessions(&A(s)->overview, cb, arg);
+}
+
+static void approvals_waiting(struct ui_source *s, ui_count_fn cb, void *arg)
+{
+	overview_waiting(&A(s)->overview, cb, arg);
+}
+
+static void overview_note(void *owner, const struct bh_client_error *err)
+{
+	link_note(owner, err);
+}
+
+static bool overview_mine(void *owner, const char *fp)
+{
+	return is_mine(owner, fp);
+}
+
+/* ---- inflight ---- */
+static void inflight(struct ui_source *s, const char *fp, ui_inflight_fn cb, void *arg)
+{
+	(void)s;
+	(void)fp;
+	cb(arg, NULL, 0, "the calls in flight are read from the engine's own store: open the console on the state directory (or --db on a copy)");
 }
 
 static const struct ui_source_ops attached_ops = {
@@ -1041,6 +998,9 @@ static const struct ui_source_ops attached_ops = {
 	.follow = follow, /* stream */
 	.capture = ui_source_no_capture, /* ---- capture ---- */
 	.search = ui_source_no_search,
+	.approvals_waiting = approvals_waiting, /* ---- light ---- */
+	/* ---- inflight: no reap_chosen: the daemon's Gc reaps every finding ---- */
+	.inflight = inflight,
 };
 
 struct ui_source *ui_source_attached(const char *target, const char *token, char **why)
@@ -1059,6 +1019,9 @@ struct ui_source *ui_source_attached(const char *target, const char *token, char
 		return NULL;
 	}
 	snprintf(m->target, sizeof m->target, "%s", target);
+	/* ---- light ---- */
+	m->overview = (struct overview){.c = m->c, .owner = m, .note = overview_note,
+					.mine = overview_mine, .pending = &m->pending};
 	char *refused = check_at_start(m, target, token);
 	if (refused) {
 		if (why)

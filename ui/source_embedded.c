@@ -15,6 +15,7 @@ struct embedded {
 	struct ui_source base;
 	bh_engine *e;
 	char state_dir[512];
+	bool read_only; /* inflight */
 	int pending;
 	struct {
 		char fp[65];
@@ -48,8 +49,8 @@ static void tier_summary(struct ui_source *s, char *buf, size_t n)
 		if (t[i].offered && used < n)
 			used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? " " : "",
 						 bh_tier_name(t[i].tier));
-	if (!used)
-		snprintf(buf, n, "no tier offered");
+	if (!used) /* inflight: --readonly starts no sandbox, so proves nothing */
+		snprintf(buf, n, "%s", E(s)->read_only ? "none (read-only: nothing runs)" : "no tier offered");
 }
 
 static int poll_fds(struct ui_source *s, struct pollfd *fds, int max)
@@ -667,6 +668,69 @@ static void search(struct ui_source *s, const char *query, ui_search_fn cb, void
 	free(x.r);
 }
 
+/* ---- inflight ---- */
+static void leftovers(struct ui_source *s, char *buf, size_t n)
+{
+	struct bh_leftovers l;
+	bh_engine_leftovers(E(s)->e, &l);
+	bh_leftovers_text(&l, buf, n);
+}
+
+static void reap_chosen(struct ui_source *s, const struct bh_leak *chosen, size_t n,
+			ui_leaks_fn cb, void *arg)
+{
+	struct bh_leak *l = NULL;
+	size_t got = bh_engine_reap(E(s)->e, chosen, n, &l);
+	cb(arg, l, got, NULL);
+	free(l);
+}
+
+struct intents {
+	struct bh_inflight *v;
+	size_t n;
+};
+
+/* Copied whole: the rows are the store's only during the call. */
+static int collect_intent(void *arg, const struct bh_inflight *r)
+{
+	struct intents *x = arg;
+	x->v = realloc(x->v, (x->n + 1) * sizeof *x->v);
+	if (!x->v)
+		abort();
+	struct bh_inflight *c = &x->v[x->n++];
+	*c = *r;
+	c->session = strdup(r->session);
+	c->code_sha256 = strdup(r->code_sha256);
+	c->language = strdup(r->language);
+	c->principal = strdup(r->principal);
+	c->owner = strdup(r->owner);
+	char *code = malloc(r->code_len + 1);
+	if (!code || !c->session || !c->code_sha256 || !c->language || !c->principal || !c->owner)
+		abort();
+	memcpy(code, r->code, r->code_len);
+	code[r->code_len] = '\0';
+	c->code = code;
+	return 0;
+}
+
+static void inflight(struct ui_source *s, const char *fp, ui_inflight_fn cb, void *arg)
+{
+	struct intents x = {0};
+	bh_error *err = NULL;
+	int rc = bh_engine_inflight(E(s)->e, fp && *fp ? fp : NULL, collect_intent, &x, &err);
+	cb(arg, x.v, x.n, rc < 0 ? err->msg : NULL);
+	bh_error_free(err);
+	for (size_t i = 0; i < x.n; i++) {
+		free((char *)x.v[i].session);
+		free((char *)x.v[i].code_sha256);
+		free((char *)x.v[i].language);
+		free((char *)x.v[i].principal);
+		free((char *)x.v[i].owner);
+		free((char *)x.v[i].code);
+	}
+	free(x.v);
+}
+
 static const struct ui_source_ops embedded_ops = {
 	.kind = "embedded",
 	.has_engine = true,
@@ -700,6 +764,10 @@ static const struct ui_source_ops embedded_ops = {
 	.follow = follow, /* stream */
 	.capture = capture, /* ---- capture ---- */
 	.search = search,
+	/* ---- inflight ---- */
+	.leftovers = leftovers,
+	.reap_chosen = reap_chosen,
+	.inflight = inflight,
 };
 
 struct ui_source *ui_source_embedded(const struct bh_config *cfg, char **why)
@@ -717,5 +785,6 @@ struct ui_source *ui_source_embedded(const struct bh_config *cfg, char **why)
 		return NULL;
 	}
 	snprintf(m->state_dir, sizeof m->state_dir, "%s", bh_engine_state_dir(m->e));
+	m->read_only = cfg->read_only;
 	return &m->base;
 }

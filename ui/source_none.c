@@ -128,6 +128,23 @@ static void follow(struct ui_source *s, const char *fp, uint64_t seq, uint64_t o
 	cb(arg, NULL, NO_SOURCE);
 }
 
+/* ---- inflight ---- */
+static void reap_chosen(struct ui_source *s, const struct bh_leak *chosen, size_t n,
+			ui_leaks_fn cb, void *arg)
+{
+	(void)s;
+	(void)chosen;
+	(void)n;
+	cb(arg, NULL, 0, NO_SOURCE);
+}
+
+static void inflight(struct ui_source *s, const char *fp, ui_inflight_fn cb, void *arg)
+{
+	(void)s;
+	(void)fp;
+	cb(arg, NULL, 0, NO_SOURCE);
+}
+
 static const struct ui_source_ops none_ops = {
 	.kind = "none",
 	.has_engine = false,
@@ -161,6 +178,9 @@ static const struct ui_source_ops none_ops = {
 	.follow = follow, /* stream */
 	.capture = ui_source_no_capture, /* ---- capture ---- */
 	.search = ui_source_no_search,
+	/* ---- inflight ---- */
+	.reap_chosen = reap_chosen,
+	.inflight = inflight,
 };
 
 struct ui_source *ui_source_none(void)

@@ -113,10 +113,22 @@ static void events(struct ui_source *s, const struct ui_page *page, ui_events_fn
 	ui_answer_events(cb, arg, rc, &x, err);
 }
 
+/* ---- light: from the store alone, the live rows whose engine is gone
+ * (bh_history_leaks: its pid and last sign of life, UTC) ---- */
 static void leaks(struct ui_source *s, ui_leaks_fn cb, void *arg)
 {
-	(void)s;
-	cb(arg, NULL, 0, "leaks are found by an engine; this is a store opened read-only");
+	struct bh_leak *v = NULL;
+	size_t n = 0;
+	bh_error *err = NULL;
+	if (bh_history_leaks(S(s)->h, &v, &n, &err) < 0) {
+		char why[512];
+		snprintf(why, sizeof why, "%s", err ? err->msg : "cannot read the store");
+		bh_error_free(err);
+		cb(arg, NULL, 0, why);
+		return;
+	}
+	cb(arg, v, n, NULL);
+	free(v);
 }
 
 static void reap(struct ui_source *s, ui_leaks_fn cb, void *arg)
@@ -217,6 +229,23 @@ static void search(struct ui_source *s, const char *query, ui_search_fn cb, void
 	free(x.r);
 }
 
+/* ---- inflight ---- */
+static void reap_chosen(struct ui_source *s, const struct bh_leak *chosen, size_t n,
+			ui_leaks_fn cb, void *arg)
+{
+	(void)s;
+	(void)chosen;
+	(void)n;
+	cb(arg, NULL, 0, READ_ONLY);
+}
+
+static void inflight(struct ui_source *s, const char *fp, ui_inflight_fn cb, void *arg)
+{
+	(void)s;
+	(void)fp;
+	cb(arg, NULL, 0, "the calls in flight are read by an engine; this is a store opened read-only");
+}
+
 static const struct ui_source_ops store_ops = {
 	.kind = "store",
 	.has_engine = false,
@@ -250,6 +279,9 @@ static const struct ui_source_ops store_ops = {
 	.follow = follow, /* stream */
 	.capture = ui_source_no_capture, /* ---- capture ---- */
 	.search = search,
+	/* ---- inflight ---- */
+	.reap_chosen = reap_chosen,
+	.inflight = inflight,
 };
 
 struct ui_source *ui_source_store(const char *db_path, char **why)

@@ -6,6 +6,7 @@ bh_library(bulkhead-ui ui
   ui/ui_files.c
   ui/prompt.c
   ui/source_attached.c
+  ui/source_overview.c # ---- light ----
   ui/source_common.c
   ui/source_embedded.c
   ui/source_none.c
@@ -44,3 +45,5 @@ target_sources(bulkhead-ui PRIVATE ui/source_procs.c ui/ui_text.c ui/views/proce
 target_sources(bulkhead-ui PRIVATE ui/views/hop_diagram.c ui/views/presenter.c ui/views/lanes.c
   ui/views/live_call.c)
 target_link_libraries(bulkhead-ui PUBLIC bulkhead bulkhead-client bulkhead-scenario PkgConfig::NCURSES)
+# ---- inflight ----
+target_sources(bulkhead-ui PRIVATE ui/views/timeline.c ui/views/leaks_reap.c)

@@ -179,6 +179,13 @@ struct bh_config {
 	} policy;
 	uint32_t memory_limit_mb; /* per sandbox; 0 = 512 */
 	uint32_t pids_limit;      /* crun sandboxes; 0 = 256 (runsc gets a generous one) */
+	/* ---- inflight ---- */
+	bool keep_leftovers;      /* at open, what a dead engine left (its sandboxes, rows,
+				     images, cgroups, interrupted calls) is evidence: kept,
+				     summed up (bh_engine_leftovers), listed by bh_engine_leaks
+				     and reaped only by bh_engine_reap / bh_engine_gc. false:
+				     the engine takes over by reaping them (the library's
+				     default, and `serve --reap-leftovers`) */
 };
 
 #define BH_FAIR_SHARE UINT32_MAX /* bh_policy.max_per_principal: see there */
@@ -615,8 +622,9 @@ enum bh_leak_kind {
 	BH_LEAK_OVERDUE,    /* held by this engine past its lifetime and a margin */
 	BH_LEAK_STALE_IMAGE,/* a hibernation image nothing will restore, or past retention */
 	BH_LEAK_STRAY_CGROUP, /* a cgroup below the engine's parent with no container */
+	BH_LEAK_INTERRUPTED, /* inflight: a call's intent a dead engine never settled */
 };
-#define BH_LEAK_KIND_COUNT 6
+#define BH_LEAK_KIND_COUNT 7
 const char *bh_leak_kind_name(enum bh_leak_kind k);
 
 struct bh_leak {
@@ -686,6 +694,51 @@ void bh_capture_free(bh_capture *c);
  * line per problem; 0 with *problems NULL means it verifies. */
 int bh_capture_verify(const char *dir, size_t *n_files, char manifest_sha256[65], char **problems,
 		      bh_error **err);
+
+/* ---- inflight: a dead engine's leftovers, reaped finding by finding ---- */
+
+/* What the previous engine left, as this engine found it at open (before
+ * touching anything): from the store (the dead rows' engine pid and its
+ * last sign of life, store_inflight.c) and the host (bh_engine_leaks). */
+struct bh_leftovers {
+	bool any;
+	int64_t engine_pid;       /* 0: the store names none (an orphan's only trace is the host) */
+	int64_t last_sign_ms;     /* the newest time its rows, events and intents carry */
+	size_t by_kind[BH_LEAK_KIND_COUNT];
+	size_t paused;            /* of the abandoned sandboxes, those the registry says paused */
+	bool reaped_at_open;      /* keep_leftovers was off: they were reaped */
+};
+void bh_engine_leftovers(bh_engine *e, struct bh_leftovers *out);
+/* One line for people: "the previous engine (pid 5287, died ~08:19:11 UTC)
+ * left: 1 paused sandbox, 2 ghost rows, ..." (~: after its last sign of
+ * life); "" when nothing. */
+void bh_leftovers_text(const struct bh_leftovers *l, char *buf, size_t n);
+
+/* The one reap: the findings named in chosen (kind, sandbox and session
+ * match; NULL with n 0: every finding), each found again and asked again
+ * whether something holds it now. Returns how many were reaped, in *reaped. */
+size_t bh_engine_reap(bh_engine *e, const struct bh_leak *chosen, size_t n_chosen,
+		      struct bh_leak **reaped);
+/* What reaping a finding removes, in words (the dry-run preview's column:
+ * the console's and `gc --dry-run`'s). */
+void bh_leak_removal(const struct bh_leak *l, char *buf, size_t n);
+
+/* A call's intent, committed before it was sent to the init. */
+struct bh_inflight {
+	const char *session, *code_sha256, *language, *principal, *owner;
+	const char *code;          /* not NUL-terminated: code_len bytes */
+	size_t code_len;
+	bool code_kept;            /* false: the store keeps digests only */
+	uint64_t sequence;         /* the record's sequence it would have had */
+	int64_t engine_pid, started_ms;
+	int64_t reaped_ms;         /* 0: still a finding */
+	bool interrupted;          /* no engine runs it now: it was running when its engine died */
+};
+typedef int (*bh_inflight_fn)(void *arg, const struct bh_inflight *row);
+/* The intents of one session (NULL: all) still in the store: calls in
+ * flight now, and calls a dead engine was running ("was running"). */
+int bh_engine_inflight(bh_engine *e, const char *session, bh_inflight_fn fn, void *arg,
+		       bh_error **err);
 
 /* ---- history: records and events from the store ------------------------------ */
 
@@ -869,6 +922,28 @@ struct bh_host_usage {
  * *out (the caller frees it with free()), and the host's figures. Returns
  * how many. */
 size_t bh_engine_usage(bh_engine *e, struct bh_host_usage *host, struct bh_session_usage **out);
+
+/* ---- light: what changed since an operator last looked (B27) ---- */
+/* An operator's overview (the session list and the usage) is unchanged
+ * while this is: the engine's start (a restarted engine counts again from
+ * 0), a generation bumped whenever a session is opened, changes state, takes
+ * a call or is forgotten, and the last usage sample's time (every
+ * BH_USAGE_SAMPLE_MS while sessions live). */
+struct bh_change_token {
+	int64_t started_unix_ms;
+	uint64_t generation;
+	int64_t usage_sampled_unix_ms;
+};
+void bh_engine_change_token(bh_engine *e, struct bh_change_token *out);
+
+/* ---- light: leaks on a copy of a store (B24) ---- */
+/* The live rows (neither ended nor hibernated) whose recorded engine pid
+ * does not run, or runs something that is not a bulkhead engine, as
+ * BH_LEAK_ABANDONED findings: the reason names the state, the engine and
+ * its last sign of life (the newest time its rows and their events carry,
+ * UTC), the holder "engine pid N". From the store alone: nothing on the host
+ * is looked at, nothing is written. *out is freed with free(). */
+int bh_history_leaks(bh_history *h, struct bh_leak **out, size_t *n, bh_error **err);
 
 /* ---- introspection for tests and the leak finder ---------------------------- */
 

@@ -439,4 +439,19 @@ int bh_client_usage_async(bh_client *c, bh_client_usage_cb cb, void *arg,
 			  struct bh_client_error **err);
 int bh_client_usage(bh_client *c, struct wire_operator_usage *out, struct bh_client_error **err);
 
+/* ---- light: Overview, the console's one request a refresh ---- */
+/* The sessions, the usage and how many calls wait, in one answer (valid
+ * during the callback). token: the last answer's ("" or NULL: answer at
+ * once); with one, the daemon answers when something changed or after
+ * wait_ms (at most WIRE_OPERATOR_OVERVIEW_WAIT_MAX_MS) with changed false. */
+typedef void (*bh_client_overview_cb)(void *arg, const struct wire_operator_overview *o,
+				      const struct bh_client_error *err);
+/* *handle (when not NULL): the call, until its callback runs, for
+ * bh_client_overview_abandon (the call ends unanswered, its callback never
+ * called: a poll still out when its owner goes). */
+int bh_client_overview_async(bh_client *c, const char *token, uint32_t wait_ms,
+			     bh_client_overview_cb cb, void *arg, void **handle,
+			     struct bh_client_error **err);
+void bh_client_overview_abandon(bh_client *c, void *handle);
+
 #endif

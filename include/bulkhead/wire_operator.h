@@ -404,4 +404,44 @@ int wire_operator_decode_cells(const char *body, size_t len, struct wire_operato
 void wire_operator_follow_free(struct wire_operator_follow *f);
 void wire_operator_cells_free(struct wire_operator_cells *page);
 
+/* ---- light: Overview, the console's one request a refresh (B27) ------------- */
+
+/* Overview answers what the console's header and sandboxes view show — the
+ * sessions (as ListSessions), the usage (as Usage) and how many calls wait
+ * for a decision — in one answer, with a change token: the engine's
+ * generation (bumped whenever a session is opened, changes state, takes a
+ * call or is forgotten), the newest usage sample's time, and the held
+ * calls'. A request that sends the token it last saw is a long poll: it is
+ * answered as soon as the token differs, or after waitMs (capped at
+ * WIRE_OPERATOR_OVERVIEW_WAIT_MAX_MS) with changed false and nothing else.
+ * The poll is parked with FollowCell's and ListEvents' (no thread of its
+ * own). */
+#define WIRE_OPERATOR_OVERVIEW_WAIT_MAX_MS 5000u
+#define WIRE_OPERATOR_TOKEN_MAX 80 /* bytes of a change token */
+
+struct wire_operator_overview_request {
+	const char *token; /* "" : answer at once */
+	uint32_t wait_ms;  /* decoded: at most WIRE_OPERATOR_OVERVIEW_WAIT_MAX_MS */
+};
+
+struct wire_operator_overview {
+	const char *token;
+	bool changed; /* false: only the token; the rest is as last answered */
+	struct wire_operator_sessions sessions;
+	struct wire_operator_usage usage;
+	uint32_t approvals_waiting;
+};
+
+char *wire_operator_encode_overview_request(const struct wire_operator_overview_request *r);
+/* The daemon's strict reading: only token (a string of at most
+ * WIRE_OPERATOR_TOKEN_MAX printable bytes) and waitMs (a number >= 0). */
+int wire_operator_decode_overview_request(const char *body, size_t len,
+					  struct wire_operator_overview_request *out,
+					  struct wire_status *st);
+void wire_operator_overview_request_free(struct wire_operator_overview_request *r);
+char *wire_operator_encode_overview(const struct wire_operator_overview *o);
+int wire_operator_decode_overview(const char *body, size_t len, struct wire_operator_overview *out,
+				  struct wire_status *st);
+void wire_operator_overview_free(struct wire_operator_overview *o);
+
 #endif

@@ -71,6 +71,12 @@ int cmd_console(int argc, char **argv)
 			return CLI_EXIT_BULKHEAD;
 		/* The screen is the console's: the engine's log must not scribble on it. */
 		cfg.log = NULL;
+		/* ---- inflight: never destroy on open (B1). What a dead engine
+		 * left is evidence: kept and summed up in the header, reaped only
+		 * from :leaks (space marks, ctrl-d after a preview). --readonly
+		 * changes nothing at all: no lock, no store write, no sandbox. ---- */
+		cfg.keep_leftovers = true;
+		cfg.read_only = o.readonly;
 		src = ui_source_embedded(&cfg, &why);
 	}
 	if (!src) {

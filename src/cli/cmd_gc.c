@@ -1,4 +1,4 @@
-/* bulkhead leaks [--json] [--state DIR]: what is alive that nothing should
+/* bulkhead leaks [--json] [--state DIR | --db FILE]: what is alive that nothing should
  * hold — orphans in the runtime, abandoned sandboxes of a dead engine, ghost
  * registry rows, images nothing will restore, stray cgroups.
  * bulkhead gc [--dry-run] [--state DIR]: the same findings, reaped (each
@@ -6,7 +6,8 @@
  * collecting anything at open, so what they report is what was there.
  * A daemon holding the state directory (or one named with --attach) is
  * asked instead, through the operator API: it holds the lock, and its
- * engine is the one that knows what it holds. */
+ * engine is the one that knows what it holds. --db FILE reads a copy of a
+ * store read-only: its live rows whose engine is gone (bh_history_leaks). */
 #include "cli.h"
 #include "cli_out.h"
 
@@ -25,6 +26,7 @@ static void quiet(void *arg, enum bh_log_level level, const char *msg)
 
 static void print_findings(const struct bh_leak *v, size_t n, bool json, const char *verb)
 {
+	bool preview = verb && !strcmp(verb, "would be reaped"); /* inflight */
 	if (json) {
 		cJSON *list = cJSON_CreateArray();
 		for (size_t i = 0; i < n; i++) {
@@ -36,6 +38,11 @@ static void print_findings(const struct bh_leak *v, size_t n, bool json, const c
 			cJSON_AddStringToObject(o, "reason", v[i].reason);
 			cJSON_AddStringToObject(o, "holder", v[i].holder);
 			cJSON_AddNumberToObject(o, "firstSeenUnixMs", (double)v[i].first_seen_ms);
+			if (preview) { /* inflight */
+				char what[256];
+				bh_leak_removal(&v[i], what, sizeof what);
+				cJSON_AddStringToObject(o, "wouldRemove", what);
+			}
 			cJSON_AddItemToArray(list, o);
 		}
 		cli_print_json(list);
@@ -55,6 +62,12 @@ static void print_findings(const struct bh_leak *v, size_t n, bool json, const c
 		printf("%-13s %-22s %-12.12s %s (%s)\n", bh_leak_kind_name(v[i].kind),
 		       cli_out_field(stdout, v[i].sandbox), fp, cli_out_field(stdout, v[i].reason),
 		       cli_out_field(stdout, v[i].holder));
+		/* ---- inflight: the dry run's preview, as the console's ---- */
+		if (preview) {
+			char what[256];
+			bh_leak_removal(&v[i], what, sizeof what);
+			printf("%-13s would remove: %s\n", "", cli_out_field(stdout, what));
+		}
 	}
 	if (verb)
 		printf("%zu %s\n", n, verb);
@@ -77,8 +90,28 @@ static int attached(bh_client *client, bool gc, bool dry, bool json)
 	return !gc && n ? 1 : 0;
 }
 
+/* ---- light: leaks --db COPY, a store opened read-only (B24) ---- */
+static int leaks_of_copy(const char *db, bool json)
+{
+	bh_history *h = NULL;
+	bh_error *err = NULL;
+	struct bh_leak *v = NULL;
+	size_t n = 0;
+	if (bh_history_open(db, &h, &err) < 0 || bh_history_leaks(h, &v, &n, &err) < 0) {
+		cli_error("leaks: %s", err ? err->msg : "cannot read the store");
+		bh_error_free(err);
+		bh_history_close(h);
+		return CLI_EXIT_BULKHEAD;
+	}
+	print_findings(v, n, json, NULL);
+	free(v);
+	bh_history_close(h);
+	return n ? 1 : 0;
+}
+
 static int run(int argc, char **argv, bool gc)
 {
+	const char *db = NULL; /* ---- light ---- */
 	struct cli_common c = {0};
 	struct cli_attach at = {0};
 	bool json = false, dry = !gc;
@@ -92,14 +125,19 @@ static int run(int argc, char **argv, bool gc)
 			json = true;
 		else if (gc && !strcmp(argv[i], "--dry-run"))
 			dry = true;
+		else if (!gc && !strcmp(argv[i], "--db") && i + 1 < argc) /* ---- light ---- */
+			db = argv[++i];
 		else {
 			cli_error("%s: unknown argument \"%s\" (usage: bulkhead %s [--attach SOCKET|URL] "
 				  "[--token-file FILE] [--no-attach])",
 				  gc ? "gc" : "leaks", argv[i],
-				  gc ? "gc [--dry-run] [--json] [--state DIR]" : "leaks [--json] [--state DIR]");
+				  gc ? "gc [--dry-run] [--json] [--state DIR]"
+				     : "leaks [--json] [--state DIR | --db FILE]");
 			return CLI_EXIT_USAGE;
 		}
 	}
+	if (db) /* ---- light: a copy of a store, nothing else looked at ---- */
+		return leaks_of_copy(db, json);
 	bh_client *client = NULL;
 	if (cli_attach(&at, &c, CLI_ATTACH_AUTO, &client) < 0)
 		return CLI_EXIT_BULKHEAD;

@@ -26,6 +26,7 @@ struct store_args {
 	const char *session;
 	bool json;
 	const char *file;
+	const char *db; /* ---- light: verify --db FILE, a copy of a store ---- */
 };
 
 static int parse(int argc, char **argv, struct store_args *a, const char *usage, bool want_file)
@@ -40,6 +41,8 @@ static int parse(int argc, char **argv, struct store_args *a, const char *usage,
 			a->session = argv[++i];
 		} else if (!strcmp(argv[i], "--json")) {
 			a->json = true;
+		} else if (!strcmp(argv[i], "--db") && i + 1 < argc) { /* ---- light ---- */
+			a->db = argv[++i];
 		} else if (want_file && !a->file && argv[i][0] != '-') {
 			a->file = argv[i];
 		} else {
@@ -62,6 +65,19 @@ static bh_history *open_store(const struct cli_common *c)
 	bh_history *s = NULL;
 	bh_error *err = NULL;
 	if (bh_state_dir_check(dir, &err) < 0 || bh_history_open(path, &s, &err) < 0) {
+		cli_error("%s", err->msg);
+		bh_error_free(err);
+		return NULL;
+	}
+	return s;
+}
+
+/* ---- light: a copy of a store, opened read-only as --db names it ---- */
+static bh_history *open_copy(const char *db)
+{
+	bh_history *s = NULL;
+	bh_error *err = NULL;
+	if (bh_history_open(db, &s, &err) < 0) {
 		cli_error("%s", err->msg);
 		bh_error_free(err);
 		return NULL;
@@ -237,9 +253,10 @@ static int verify_row(void *arg, const struct bh_record_row *row)
 int cmd_verify(int argc, char **argv)
 {
 	struct store_args a = {0};
-	if (parse(argc, argv, &a, "bulkhead verify [--session FP] [--state DIR]", false) < 0)
+	if (parse(argc, argv, &a, "bulkhead verify [--session FP] [--state DIR | --db FILE]", false) <
+	    0)
 		return CLI_EXIT_USAGE;
-	bh_history *s = open_store(&a.c);
+	bh_history *s = a.db ? open_copy(a.db) : open_store(&a.c); /* ---- light ---- */
 	if (!s)
 		return CLI_EXIT_BULKHEAD;
 	struct verify_state v = {0};

@@ -13,7 +13,7 @@ static const char usage[] =
 	"                      [--per-principal N] [--per-peer N] [--metrics-open]\n"
 	"                      [--shutdown close|hibernate] [--drain DUR] [--rate N]\n"
 	"                      [--pool N] [--pool-age DUR] [--memory-budget MiB] [--sandbox-memory MiB]\n"
-	"                      [--min-free MiB] [--session-disk MiB]\n"
+	"                      [--min-free MiB] [--session-disk MiB] [--reap-leftovers]\n"
 	"                      [--approval required|none] [--approval-timeout DUR]\n"
 	"                      [--approval-cap N] [--approval-cap-per-principal N]\n"
 	"DUR is a number with ms, s, m or h (\"500ms\", \"5m\").\n"
@@ -29,7 +29,10 @@ static const char usage[] =
 	"  --approval required hold every principal's calls, but those whose clients line\n"
 	"                      says approval=none (default none: only approval=required lines)\n"
 	"  --approval-timeout  how long a call waits before it is refused (default 60s, at most 5m)\n"
-	"  --approval-cap N    calls held at once in all (default 64); per principal (default 8)\n";
+	"  --approval-cap N    calls held at once in all (default 64); per principal (default 8)\n"
+	"Leftovers: what a dead engine left here (sandboxes, rows, images, cgroups, interrupted\n"
+	"  calls) is kept as evidence (`bulkhead leaks`, `bulkhead gc`, the console's :leaks).\n"
+	"  --reap-leftovers    reap them at start instead, as the daemon takes over\n";
 
 /* A number from lo to hi written in digits only; -1 otherwise ("8x" is not
  * 8, "" is not 0). */
@@ -78,6 +81,7 @@ int cmd_serve(int argc, char **argv)
 	struct cli_common common = {0};
 	struct bh_daemon_config cfg = {.on_ready = on_ready};
 	uint32_t sandbox_memory = 0;
+	bool reap_leftovers = false; /* inflight */
 	for (int i = 1; i < argc; i++) {
 		int r = cli_common_opt(&common, argc, argv, &i);
 		if (r < 0)
@@ -91,6 +95,18 @@ int cmd_serve(int argc, char **argv)
 		}
 		if (!strcmp(a, "--metrics-open")) {
 			cfg.metrics_open = true;
+			continue;
+		}
+		/* ---- inflight: a daemon restarted on a dead one's directory
+		 * takes it over (the lock, its hibernated sessions) but keeps
+		 * what the dead one left — its sandboxes, rows, images, cgroups
+		 * and interrupted calls are an incident's evidence, and nothing
+		 * at open can tell a crash worth a look from one that is not.
+		 * They are logged, listed by `bulkhead leaks` and reaped by `gc`
+		 * or the console; an unattended restart (a supervisor's loop)
+		 * asks for the old take-over with --reap-leftovers. ---- */
+		if (!strcmp(a, "--reap-leftovers")) {
+			reap_leftovers = true;
 			continue;
 		}
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -180,6 +196,7 @@ int cmd_serve(int argc, char **argv)
 		return CLI_EXIT_BULKHEAD;
 	cfg.engine.policy = policy;
 	cfg.engine.memory_limit_mb = sandbox_memory;
+	cfg.engine.keep_leftovers = !reap_leftovers; /* inflight */
 	char *why = NULL;
 	if (bh_daemon_serve(&cfg, &why) < 0) {
 		cli_error("serve: %s", why);

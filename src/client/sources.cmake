@@ -15,5 +15,7 @@ bh_library(bulkhead-client src/client
   src/client/transport.c
   src/client/wait.c
   # ---- approvals ----
-  src/client/operator_approvals.c)
+  src/client/operator_approvals.c
+  # ---- light ----
+  src/client/operator_overview.c)
 target_link_libraries(bulkhead-client PUBLIC bulkhead-wire CURL::libcurl PkgConfig::CRYPTO)

@@ -125,7 +125,8 @@ struct audit_read {
 static bool is_state_read(const char *procedure)
 {
 	static const char *const reads[] = {"ListSessions", "GetSession", "ListRecords",
-					    "ListEvents", "Leaks", "Evidence"};
+					    "ListEvents", "Leaks", "Evidence",
+					    "Overview" /* ---- light ---- */};
 	const char *prefix = WIRE_OPERATOR_SERVICE "/";
 	size_t n = strlen(prefix);
 	if (strncmp(procedure, prefix, n))

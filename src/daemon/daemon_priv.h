@@ -224,4 +224,17 @@ int approvals_decide(struct server *s, const struct wire_operator_decision *d, c
  * method is neither. */
 bool operator_approvals(struct call *c, const char *method);
 
+/* ---- light: Overview, the console's one light request (operator_overview.c) ---- */
+/* A long poll's look: answers c and returns true, or returns false when it
+ * has nothing to say yet (final: it must answer now). */
+typedef bool (*operator_park_fn)(struct call *c, void *arg, bool final);
+/* Answers c at once when answer says so (or wait_ms is 0); else parks it
+ * with the ListEvents and FollowCell waiters, looked at every 100 ms by the
+ * same poll until it answers or wait_ms ends (operator_service.c). arg is
+ * freed with arg_free either way. */
+void operator_park(struct call *c, uint32_t wait_ms, operator_park_fn answer, void *arg,
+		   void (*arg_free)(void *arg));
+/* Overview; false when method is not it. */
+bool operator_overview(struct call *c, const char *method);
+
 #endif

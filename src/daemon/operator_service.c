@@ -361,6 +361,10 @@ struct event_wait {
 	bool (*answer)(struct event_wait *w, bool even_if_none);
 	char fp[65];
 	uint64_t sequence, out_after, err_after;
+	/* ---- light: a procedure parked through operator_park ---- */
+	operator_park_fn park;
+	void *park_arg;
+	void (*park_free)(void *arg);
 };
 
 static void wait_free(void *p)
@@ -371,6 +375,8 @@ static void wait_free(void *p)
 		pp = &(*pp)->next;
 	if (*pp)
 		*pp = w->next;
+	if (w->park_free) /* ---- light ---- */
+		w->park_free(w->park_arg);
 	free(w);
 }
 
@@ -480,6 +486,34 @@ static void follow_cell(struct call *c, const struct wire_operator_request *req)
 	}
 	/* Parked with the ListEvents waiters: looked at by the same poll,
 	 * no thread and no timer of its own. */
+	struct server *s = c->srv;
+	w->next = s->waiters;
+	s->waiters = w;
+	call_pending(c, w, wait_free);
+}
+
+/* ---- light: another procedure's long poll, parked with these ---- */
+
+static bool park_answer(struct event_wait *w, bool even_if_none)
+{
+	return w->park(w->c, w->park_arg, even_if_none);
+}
+
+void operator_park(struct call *c, uint32_t wait_ms, operator_park_fn answer, void *arg,
+		   void (*arg_free)(void *arg))
+{
+	struct event_wait *w = calloc(1, sizeof *w);
+	if (!w)
+		abort();
+	*w = (struct event_wait){.c = c, .answer = park_answer, .park = answer, .park_arg = arg,
+				 .park_free = arg_free, .until_ms = now_mono_ms() + wait_ms};
+	if (answer(c, arg, wait_ms == 0)) {
+		w->park_free = NULL;
+		free(w);
+		if (arg_free)
+			arg_free(arg);
+		return;
+	}
 	struct server *s = c->srv;
 	w->next = s->waiters;
 	s->waiters = w;
@@ -658,6 +692,9 @@ void operator_service(struct call *c, const char *method)
 	/* ---- approvals ---- */
 	if (operator_approvals(c, method))
 		return; /* its request is read strictly, by its own decoder */
+	/* ---- light ---- */
+	if (operator_overview(c, method))
+		return; /* likewise */
 	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
 		if (strcmp(method, methods[i].name))
 			continue;

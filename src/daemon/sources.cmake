@@ -17,5 +17,7 @@ bh_library(bulkhead-daemon src/daemon
   src/daemon/why.c
   # ---- approvals ----
   src/daemon/approvals.c
-  src/daemon/operator_approvals.c)
+  src/daemon/operator_approvals.c
+  # ---- light ----
+  src/daemon/operator_overview.c)
 target_link_libraries(bulkhead-daemon PUBLIC bulkhead-wire PkgConfig::MHD PkgConfig::CRYPTO)

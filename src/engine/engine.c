@@ -490,9 +490,20 @@ int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, 
 		store_watch_wal(e->store, CHECKPOINT_PAGES, on_wal_full, e);
 	if (!e->inspect_only && !cfg->skip_proofs)
 		warden_start(e);
-	if (!e->inspect_only) {
+	/* ---- inflight: what a dead engine left is looked at before anything
+	 * touches it; kept as evidence when asked (the console, serve without
+	 * --reap-leftovers), else reaped as the engine takes over. ---- */
+	e->keep_leftovers = cfg->keep_leftovers;
+	leftovers_survey(e, true);
+	if (!e->inspect_only && e->keep_leftovers) {
+		leftovers_hold_uids(e);
+		sessions_readopt(e);
+		on_prune(e, NULL);
+	} else if (!e->inspect_only) {
+		e->leftovers.reaped_at_open = e->leftovers.any;
 		sweep_leftovers(e);
 		sessions_reconcile(e);
+		leftovers_reap_interrupted(e);
 		on_prune(e, NULL);
 	}
 	if (!ro)
@@ -728,7 +739,8 @@ void bh_engine_close(bh_engine *e)
 	/* Each ended sandbox removed its own bundle; what is left belongs to
 	 * hibernated sessions the next engine re-adopts. */
 	warden_stop(e);
-	if (e->lock_fd >= 0 && !e->inspect_only)
+	/* inflight: a dead engine's cgroups kept as evidence stay until reaped. */
+	if (e->lock_fd >= 0 && !e->inspect_only && !(e->keep_leftovers && e->leftovers.any))
 		cgroups_cleanup(&e->cg);
 	sessions_free(e);
 	pool_free(e);

@@ -317,6 +317,9 @@ void sessions_close_all(bh_engine *e);
 void sessions_free(bh_engine *e);
 /* Registry rows a dead engine left live end as reaped. */
 void sessions_reconcile(bh_engine *e);
+/* inflight: only the hibernated rows re-adopted; the dead engine's live
+ * rows stay for the operator (keep_leftovers). */
+void sessions_readopt(bh_engine *e);
 /* Whether a registry row says this container is a hibernated session (its
  * bundle must survive the leftover sweep). */
 bool sessions_keeps_bundle(bh_engine *e, const char *sandbox);
@@ -400,7 +403,38 @@ struct bh_engine {
 	int64_t started_unix_ms;   /* the engine's uptime starts here */
 	uint32_t usage_ticks;      /* loop ticks since the last usage sample */
 	bool usage_off;            /* test hook: no sampler (the bench's control) */
+	/* ---- light: what an operator's overview shows changed (B27) ---- */
+	uint64_t generation;       /* bumped by engine_changed */
+	int64_t usage_sampled_ms;  /* the last usage pass's wall time (0: none yet) */
+	/* ---- inflight (leftovers.c) ---- */
+	bool keep_leftovers;       /* bh_config's: a dead engine's leftovers are evidence */
+	struct bh_leftovers leftovers; /* what it left, as found at open */
 };
+
+/* ---- light ---- */
+/* Something a session list shows changed (a session opened, changed state,
+ * took a call, was forgotten): an operator's long poll wakes for it. */
+static inline void engine_changed(bh_engine *e)
+{
+	e->generation++;
+}
+/* The store a history reads (history.c), for history_leaks.c. */
+struct bh_store *history_store(bh_history *h);
+
+/* ---- inflight: a dead engine's leftovers (leftovers.c) ---- */
+/* Before anything is touched at open (tell: logged), and again after each
+ * reap: what the previous engine left, and still is there. */
+void leftovers_survey(bh_engine *e, bool tell);
+/* The intents no held session is running: calls a dead engine was
+ * running, as findings (bh_engine_leaks). */
+void leftovers_interrupted(bh_engine *e, struct bh_leak **v, size_t *n);
+/* At a take-over: those calls settled as reaped (their intents kept). */
+void leftovers_reap_interrupted(bh_engine *e);
+/* Kept leftovers keep their host uid ranges: no new sandbox of ours is
+ * given one a dead engine's sandbox still runs as (sandbox.c). */
+void leftovers_hold_uids(bh_engine *e);
+int uid_slot_of(bh_engine *e, uint32_t host_uid_base);
+void uid_slot_hold(bh_engine *e, int slot);
 
 /* The provider name records and answers carry for a tier (vocab.c). */
 const char *engine_provider(enum bh_tier tier);

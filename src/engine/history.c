@@ -97,3 +97,9 @@ int bh_history_search(bh_history *h, enum bh_search_stream stream, const char *t
 	bh_error_free(local);
 	return rc;
 }
+
+/* ---- light ---- */
+struct bh_store *history_store(bh_history *h)
+{
+	return h->store;
+}

@@ -175,6 +175,8 @@ size_t bh_engine_leaks(bh_engine *e, struct bh_leak **out)
 	for (size_t i = 0; i < n_running; i++)
 		free(running[i]);
 	free(running);
+	/* inflight: calls a dead engine was running. */
+	leftovers_interrupted(e, &f.v, &f.n);
 	*out = f.v;
 	return f.n;
 }
@@ -201,7 +203,52 @@ static bool still_unheld(bh_engine *e, const struct bh_leak *l)
 	}
 }
 
+void bh_leak_removal(const struct bh_leak *l, char *buf, size_t n)
+{
+	switch (l->kind) {
+	case BH_LEAK_ORPHAN:
+	case BH_LEAK_ABANDONED:
+		snprintf(buf, n, "%s kill + delete %.64s, its bundle%s", l->runtime, l->sandbox,
+			 l->fingerprint[0] ? ", its row ended (reaped)" : "");
+		return;
+	case BH_LEAK_GHOST:
+		snprintf(buf, n, "its registry row ended (reaped); nothing on the host");
+		return;
+	case BH_LEAK_OVERDUE:
+		snprintf(buf, n, "the session killed (its sandbox closed)");
+		return;
+	case BH_LEAK_STALE_IMAGE:
+		snprintf(buf, n, "images/%.64s deleted", l->sandbox);
+		return;
+	case BH_LEAK_STRAY_CGROUP:
+		snprintf(buf, n, "the empty cgroup %.64s removed", l->sandbox);
+		return;
+	case BH_LEAK_INTERRUPTED:
+		snprintf(buf, n, "nothing deleted: the intent is marked reaped, kept for the timeline");
+		return;
+	}
+	snprintf(buf, n, "?");
+}
+
+/* Whether the operator named this finding: the same kind, thing and session. */
+static bool chosen_one(const struct bh_leak *l, const struct bh_leak *chosen, size_t n_chosen)
+{
+	if (!chosen)
+		return true;
+	for (size_t i = 0; i < n_chosen; i++)
+		if (chosen[i].kind == l->kind && !strcmp(chosen[i].sandbox, l->sandbox) &&
+		    !strcmp(chosen[i].fingerprint, l->fingerprint))
+			return true;
+	return false;
+}
+
 size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped)
+{
+	return bh_engine_reap(e, NULL, 0, reaped);
+}
+
+size_t bh_engine_reap(bh_engine *e, const struct bh_leak *chosen, size_t n_chosen,
+		      struct bh_leak **reaped)
 {
 	if (reaped)
 		*reaped = NULL;
@@ -213,6 +260,8 @@ size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped)
 	struct bh_leak *v = NULL;
 	size_t found = bh_engine_leaks(e, &v), n = 0;
 	for (size_t i = 0; i < found; i++) {
+		if (!chosen_one(&v[i], chosen, n_chosen))
+			continue;
 		if (!still_unheld(e, &v[i])) {
 			bh_log(e, BH_LOG_INFO, "not reaping %s %s: a live session holds it now",
 			       bh_leak_kind_name(v[i].kind), v[i].sandbox);
@@ -234,6 +283,8 @@ size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped)
 			if (sandbox_name_valid(l->sandbox)) {
 				cleanup_free char *bundle = xasprintf("%s/%s", e->bundles_dir, l->sandbox);
 				rm_rf(bundle);
+				if (chosen) /* its own leaf; the others stay unchosen */
+					cgroups_remove_leaf(&e->cg, l->sandbox);
 			}
 			break;
 		}
@@ -259,7 +310,20 @@ size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped)
 			break;
 		}
 		case BH_LEAK_STRAY_CGROUP:
-			break; /* below: the whole tree's empty leaves go at once */
+			/* Below, with the tree's other empty leaves when every
+			 * finding is reaped; alone when it was chosen. */
+			if (chosen)
+				cgroups_remove_leaf(&e->cg, l->sandbox);
+			break;
+		case BH_LEAK_INTERRUPTED: {
+			/* The intent stays, marked: the timeline still shows the
+			 * call that was running. */
+			const char *seq = l->sandbox[0] == '#' ? l->sandbox + 1 : "";
+			if (e->store && *seq)
+				store_inflight_reaped(e->store, l->fingerprint,
+						      strtoull(seq, NULL, 10), (int64_t)now_real_ms());
+			break;
+		}
 		}
 		if (e->store)
 			store_event(e->store, "leak_reaped", l->fingerprint, l->sandbox,
@@ -267,15 +331,27 @@ size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped)
 		bh_log(e, BH_LOG_INFO, "reaped %s %s: %s", bh_leak_kind_name(l->kind), l->sandbox,
 		       l->reason);
 	}
-	/* Empty leaves of our cgroup tree, except those a held sandbox uses. */
+	/* Empty leaves of our cgroup tree, except those a held sandbox uses
+	 * (and, when the operator chose findings, those not chosen). */
 	char **cgs = NULL;
 	size_t ncg = cgroups_list(&e->cg, &cgs);
 	for (size_t i = 0; i < ncg; i++) {
-		if (!held(e, cgs[i]))
+		if (!chosen && !held(e, cgs[i]))
 			cgroups_remove_leaf(&e->cg, cgs[i]);
 		free(cgs[i]);
 	}
 	free(cgs);
+	/* Every finding reaped and no sandbox of ours: the tree's parent goes
+	 * too (a gc of a dead engine's directory leaves no cgroup). */
+	if (!chosen && !e->sandboxes && e->lock_fd >= 0)
+		cgroups_cleanup(&e->cg);
+	/* What is still there of the dead engine (the header's line). */
+	if (e->leftovers.any) {
+		int64_t pid = e->leftovers.engine_pid, last = e->leftovers.last_sign_ms;
+		leftovers_survey(e, false);
+		e->leftovers.engine_pid = pid;
+		e->leftovers.last_sign_ms = last;
+	}
 	if (reaped)
 		*reaped = v;
 	else

@@ -74,6 +74,23 @@ static uint32_t uid_base(bh_engine *e, int slot)
 	return 65536u * (16u + region * 256u + (uint32_t)slot);
 }
 
+/* ---- inflight: the slot a host uid range belongs to (-1: none of this
+ * engine's), so a dead engine's kept sandboxes keep theirs ---- */
+int uid_slot_of(bh_engine *e, uint32_t host_uid_base)
+{
+	uint32_t first = uid_base(e, 0);
+	if (host_uid_base < first || host_uid_base % 65536u)
+		return -1;
+	uint32_t slot = (host_uid_base - first) / 65536u;
+	return slot < 256 ? (int)slot : -1;
+}
+
+void uid_slot_hold(bh_engine *e, int slot)
+{
+	if (slot >= 0 && slot < 256)
+		e->uid_slots[slot] = 1;
+}
+
 /* ---- teardown ---- */
 
 static void finalize(bh_engine *e, struct sandbox *sb)

@@ -73,6 +73,7 @@ static void change_state(bh_session *s, enum bh_session_state st, bool persist)
 		session_event(s, "state", detail); /* ---- ci: attribution ---- */
 	}
 	s->state = st;
+	engine_changed(s->e); /* ---- light ---- */
 }
 
 void set_state(bh_session *s, enum bh_session_state st)
@@ -178,6 +179,7 @@ static void on_tombstone(bh_engine *e, void *arg)
 	for (bh_session **pp = &e->sessions; *pp; pp = &(*pp)->next) {
 		if (*pp == s) {
 			*pp = s->next;
+			engine_changed(e); /* ---- light ---- */
 			break;
 		}
 	}

@@ -5,8 +5,10 @@
  * handed back; a cell that may have run but got no answer becomes a
  * version-3 record. */
 #include "session_priv.h"
+#include "store.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #define PROTOCOL 3u
 
@@ -233,6 +235,8 @@ static void on_cell_reply(bh_engine *e, void *arg, struct sandbox *sb, const str
 									       : BH_REFUSAL_ENVIRONMENT;
 		bh_refuse(&err, why, "%s", msg);
 		err->sys_errno = err_no;
+		if (e->store) /* inflight: refused, so nothing ran and no record comes */
+			store_inflight_settle(e->store, s->fp, s->calls + 1);
 		session_live_end(s, op, NULL, NULL); /* stream */
 		set_state(s, BH_SESSION_READY);
 		op->cell_cb(op->arg, NULL, err);
@@ -345,6 +349,35 @@ static void exec_frame(struct buf *f, uint64_t call_id, const struct op *op)
 	proto_put_str(f, op->code, op->cell.code_len);
 }
 
+/* ---- inflight ---- */
+static int commit_intent(bh_session *s, struct op *op, bh_error **err)
+{
+	bh_engine *e = s->e;
+	if (!e->store)
+		return 0;
+	char digest[65];
+	sha256_hex(op->code, op->cell.code_len, digest);
+	struct store_inflight_row row = {
+		.session = s->fp,
+		.sequence = s->calls + 1,
+		.code_sha256 = digest,
+		.language = op->cell.fresh_process ? "javascript" : bh_language_name(op->cell.language),
+		.principal = s->principal ? s->principal : "",
+		.owner = s->owner ? s->owner : "",
+		.code = (const uint8_t *)op->code,
+		.code_len = op->cell.code_len,
+		.engine_pid = (int64_t)getpid(),
+		.started_ms = op->started_unix_ms,
+	};
+	if (store_inflight_begin(e->store, &row, e->keep_content, err) < 0) {
+		/* The words of a record that could not be stored: the same cause,
+		 * found before the code ran rather than after. */
+		bh_error_wrap(*err, "nothing was sent to the sandbox: its record could not be stored");
+		return -1;
+	}
+	return 0;
+}
+
 static int send_cell(bh_session *s, struct op *op, bh_error **err)
 {
 	assert(err);
@@ -371,10 +404,20 @@ static int send_cell(bh_session *s, struct op *op, bh_error **err)
 	proto_put_u32(&f, s->e->relay_ms); /* stream: channel.h, version 2 */
 send:
 	op->started_unix_ms = (int64_t)now_real_ms();
+	/* ---- inflight: the intent is committed before the init sees the
+	 * code, so a kill -9 during the call leaves "this cell was running";
+	 * the record that answers it replaces it. Nothing runs unrecorded:
+	 * a store that cannot take the intent refuses the call. ---- */
+	if (commit_intent(s, op, err) < 0) {
+		buf_free(&f);
+		return -1;
+	}
 	usage_note_call(s);
 	int ret = sandbox_request(s->e, s->sb, call_id, &f, op->cell.timeout_ms + BACKSTOP_GRACE_MS,
 				  on_cell_reply, s, err);
 	buf_free(&f);
+	if (ret < 0 && s->e->store) /* inflight: never sent */
+		store_inflight_settle(s->e->store, s->fp, s->calls + 1);
 	if (ret == 0)
 		session_live_begin(s, op); /* stream */
 	if (ret == 0)
@@ -467,6 +510,7 @@ static int enqueue(bh_session *s, struct op *op, bh_error **err)
 	if (op->kind == OP_CELL) {
 		s->claimed = true;
 		s->last_call_ms = (int64_t)now_real_ms();
+		engine_changed(s->e); /* ---- light ---- */
 	}
 	struct op **pp = &s->queue;
 	while (*pp)

@@ -339,6 +339,7 @@ int bh_session_open(bh_engine *e, const struct bh_session_opts *opts, bh_session
 	}
 	s->next = e->sessions;
 	e->sessions = s;
+	engine_changed(e); /* ---- light ---- */
 	*out = s;
 	return 0;
 }

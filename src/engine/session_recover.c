@@ -168,10 +168,15 @@ static void readopt(void *arg, const struct store_hibernated_row *r)
 	store_event(e->store, "readopted", s->fp, s->sandbox_name, "hibernated");
 }
 
-void sessions_reconcile(bh_engine *e)
+void sessions_readopt(bh_engine *e)
 {
 	store_hibernated_sessions(e->store, readopt, e, NULL);
 	sessions_enforce_images_budget(e, NULL);
+}
+
+void sessions_reconcile(bh_engine *e)
+{
+	sessions_readopt(e);
 	/* We hold the state directory's lock, so every live row was left by a
 	 * dead engine; its sandbox died with it (or was just deleted by the
 	 * leftover sweep). */

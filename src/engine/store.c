@@ -16,9 +16,7 @@ static const char *const migrations[] = {
 	bh_schema_sql,	 /* data/schema.sql */
 	bh_migration_002, /* data/migrations/002-hibernation.sql */
 	bh_migration_003, /* data/migrations/003-cells.sql (stream) */
-	/* ---- ci: attribution. Migration 4 is inflight's (004-inflight.sql):
-	 * until it is merged its slot runs nothing, so 005 keeps its number. ---- */
-	"",
+	bh_migration_004, /* data/migrations/004-inflight.sql (inflight) */
 	bh_migration_005, /* data/migrations/005-attribution.sql (ci) */
 };
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
@@ -407,6 +405,14 @@ int store_record_commit(struct bh_store *s, const struct bh_record *rec,
 		sqlite3_bind_int64(st, 3, rec->ended_unix_ms);
 		store_bind_text(st, 4, rec->session);
 		if (step_done(s, st, "update the session's chain", err) < 0)
+			goto rollback;
+		/* ---- inflight: the record replaces the call's intent ---- */
+		st = store_prepare(s, "DELETE FROM inflight WHERE session = ? AND sequence = ?", err);
+		if (!st)
+			goto rollback;
+		store_bind_text(st, 1, rec->session);
+		sqlite3_bind_int64(st, 2, (int64_t)rec->sequence);
+		if (step_done(s, st, "settle the call's intent", err) < 0)
 			goto rollback;
 	}
 	if (exec1(s, "COMMIT", err) < 0)

@@ -151,4 +151,35 @@ struct store_hibernated_row {
 typedef void (*store_hibernated_fn)(void *arg, const struct store_hibernated_row *row);
 int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *arg, bh_error **err);
 
+/* ---- inflight: calls in flight (store_inflight.c, migration 004) ---- */
+extern const char bh_migration_004[];
+struct store_inflight_row {
+	const char *session;
+	uint64_t sequence;
+	const char *code_sha256, *language, *principal, *owner;
+	const uint8_t *code;
+	size_t code_len;
+	int64_t engine_pid, started_ms;
+};
+/* Committed before the cell is sent to the init; the record that answers
+ * it deletes it in its own transaction (store_record_commit). */
+int store_inflight_begin(struct bh_store *s, const struct store_inflight_row *row,
+			 bool keep_content, bh_error **err);
+/* A call that ends with no record (refused by the init): its intent goes. */
+void store_inflight_settle(struct bh_store *s, const char *session, uint64_t sequence);
+/* A finding reaped: the intent stays, for the timeline, marked. */
+void store_inflight_reaped(struct bh_store *s, const char *session, uint64_t sequence, int64_t at_ms);
+/* Intents, oldest first, of one session ("" or NULL: all); open_only: not reaped. */
+int store_inflight_rows(struct bh_store *s, const char *session, bool open_only,
+			bh_inflight_fn fn, void *arg, bh_error **err);
+/* The engine that left dead rows (not self_pid's) and its last sign of
+ * life; 1 when there is one, 0 when none, -1 on a store that cannot say. */
+int store_previous_engine(struct bh_store *s, int64_t self_pid, int64_t *pid, int64_t *last_ms);
+/* An engine's last sign of life: the newest time its rows (created, last
+ * call), their events and its intents carry; 0 when none. The one
+ * definition (the survey at open, and the leaks on a store copy). */
+int64_t store_engine_last_sign(struct bh_store *s, int64_t pid);
+/* The registry state of the live row naming this container. */
+bool store_live_state(struct bh_store *s, const char *sandbox, char *state, size_t n);
+
 #endif

@@ -107,6 +107,10 @@ static int check_table(sqlite3 *db, sqlite3 *ref, const char *path, const char *
 	if (kind_of(db, table, kind, sizeof kind) < 0)
 		return bh_fail(err, BH_E_INVALID, 0, "store %s: cannot read its schema: %s", path,
 			       sqlite3_errmsg(db));
+	/* ---- inflight: a store migration 004 never reached has no intents
+	 * (its reads find none); present, it is checked as every table is. */
+	if (!*kind && !strcmp(table, "inflight"))
+		return 0;
 	if (!*kind)
 		return bh_fail(err, BH_E_INVALID, 0,
 			       "store %s: it has no table %s: not a bulkhead store", path, table);

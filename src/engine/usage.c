@@ -124,6 +124,16 @@ void usage_tick(bh_engine *e)
 	int64_t now_ms = (int64_t)now_real_ms();
 	for (bh_session *s = e->sessions; s; s = s->next)
 		sample(s, now_us, now_ms);
+	if (e->sessions) /* ---- light: figures a console shows moved ---- */
+		e->usage_sampled_ms = now_ms;
+}
+
+/* ---- light ---- */
+void bh_engine_change_token(bh_engine *e, struct bh_change_token *out)
+{
+	*out = (struct bh_change_token){.started_unix_ms = e->started_unix_ms,
+					.generation = e->generation,
+					.usage_sampled_unix_ms = e->usage_sampled_ms};
 }
 
 void usage_note_call(bh_session *s)

@@ -80,6 +80,7 @@ static const char *const leak_names[] = {
 	[BH_LEAK_OVERDUE] = "overdue",
 	[BH_LEAK_STALE_IMAGE] = "stale-image",
 	[BH_LEAK_STRAY_CGROUP] = "stray-cgroup",
+	[BH_LEAK_INTERRUPTED] = "interrupted", /* inflight */
 };
 NAMED(leak_names, BH_LEAK_KIND_COUNT);
 

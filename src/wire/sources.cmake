@@ -24,3 +24,5 @@ bh_library(bulkhead-wire src/wire
 target_link_libraries(bulkhead-wire PUBLIC bulkhead m)
 # ---- procs ----
 target_sources(bulkhead-wire PRIVATE src/wire/wire_operator_procs.c)
+# ---- light ----
+target_sources(bulkhead-wire PRIVATE src/wire/wire_operator_overview.c)

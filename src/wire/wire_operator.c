@@ -341,7 +341,7 @@ static int read_leak_kind(const struct jr *r, const cJSON *o, const char *path,
 	cleanup_free char *name = NULL;
 	if (jr_string(r, o, path, "kind", &name, NULL) < 0)
 		return -1;
-	for (int k = BH_LEAK_ORPHAN; k <= BH_LEAK_STRAY_CGROUP; k++) {
+	for (int k = BH_LEAK_ORPHAN; k < BH_LEAK_KIND_COUNT; k++) { /* every kind: inflight's interrupted too */
 		if (!strcmp(name, bh_leak_kind_name((enum bh_leak_kind)k))) {
 			*out = (enum bh_leak_kind)k;
 			return 0;

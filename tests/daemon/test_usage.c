@@ -147,3 +147,46 @@ Test(daemon_usage, the_usage_command_prints_the_host_and_a_row_per_live_session,
 	cr_assert_neq(pclose(f), 0, "%s", out);
 	cr_assert(strstr(out, "operator"), "%s", out);
 }
+
+/* ---- light: /metrics' cardinality cap past 32 live sessions ----
+ * A series per sandbox for the 32 that use the most memory; every one past
+ * them is summed into session="_other" (one series, whatever their number),
+ * and bulkhead_sandbox_series_folded says how many were folded. The memory
+ * limit each holds is the same for all, so _other's limit is exactly the
+ * folded ones' limits summed. */
+static void start_roomy(void)
+{
+	daemon_start(&d, "--tier container --max-sessions 40 --per-principal 40 --sandbox-memory 64");
+}
+
+static size_t count_lines(const char *text, const char *prefix)
+{
+	size_t n = 0;
+	for (const char *p = text; (p = strstr(p, prefix)); p++)
+		n += p == text || p[-1] == '\n';
+	return n;
+}
+
+Test(daemon_usage, metrics_keep_32_sandbox_series_and_fold_the_rest_into_other,
+     .init = start_roomy, .fini = stop, .timeout = 600)
+{
+	enum { OPENED = 35 };
+	for (int i = 0; i < OPENED; i++) {
+		struct daemon_session s;
+		daemon_open_session(&d, &s);
+	}
+	struct answer *a = daemon_get_as(&d, d.op_token, "/metrics");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	const char *m = a->body;
+	cr_assert_eq(count_lines(m, "bulkhead_sandbox_memory_bytes{session=\""), 33,
+		     "not 32 sandboxes and _other:\n%s", m);
+	cr_assert_eq(count_lines(m, "bulkhead_sandbox_memory_bytes{session=\"_other\""), 1, "%s", m);
+	cr_assert_eq(count_lines(m, "bulkhead_sandbox_pids{session=\""), 33, "%s", m);
+	cr_assert_eq(count_lines(m, "bulkhead_sandbox_series_folded 3\n"), 1,
+		     "three sessions past the 32 are not said to be folded:\n%s", m);
+	char want[128];
+	snprintf(want, sizeof want, "bulkhead_sandbox_memory_limit_bytes{session=\"_other\",tier=\"\"} %llu\n",
+		 3ull * 64 * MiB);
+	cr_assert(strstr(m, want), "_other is not the folded ones' sum (%s):\n%s", want, m);
+	answer_free(a);
+}

@@ -73,6 +73,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		   wire_operator_encode_decision, wire_operator_decision_free);
 	ROUND_TRIP(struct wire_operator_decision, wire_operator_decode_decision_request,
 		   wire_operator_encode_decision, wire_operator_decision_free);
+	/* ---- light ---- */
+	ROUND_TRIP(struct wire_operator_overview, wire_operator_decode_overview,
+		   wire_operator_encode_overview, wire_operator_overview_free);
+	ROUND_TRIP(struct wire_operator_overview_request, wire_operator_decode_overview_request,
+		   wire_operator_encode_overview_request, wire_operator_overview_request_free);
 	struct wire_status st;
 	wire_operator_decode_done("Pause", body, size, &st);
 	struct wire_operator_request req;

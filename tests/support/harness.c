@@ -66,10 +66,12 @@ void harness_open_at(struct harness *h, const char *state_dir, const char *crash
 	/* The caller may have set a policy before; everything else starts empty
 	 * (an earlier directory name is freed: the caller passes its own copy). */
 	struct bh_policy policy = h->policy;
+	bool keep = h->keep_leftovers; /* inflight */
 	char *dir = strdup(state_dir);
 	free(h->state_dir);
 	memset(h, 0, sizeof *h);
 	h->policy = policy;
+	h->keep_leftovers = keep;
 	h->state_dir = dir;
 	open_engine(h, NULL, crash_at);
 }
@@ -86,6 +88,7 @@ static void open_engine(struct harness *h, const char *drop_wall, const char *cr
 		.log_arg = h,
 		.policy = h->policy,
 		.evidence_dir = drop_wall ? NULL : evidence,
+		.keep_leftovers = h->keep_leftovers, /* inflight */
 	};
 	bh_error *err = NULL;
 	struct bh_test_hooks hooks = {.drop_wall = drop_wall, .crash_at = crash_at};

@@ -24,6 +24,7 @@ struct harness {
 	bh_engine *e;
 	char log[8192]; /* warnings the engine logged, for failure messages */
 	struct bh_policy policy;
+	bool keep_leftovers; /* inflight: bh_config's (kept across harness_open_at) */
 };
 
 /* Opens an engine on a fresh state directory below $BULKHEAD_TEST_ROOT

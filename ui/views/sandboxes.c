@@ -150,6 +150,21 @@ static void usage_changed(struct app *a, struct view *v)
 	table_index(&v->t, v->filter, keep);
 }
 
+/* ---- light: a store opened with --db (a copy, maybe days old) has no
+ * "now" of its own: IDLE is when the last call (else the opening) was and
+ * EXPIRES when the lifetime ends, as UTC hh:mm (B24), not ages against this
+ * console's clock. */
+static void copy_time(char *buf, size_t n, int64_t unix_ms)
+{
+	time_t t = (time_t)(unix_ms / 1000);
+	struct tm tm;
+	if (unix_ms <= 0 || !gmtime_r(&t, &tm)) {
+		snprintf(buf, n, "-");
+		return;
+	}
+	strftime(buf, n, "%H:%M", &tm);
+}
+
 static void loaded(void *arg, const struct ui_session *rows, size_t n, const char *err)
 {
 	struct view *v = arg;
@@ -185,6 +200,13 @@ static void loaded(void *arg, const struct ui_session *rows, size_t n, const cha
 			fmt_age(exp, sizeof exp, now, s->expires_ms);
 		else
 			snprintf(exp, sizeof exp, "-");
+		if (!a_of(v)->src->ops->has_engine) { /* ---- light ---- */
+			copy_time(idle, sizeof idle, s->last_call_ms ? s->last_call_ms : s->created_ms);
+			if (strcmp(s->state, "ended"))
+				copy_time(exp, sizeof exp, s->expires_ms);
+			else
+				snprintf(exp, sizeof exp, "-");
+		}
 		table_cell(r, 5, "%s", s->call_started_ms ? "-" : idle);
 		table_cell(r, 6, "%s", exp);
 		table_cell(r, 7, "%s", *s->owner ? s->owner : "-"); /* cut with "…", whole when wide */
