@@ -15,9 +15,12 @@
 # (curl) held there, and shoots the approvals view of a console attached
 # to it; the console denies the call, nothing of it runs. The agent's next
 # call is approved from a script (`bulkhead approvals approve`) and
-# followed on :live; the console pauses and closes the agent's session and
-# shoots :events (who acted). Last, `bulkhead replay` (no engine) in
-# terminals of its own: a hop and the receipt (next_turn), presenter mode
+# followed on :live; the console pauses, resumes and closes the agent's
+# session and shoots :events (who acted). Then, with a call of the agent's
+# running, it kills the daemon and its warden (SIGKILL, by pid) and shoots
+# a console on that state directory: what the previous engine left, its
+# leaks, a suspect's timeline (the cleanup's gc reaps it). Last,
+# `bulkhead replay` (no engine) in terminals of its own: a hop and the receipt (next_turn), presenter mode
 # (in 120x36) and the lanes (concurrent_calls).
 # The replay shots need data/scenarios/one_turn.json, next_turn.json and
 # concurrent_calls.json.
@@ -25,7 +28,8 @@
 #
 # At the end, and on any failure, it quits the console (its engine closes
 # the sandboxes), stops the agent's curl and the daemon (SIGTERM: it closes
-# its sessions; then `bulkhead gc` on its state), kills its tmux server and
+# its sessions; then `bulkhead gc` on its state, also once it was killed),
+# kills its tmux server and
 # removes the temporary directory.
 #
 #   bash scripts/screenshots.sh           (as root on Debian 12, like setup.sh)
@@ -85,6 +89,7 @@ target=shots
 status_file=$tmp/console.status # the console's exit status, once it has gone
 orphan=
 dstate= daemon_pid= agent_pid= # the approvals' daemon and its held agent
+dead_daemon= # set once that daemon is killed (its state is still gc'd)
 tm() { tmux -S "$sock" "$@"; }
 
 # The console has gone: its terminal is closed (or its status is written).
@@ -151,7 +156,7 @@ cleanup() {
 		kill "$agent_pid" 2>/dev/null
 		wait "$agent_pid" 2>/dev/null
 	fi
-	if [ -n "$daemon_pid" ]; then
+	if [ -n "$daemon_pid" ] || [ -n "$dead_daemon" ]; then
 		kill -TERM "$daemon_pid" 2>/dev/null
 		for ((i = 0; i < 600; i++)); do
 			alive "$daemon_pid" || break
@@ -487,8 +492,10 @@ if [ -n "$orphan" ]; then
 	wait_done "captured into " "not captured"
 	shot capture
 	# The reap captures every finding first, into a folder it asks for.
+	# reap-preview.png: ctrl-d lists what it would reap (a dry run) and asks.
 	keys C-d
-	wait_for "reap [0-9]+ finding"
+	wait_for "reap (the )?[0-9]+ finding"
+	shot reap-preview
 	keys y
 	wait_for "capture before the reap, into: "
 	retype "$tmp/evidence-reap"
@@ -822,6 +829,90 @@ done
 [ -s "$status_file" ] || fail "the attached console did not quit within 60 s of :q"
 status=$(cat "$status_file")
 [ "$status" = 0 ] || fail "the attached console exited with status $status"
+
+# ---- what a dead engine left: the daemon and its warden killed ----
+
+# dead-engine.png: a call running in a session of the daemon's when the
+# daemon and its warden (which would kill the dead engine's sandboxes) are
+# killed with SIGKILL, by pid; a console on the state directory says what
+# the previous engine left, and keeps it (gc reaps it in the cleanup).
+opened=$(api plimsoll.v1.SandboxService/OpenSession "$agent_token" \
+	'{"protocol":3,"traceId":"run-43","owner":"acme"}') || fail "OpenSession: $opened"
+sid=$("$python" -c 'import json, sys; print(json.load(sys.stdin)["sessionId"])' <<<"$opened") ||
+	fail "OpenSession answered: $opened"
+dying_code="import time
+print('migrating the orders table', flush=True)
+time.sleep(600)"
+body=$("$python" -c 'import json, sys
+print(json.dumps({"protocol": 3, "sessionId": sys.argv[1], "cell": {"language": "python", "code": sys.argv[2]}}))' \
+	"$sid" "$dying_code")
+curl -sS --max-time 700 --unix-socket "$dsock" -H "Authorization: Bearer $agent_token" \
+	-H 'Content-Type: application/json' --data-binary "$body" \
+	http://localhost/plimsoll.v1.SandboxService/SessionRun >"$tmp/agent.out" 2>&1 &
+agent_pid=$!
+held_id=
+deadline=$((SECONDS + 30))
+until [ -n "$held_id" ]; do
+	held_id=$(BULKHEAD_TOKEN="$console_token" "$bin" approvals --json --attach "$dsock" 2>/dev/null |
+		"$python" -c 'import json, sys
+calls = json.load(sys.stdin)
+print(calls[0]["id"] if calls else "")' 2>/dev/null || true)
+	((SECONDS < deadline)) || fail "the agent's call was not held within 30 s"
+	[ -n "$held_id" ] || sleep 0.3
+done
+BULKHEAD_TOKEN="$console_token" "$bin" approvals approve "$held_id" --attach "$dsock" >/dev/null ||
+	fail "bulkhead approvals approve $held_id failed"
+deadline=$((SECONDS + 60))
+until BULKHEAD_TOKEN="$console_token" "$bin" ls --attach "$dsock" 2>/dev/null | grep -qE '^[0-9a-f]{12} +busy '; do
+	((SECONDS < deadline)) || fail "the agent's call was not running within 60 s"
+	sleep 0.3
+done
+warden_pid=
+for pid in $(ps -o pid= --ppid "$daemon_pid"); do
+	tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- '--warden' && warden_pid=$pid
+done
+[ -n "$warden_pid" ] || fail "the daemon's warden (a child with --warden) was not found"
+kill -KILL "$warden_pid"
+kill -KILL "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+daemon_pid= # the cleanup's gc still reaps what it left ($dstate)
+dead_daemon=1
+wait "$agent_pid" 2>/dev/null || true
+agent_pid=
+tm new-session -d -s dead -x "$cols" -y "$lines" -c "$repo" -- \
+	sh -c '"$@"; echo $? >"$0"' "$tmp/dead.status" \
+	env -u NO_COLOR -u BULKHEAD_TOKEN TERM=xterm-256color LANG=C.UTF-8 \
+	BULKHEAD_INTERP="$repo/data/interp" "$bin" console --state "$dstate"
+tm kill-session -t "$target"
+target=dead
+status_file=$tmp/dead.status
+say "console on the dead daemon's state $dstate"
+wait_for "previous engine" 60
+wait_for "kept, see :leaks"
+wait_for "Sandboxes\[[0-9]+\]"
+shot dead-engine
+# dead-leaks.png, timeline.png: :leaks lists the abandoned sandbox and the
+# call it was running; enter, the suspect's timeline.
+command_ leaks "Leaks\[[1-9]"
+wait_for "abandoned"
+shot dead-leaks
+keys /
+type_text abandoned
+keys Enter
+wait_for "Leaks\[1\] </abandoned>"
+keys Enter
+wait_for "Timeline"
+wait_for "migrating the orders table|opening"
+shot timeline
+keys Escape
+type_text ":q"
+keys Enter
+for ((i = 0; i < 600; i++)); do
+	[ -s "$status_file" ] && break
+	screen | grep -qE "quit and close [0-9]+ sandbox" && keys y
+	sleep 0.1
+done
+[ -s "$status_file" ] || fail "the console on the dead daemon's state did not quit within 60 s of :q"
 
 # ---- the replay for a class: hops, the receipt, presenter mode, lanes ----
 
