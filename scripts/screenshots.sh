@@ -29,8 +29,7 @@
 # At the end, and on any failure, it quits the console (its engine closes
 # the sandboxes), stops the agent's curl and the daemon (SIGTERM: it closes
 # its sessions; then `bulkhead gc` on its state, also once it was killed),
-# kills its tmux server and
-# removes the temporary directory.
+# kills its tmux server and removes the temporary directory.
 #
 #   bash scripts/screenshots.sh           (as root on Debian 12, like setup.sh)
 #
