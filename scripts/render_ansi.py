@@ -215,7 +215,11 @@ def render(screen, cols, rows, size, out, title=None):
             left = pad + x * cw
             if bg != DEFAULT_BG:
                 d.rectangle([round(left), top, round(left + cw) - 1, top + ch - 1], fill=bg)
-            if c and c != " ":
+            if c == "\u2588":
+                # The full block fills its cell, as a terminal draws it: the
+                # font's glyph at a fractional advance leaves seams in a bar.
+                d.rectangle([round(left), top, round(left + cw) - 1, top + ch - 1], fill=fg)
+            elif c and c != " ":
                 d.text((left, top + 1), c, font=fonts[(s.bold, s.italic)], fill=fg)
             if s.underline:
                 d.line([round(left), top + ascent + 2, round(left + cw), top + ascent + 2], fill=fg)

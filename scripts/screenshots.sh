@@ -6,20 +6,30 @@
 # opens two sandboxes, runs Python and JavaScript cells, pauses one, plants
 # one orphan container for the leaks view and reaps it from there, looks
 # inside a sandbox (its usage while a cell holds 200 MiB, describe, the
-# running cell's output followed, its processes, its files) — and renders
-# each screen (tmux capture-pane -e) with scripts/render_ansi.py. Then it
-# starts a daemon of its own that holds code calls for approval
-# (`serve --approval required`, its socket and clients file in the
-# temporary directory), has an agent's SessionRun (curl) held there, and
-# shoots the approvals view of a console attached to it; the console denies
-# the call, nothing of it runs.
-# The replay player's shot needs data/scenarios/one_turn.json.
+# running cell's output followed, its processes, its files), searches the
+# stored cells' code, captures the orphan's evidence (into the temporary
+# directory) — and renders each screen (tmux capture-pane -e) with
+# scripts/render_ansi.py. Then it starts a daemon of its own that holds
+# code calls for approval (`serve --approval required`, its socket and
+# clients file in the temporary directory), has an agent's SessionRun
+# (curl) held there, and shoots the approvals view of a console attached
+# to it; the console denies the call, nothing of it runs. The agent's next
+# call is approved from a script (`bulkhead approvals approve`) and
+# followed on :live; the console pauses, resumes and closes the agent's
+# session and shoots :events (who acted). Then, with a call of the agent's
+# running, it kills the daemon and its warden (SIGKILL, by pid) and shoots
+# a console on that state directory: what the previous engine left, its
+# leaks, a suspect's timeline (the cleanup's gc reaps it). Last,
+# `bulkhead replay` (no engine) in terminals of its own: a hop and the receipt (next_turn), presenter mode
+# (in 120x36) and the lanes (concurrent_calls).
+# The replay shots need data/scenarios/one_turn.json, next_turn.json and
+# concurrent_calls.json.
 # Every step waits for what it expects on screen, with a timeout.
 #
 # At the end, and on any failure, it quits the console (its engine closes
 # the sandboxes), stops the agent's curl and the daemon (SIGTERM: it closes
-# its sessions; then `bulkhead gc` on its state), kills its tmux server and
-# removes the temporary directory.
+# its sessions; then `bulkhead gc` on its state, also once it was killed),
+# kills its tmux server and removes the temporary directory.
 #
 #   bash scripts/screenshots.sh           (as root on Debian 12, like setup.sh)
 #
@@ -78,6 +88,7 @@ target=shots
 status_file=$tmp/console.status # the console's exit status, once it has gone
 orphan=
 dstate= daemon_pid= agent_pid= # the approvals' daemon and its held agent
+dead_daemon= # set once that daemon is killed (its state is still gc'd)
 tm() { tmux -S "$sock" "$@"; }
 
 # The console has gone: its terminal is closed (or its status is written).
@@ -144,7 +155,7 @@ cleanup() {
 		kill "$agent_pid" 2>/dev/null
 		wait "$agent_pid" 2>/dev/null
 	fi
-	if [ -n "$daemon_pid" ]; then
+	if [ -n "$daemon_pid" ] || [ -n "$dead_daemon" ]; then
 		kill -TERM "$daemon_pid" 2>/dev/null
 		for ((i = 0; i < 600; i++)); do
 			alive "$daemon_pid" || break
@@ -219,6 +230,17 @@ wait_for() {
 	done
 }
 
+# wait_gone REGEX [SECONDS]: until the screen no longer shows REGEX (an
+# earlier flash gone, 6 s after it came).
+wait_gone() {
+	local pattern=$1 limit=${2:-20} deadline=$((SECONDS + ${2:-20}))
+	while screen | grep -qE -- "$pattern"; do
+		pane_dead && fail "the console exited while waiting for /$pattern/ to go"
+		((SECONDS < deadline)) || fail "/$pattern/ still showed after ${limit}s"
+		sleep 0.1
+	done
+}
+
 # settle [TRIES]: until two captures 0.3 s apart are the same (at most 16
 # tries, 5 s): what was asked for has arrived and been drawn. (While a cell
 # runs the spinner turns: those shots try twice.)
@@ -235,6 +257,13 @@ settle() {
 
 keys() { tm send-keys -t "$target" "$@"; }
 type_text() { tm send-keys -t "$target" -l -- "$1"; }
+# retype TEXT: replaces the text a prompt offers (its cursor at the end)
+# with TEXT.
+retype() {
+	keys C-e
+	keys -N 200 BSpace
+	type_text "$1"
+}
 
 # command NAME EXPECT: the :NAME command, then wait for EXPECT.
 command_() {
@@ -252,10 +281,12 @@ wait_done() {
 
 # shot NAME [TRIES]: screenshots/NAME.png of the screen, once settled.
 shot() {
-	local name=$1
+	local name=$1 size
 	settle "${2:-16}"
 	tm capture-pane -e -p -N -t "$target" >"$tmp/$name.ans"
-	"$python" scripts/render_ansi.py "$tmp/$name.ans" "$out/$name.png" --cols "$cols" --rows "$lines" \
+	# The terminal's own size: one replay shot has a larger one.
+	size=$(tm display-message -p -t "$target" '#{pane_width} #{pane_height}')
+	"$python" scripts/render_ansi.py "$tmp/$name.ans" "$out/$name.png" --cols "${size% *}" --rows "${size#* }" \
 		--font-size "$font_size" --title "bulkhead console — $name"
 	say "screenshots/$name.png"
 }
@@ -434,6 +465,17 @@ wait_for "Record \(record [0-9]+\)"
 wait_for "record_sha256 (verifies|DOES NOT)"
 wait_for "chain (holds|BROKEN)"
 shot record
+# search.png: / in :rec with a prefix searches every stored cell's code.
+keys Escape
+wait_for "Records\[4\]"
+keys /
+type_text "code:import"
+keys Enter
+wait_for "Search\[[1-9]"
+wait_for "socket"
+wait_gone "^cell #[0-9]+ in "
+shot search
+keys Escape
 command_ walls "offered, proven|no tier"
 keys G
 shot walls
@@ -441,10 +483,23 @@ if [ -n "$orphan" ]; then
 	command_ leaks "Leaks\[[1-9]"
 	wait_for "orphan +$orphan"
 	shot leaks
+	# capture.png: v, the folder (under the temporary directory), enter.
+	keys v
+	wait_for "evidence folder: "
+	retype "$tmp/evidence-orphan"
+	keys Enter
+	wait_done "captured into " "not captured"
+	shot capture
+	# The reap captures every finding first, into a folder it asks for.
+	# reap-preview.png: ctrl-d lists what it would reap (a dry run) and asks.
 	keys C-d
-	wait_for "reap [0-9]+ finding"
+	wait_for "reap (the )?[0-9]+ finding"
+	shot reap-preview
 	keys y
-	wait_for "reaped [0-9]+ finding"
+	wait_for "capture before the reap, into: "
+	retype "$tmp/evidence-reap"
+	keys Enter
+	wait_done "reaped [0-9]+ finding" "not captured|reap: "
 	orphan=
 else
 	command_ leaks "Leaks\[[0-9]+\]"
@@ -465,9 +520,10 @@ if screen | grep -qE '^one_turn '; then
 	wait_for "Replay \(one_turn: step 1/"
 	until screen | grep -qE '^CALL '; do
 		screen | grep -qE 'step ([0-9]+)/\1 ' && fail "one_turn has no call"
-		keys l
+		keys Space
 		sleep 0.1
 	done
+	wait_gone "^reaped "
 	shot player
 	keys Escape
 	wait_for "Replay\[1\]"
@@ -608,9 +664,6 @@ wait_for "one period of sin"
 shot file
 back_to_sandboxes
 
-# Quit here rather than in the trap, to see that it quits cleanly (it asks
-# first: quitting closes the sandboxes). (The exit status comes through the
-# sh around the console: tmux does not always collect it.)
 wait_for "Sandboxes\[2\]"
 type_text ":q"
 keys Enter
@@ -698,6 +751,72 @@ done
 grep -q "denied by operator" "$tmp/agent.out" || fail "the agent's call was not denied: $(cat "$tmp/agent.out")"
 wait "$agent_pid" 2>/dev/null || true
 agent_pid=
+
+# live.png: :live waits for the next call on any session; the agent's
+# next call (it prints, sleeps, prints) is held, approved from a script
+# (bulkhead approvals approve), and followed as it runs.
+wait_gone "^denied "
+command_ live "Live call"
+wait_for "waiting for the next call"
+live_code="import time
+for page in range(1, 4):
+    print(f'fetching page {page}/3', flush=True)
+    time.sleep(4)
+print('3 pages fetched')"
+body=$("$python" -c 'import json, sys
+print(json.dumps({"protocol": 3, "sessionId": sys.argv[1], "cell": {"language": "python", "code": sys.argv[2]}}))' \
+	"$sid" "$live_code")
+curl -sS --max-time 120 --unix-socket "$dsock" -H "Authorization: Bearer $agent_token" \
+	-H 'Content-Type: application/json' --data-binary "$body" \
+	http://localhost/plimsoll.v1.SandboxService/SessionRun >"$tmp/agent.out" 2>&1 &
+agent_pid=$!
+held_id=
+deadline=$((SECONDS + 30))
+until [ -n "$held_id" ]; do
+	held_id=$(BULKHEAD_TOKEN="$console_token" "$bin" approvals --json --attach "$dsock" 2>/dev/null |
+		"$python" -c 'import json, sys
+d = json.load(sys.stdin)
+calls = d if isinstance(d, list) else next((v for v in d.values() if isinstance(v, list)), [])
+print(calls[0].get("id") or calls[0].get("callId") if calls else "")' 2>/dev/null || true)
+	((SECONDS < deadline)) || fail "the agent's second call was not held within 30 s"
+	[ -n "$held_id" ] || sleep 0.3
+done
+BULKHEAD_TOKEN="$console_token" "$bin" approvals approve "$held_id" --attach "$dsock" \
+	--reason "read-only: a class watches it" >/dev/null || fail "bulkhead approvals approve $held_id failed"
+wait_for "fetching page 2/3" 60
+shot live 2
+for ((i = 0; i < 300; i++)); do
+	alive "$agent_pid" || break
+	sleep 0.1
+done
+"$python" -c 'import base64, json, sys
+sys.exit(b"3 pages fetched" not in base64.b64decode(json.load(open(sys.argv[1]))["run"]["cell"]["stdout"]))' \
+	"$tmp/agent.out" 2>/dev/null || fail "the agent's approved call did not finish: $(cat "$tmp/agent.out")"
+wait "$agent_pid" 2>/dev/null || true
+agent_pid=
+
+# events-by.png: the agent's session paused, resumed and closed from the console;
+# :events says who did each thing (BY, at 90 columns or more): the agent's
+# principal, the operator's.
+command_ sb "Sandboxes\[1\]"
+select_row . # the agent's, the only one
+keys p
+wait_done "pause [0-9a-f]{12}: done" "^pause [0-9a-f]{12}: "
+wait_for "paused +container"
+# Resumed before the close: a close of a paused session is queued, and the
+# wake it needs is put down to the session's principal (the agent), not to
+# the operator who closed it.
+keys r
+wait_done "resume [0-9a-f]{12}: done" "^resume [0-9a-f]{12}: "
+wait_for "ready +container"
+keys C-d
+wait_for "close sandbox [0-9a-f]{12}\?"
+keys y
+wait_done "close [0-9a-f]{12}: done" "^close [0-9a-f]{12}: "
+command_ events "Events\[[0-9]+\]"
+wait_for " BY "
+wait_for "closed"
+shot events-by
 # It opened no sandbox: :q asks nothing (a y if it does).
 type_text ":q"
 keys Enter
@@ -709,5 +828,164 @@ done
 [ -s "$status_file" ] || fail "the attached console did not quit within 60 s of :q"
 status=$(cat "$status_file")
 [ "$status" = 0 ] || fail "the attached console exited with status $status"
+
+# ---- what a dead engine left: the daemon and its warden killed ----
+
+# dead-engine.png: a call running in a session of the daemon's when the
+# daemon and its warden (which would kill the dead engine's sandboxes) are
+# killed with SIGKILL, by pid; a console on the state directory says what
+# the previous engine left, and keeps it (gc reaps it in the cleanup).
+opened=$(api plimsoll.v1.SandboxService/OpenSession "$agent_token" \
+	'{"protocol":3,"traceId":"run-43","owner":"acme"}') || fail "OpenSession: $opened"
+sid=$("$python" -c 'import json, sys; print(json.load(sys.stdin)["sessionId"])' <<<"$opened") ||
+	fail "OpenSession answered: $opened"
+dying_code="import time
+print('migrating the orders table', flush=True)
+time.sleep(600)"
+body=$("$python" -c 'import json, sys
+print(json.dumps({"protocol": 3, "sessionId": sys.argv[1], "cell": {"language": "python", "code": sys.argv[2]}}))' \
+	"$sid" "$dying_code")
+curl -sS --max-time 700 --unix-socket "$dsock" -H "Authorization: Bearer $agent_token" \
+	-H 'Content-Type: application/json' --data-binary "$body" \
+	http://localhost/plimsoll.v1.SandboxService/SessionRun >"$tmp/agent.out" 2>&1 &
+agent_pid=$!
+held_id=
+deadline=$((SECONDS + 30))
+until [ -n "$held_id" ]; do
+	held_id=$(BULKHEAD_TOKEN="$console_token" "$bin" approvals --json --attach "$dsock" 2>/dev/null |
+		"$python" -c 'import json, sys
+calls = json.load(sys.stdin)
+print(calls[0]["id"] if calls else "")' 2>/dev/null || true)
+	((SECONDS < deadline)) || fail "the agent's call was not held within 30 s"
+	[ -n "$held_id" ] || sleep 0.3
+done
+BULKHEAD_TOKEN="$console_token" "$bin" approvals approve "$held_id" --attach "$dsock" >/dev/null ||
+	fail "bulkhead approvals approve $held_id failed"
+deadline=$((SECONDS + 60))
+until BULKHEAD_TOKEN="$console_token" "$bin" ls --attach "$dsock" 2>/dev/null | grep -qE '^[0-9a-f]{12} +busy '; do
+	((SECONDS < deadline)) || fail "the agent's call was not running within 60 s"
+	sleep 0.3
+done
+warden_pid=
+for pid in $(ps -o pid= --ppid "$daemon_pid"); do
+	tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- '--warden' && warden_pid=$pid
+done
+[ -n "$warden_pid" ] || fail "the daemon's warden (a child with --warden) was not found"
+kill -KILL "$warden_pid"
+kill -KILL "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+daemon_pid= # the cleanup's gc still reaps what it left ($dstate)
+dead_daemon=1
+wait "$agent_pid" 2>/dev/null || true
+agent_pid=
+tm new-session -d -s dead -x "$cols" -y "$lines" -c "$repo" -- \
+	sh -c '"$@"; echo $? >"$0"' "$tmp/dead.status" \
+	env -u NO_COLOR -u BULKHEAD_TOKEN TERM=xterm-256color LANG=C.UTF-8 \
+	BULKHEAD_INTERP="$repo/data/interp" "$bin" console --state "$dstate"
+tm kill-session -t "$target"
+target=dead
+status_file=$tmp/dead.status
+say "console on the dead daemon's state $dstate"
+wait_for "previous engine" 60
+wait_for "kept, see :leaks"
+wait_for "Sandboxes\[[0-9]+\]"
+shot dead-engine
+# dead-leaks.png, timeline.png: :leaks lists the abandoned sandbox and the
+# call it was running; enter, the suspect's timeline.
+command_ leaks "Leaks\[[1-9]"
+wait_for "abandoned"
+shot dead-leaks
+keys /
+type_text abandoned
+keys Enter
+wait_for "Leaks\[1\] </abandoned>"
+keys Enter
+wait_for "Timeline"
+wait_for "migrating the orders table|opening"
+shot timeline
+keys Escape
+type_text ":q"
+keys Enter
+for ((i = 0; i < 600; i++)); do
+	[ -s "$status_file" ] && break
+	screen | grep -qE "quit and close [0-9]+ sandbox" && keys y
+	sleep 0.1
+done
+[ -s "$status_file" ] || fail "the console on the dead daemon's state did not quit within 60 s of :q"
+
+# ---- the replay for a class: hops, the receipt, presenter mode, lanes ----
+
+# replay_terminal SCENARIO COLS LINES: `bulkhead replay SCENARIO` (no
+# engine, no daemon: nothing runs) in a terminal of its own of that size;
+# the one before goes.
+replays=0
+replay_terminal() {
+	local name=replay-$((++replays))
+	tm new-session -d -s "$name" -x "$2" -y "$3" -c "$repo" -- \
+		sh -c '"$@"; echo $? >"$0"' "$tmp/$name.status" \
+		env -u NO_COLOR TERM=xterm-256color LANG=C.UTF-8 "$bin" replay "$1"
+	tm kill-session -t "$target" 2>/dev/null || true
+	target=$name
+	status_file=$tmp/$name.status
+	wait_for "Replay \($1: step 1/" 30
+}
+
+# hop_to N: l until the player (or the presenter) says hop N.
+hop_to() {
+	local i
+	for ((i = 0; i < 30; i++)); do
+		screen | grep -qE "hop $1/[0-9]+" && return 0
+		keys l
+		sleep 0.2
+	done
+	wait_for "hop $1/[0-9]+" 5
+}
+
+# hop.png: next_turn's second step, lit hop by hop down to the daemon,
+# which narrates its part; the SessionRun request as it was on the wire.
+replay_terminal next_turn "$cols" "$lines"
+keys Space
+wait_for "Replay \(next_turn: step 2/"
+hop_to 5
+wait_for "ON THE WIRE: plimsoll.v1 SessionRun request"
+shot hop
+# receipt.png: two hops on, the daemon's answer carries the run record;
+# enter opens it as the receipt, its digest recomputed.
+hop_to 7
+wait_for "ON THE WIRE: SessionRun answer"
+keys Enter
+wait_for "Receipt \("
+wait_for "record_sha256 (verifies|DOES NOT)"
+shot receipt
+
+# presenter.png: concurrent_calls in presenter mode on a larger terminal,
+# at the third call's fifth hop: the daemon refuses it, STOPPED HERE.
+replay_terminal concurrent_calls 120 36
+keys P
+wait_for "step 1/3 \["
+keys 2 g
+wait_for "step 2/3 \\["
+hop_to 5
+wait_for "STOPPED HERE"
+shot presenter
+
+# lanes.png: the three calls on a time axis at the third one's moment:
+# one running, one waiting its turn, one refused.
+replay_terminal concurrent_calls "$cols" "$lines"
+keys L
+wait_for "Lanes \(concurrent_calls"
+keys l
+wait_for "moment 2/"
+keys l
+wait_for "moment 3/"
+wait_for "^  refused"
+shot lanes
+type_text ":q"
+keys Enter
+for ((i = 0; i < 100; i++)); do
+	[ -s "$status_file" ] && break
+	sleep 0.1
+done
+[ -s "$status_file" ] || fail "the replay did not quit within 10 s of :q"
 
 say "done in $((SECONDS - started)) s: $(cd "$out" && echo ./*.png | sed 's|\./||g')"
