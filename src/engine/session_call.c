@@ -444,8 +444,9 @@ static int send_files_op(bh_session *s, struct op *op, bh_error **err)
 void session_dispatch(bh_session *s)
 {
 	if (s->queue && (s->state == BH_SESSION_PAUSED || s->state == BH_SESSION_HIBERNATED)) {
-		/* ---- ci: attribution: a call wakes it, its principal's ---- */
-		if (!s->act_cb) {
+		/* ---- ci: attribution: a call wakes it, its principal's; a
+		 * queued close or a file read keeps whoever asked for it ---- */
+		if (!s->act_cb && s->queue->kind == OP_CELL) {
 			struct bh_actor caller = {.name = s->principal};
 			session_acting(s, &caller);
 		}

@@ -230,3 +230,68 @@ Test(attribution, a_call_without_a_request_id_gets_the_daemons_own_on_its_audit_
 	cr_expect_str_eq(field(opened, "actor"), "runner");
 	cJSON_Delete(evs);
 }
+
+/* A close queued on a paused session wakes it first: the wake, the resume
+ * and the end are the operator's who closed it, not the agent's whose
+ * session it is (only a call wakes a session in its principal's name). */
+static void start_container(void) { daemon_start(&d, "--tier container"); }
+
+Test(attribution, an_operator_closing_a_paused_session_is_named_for_its_wake_and_its_end,
+     .init = start_container, .fini = stop, .timeout = 120)
+{
+	struct answer *a = daemon_call(&d, d.run_token, SVC "OpenSession", "{\"protocol\":3}");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	cJSON *o = cJSON_Parse(a->body);
+	char fp[65];
+	snprintf(fp, sizeof fp, "%s", field(o, "session"));
+	cJSON_Delete(o);
+	answer_free(a);
+	cJSON *evs = NULL;
+	for (int i = 0; i < 600 && !event_with(evs, "opening -> ready"); i++) {
+		cJSON_Delete(evs);
+		usleep(50 * 1000);
+		evs = events_of(fp);
+	}
+	cr_assert_not_null(event_with(evs, "opening -> ready"), "the session never became ready");
+	cJSON_Delete(evs);
+	char body[256];
+	snprintf(body, sizeof body, "{\"session\":\"%s\"}", fp);
+	a = daemon_call(&d, d.op_token, OPS "Pause", body);
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	answer_free(a);
+	a = daemon_call(&d, d.op_token, OPS "Close", body);
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	answer_free(a);
+	bool ended = false;
+	evs = NULL;
+	for (int i = 0; i < 600 && !ended; i++) {
+		cJSON_Delete(evs);
+		usleep(50 * 1000);
+		evs = events_of(fp);
+		const cJSON *ev;
+		cJSON_ArrayForEach(ev, evs)
+		{
+			if (!strcmp(field(ev, "kind"), "ended"))
+				ended = true;
+		}
+	}
+	char *all = cJSON_PrintUnformatted(evs);
+	cr_assert(ended, "the session never ended: %s", all);
+	/* Everything after the pause: the operator's. */
+	bool after_pause = false;
+	size_t n = 0;
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, evs)
+	{
+		if (after_pause) {
+			cr_expect_str_eq(field(ev, "actor"), "watcher", "event \"%s %s\": %s", field(ev, "kind"),
+					 field(ev, "detail"), all);
+			n++;
+		}
+		if (!strcmp(field(ev, "detail"), "pausing -> paused"))
+			after_pause = true;
+	}
+	cr_assert_geq(n, 2, "no wake and end after the pause: %s", all);
+	free(all);
+	cJSON_Delete(evs);
+}
