@@ -198,8 +198,10 @@ suite faults 420 build/tests/test_faults --jobs 1
 # The TypeScript add-on beside the console's suites (they keep the test
 # root's own path: the screen tests cut at 80 columns after it).
 bg ts typescript_suite
-suite tui 300 build/tests/test_tui --jobs 1
-suite tui-asan 400 build-asan/tests/test_tui --jobs 1
+# 55 screen tests, one at a time (their screens compare whole, and several
+# start a daemon); ~260 s beside the TypeScript add-on.
+suite tui 480 build/tests/test_tui --jobs 1
+suite tui-asan 600 build-asan/tests/test_tui --jobs 1
 suite replay 300 build/tests/test_replay --jobs 2
 suite replay-asan 400 build-asan/tests/test_replay --jobs 2
 bg_join ts

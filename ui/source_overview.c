@@ -92,6 +92,7 @@ static void send_overview(struct overview *o, bool poll);
 struct overview_sent {
 	struct overview *o;
 	bool poll;
+	unsigned stale_count; /* the overview's when this was sent */
 	void *call; /* the client's, for bh_client_overview_abandon */
 };
 
@@ -121,6 +122,16 @@ static void on_answer(void *arg, const struct wire_operator_overview *ov,
 	/* An immediate answer with a poll still out (begun with an older
 	 * token) is as new as any: the poll answers soon after it. */
 	keep(o, ov);
+	if (s.stale_count != o->stale_count) {
+		/* Sent before the operator's action or ctrl-r: those waiting
+		 * now are asked afresh, not told the older state. */
+		o->have = false;
+		if (o->n_waiters && !o->asking)
+			send_overview(o, false);
+		if (!o->polling)
+			send_overview(o, true);
+		return;
+	}
 	o->have = true;
 	answer_all(o, NULL);
 	if (!o->polling)
@@ -131,7 +142,7 @@ static void on_answer(void *arg, const struct wire_operator_overview *ov,
 static void send_overview(struct overview *o, bool poll)
 {
 	struct overview_sent *s = xzalloc(sizeof *s);
-	*s = (struct overview_sent){.o = o, .poll = poll};
+	*s = (struct overview_sent){.o = o, .poll = poll, .stale_count = o->stale_count};
 	struct bh_client_error *err = NULL;
 	void *call = NULL;
 	int rc = bh_client_overview_async(o->c, poll ? o->token : "", poll ? OVERVIEW_WAIT_MS : 0,
@@ -211,6 +222,7 @@ void overview_waiting(struct overview *o, ui_count_fn cb, void *arg)
 void overview_stale(struct overview *o)
 {
 	o->have = false;
+	o->stale_count++;
 }
 
 void overview_read(struct overview *o)

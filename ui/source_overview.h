@@ -50,6 +50,10 @@ struct overview {
 	size_t waiting;
 	/* the requests out: the long poll (since when) and one to answer now */
 	bool polling, asking;
+	/* Bumped by overview_stale: an answer to what was sent before it is
+	 * kept, but does not answer those who asked after (it was computed
+	 * before what made it stale). */
+	unsigned stale_count;
 	uint64_t poll_sent_ms;
 	uint64_t read_ms; /* the owner's loop last read what came (overview_read) */
 	struct overview_sent *poll_call, *ask_call; /* the requests out, for overview_close */

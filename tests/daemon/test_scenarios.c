@@ -20,10 +20,11 @@ static char *slurp(const char *path)
 
 /* Drops what differs between two honest recordings: times and digests
  * (---- hops ---- and a path's wire bodies, which hold both, and digests of
- * the daemon's token). */
+ * the daemon's token; a call's sent and answered times, the lanes'). */
 static void drop_volatile(cJSON *j)
 {
-	static const char *const keys[] = {"t_ms", "recorded_at", "recordSha256", "text"};
+	static const char *const keys[] = {"t_ms", "recorded_at", "recordSha256", "text", "sent_ms",
+					   "answered_ms"};
 	if (cJSON_IsObject(j))
 		for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
 			cJSON_DeleteItemFromObjectCaseSensitive(j, keys[i]);

@@ -159,6 +159,15 @@ Test(inflight, a_cell_running_at_kill_9_is_an_interrupted_finding_kept_until_it_
 	cr_assert_gt(x.reaped_ms, 0);
 	bh_engine_leftovers(h.e, &left);
 	cr_assert_eq(left.by_kind[BH_LEAK_INTERRUPTED], 0);
+	/* What is still kept (the session's row, and the cgroup directories
+	 * its crun made under the engine's hidden cgroup2 mount) goes with
+	 * the take-over an engine that keeps nothing does. */
+	harness_close(&h);
+	h.keep_leftovers = false;
+	harness_open_at(&h, state, NULL);
+	n = bh_engine_leaks(h.e, &v);
+	free(v);
+	cr_assert_eq(n, 0, "the take-over left %zu findings", n);
 }
 
 Test(inflight, the_take_over_settles_a_dead_engines_interrupted_call_as_reaped, .init = setup,
