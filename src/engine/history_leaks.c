@@ -66,7 +66,7 @@ int bh_history_leaks(bh_history *h, struct bh_leak **out, size_t *n_out, bh_erro
 	sqlite3_stmt *st = store_prepare(
 		s,
 		"SELECT fingerprint, sandbox, runtime, state, engine_pid, created_ms FROM sessions "
-		"WHERE state NOT IN ('ended', 'hibernated') ORDER BY created_ms DESC LIMIT 1000",
+		"WHERE " STORE_ROW_LIVE " ORDER BY created_ms DESC LIMIT 1000",
 		err);
 	if (!st)
 		return -1;

@@ -162,10 +162,10 @@ int store_previous_engine(struct bh_store *s, int64_t self_pid, int64_t *pid, in
 	sqlite3_stmt *st = store_prepare(
 		s,
 		intents ? "SELECT engine_pid FROM (SELECT engine_pid, created_ms AS t FROM sessions "
-			  "WHERE state NOT IN ('ended', 'hibernated') AND engine_pid != ?1 "
+			  "WHERE " STORE_ROW_LIVE " AND engine_pid != ?1 "
 			  "UNION ALL SELECT engine_pid, started_ms FROM inflight "
 			  "WHERE reaped_ms IS NULL AND engine_pid != ?1) ORDER BY t DESC LIMIT 1"
-			: "SELECT engine_pid FROM sessions WHERE state NOT IN ('ended', 'hibernated') "
+			: "SELECT engine_pid FROM sessions WHERE " STORE_ROW_LIVE " "
 			  "AND engine_pid != ?1 ORDER BY created_ms DESC LIMIT 1",
 		NULL);
 	if (!st)

@@ -58,4 +58,9 @@ int store_step_row(struct bh_store *s, sqlite3_stmt *st);
 /* How a read loop ended; the statement goes back. */
 int store_read_end(struct bh_store *s, sqlite3_stmt *st, int rc, const char *what, bh_error **err);
 
+/* A session row its engine still owes an end: neither ended nor hibernated
+ * (a hibernated one is an image the next engine re-adopts). Whose engine is
+ * gone, it is what that engine left (leftovers.c, history_leaks.c). */
+#define STORE_ROW_LIVE "state NOT IN ('ended', 'hibernated')"
+
 #endif
