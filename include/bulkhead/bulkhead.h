@@ -28,6 +28,7 @@ extern "C" {
 #define BULKHEAD_VERSION "0.1.0"
 
 typedef struct bh_engine bh_engine;
+struct bh_egress_ops; /* include/bulkhead/egress.h */
 
 /* ---- why a session ended ---------------------------------------------- */
 
@@ -186,6 +187,10 @@ struct bh_config {
 				     and reaped only by bh_engine_reap / bh_engine_gc. false:
 				     the engine takes over by reaping them (the library's
 				     default, and `serve --reap-leftovers`) */
+	/* ---- egress (issue 18; include/bulkhead/egress.h) ---- */
+	const struct bh_egress_ops *egress; /* the broker's; NULL: no broker, no socket
+					       mounted, a grant refused */
+	void *egress_arg;
 };
 
 #define BH_FAIR_SHARE UINT32_MAX /* bh_policy.max_per_principal: see there */
@@ -314,6 +319,8 @@ struct bh_snippet {
 	bool has_sent_timeout;
 	int64_t sent_timeout_ms;
 	const char *principal;   /* whose place it holds while in flight; NULL: "" */
+	/* ---- egress ---- */
+	const char *grant_profile; /* NULL or "": none; else held for this run only */
 };
 
 struct bh_record;
@@ -376,6 +383,9 @@ struct bh_session_opts {
 		const char *name;       /* [A-Za-z0-9._:@-]{1,64}; another byte is kept as '?' */
 		const char *request_id; /* the daemon's audit request id; may be NULL */
 	} actor;
+	/* ---- egress ---- */
+	const char *egress_profile; /* NULL: none; else a profile the caller was checked to
+				       use, held by the session from open to close */
 };
 
 /* Fires once: the sandbox is ready (err NULL), or it could not be opened. */
@@ -419,6 +429,9 @@ struct bh_cell {
 	 * are shared, variables are not. JavaScript only, no files; its record
 	 * is of kind javascript. */
 	bool fresh_process;
+	/* ---- egress ---- */
+	const char *grant_profile; /* NULL or "": none; else held for this call only
+				      (a snippet in a session; a cell carries no grant) */
 };
 
 struct bh_cell_result {
