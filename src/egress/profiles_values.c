@@ -284,9 +284,12 @@ int egress_pattern_check(const char *s, size_t n, char **why)
 		const char *seg = s + at;
 		const char *slash = memchr(seg, '/', n - at);
 		size_t len = slash ? (size_t)(slash - seg) : n - at;
+		/* One trailing '/' names its own resource ("/simple/requests/"
+		 * is not "/simple/requests"); an empty segment inside never does. */
+		if (len == 0 && at == n)
+			break;
 		if (len == 0)
-			return egress_why(why, "a route's pattern has no empty segment (\"//\" or a "
-					       "trailing '/')");
+			return egress_why(why, "a route's pattern has no empty segment (\"//\")");
 		if ((len == 1 && seg[0] == '.') || (len == 2 && seg[0] == '.' && seg[1] == '.'))
 			return egress_why(why, "a route's pattern has no \".\" or \"..\" segment");
 		bool star = len == 1 && seg[0] == '*';

@@ -60,6 +60,7 @@ Test(egress_profiles, a_full_profile_reads_back_canonically_with_its_defaults)
 		"  route        GET /repos/bulkhead/bulkhead/issues\n"
 		"  route        * /repos/*/issues/*\n"
 		"  route        GET /\n"
+		"  route        GET /simple/*/\n"
 		"  credential   env BH_TEST_UNUSED\n"
 		"  header       Authorization   Bearer {credential}  \n"
 		"  header       X-GitHub-Api-Version 2022-11-28\n"
@@ -75,7 +76,8 @@ Test(egress_profiles, a_full_profile_reads_back_canonically_with_its_defaults)
 	cr_assert_eq(p->n_origins, 2);
 	cr_assert_str_eq(p->origins[0], "https://api.github.com:443");
 	cr_assert_str_eq(p->origins[1], "https://uploads.github.com:8443");
-	cr_assert_eq(p->n_routes, 3);
+	cr_assert_eq(p->n_routes, 4);
+	cr_assert_str_eq(p->routes[3].pattern, "/simple/*/", "one trailing '/' is its own resource");
 	cr_assert_str_eq(p->routes[1].method, "*");
 	cr_assert_str_eq(p->routes[1].pattern, "/repos/*/issues/*");
 	cr_assert_eq(p->credential.source, BH_EGRESS_CREDENTIAL_ENV);
@@ -239,8 +241,8 @@ Test(egress_profiles, routes_are_whole_segment_patterns_of_canonical_paths)
 		{"CONNECT /", "a route may not allow CONNECT or TRACE (the broker handles CONNECT "
 			      "itself)"},
 		{"GET v1", "a route's pattern starts with '/'"},
-		{"GET /v1//items", "a route's pattern has no empty segment (\"//\" or a trailing '/')"},
-		{"GET /v1/", "a route's pattern has no empty segment (\"//\" or a trailing '/')"},
+		{"GET /v1//items", "a route's pattern has no empty segment (\"//\")"},
+		{"GET /v1//", "a route's pattern has no empty segment (\"//\")"},
 		{"GET /v1/../admin", "a route's pattern has no \".\" or \"..\" segment"},
 		{"GET /./v1", "a route's pattern has no \".\" or \"..\" segment"},
 		{"GET /v1/item*", "'*' matches a whole segment: write \"/*/\", never a part of one"},
@@ -564,4 +566,24 @@ Test(egress_file, what_a_credential_names_must_be_private_and_present)
 	cr_assert_str_eq(load_with_credential(line), want);
 	cr_assert_eq(chmod(mint, 0755), 0);
 	cr_assert_str_eq(load_with_credential(line), "");
+}
+
+Test(egress_profiles, the_shipped_examples_parse)
+{
+	FILE *f = fopen(BH_SOURCE_DIR "/data/profiles/profiles.example", "r");
+	cr_assert_not_null(f);
+	static char text[65536];
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	bh_egress_profiles *set = parsed(text);
+	static const char *const names[] = {"untrusted", "gateway-only", "github-issues",
+					    "internal-api", "package-index"};
+	cr_assert_eq(bh_egress_profiles_count(set), 5);
+	for (size_t i = 0; i < 5; i++)
+		cr_assert_not_null(bh_egress_profiles_find(set, names[i]), "%s", names[i]);
+	cr_assert_eq(bh_egress_profiles_find(set, "untrusted")->n_origins, 0);
+	cr_assert_eq(bh_egress_profiles_find(set, "internal-api")->credential.lifetime_s, 900);
+	cr_assert_not(bh_egress_profiles_find(set, "github-issues")->allow_in_sessions);
+	bh_egress_profiles_unref(set);
 }
