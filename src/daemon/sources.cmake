@@ -21,3 +21,6 @@ bh_library(bulkhead-daemon src/daemon
   # ---- light ----
   src/daemon/operator_overview.c)
 target_link_libraries(bulkhead-daemon PUBLIC bulkhead-wire PkgConfig::MHD PkgConfig::CRYPTO)
+# ---- profiles ----
+target_sources(bulkhead-daemon PRIVATE src/daemon/egress_profiles.c)
+target_link_libraries(bulkhead-daemon PUBLIC bulkhead-egress)
