@@ -69,14 +69,20 @@ void daemon_egress_reload(struct server *s)
 		return;
 	bh_egress_profiles *set = NULL;
 	bh_error *err = NULL;
+	/* The audit trail says which set served from when, and every file that
+	 * was refused. */
 	if (bh_egress_profiles_load(s->cfg->profiles_path, &set, &err) < 0) {
 		fprintf(stderr, "bulkhead serve: SIGHUP: KEPT THE OLD PROFILES (%zu): the new file is "
 				"refused: %s\n",
 			bh_egress_profiles_count(s->profiles), err->msg);
+		audit_event(s, "profiles_kept", NULL, err->msg);
 		bh_error_free(err);
 		return;
 	}
 	swap_in(s, set);
+	char detail[64];
+	snprintf(detail, sizeof detail, "%zu profiles", bh_egress_profiles_count(set));
+	audit_event(s, "profiles_loaded", NULL, detail);
 	fprintf(stderr, "bulkhead serve: SIGHUP: %zu egress profiles loaded from %s\n",
 		bh_egress_profiles_count(set), s->cfg->profiles_path);
 }
