@@ -46,6 +46,9 @@ struct bh_daemon_config {
 	 * include/bulkhead/egress.h), reloaded on SIGHUP. NULL: none, and every
 	 * grant is refused permission ---- */
 	const char *profiles_path;
+	/* The CAs the broker verifies upstreams against (PEM file; serve
+	 * --upstream-ca); NULL: the system's store. */
+	const char *broker_upstream_ca;
 	/* Called once the listeners accept (tests and the CLI print "ready"). */
 	void (*on_ready)(void *arg, const char *socket_path, int tcp_port);
 	void *on_ready_arg;

@@ -127,6 +127,7 @@ struct server {
 	/* ---- profiles: the operator's egress profiles (egress_profiles.c) ---- */
 	struct bh_egress_profiles *profiles; /* NULL: none (no --profiles) */
 	bool egress_broker;                  /* a broker runs: grants can be held */
+	struct bh_broker *broker;            /* egress_broker.c; NULL: none */
 };
 
 /* ---- answers (call.c) ---- */
@@ -259,5 +260,12 @@ bool daemon_egress_refuse(struct call *c, const char *profile, bool in_session);
  * once the answer is encoded (its strings are the set's). */
 struct wire_grant_profile *daemon_egress_describe(const struct call *c,
 						  struct wire_describe_response *d);
+/* The broker (egress_broker.c, where the broker's library is built; else
+ * none runs): started when profiles are loaded, filling ec->egress before
+ * the engine opens; told the engine its notes go to (NULL: before it
+ * closes); stopped after the engine closed. */
+int daemon_broker_start(struct server *s, struct bh_config *ec, char **why);
+void daemon_broker_engine(struct server *s, bh_engine *e);
+void daemon_broker_stop(struct server *s);
 
 #endif

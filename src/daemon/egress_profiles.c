@@ -92,6 +92,26 @@ void daemon_egress_free(struct server *s)
 	swap_in(s, NULL);
 }
 
+#ifndef BH_DAEMON_BROKER
+/* A build without the broker's library (src/daemon/sources.cmake): no
+ * broker runs, Describe says so, and every grant is refused. */
+int daemon_broker_start(struct server *s, struct bh_config *ec, char **why)
+{
+	(void)s, (void)ec, (void)why;
+	return 0;
+}
+
+void daemon_broker_engine(struct server *s, bh_engine *e)
+{
+	(void)s, (void)e;
+}
+
+void daemon_broker_stop(struct server *s)
+{
+	(void)s;
+}
+#endif
+
 /* The caller as a profile's principals name it; NULL when nobody is
  * authenticated. */
 static const char *principal_of(const struct call *c)

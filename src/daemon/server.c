@@ -207,6 +207,7 @@ static void drain_and_close(struct server *s)
 		run_once(s, 100);
 	/* Closing the engine answers whatever still waits (refused: closing). */
 	audit_engine_events(s, false);
+	daemon_broker_engine(s, NULL); /* ---- profiles: no note reaches a closing engine ---- */
 	bh_engine_close(s->e);
 	s->e = NULL;
 	for (int i = 0; i < 20; i++) {
@@ -277,8 +278,10 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 	 * than a quarter of the places (serve --per-principal). */
 	if (!ec.policy.max_per_principal)
 		ec.policy.max_per_principal = BH_FAIR_SHARE;
-	/* ---- profiles: whether grants can be held (a broker filled
-	 * ec.egress above) ---- */
+	/* ---- profiles: the broker, when there are profiles to hold; then
+	 * whether grants can be held ---- */
+	if (daemon_broker_start(s, &ec, why) < 0)
+		return -1;
 	daemon_egress_started(s, ec.egress != NULL);
 	bh_error *err = NULL;
 	if (bh_engine_open(&ec, &s->e, &err) < 0) {
@@ -286,6 +289,7 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 		bh_error_free(err);
 		return -1;
 	}
+	daemon_broker_engine(s, s->e); /* ---- profiles: its notes become events ---- */
 	s->socket_path = strdup(cfg->socket_path ? cfg->socket_path : DAEMON_DEFAULT_SOCKET);
 	int fd = unix_listener(s->socket_path, why);
 	if (fd < 0)
@@ -331,10 +335,12 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 
 static void teardown(struct server *s)
 {
+	daemon_broker_engine(s, NULL); /* ---- profiles ---- */
 	if (s->e) {
 		bh_engine_close(s->e);
 		s->e = NULL;
 	}
+	daemon_broker_stop(s); /* ---- profiles: after the engine, which closed its sessions ---- */
 	/* Suspended connections must be resumed before their daemon stops. */
 	for (struct call *c = s->calls; c; c = c->next)
 		if (c->suspended && c->conn) {

@@ -7,5 +7,3 @@ bh_library(bulkhead-egress src/egress
   src/egress/profiles_sources.c
   src/egress/profiles_values.c)
 target_link_libraries(bulkhead-egress PUBLIC bulkhead)
-# egress.h includes "bulkhead/bulkhead.h": the folder above include/bulkhead too.
-target_include_directories(bulkhead-egress PUBLIC ${CMAKE_SOURCE_DIR}/include)
