@@ -209,7 +209,7 @@ int egress_origin_canonical(const char *s, size_t n, char **out, char **why)
 			return egress_why(why, "an origin has no query or fragment");
 	}
 	const char *host = h, *host_end, *port = NULL;
-	if (*h == '[') {
+	if (h < end && *h == '[') {
 		const char *close = memchr(h, ']', (size_t)(end - h));
 		if (!close)
 			return egress_why(why, "an IPv6 host is written [address]");

@@ -218,6 +218,7 @@ Test(egress_profiles, origins_must_be_canonical_https)
 		{"https://a.example:70000", "the port is 1 to 65535"},
 		{"https://a.example:", "the port is 1 to 65535, in digits without a leading zero"},
 		{"https://:443", "the origin names no host"},
+		{"https://", "the origin names no host"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char text[512], want[512];
