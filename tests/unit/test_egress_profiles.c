@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define GOOD_HEAD "profile p\n  principals *\n"
@@ -587,4 +588,56 @@ Test(egress_profiles, the_shipped_examples_parse)
 	cr_assert_eq(bh_egress_profiles_find(set, "internal-api")->credential.lifetime_s, 900);
 	cr_assert_not(bh_egress_profiles_find(set, "github-issues")->allow_in_sessions);
 	bh_egress_profiles_unref(set);
+}
+
+/* `bulkhead profiles check FILE`: stdout, stderr and the exit status. */
+static int check_cli(const char *path, char *out, size_t n)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "%s profiles check '%s' 2>&1", BH_TEST_CLI, path);
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	size_t got = fread(out, 1, n - 1, f);
+	out[got] = '\0';
+	int st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(egress_file, profiles_check_says_what_each_profile_allows_or_the_line_that_is_wrong)
+{
+	setenv("BH_TEST_GATEWAY_KEY", "never-printed", 1);
+	const char *p = put("profiles", 0600,
+			    "profile gateway-only\n  description  The gateway\n"
+			    "  origin https://ai-gateway.vercel.sh\n  route POST /v1/chat/completions\n"
+			    "  credential env BH_TEST_GATEWAY_KEY\n  header Authorization Bearer {credential}\n"
+			    "  principals *\n  allow-in-sessions yes\n"
+			    "profile untrusted\n  principals ci agent\n");
+	char out[4096], want[4096];
+	cr_assert_eq(check_cli(p, out, sizeof out), 0, "%s", out);
+	snprintf(want, sizeof want,
+		 "%s: 2 profiles, valid\n"
+		 "gateway-only\n"
+		 "  The gateway\n"
+		 "  origin https://ai-gateway.vercel.sh:443\n"
+		 "  route  POST /v1/chat/completions\n"
+		 "  credential an environment variable; headers Authorization\n"
+		 "  budgets: 256 calls, 16 in flight, 60000 ms per upstream call\n"
+		 "  principals *; sessions yes\n"
+		 "untrusted\n"
+		 "  reaches nothing: every request is refused and recorded\n"
+		 "  credential none\n"
+		 "  budgets: 256 calls, 16 in flight, 60000 ms per upstream call\n"
+		 "  principals ci agent; sessions no\n",
+		 p);
+	cr_assert_str_eq(out, want);
+	cr_assert_null(strstr(out, "never-printed"));
+
+	p = put("profiles", 0600, "profile x\n  principals *\n  origin https://a.example/\n");
+	cr_assert_eq(check_cli(p, out, sizeof out), 125, "%s", out);
+	snprintf(want, sizeof want,
+		 "bulkhead: profiles: %s: line 3: an origin has no path, not even \"/\" (routes name the "
+		 "paths)\n",
+		 p);
+	cr_assert_str_eq(out, want);
+	unsetenv("BH_TEST_GATEWAY_KEY");
 }
