@@ -82,6 +82,8 @@ struct call {
 	bool approved; /* a person let it through: dispatched now, not held again */
 	/* ---- ci: attribution ---- */
 	bool request_id_minted; /* the client sent none: the daemon's own, for the audit line only */
+	/* ---- profiles: the grant profile it named (as shown: printable ASCII) ---- */
+	char grant_profile[65];
 };
 
 /* ---- ci: attribution: who a call acts as, for the engine's events (the

@@ -136,6 +136,7 @@ bool daemon_egress_refuse(struct call *c, const char *profile, bool in_session)
 	struct server *s = c->srv;
 	char name[WIRE_MAX_NAME_BYTES + 1];
 	shown(profile, name);
+	snprintf(c->grant_profile, sizeof c->grant_profile, "%s", name); /* the audit line's */
 	const struct bh_egress_profile *p = bh_egress_profiles_find(s->profiles, profile);
 	if (!p || !bh_egress_profile_allows(p, principal_of(c))) {
 		call_refuse(c, WIRE_PERMISSION_DENIED, WIRE_REFUSAL_PERMISSION, BH_EGRESS_REFUSED_FMT,

@@ -147,6 +147,22 @@ Test(grants, an_unknown_profile_and_another_callers_get_the_same_refusal, .init 
 	char *unknown = permission_denied(run_with_grant(d.run_token, "runner-only"));
 	cr_assert_str_eq(unknown, not_theirs, "unknown and not-yours must read the same");
 	char *never = permission_denied(run_with_grant(d.run_token, "never-defined"));
+	/* The audit line names the profile a call asked for, refused or not. */
+	char path[4200], line[4096];
+	snprintf(path, sizeof path, "%s/audit.log", d.dir);
+	bool seen = false;
+	for (int i = 0; i < 100 && !seen; i++) { /* written as the exchange completes */
+		FILE *f = fopen(path, "r");
+		cr_assert_not_null(f);
+		while (fgets(line, sizeof line, f))
+			seen |= strstr(line, "\"procedure\":\"plimsoll.v1.SandboxService/Run\"") &&
+				strstr(line, "\"code\":\"permission_denied\"") &&
+				strstr(line, "\"grantProfile\":\"never-defined\"");
+		fclose(f);
+		if (!seen)
+			usleep(50 * 1000);
+	}
+	cr_assert(seen, "no audit line names the refused grant");
 	free(want);
 	want = refused_text(BH_EGRESS_REFUSED_FMT, "never-defined");
 	cr_assert_str_eq(never, want);
