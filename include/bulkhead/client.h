@@ -172,6 +172,10 @@ struct bh_client_open_opts {
 	/* ---- truth ---- */
 	const char *trace_id;       /* plimsoll's traceId: the daemon's run key for the session
 				       ([A-Za-z0-9._:-]{1,64}, else the daemon drops it); NULL: none */
+	/* ---- profiles ---- */
+	const char *grant_profile;  /* bulkhead's OpenSession extension: the egress profile the
+				       session holds from open to close (Describe lists the
+				       caller's); NULL: none. A plimsoll daemon ignores it */
 };
 
 /* Opens a session. The fingerprint must be SHA-256 of the id and the tier

@@ -42,6 +42,13 @@ struct bh_daemon_config {
 	uint32_t approval_timeout_ms; /* how long a call is held; 0: 60 s */
 	unsigned approval_cap;        /* held calls in all; 0: 64 */
 	unsigned approval_cap_per_principal; /* 0: 8 */
+	/* ---- profiles: the operator's egress profiles file (serve --profiles;
+	 * include/bulkhead/egress.h), reloaded on SIGHUP. NULL: none, and every
+	 * grant is refused permission ---- */
+	const char *profiles_path;
+	/* The CAs the broker verifies upstreams against (PEM file; serve
+	 * --upstream-ca); NULL: the system's store. */
+	const char *broker_upstream_ca;
 	/* Called once the listeners accept (tests and the CLI print "ready"). */
 	void (*on_ready)(void *arg, const char *socket_path, int tcp_port);
 	void *on_ready_arg;

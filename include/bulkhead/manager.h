@@ -40,6 +40,15 @@ struct bh_manager_options {
 	uint32_t lifetime_ms;       /* forwarded to OpenSession; 0: the daemon's */
 	size_t max_output_chars;    /* per stream; 0: 16,000 */
 	int32_t timeout_ms;         /* per call; 0: the daemon's default */
+	/* ---- profiles: the egress profile a conversation's sandbox holds from
+	 * open to close (OpenSession's grantProfile; it must allow sessions).
+	 * grant_profile_for, when set, names it per conversation (NULL: none)
+	 * and is asked at each open; else grant_profile is every conversation's
+	 * (NULL: none). The profile is the operator's to define and the
+	 * server's to pick, never the model's. */
+	const char *grant_profile;
+	const char *(*grant_profile_for)(void *arg, const char *key, const char *owner);
+	void *grant_profile_arg;
 };
 /* plimsoll's defaults: kernel floor, both languages, idle close 10 min,
  * 3 sandboxes per owner, 16,000 characters per stream. */

@@ -187,7 +187,7 @@ struct wire_envelope {
 struct wire_javascript_run {
 	char *code;
 	size_t code_len;
-	char *grant_profile;
+	char *grant_profile; /* "": none */
 };
 
 struct wire_cell_run {
@@ -217,6 +217,9 @@ struct wire_open_session_request {
 	uint32_t idle_timeout_ms;
 	uint32_t languages;       /* 1 << bh_language: the latency hint */
 	char *owner;              /* NULL when absent */
+	/* ---- profiles: bulkhead's extension (plimsoll's clients never send
+	 * it): the profile the session holds from open to close ---- */
+	char *grant_profile;      /* NULL when absent */
 };
 
 struct wire_close_session_request {
@@ -226,9 +229,11 @@ struct wire_close_session_request {
 
 /* Decoders parse the body (wire_parse_body), apply the protocol gate first,
  * then validate what bulkhead runs: code, files, paths, floor, owner, rule.
- * A payload bulkhead does not run (project, module, a grant) is UNIMPLEMENTED,
+ * A payload bulkhead does not run (project, module) is UNIMPLEMENTED,
  * marked UNSUPPORTED; a cell on Run is INVALID_ARGUMENT (a cell runs only in
- * a session). On failure *out is left empty. */
+ * a session), and so is a cell with a grantProfile (a cell carries no
+ * grant). A grant profile's name is only measured here: the daemon checks
+ * it against its profiles and the caller. On failure *out is left empty. */
 int wire_decode_run_request(const char *body, size_t len, struct wire_run_request *out,
 			    struct wire_status *st);
 int wire_decode_session_run_request(const char *body, size_t len,
@@ -312,6 +317,16 @@ struct wire_close_session_response {
 	enum wire_session_end ended;
 };
 
+/* ---- profiles: a profile the caller may name (bulkhead's extension to
+ * DescribeResponse, "grantProfiles"; plimsoll's decoders skip it) ---- */
+struct wire_grant_profile {
+	const char *name;
+	const char *description;
+	bool allow_in_sessions;
+	const char *const *origins; /* canonical "https://host:port" */
+	size_t n_origins;
+};
+
 struct wire_describe_response {
 	const char *sandbox;
 	const char *isolation;
@@ -331,6 +346,10 @@ struct wire_describe_response {
 	struct wire_environment session_environment;
 	uint32_t max_sessions_per_caller;
 	uint32_t max_sessions_per_owner;
+	/* ---- profiles: those this caller may use (held only when a
+	 * supports*Grants flag says a broker runs) ---- */
+	const struct wire_grant_profile *grant_profiles;
+	size_t n_grant_profiles;
 };
 
 char *wire_encode_record(const struct bh_record *rec); /* a RunRecord as a JSON object */

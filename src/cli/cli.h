@@ -94,6 +94,7 @@ int cmd_records(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_backup(int argc, char **argv);
 int cmd_token(int argc, char **argv);
+int cmd_profiles(int argc, char **argv); /* ---- profiles ---- */
 int cmd_serve(int argc, char **argv);
 int cmd_console(int argc, char **argv);
 int cmd_replay(int argc, char **argv);

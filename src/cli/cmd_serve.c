@@ -16,6 +16,7 @@ static const char usage[] =
 	"                      [--min-free MiB] [--session-disk MiB] [--reap-leftovers]\n"
 	"                      [--approval required|none] [--approval-timeout DUR]\n"
 	"                      [--approval-cap N] [--approval-cap-per-principal N]\n"
+	"                      [--profiles FILE] [--upstream-ca PEM]\n"
 	"DUR is a number with ms, s, m or h (\"500ms\", \"5m\").\n"
 	"Admission: every open session, Run call in flight and pooled sandbox holds a place.\n"
 	"  --max-sessions N    places in all (default 64)\n"
@@ -30,6 +31,10 @@ static const char usage[] =
 	"                      says approval=none (default none: only approval=required lines)\n"
 	"  --approval-timeout  how long a call waits before it is refused (default 60s, at most 5m)\n"
 	"  --approval-cap N    calls held at once in all (default 64); per principal (default 8)\n"
+	"Egress: what a sandbox may reach, through the broker, with the operator's credentials.\n"
+	"  --profiles FILE     the egress profiles (docs/api.md; data/profiles/profiles.example),\n"
+	"                      reloaded on SIGHUP; without it every grant is refused\n"
+	"  --upstream-ca PEM   the CAs the broker trusts for upstreams (default: the system's)\n"
 	"Leftovers: what a dead engine left here (sandboxes, rows, images, cgroups, interrupted\n"
 	"  calls) is kept as evidence (`bulkhead leaks`, `bulkhead gc`, the console's :leaks).\n"
 	"  --reap-leftovers    reap them at start instead, as the daemon takes over\n";
@@ -127,6 +132,10 @@ int cmd_serve(int argc, char **argv)
 			cfg.listen = v;
 		else if (!strcmp(a, "--clients"))
 			cfg.clients_path = v;
+		else if (!strcmp(a, "--profiles")) /* ---- profiles ---- */
+			cfg.profiles_path = v;
+		else if (!strcmp(a, "--upstream-ca"))
+			cfg.broker_upstream_ca = v;
 		else if (!strcmp(a, "--tier") && bh_tier_parse(v, &cfg.tier) == 0 &&
 			 (cfg.tier == BH_TIER_CONTAINER || cfg.tier == BH_TIER_KERNEL))
 			;

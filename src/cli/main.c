@@ -37,6 +37,8 @@ static const struct command {
 	{"search", cmd_search, "search every stored cell's code and output (code:TEXT, stdout:, stderr:)"},
 	/* ---- ci: attribution ---- */
 	{"events", cmd_events, "list the engine's events: what happened, who acted, which request"},
+	/* ---- profiles ---- */
+	{"profiles", cmd_profiles, "check an egress profiles file as serve --profiles reads it"},
 };
 
 static void usage(FILE *to)

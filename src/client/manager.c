@@ -117,6 +117,7 @@ static void entry_free(struct entry *e)
 		e->m->be->release(e->m, e);
 	free(e->key);
 	free(e->owner);
+	free(e->grant_profile); /* ---- profiles ---- */
 	free(e);
 }
 
@@ -278,6 +279,11 @@ static struct entry *entry_open(bh_manager *m, const char *key, const char *owne
 	e->owner = owner ? xstrdup(owner) : NULL;
 	if (owner)
 		bh_owner_digest(m->token, owner, e->owner_digest);
+	/* ---- profiles: fixed for the sandbox's life, asked once per open ---- */
+	const char *profile = m->o.grant_profile_for
+				      ? m->o.grant_profile_for(m->o.grant_profile_arg, key, owner)
+				      : m->o.grant_profile;
+	e->grant_profile = profile && *profile ? xstrdup(profile) : NULL;
 	e->opening = true;
 	e->used = ++m->clock;
 	e->next = m->live;

@@ -20,6 +20,7 @@ static int open_session(bh_manager *m, struct entry *e, struct bh_client_error *
 		/* The conversation's key names its run on the daemon, as the
 		 * embedded backend's run_key does (B26). */
 		.trace_id = e->key,
+		.grant_profile = e->grant_profile, /* ---- profiles ---- */
 	};
 	return bh_client_open_async(m->o.client, &oo, on_open, e, err);
 }

@@ -46,6 +46,9 @@ static int open_session(bh_manager *m, struct entry *e, struct bh_client_error *
 		.principal = m->o.principal ? m->o.principal : "",
 		.owner = e->owner ? e->owner_digest : NULL,
 		.run_key = e->key,
+		/* ---- profiles: the embedding host checked it (the daemon's
+		 * daemon_egress_refuse); the engine holds it through its broker ---- */
+		.egress_profile = e->grant_profile,
 	};
 	bh_session *s = NULL;
 	bh_error *be = NULL;

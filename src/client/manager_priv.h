@@ -15,6 +15,7 @@ struct entry {
 	bh_manager *m;
 	char *key, *owner;         /* owner NULL when the caller named none */
 	char owner_digest[65];
+	char *grant_profile;       /* ---- profiles: the profile it opened with; NULL: none */
 	void *h;                   /* the backend's session handle; NULL until open */
 	bool opening, disposed, closing, answered_once;
 	unsigned busy;

@@ -225,6 +225,7 @@ int bh_client_open_async(bh_client *c, const struct bh_client_open_opts *opts,
 		.lifetime_ms = opts->lifetime_ms,
 		.languages = opts->languages,
 		.owner = (char *)opts->owner,
+		.grant_profile = (char *)opts->grant_profile, /* ---- profiles ---- */
 	};
 	cleanup_free char *body = wire_encode_open_session_request(&req);
 	if (!xfer_start(c, SVC "OpenSession", body, on_open, op, err)) {

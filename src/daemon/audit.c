@@ -42,6 +42,8 @@ void audit_call(struct server *s, const struct call *c)
 		cJSON_AddStringToObject(o, "session", c->session_fp);
 	if (c->request_id[0])
 		cJSON_AddStringToObject(o, "requestId", c->request_id);
+	if (c->grant_profile[0]) /* ---- profiles: which profile it named, held or refused ---- */
+		cJSON_AddStringToObject(o, "grantProfile", c->grant_profile);
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;

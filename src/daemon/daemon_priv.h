@@ -82,6 +82,8 @@ struct call {
 	bool approved; /* a person let it through: dispatched now, not held again */
 	/* ---- ci: attribution ---- */
 	bool request_id_minted; /* the client sent none: the daemon's own, for the audit line only */
+	/* ---- profiles: the grant profile it named (as shown: printable ASCII) ---- */
+	char grant_profile[65];
 };
 
 /* ---- ci: attribution: who a call acts as, for the engine's events (the
@@ -124,6 +126,10 @@ struct server {
 	size_t n_reads;
 	/* ---- approvals ---- */
 	struct approvals *approvals; /* the calls held for a person's decision */
+	/* ---- profiles: the operator's egress profiles (egress_profiles.c) ---- */
+	struct bh_egress_profiles *profiles; /* NULL: none (no --profiles) */
+	bool egress_broker;                  /* a broker runs: grants can be held */
+	struct bh_broker *broker;            /* egress_broker.c; NULL: none */
 };
 
 /* ---- answers (call.c) ---- */
@@ -198,6 +204,7 @@ struct approval_subject {
 	const struct bh_file *files;
 	size_t n_files;
 	const char *request_sha256; /* what the call's record will carry */
+	const char *grant_profile;  /* ---- profiles: NULL or "" for none ---- */
 };
 struct wire_operator_approvals;
 struct wire_operator_decision;
@@ -236,5 +243,31 @@ void operator_park(struct call *c, uint32_t wait_ms, operator_park_fn answer, vo
 		   void (*arg_free)(void *arg));
 /* Overview; false when method is not it. */
 bool operator_overview(struct call *c, const char *method);
+
+/* ---- profiles: the egress profiles (egress_profiles.c) ---- */
+/* serve --profiles FILE: loaded at start (a bad file stops the daemon). */
+int daemon_egress_load(struct server *s, char **why);
+/* Says whether a broker runs (ec.egress was set before the engine opened). */
+void daemon_egress_started(struct server *s, bool broker);
+/* SIGHUP: a new set, or (a bad file) the old one kept with a loud line. */
+void daemon_egress_reload(struct server *s);
+void daemon_egress_free(struct server *s);
+/* For the broker's thread: a new reference to the set current now (NULL:
+ * none); the caller unrefs it. arg is the struct server. */
+struct bh_egress_profiles *daemon_egress_current(void *arg);
+/* The check before dispatch: true when it answered c with a refusal
+ * (unknown or not this caller's: one text; not for sessions; no broker). */
+bool daemon_egress_refuse(struct call *c, const char *profile, bool in_session);
+/* Fills Describe's grant fields for this caller; returns the list to free
+ * once the answer is encoded (its strings are the set's). */
+struct wire_grant_profile *daemon_egress_describe(const struct call *c,
+						  struct wire_describe_response *d);
+/* The broker (egress_broker.c, where the broker's library is built; else
+ * none runs): started when profiles are loaded, filling ec->egress before
+ * the engine opens; told the engine its notes go to (NULL: before it
+ * closes); stopped after the engine closed. */
+int daemon_broker_start(struct server *s, struct bh_config *ec, char **why);
+void daemon_broker_engine(struct server *s, bh_engine *e);
+void daemon_broker_stop(struct server *s);
 
 #endif

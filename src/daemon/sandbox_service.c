@@ -100,7 +100,10 @@ static void describe(struct call *c)
 		.max_sessions_per_caller = p->max_per_principal,
 		.max_sessions_per_owner = p->max_per_owner,
 	};
+	/* ---- profiles: the ones this caller may name ---- */
+	struct wire_grant_profile *granted = daemon_egress_describe(c, &d);
 	call_answer_json(c, wire_encode_describe_response(&d));
+	free(granted);
 }
 
 /* ---- approvals ---- */
@@ -120,7 +123,7 @@ static void held_request_digest(const struct approval_subject *w, enum bh_tier f
 		.language = bh_language_name(w->language),
 		.code = (const uint8_t *)w->code,
 		.code_len = w->code_len,
-		.grant_profile = "",
+		.grant_profile = w->grant_profile ? w->grant_profile : "", /* ---- profiles ---- */
 		.files = cell ? w->files : NULL,
 		.n_files = cell ? w->n_files : 0,
 	};
@@ -196,12 +199,14 @@ static void run(struct call *c)
 		free(r);
 		return;
 	}
-	if (refuse_rule(c, &r->req.env.rule)) {
+	if (refuse_rule(c, &r->req.env.rule) ||
+	    daemon_egress_refuse(c, r->req.javascript.grant_profile, false)) { /* ---- profiles ---- */
 		run_ctx_free(r);
 		return;
 	}
 	struct approval_subject held = {
 		.procedure = "Run",
+		.grant_profile = r->req.javascript.grant_profile, /* ---- profiles ---- */
 		.tier = c->srv->cfg->tier > BH_TIER_NONE ? c->srv->cfg->tier
 							 : bh_engine_best_tier(c->srv->e),
 		.kind = "javascript",
@@ -222,6 +227,7 @@ static void run(struct call *c)
 		.has_sent_timeout = true,
 		.sent_timeout_ms = r->req.env.timeout_ms,
 		.principal = c->who.name, /* a Run in flight holds one of the caller's places */
+		.grant_profile = r->req.javascript.grant_profile, /* ---- profiles: checked above ---- */
 	};
 	call_pending(c, r, run_ctx_free);
 	bh_error *err = NULL;
@@ -283,7 +289,8 @@ static void open_session(struct call *c)
 		free(o);
 		return;
 	}
-	if (refuse_rule(c, &o->req.env.rule)) {
+	if (refuse_rule(c, &o->req.env.rule) ||
+	    daemon_egress_refuse(c, o->req.grant_profile, true)) { /* ---- profiles ---- */
 		open_ctx_free(o);
 		return;
 	}
@@ -298,6 +305,7 @@ static void open_session(struct call *c)
 		/* ---- truth: the client's trace id is the session's run (B26) ---- */
 		.run_key = o->req.env.trace_id,
 		.actor = call_actor(c), /* ---- ci: attribution ---- */
+		.egress_profile = o->req.grant_profile, /* ---- profiles: checked above ---- */
 	};
 	call_pending(c, o, open_ctx_free);
 	bh_session *s = NULL;
@@ -386,12 +394,14 @@ static void session_run(struct call *c)
 		return;
 	}
 	snprintf(c->session_fp, sizeof c->session_fp, "%s", bh_session_fingerprint(s));
-	if (refuse_rule(c, &x->req.call.env.rule)) {
+	x->snippet = x->req.call.kind == WIRE_PAYLOAD_JAVASCRIPT;
+	/* ---- profiles: a snippet's grant, for this call only (a cell has none) ---- */
+	const char *grant = x->snippet ? x->req.call.javascript.grant_profile : NULL;
+	if (refuse_rule(c, &x->req.call.env.rule) || daemon_egress_refuse(c, grant, true)) {
 		cell_ctx_free(x);
 		return;
 	}
 	x->tier = bh_session_tier(s);
-	x->snippet = x->req.call.kind == WIRE_PAYLOAD_JAVASCRIPT;
 	const struct wire_cell_run *w = &x->req.call.cell;
 	const struct wire_javascript_run *js = &x->req.call.javascript;
 	struct bh_cell cell = {
@@ -405,9 +415,11 @@ static void session_run(struct call *c)
 		.floor = x->req.call.env.floor,
 		.has_sent_timeout = true,
 		.sent_timeout_ms = x->req.call.env.timeout_ms,
+		.grant_profile = grant, /* ---- profiles: checked above ---- */
 	};
 	struct approval_subject held = {
 		.procedure = "SessionRun",
+		.grant_profile = grant, /* ---- profiles ---- */
 		.session = s,
 		.tier = x->tier,
 		.kind = x->snippet ? "javascript" : "cell",

@@ -1,6 +1,6 @@
 /* The daemon's loop: one thread polls the engine's descriptor, each
  * listener's libmicrohttpd epoll set and a signalfd. SIGHUP reloads the
- * clients file; SIGTERM and SIGINT stop accepting calls, let the ones in
+ * clients file (and the profiles file); SIGTERM and SIGINT stop accepting calls, let the ones in
  * flight finish (up to the drain deadline), then close the engine, which
  * ends or hibernates the sessions per its shutdown policy. */
 #include "daemon_priv.h"
@@ -168,6 +168,8 @@ static void run_once(struct server *s, int timeout)
 	if (p[1].revents & POLLIN) {
 		struct signalfd_siginfo si;
 		while (read(s->sigfd, &si, sizeof si) == sizeof si) {
+			if (si.ssi_signo == SIGHUP) /* ---- profiles ---- */
+				daemon_egress_reload(s);
 			if (si.ssi_signo == SIGHUP && s->clients) {
 				char *why = NULL;
 				if (clients_reload(s->clients, &why) < 0)
@@ -205,6 +207,7 @@ static void drain_and_close(struct server *s)
 		run_once(s, 100);
 	/* Closing the engine answers whatever still waits (refused: closing). */
 	audit_engine_events(s, false);
+	daemon_broker_engine(s, NULL); /* ---- profiles: no note reaches a closing engine ---- */
 	bh_engine_close(s->e);
 	s->e = NULL;
 	for (int i = 0; i < 20; i++) {
@@ -229,6 +232,9 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 			return -1;
 		}
 	}
+	/* ---- profiles: before anything listens, so a bad file stops us ---- */
+	if (daemon_egress_load(s, why) < 0)
+		return -1;
 	unsigned max_conn = cfg->max_connections ? cfg->max_connections : 256;
 	s->per_peer = cfg->max_per_peer ? cfg->max_per_peer : (max_conn / 4 ? max_conn / 4 : 1);
 	struct ratelimit_config rc = {
@@ -272,12 +278,18 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 	 * than a quarter of the places (serve --per-principal). */
 	if (!ec.policy.max_per_principal)
 		ec.policy.max_per_principal = BH_FAIR_SHARE;
+	/* ---- profiles: the broker, when there are profiles to hold; then
+	 * whether grants can be held ---- */
+	if (daemon_broker_start(s, &ec, why) < 0)
+		return -1;
+	daemon_egress_started(s, ec.egress != NULL);
 	bh_error *err = NULL;
 	if (bh_engine_open(&ec, &s->e, &err) < 0) {
 		why_set(why, "%s", err->msg);
 		bh_error_free(err);
 		return -1;
 	}
+	daemon_broker_engine(s, s->e); /* ---- profiles: its notes become events ---- */
 	s->socket_path = strdup(cfg->socket_path ? cfg->socket_path : DAEMON_DEFAULT_SOCKET);
 	int fd = unix_listener(s->socket_path, why);
 	if (fd < 0)
@@ -323,10 +335,12 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 
 static void teardown(struct server *s)
 {
+	daemon_broker_engine(s, NULL); /* ---- profiles ---- */
 	if (s->e) {
 		bh_engine_close(s->e);
 		s->e = NULL;
 	}
+	daemon_broker_stop(s); /* ---- profiles: after the engine, which closed its sessions ---- */
 	/* Suspended connections must be resumed before their daemon stops. */
 	for (struct call *c = s->calls; c; c = c->next)
 		if (c->suspended && c->conn) {
@@ -365,6 +379,7 @@ static void teardown(struct server *s)
 	if (s->audit)
 		audit_reads_flush(s, true); /* ---- truth: the last tallies ---- */
 	approvals_free(s->approvals); /* ---- approvals ---- */
+	daemon_egress_free(s);        /* ---- profiles ---- */
 	if (s->audit && s->audit != stderr)
 		fclose(s->audit);
 	free(s->ready.text);

@@ -21,3 +21,13 @@ bh_library(bulkhead-daemon src/daemon
   # ---- light ----
   src/daemon/operator_overview.c)
 target_link_libraries(bulkhead-daemon PUBLIC bulkhead-wire PkgConfig::MHD PkgConfig::CRYPTO)
+# ---- profiles ----
+target_sources(bulkhead-daemon PRIVATE src/daemon/egress_profiles.c)
+target_link_libraries(bulkhead-daemon PUBLIC bulkhead-egress)
+# The broker where its library is built (src/broker, included before this
+# file); without it no broker runs and every grant is refused.
+if(TARGET bulkhead-broker)
+  target_sources(bulkhead-daemon PRIVATE src/daemon/egress_broker.c)
+  target_link_libraries(bulkhead-daemon PUBLIC bulkhead-broker)
+  target_compile_definitions(bulkhead-daemon PRIVATE BH_DAEMON_BROKER=1)
+endif()

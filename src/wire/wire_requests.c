@@ -64,6 +64,7 @@ void wire_open_session_request_free(struct wire_open_session_request *r)
 		return;
 	envelope_free(&r->env);
 	free(r->owner);
+	free(r->grant_profile); /* ---- profiles ---- */
 	memset(r, 0, sizeof *r);
 	r->env.floor = BH_TIER_UNKNOWN;
 }
@@ -191,17 +192,29 @@ static int check_code(const struct jr *r, const char *field, const char *code, s
 	return 0;
 }
 
+/* ---- profiles ---- */
+/* A profile name is at most WIRE_MAX_NAME_BYTES (plimsoll refuses a longer one
+ * as a request error); whether a profile of that name exists, and whether this
+ * caller may hold it, is the daemon's to say, with one answer for both. An
+ * empty name is no grant. */
+static int check_grant_name(const struct jr *r, const char *field, char **name)
+{
+	size_t n = *name ? strlen(*name) : 0;
+	if (n > WIRE_MAX_NAME_BYTES)
+		return jr_fail(r, "%s is %zu bytes, more than the %u a profile's name may have", field,
+			       n, WIRE_MAX_NAME_BYTES);
+	return 0;
+}
+
 static int read_javascript(const struct jr *r, const cJSON *obj, struct wire_javascript_run *out)
 {
 	if (jr_string(r, obj, "javascript", "code", &out->code, &out->code_len) < 0 ||
 	    check_code(r, "javascript.code", out->code, out->code_len) < 0 ||
 	    jr_string(r, obj, "javascript", "grantProfile", &out->grant_profile, NULL) < 0)
 		return -1;
-	if (*out->grant_profile)
-		return wire_fail(r->st, WIRE_UNIMPLEMENTED, WIRE_REFUSAL_UNSUPPORTED,
-			   "javascript.grantProfile: bulkhead offers no grant profiles; send the "
-			   "snippet without one");
-	return 0;
+	/* ---- profiles: a grant is checked by the daemon (its profiles and
+	 * this caller); here only its size, as plimsoll does ---- */
+	return check_grant_name(r, "javascript.grantProfile", &out->grant_profile);
 }
 
 /* Files are written into /work before the code runs: at most 200, 4 MiB in
@@ -268,6 +281,14 @@ static int read_cell(const struct jr *r, const cJSON *obj, struct wire_cell_run 
 	if (jr_string(r, obj, "cell", "code", &out->code, &out->code_len) < 0 ||
 	    check_code(r, "cell.code", out->code, out->code_len) < 0)
 		return -1;
+	/* ---- profiles: plimsoll's CellRun has no grant; one sent here would be
+	 * dropped unheld by a daemon that ignored it, so it is refused ---- */
+	cleanup_free char *grant = NULL;
+	if (jr_string(r, obj, "cell", "grantProfile", &grant, NULL) < 0)
+		return -1;
+	if (*grant)
+		return jr_fail(r, "cell.grantProfile: a cell carries no grant; open the session with "
+				  "grantProfile, or send a javascript payload with one");
 	return read_files(r, obj, out);
 }
 
@@ -397,7 +418,10 @@ int wire_decode_open_session_request(const char *body, size_t len,
 	    jr_u32(&r, root, "", "lifetimeMs", &out->lifetime_ms) < 0 ||
 	    jr_u32(&r, root, "", "idleTimeoutMs", &out->idle_timeout_ms) < 0 ||
 	    jr_strings(&r, root, "", "languages", &languages, &n_languages) < 0 ||
-	    jr_string(&r, root, "", "owner", &out->owner, &owner_len) < 0)
+	    jr_string(&r, root, "", "owner", &out->owner, &owner_len) < 0 ||
+	    /* ---- profiles: bulkhead's extension, the session's profile ---- */
+	    jr_string(&r, root, "", "grantProfile", &out->grant_profile, NULL) < 0 ||
+	    check_grant_name(&r, "grantProfile", &out->grant_profile) < 0)
 		goto fail;
 	/* A language bulkhead does not know is refused; the hint only changes
 	 * which interpreters start at open. */
@@ -411,6 +435,8 @@ int wire_decode_open_session_request(const char *body, size_t len,
 		}
 		out->languages |= 1u << l;
 	}
+	if (out->grant_profile && !*out->grant_profile) /* ---- profiles ---- */
+		free(steal_ptr(out->grant_profile));
 	/* An owner that is not [A-Za-z0-9._:-]{1,64} is refused, not dropped:
 	 * dropping it would lift the per-owner cap without a word. */
 	if (owner_len == 0) {
@@ -533,6 +559,7 @@ char *wire_encode_open_session_request(const struct wire_open_session_request *r
 			names[n++] = bh_language_name((enum bh_language)l);
 	jw_strings(o, "languages", names, n);
 	jw_string(o, "owner", r->owner);
+	jw_string(o, "grantProfile", r->grant_profile); /* ---- profiles ---- */
 	return jw_print(o);
 }
 

@@ -368,6 +368,74 @@ static int read_environment(const struct jr *r, const cJSON *root, const char *n
 	return 0;
 }
 
+/* ---- profiles ---- */
+static void put_grant_profiles(cJSON *o, const struct wire_describe_response *r)
+{
+	if (!r->n_grant_profiles)
+		return;
+	cJSON *arr = wire_check_alloc(cJSON_CreateArray());
+	for (size_t i = 0; i < r->n_grant_profiles; i++) {
+		const struct wire_grant_profile *g = &r->grant_profiles[i];
+		cJSON *p = jw_object();
+		jw_string(p, "name", g->name);
+		jw_string(p, "description", g->description);
+		jw_bool(p, "allowInSessions", g->allow_in_sessions);
+		jw_strings(p, "origins", g->origins, g->n_origins);
+		cJSON_AddItemToArray(arr, p);
+	}
+	cJSON_AddItemToObject(o, "grantProfiles", arr);
+}
+
+static void grant_profiles_free(struct wire_describe_response *r)
+{
+	struct wire_grant_profile *v = (struct wire_grant_profile *)r->grant_profiles;
+	for (size_t i = 0; v && i < r->n_grant_profiles; i++) {
+		free((char *)v[i].name);
+		free((char *)v[i].description);
+		wire_strings_free((char **)v[i].origins, v[i].n_origins);
+	}
+	free(v);
+	r->grant_profiles = NULL;
+	r->n_grant_profiles = 0;
+}
+
+/* Each entry an object with a name; at most as many as a daemon may define. */
+static int read_grant_profiles(const struct jr *r, const cJSON *root,
+			       struct wire_describe_response *out)
+{
+	const cJSON *arr;
+	if (jr_array(r, root, "", "grantProfiles", &arr) < 0)
+		return -1;
+	int n = arr ? cJSON_GetArraySize(arr) : 0;
+	if (n > 256)
+		return jr_fail(r, "grantProfiles lists %d profiles, more than the 256 a daemon may have",
+			       n);
+	if (n == 0)
+		return 0;
+	struct wire_grant_profile *v = xzalloc((size_t)n * sizeof *v);
+	out->grant_profiles = v;
+	char path[40];
+	for (const cJSON *e = arr->child; e; e = e->next) {
+		struct wire_grant_profile *g = &v[out->n_grant_profiles];
+		snprintf(path, sizeof path, "grantProfiles[%zu]", out->n_grant_profiles);
+		out->n_grant_profiles++;
+		if (!cJSON_IsObject(e))
+			return jr_fail(r, "%s must be a JSON object", path);
+		char **origins = NULL;
+		size_t n_origins = 0;
+		if (read_str(r, e, path, "name", &g->name) < 0 ||
+		    read_str(r, e, path, "description", &g->description) < 0 ||
+		    jr_bool(r, e, path, "allowInSessions", &g->allow_in_sessions) < 0 ||
+		    jr_strings(r, e, path, "origins", &origins, &n_origins) < 0)
+			return -1;
+		g->origins = (const char *const *)origins;
+		g->n_origins = n_origins;
+		if (!*g->name)
+			return jr_fail(r, "%s.name is empty", path);
+	}
+	return 0;
+}
+
 char *wire_encode_describe_response(const struct wire_describe_response *r)
 {
 	cJSON *o = jw_object();
@@ -396,6 +464,7 @@ char *wire_encode_describe_response(const struct wire_describe_response *r)
 	put_environment(o, "sessionEnvironment", &r->session_environment);
 	jw_u32(o, "maxSessionsPerCaller", r->max_sessions_per_caller);
 	jw_u32(o, "maxSessionsPerOwner", r->max_sessions_per_owner);
+	put_grant_profiles(o, r); /* ---- profiles ---- */
 	return jw_print(o);
 }
 
@@ -410,6 +479,7 @@ void wire_describe_response_free(struct wire_describe_response *r)
 	environment_free(&r->project_environment);
 	environment_free(&r->module_environment);
 	environment_free(&r->session_environment);
+	grant_profiles_free(r); /* ---- profiles ---- */
 	memset(r, 0, sizeof *r);
 }
 
@@ -443,7 +513,8 @@ int wire_decode_describe_response(const char *body, size_t len, struct wire_desc
 	    jr_u32(&r, root, "", "sessionIdleTimeoutMs", &out->session_idle_timeout_ms) < 0 ||
 	    read_environment(&r, root, "sessionEnvironment", &out->session_environment) < 0 ||
 	    jr_u32(&r, root, "", "maxSessionsPerCaller", &out->max_sessions_per_caller) < 0 ||
-	    jr_u32(&r, root, "", "maxSessionsPerOwner", &out->max_sessions_per_owner) < 0) {
+	    jr_u32(&r, root, "", "maxSessionsPerOwner", &out->max_sessions_per_owner) < 0 ||
+	    read_grant_profiles(&r, root, out) < 0) { /* ---- profiles ---- */
 		wire_describe_response_free(out);
 		return -1;
 	}

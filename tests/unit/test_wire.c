@@ -388,9 +388,6 @@ Test(wire, project_module_and_grants_are_unimplemented_marked_unsupported)
 	assert_refused(st, WIRE_UNIMPLEMENTED, WIRE_REFUSAL_UNSUPPORTED, "module");
 	cr_assert_eq(session_req("{\"protocol\":3,\"sessionId\":\"s\",\"project\":{}}", &st), -1);
 	assert_refused(st, WIRE_UNIMPLEMENTED, WIRE_REFUSAL_UNSUPPORTED, "project");
-	cr_assert_eq(run_req("{\"protocol\":3,\"javascript\":{\"code\":\"1\",\"grantProfile\":\"gh\"}}", &st),
-		     -1);
-	assert_refused(st, WIRE_UNIMPLEMENTED, WIRE_REFUSAL_UNSUPPORTED, "javascript.grantProfile");
 	/* SessionRun has no module field: it is an unknown field, ignored. */
 	cr_assert_eq(session_req("{\"protocol\":3,\"sessionId\":\"s\",\"module\":{},"
 				 "\"javascript\":{\"code\":\"1\"}}",

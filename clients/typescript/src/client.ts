@@ -82,12 +82,26 @@ export interface CellAnswer {
   endDetail: string;
 }
 
+/** A profile this caller may name (bulkhead's Describe extension `grantProfiles`). */
+export interface GrantProfile {
+  name: string;
+  description: string;
+  /** A session may hold it (OpenSession's grantProfile, a session call's grant). */
+  allowInSessions: boolean;
+  /** The upstreams it reaches, `https://host:port`. */
+  origins: string[];
+}
+
 export interface Describe {
   sandbox: string;
   isolation: string;
   protocol: number;
   supportsSessions: boolean;
   sessionLanguages: string[];
+  /** A broker runs: a grant can be held (plimsoll's supportsJavascriptGrants). */
+  supportsJavascriptGrants: boolean;
+  /** The profiles this token may name; [] from a daemon without any (or a plimsoll one). */
+  grantProfiles: GrantProfile[];
   raw: Record<string, unknown>;
 }
 
@@ -100,6 +114,9 @@ export interface OpenOptions {
   /** A keyed digest of the end user (see ownerDigest). */
   owner?: string;
   traceId?: string;
+  /** The egress profile the session holds from open to close (bulkhead's OpenSession
+   *  extension; Describe lists the ones this token may name). The server picks it, never the model. */
+  grantProfile?: string;
   signal?: AbortSignal;
 }
 
@@ -108,6 +125,30 @@ export interface CloseAnswer {
   calls: bigint;
   lastRecordSha256: string;
   ended: SessionEnd;
+}
+
+/** A grant profile's name as sent: at most 64 bytes ("" or undefined: none). Whether it exists
+ *  and is this caller's is the daemon's to say, with one answer for both. */
+function validGrant(name: string | undefined): string {
+  if (name === undefined || name === "") return "";
+  if (typeof name !== "string" || Buffer.byteLength(name) > 64)
+    throw refused("invalid_argument", "request", "a grant profile's name is at most 64 bytes");
+  return name;
+}
+
+/** Describe's grantProfiles, read strictly: a malformed list is the daemon's fault. */
+function grantProfilesOf(v: unknown): GrantProfile[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw dataLoss("Describe's grantProfiles is not a list");
+  return v.map((p, i) => {
+    if (!p || typeof p !== "object" || Array.isArray(p)) throw dataLoss(`Describe's grantProfiles[${i}] is not an object`);
+    const o = p as Record<string, unknown>;
+    const origins = o.origins ?? [];
+    if (typeof o.name !== "string" || !o.name) throw dataLoss(`Describe's grantProfiles[${i}] has no name`);
+    if (!Array.isArray(origins) || origins.some((x) => typeof x !== "string"))
+      throw dataLoss(`Describe's grantProfiles[${i}].origins is not a list of strings`);
+    return { name: o.name, description: str(o.description), allowInSessions: bool(o.allowInSessions), origins: origins as string[] };
+  });
 }
 
 /** The error an exchange that is not a bound 200 stands for, or null. */
@@ -273,16 +314,21 @@ export class Client {
       protocol: num(json.protocol),
       supportsSessions: bool(json.supportsSessions),
       sessionLanguages: Array.isArray(env.languages) ? (env.languages as string[]) : [],
+      supportsJavascriptGrants: bool(json.supportsJavascriptGrants),
+      grantProfiles: grantProfilesOf(json.grantProfiles),
       raw: json,
     };
   }
 
-  /** One JavaScript snippet in a fresh sandbox, checked. */
-  async run(code: string, o: { minimumIsolation?: Tier; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<RunAnswer> {
+  /** One JavaScript snippet in a fresh sandbox, checked; grantProfile: an egress profile held for this run only. */
+  async run(code: string, o: { minimumIsolation?: Tier; timeoutMs?: number; grantProfile?: string; signal?: AbortSignal } = {}): Promise<RunAnswer> {
     const floor = validFloor(o.minimumIsolation);
     const timeoutMs = o.timeoutMs && o.timeoutMs > 0 ? Math.trunc(o.timeoutMs) : 0;
-    const sent: RequestFields = { protocol: PROTOCOL, minimumIsolation: floor, timeoutMs, kind: "javascript", code, grantProfile: "" };
-    const body: Record<string, unknown> = { protocol: PROTOCOL, javascript: { code } };
+    const grantProfile = validGrant(o.grantProfile);
+    const sent: RequestFields = { protocol: PROTOCOL, minimumIsolation: floor, timeoutMs, kind: "javascript", code, grantProfile };
+    const javascript: Record<string, unknown> = { code };
+    if (grantProfile) javascript.grantProfile = grantProfile;
+    const body: Record<string, unknown> = { protocol: PROTOCOL, javascript };
     if (floor) body.minimumIsolation = floor;
     if (timeoutMs) body.timeoutMs = timeoutMs;
     const { json } = await this.call("Run", body, o.signal);
@@ -311,6 +357,8 @@ export class Client {
     if (o.idleTimeoutMs) body.idleTimeoutMs = o.idleTimeoutMs;
     if (o.languages?.length) body.languages = o.languages;
     if (o.owner) body.owner = o.owner;
+    const grantProfile = validGrant(o.grantProfile);
+    if (grantProfile) body.grantProfile = grantProfile;
     const { json } = await this.call("OpenSession", body, o.signal);
     const id = str(json.sessionId);
     const s = new Session(this, id, {

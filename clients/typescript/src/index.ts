@@ -1,5 +1,5 @@
 export { Client, Session, PROTOCOL, TIERS, tierMeets, errorOf, checkAnswered, checkUnanswered } from "./client.js";
-export type { ClientOptions, Tier, Language, CellFile, CellOptions, CellAnswer, RunAnswer, ExecResult, Describe, OpenOptions, CloseAnswer } from "./client.js";
+export type { ClientOptions, Tier, Language, CellFile, CellOptions, CellAnswer, RunAnswer, ExecResult, Describe, GrantProfile, OpenOptions, CloseAnswer } from "./client.js";
 export { BulkheadError, MAY_HAVE_RUN, REFUSAL_REASONS, SESSION_ENDS } from "./errors.js";
 export type { RefusalReason, SessionEnd } from "./errors.js";
 export {

@@ -60,6 +60,11 @@ export interface CodeSandboxesOptions {
   /** Characters kept per stream; default 16000. */
   maxOutputChars?: number;
   onCloseError?: (keyHint: string, err: unknown) => void;
+  /** The egress profile a conversation's sandbox holds from open to close (OpenSession's
+   *  grantProfile; the profile must allow sessions): one name for every conversation, or a
+   *  function naming it per conversation (undefined: none). Asked once per open; a name given
+   *  to warm() for the key wins. The server picks it, never the model. */
+  grantProfile?: string | ((key: SandboxKey, owner: string | undefined) => string | undefined);
   /** Called after each call settles (for tracing); `retried` is set when the call was rerun in a new sandbox. */
   onCall?: (event: { key: string; input: ExecuteCodeInput; retried: boolean; output?: ExecuteCodeOutput; error?: unknown }) => void;
 }
@@ -67,6 +72,7 @@ export interface CodeSandboxesOptions {
 interface Entry {
   id: string;
   owner?: string;
+  grantProfile?: string;
   session?: Session;
   opening?: Promise<Session>;
   busy: number;
@@ -114,6 +120,8 @@ export class CodeSandboxes {
   private readonly entries = new Map<string, Entry>();
   /** Owners named by warm(key, owner) for string keys, until disposed. */
   private readonly owners = new Map<string, string>();
+  /** Profiles named by warm(key, owner, grantProfile), until disposed. */
+  private readonly profiles = new Map<string, string>();
   private clientInstance?: Client;
 
   constructor(o: CodeSandboxesOptions) {
@@ -167,12 +175,21 @@ export class CodeSandboxes {
     return true;
   }
 
-  private open(id: string, owner: string | undefined): Entry {
+  /** The profile key's next sandbox opens with: warm's, else the options'. */
+  private profileOf(key: SandboxKey, id: string, owner: string | undefined): string | undefined {
+    const named = this.profiles.get(id);
+    if (named) return named;
+    const g = this.o.grantProfile;
+    return (typeof g === "function" ? g(key, owner) : g) || undefined;
+  }
+
+  private open(key: SandboxKey, id: string, owner: string | undefined): Entry {
     const e: Entry = { id, owner, busy: 0, lastUsed: tick(), answered: false };
     this.entries.set(id, e);
     let client: Client;
     try {
       client = this.client;
+      e.grantProfile = this.profileOf(key, id, owner);
     } catch (err) {
       this.entries.delete(id);
       throw environmentError(err, "building the client");
@@ -185,6 +202,7 @@ export class CodeSandboxes {
         lifetimeMs: this.o.sessionLifetimeMs,
         idleTimeoutMs: this.o.sessionIdleTimeoutMs,
         owner: digest,
+        grantProfile: e.grantProfile,
       })
       .then(
         (s) => {
@@ -237,18 +255,20 @@ export class CodeSandboxes {
     }
   }
 
-  /** Starts opening the key's sandbox without waiting. Does nothing if it exists or a cap is reached. */
-  warm(key: SandboxKey, owner?: string): void {
+  /** Starts opening the key's sandbox without waiting. Does nothing if it exists or a cap is reached.
+   *  grantProfile names the egress profile this conversation's sandbox holds (kept until dispose). */
+  warm(key: SandboxKey, owner?: string, grantProfile?: string): void {
     let k: { id: string; owner?: string };
     try {
       k = this.ownerOf(key, owner);
     } catch {
       return;
     }
+    if (grantProfile) this.profiles.set(k.id, grantProfile);
     if (this.entries.has(k.id)) return;
     try {
       if (!this.makeRoom(k.owner, false)) return;
-      this.open(k.id, k.owner);
+      this.open(key, k.id, k.owner);
     } catch {
       /* a warm never fails anyone: the next run says why */
     }
@@ -268,7 +288,7 @@ export class CodeSandboxes {
     try {
       for (;;) {
         try {
-          const out = await this.once(k, language, input.code, files, o.signal);
+          const out = await this.once(key, k, language, input.code, files, o.signal);
           this.o.onCall?.({ key: k.id, input, retried, output: out });
           return out;
         } catch (err) {
@@ -285,12 +305,12 @@ export class CodeSandboxes {
     }
   }
 
-  private async once(k: { id: string; owner?: string }, language: Language, code: string, files: CellFile[], signal?: AbortSignal): Promise<ExecuteCodeOutput> {
+  private async once(key: SandboxKey, k: { id: string; owner?: string }, language: Language, code: string, files: CellFile[], signal?: AbortSignal): Promise<ExecuteCodeOutput> {
     if (signal?.aborted) throw refused("canceled", "request", "the call was aborted before it was sent");
     let e = this.entries.get(k.id);
     if (!e) {
       this.makeRoom(k.owner, true);
-      e = this.open(k.id, k.owner);
+      e = this.open(key, k.id, k.owner);
     }
     e.busy++;
     e.lastUsed = tick();
@@ -345,6 +365,7 @@ export class CodeSandboxes {
       return;
     }
     this.owners.delete(id);
+    this.profiles.delete(id);
     const e = this.entries.get(id);
     if (e) await this.forget(e);
   }
@@ -353,6 +374,7 @@ export class CodeSandboxes {
   async disposeAll(): Promise<void> {
     const all = [...this.entries.values()];
     this.owners.clear();
+    this.profiles.clear();
     await Promise.all(all.map((e) => this.forget(e)));
   }
 }

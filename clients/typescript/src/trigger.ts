@@ -8,7 +8,7 @@
  *   const sandbox = bulkheadCodeSandbox({ client: () => new Client({ target, token }) });
  *   chat.agent({
  *     id: "analyst",
- *     onTurnStart: ({ runId }) => sandbox.warm(runId, userIdFromYourAuth),
+ *     onTurnStart: ({ runId }) => sandbox.warm(runId, userIdFromYourAuth, profileForThisUser),
  *     onChatSuspend: ({ runId }) => sandbox.dispose(runId),
  *     onComplete: ({ ctx }) => sandbox.dispose(ctx.run.id),
  *     run: async ({ messages, signal }) =>
@@ -53,15 +53,17 @@ export function bulkheadCodeSandbox(o: BulkheadCodeSandboxOptions) {
   return {
     executeCode,
     /** On turn start: remember the run id for executeCode and start opening its sandbox without waiting.
-     *  userId (from your server's auth, never from clientData) takes part in the per-owner caps. */
-    warm(runId: string, userId?: string): void {
+     *  userId (from your server's auth, never from clientData) takes part in the per-owner caps;
+     *  grantProfile (your server's choice, e.g. by the user's plan) is the egress profile the run's
+     *  sandbox holds, else the options' grantProfile. */
+    warm(runId: string, userId?: string, grantProfile?: string): void {
       if (!runId) return;
       try {
         bulkheadRun.init({ runId });
       } catch {
         /* outside a run: executeCode will say so */
       }
-      sandboxes.warm(runId, userId);
+      sandboxes.warm(runId, userId, grantProfile);
     },
     /** Before the run suspends and when it completes: forget the run's sandbox and close it. */
     dispose(runId: string): Promise<void> {
