@@ -15,6 +15,4 @@ bh_library(bulkhead-broker src/broker
   src/broker/stream.c
   src/broker/target.c
   src/broker/upstream.c)
-# egress.h reaches bulkhead.h as "bulkhead/bulkhead.h".
-target_include_directories(bulkhead-broker PUBLIC ${CMAKE_SOURCE_DIR}/include)
 target_link_libraries(bulkhead-broker PUBLIC bulkhead PkgConfig::SSL PkgConfig::CRYPTO Threads::Threads)
