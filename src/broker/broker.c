@@ -422,13 +422,17 @@ static void *poller_main(void *arg)
 		size_t k = 0;
 		pfds[k] = (struct pollfd){.fd = b->wake_fd, .events = POLLIN};
 		what[k++] = NULL;
+		/* One session's connections never take every worker: a sandbox
+		 * that trickles its requests (each may hold a worker up to the
+		 * client timeout) slows itself, not its neighbours. */
+		size_t per_session = (b->cfg.workers + 1) / 2;
 		for (struct session *s = b->sessions; s; s = s->next) {
 			if (s->closing)
 				continue;
 			pfds[k] = (struct pollfd){.fd = s->listen_fd, .events = POLLIN};
 			what[k++] = s;
 			for (struct conn *c = s->conns; c; c = c->next) {
-				if (c->busy)
+				if (c->busy || s->n_busy >= per_session)
 					continue;
 				pfds[k] = (struct pollfd){.fd = c->st.fd, .events = POLLIN};
 				what[k++] = c;
@@ -460,7 +464,7 @@ static void *poller_main(void *arg)
 			if (is_session)
 				continue;
 			struct conn *c = what[i];
-			if (!c->busy && !c->s->closing)
+			if (!c->busy && !c->s->closing && c->s->n_busy < per_session)
 				conn_ready(b, c);
 		}
 	}

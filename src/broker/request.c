@@ -392,6 +392,11 @@ static bool answer(struct req *r, struct upstream_answer *a, const struct secret
 		const struct http_header *f = &a->head.h[i];
 		if (dropped_inbound(&a->head, p, f->name))
 			continue;
+		bool named_by_secret = false;
+		for (size_t k = 0; k < sec->n; k++)
+			named_by_secret |= strstr(f->name, sec->v[k]) != NULL;
+		if (named_by_secret)
+			continue; /* an echo in a header's name goes whole */
 		struct buf v = {0};
 		scrub(sec, (const uint8_t *)f->value, strlen(f->value), &v);
 		buf_append(&out, f->name, strlen(f->name));

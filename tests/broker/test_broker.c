@@ -592,3 +592,117 @@ Test(broker, pythons_http_client_tunnels_with_connect_and_trusts_the_broker_ca)
 	assert_no_credential(out);
 	free(out);
 }
+
+static void set_file_credential(const char *path)
+{
+	fx.profile.credential = (struct bh_egress_credential){
+		.source = BH_EGRESS_CREDENTIAL_FILE, .file = strdup(path)};
+}
+
+Test(broker, a_file_credential_is_read_at_hold_time_and_refused_when_others_can_read_it)
+{
+	char path[400];
+	snprintf(path, sizeof path, "%s/cred", fx.dir);
+	FILE *f = fopen(path, "w");
+	fputs("file-token-abcdef\n", f);
+	fclose(f);
+	chmod(path, 0600);
+	set_file_credential(path);
+	start_held();
+	int st;
+	free(get("/v1/items", &st));
+	cr_assert_eq(st, 200);
+	char headers[16384];
+	upstream_last(&fx.api, NULL, 0, headers, sizeof headers);
+	cr_assert(strstr(headers, "Authorization: Bearer file-token-abcdef\r\n"), "%s", headers);
+	fixture_release(&fx, 1);
+	chmod(path, 0644);
+	fixture_hold(&fx, 2);
+	char *got = get("/v1/items", &st);
+	cr_assert_eq(st, 502, "%s", got);
+	cr_assert(strstr(got, "the credential could not be minted"), "%s", got);
+	cr_assert_null(strstr(got, "file-token"));
+	cr_assert(strstr(fx.logs, "readable by others"), "%s", fx.logs);
+	cr_assert_eq(upstream_hits(&fx.api), 1);
+	free(got);
+}
+
+Test(broker, a_command_credential_is_minted_once_per_hold)
+{
+	char script[400];
+	snprintf(script, sizeof script, "%s/mint.sh", fx.dir);
+	FILE *f = fopen(script, "w");
+	fprintf(f, "#!/bin/sh\nc='%s/count'\nn=$(cat \"$c\" 2>/dev/null || echo 0)\nn=$((n+1))\n"
+		   "echo $n > \"$c\"\necho minted-token-$n\n",
+		fx.dir);
+	fclose(f);
+	chmod(script, 0700);
+	fx.profile.credential = (struct bh_egress_credential){.source = BH_EGRESS_CREDENTIAL_COMMAND};
+	fx.profile.credential.argv = calloc(2, sizeof(char *));
+	fx.profile.credential.argv[0] = strdup(script);
+	start_held();
+	char headers[16384];
+	int st;
+	for (int i = 0; i < 2; i++) {
+		free(get("/v1/items", &st));
+		cr_assert_eq(st, 200);
+		upstream_last(&fx.api, NULL, 0, headers, sizeof headers);
+		cr_assert(strstr(headers, "Authorization: Bearer minted-token-1\r\n"), "%s", headers);
+	}
+	fixture_release(&fx, 1);
+	fixture_hold(&fx, 2);
+	char *got = get("/v1/echo", &st);
+	cr_assert_eq(st, 200);
+	upstream_last(&fx.api, NULL, 0, headers, sizeof headers);
+	cr_assert(strstr(headers, "Authorization: Bearer minted-token-2\r\n"), "%s", headers);
+	cr_assert_null(strstr(got, "minted-token"), "%s", got);
+	free(got);
+}
+
+Test(broker, a_credential_with_a_line_break_is_never_sent)
+{
+	setenv(TEST_CRED_ENV, "abc\r\nX-Evil: 1", 1);
+	start_held();
+	int st;
+	char *got = get("/v1/items", &st);
+	cr_assert_eq(st, 502, "%s", got);
+	cr_assert(strstr(fx.logs, "control byte"), "%s", fx.logs);
+	cr_assert_eq(upstream_hits(&fx.api), 0);
+	free(got);
+}
+
+Test(broker, one_sessions_trickling_clients_leave_workers_for_the_others)
+{
+	fx.cfg.workers = 2;
+	fx.cfg.client_timeout_ms = 3000;
+	start_held();
+	bh_error *err = NULL;
+	char sock2[400];
+	snprintf(sock2, sizeof sock2, "%s/second.sock", fx.dir);
+	cr_assert_eq(fx.ops->open_session(fx.broker, "sess-2", sock2, &err), 0);
+	cr_assert_eq(fx.ops->hold(fx.broker, "sess-2", 1, "brokered", &err), 0);
+	/* sess-1 opens four connections that each send half a head */
+	int slow[4];
+	for (int i = 0; i < 4; i++) {
+		slow[i] = client_connect(&fx);
+		cr_assert_gt(send(slow[i], "GET https://", 12, 0), 0);
+	}
+	usleep(100000);
+	/* sess-2 is answered before sess-1's clients time out (3 s; the
+	 * deadline here is 1.5 s), not after */
+	char saved[300];
+	memcpy(saved, fx.sock, sizeof saved);
+	memcpy(fx.sock, sock2, sizeof fx.sock);
+	int fd = client_connect(&fx);
+	memcpy(fx.sock, saved, sizeof fx.sock);
+	char req[256];
+	snprintf(req, sizeof req, "GET https://api.test:%u/v1/items HTTP/1.1\r\n\r\n", fx.api.port);
+	int st;
+	char *got = client_exchange(fd, req, strlen(req), &st, 1500);
+	close(fd);
+	cr_assert_eq(st, 200, "sess-2 waited for sess-1's trickling clients: %s", got);
+	free(got);
+	for (int i = 0; i < 4; i++)
+		close(slow[i]);
+	fx.ops->close_session(fx.broker, "sess-2");
+}
