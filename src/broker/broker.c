@@ -49,6 +49,8 @@ struct hold *session_hold_get(struct bh_broker *b, struct session *s)
 static void hold_free(struct hold *h)
 {
 	profile_free(h->profile);
+	for (size_t i = 0; i < ARRAY_SIZE(h->backoff); i++)
+		free(h->backoff[i].origin);
 	if (h->credential) {
 		OPENSSL_cleanse(h->credential, strlen(h->credential));
 		free(h->credential);

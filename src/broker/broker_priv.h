@@ -72,6 +72,13 @@ struct hold {
 	pthread_mutex_t mint_mu; /* a command mints outside the broker's lock */
 	char *credential;        /* NULL until the first request mints it */
 	uint64_t minted_ms;
+	/* plimsoll's circuit breaker: an upstream that answered 429 or 503 is
+	 * not called again under this hold until its Retry-After (at most
+	 * 30 s) has passed. Under the broker's lock. */
+	struct {
+		char *origin;
+		uint64_t until_ms;
+	} backoff[8];
 };
 
 struct conn;

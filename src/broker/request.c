@@ -6,6 +6,7 @@
 #include "broker_priv.h"
 
 #include <openssl/crypto.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -476,6 +477,53 @@ static int read_body(struct req *r, uint64_t cap, struct buf *body, const char *
 	}
 }
 
+/* ---- the circuit breaker ---- */
+
+#define BACKOFF_MAX_S 30
+#define BACKOFF_DEFAULT_S 1
+
+/* Seconds the answer asks the caller to wait: Retry-After's delta-seconds
+ * (an HTTP date counts as the default), capped. */
+static uint64_t backoff_seconds(const struct http_head *h)
+{
+	const char *ra = http_header_get(h, "retry-after");
+	if (!ra || !*ra || strlen(ra) > 9 || strspn(ra, "0123456789") != strlen(ra))
+		return BACKOFF_DEFAULT_S;
+	uint64_t s = strtoull(ra, NULL, 10);
+	return s > BACKOFF_MAX_S ? BACKOFF_MAX_S : s;
+}
+
+/* Under b->mu. The seconds left of the origin's backoff, 0 when none. */
+static uint64_t backoff_left(struct hold *h, const char *origin, uint64_t now)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(h->backoff); i++)
+		if (h->backoff[i].origin && !strcmp(h->backoff[i].origin, origin) &&
+		    h->backoff[i].until_ms > now)
+			return (h->backoff[i].until_ms - now + 999) / 1000;
+	return 0;
+}
+
+static void backoff_open(struct bh_broker *b, struct hold *h, const char *origin, uint64_t secs)
+{
+	uint64_t now = now_mono_ms();
+	pthread_mutex_lock(&b->mu);
+	size_t slot = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(h->backoff); i++) {
+		if (h->backoff[i].origin && !strcmp(h->backoff[i].origin, origin)) {
+			slot = i;
+			break;
+		}
+		if (h->backoff[i].until_ms < h->backoff[slot].until_ms)
+			slot = i;
+	}
+	if (!h->backoff[slot].origin || strcmp(h->backoff[slot].origin, origin)) {
+		free(h->backoff[slot].origin);
+		h->backoff[slot].origin = xstrdup(origin);
+	}
+	h->backoff[slot].until_ms = now + secs * 1000;
+	pthread_mutex_unlock(&b->mu);
+}
+
 /* ---- the request ---- */
 
 /* Counts the request against the hold: 0, or the status of the refusal. */
@@ -581,6 +629,14 @@ static bool serve(struct req *r)
 	if (!r->route)
 		return refuse(r, 403, "no route allows this request", NULL);
 	const char *refusal = NULL;
+	pthread_mutex_lock(&b->mu);
+	uint64_t wait_s = backoff_left(r->hold, r->t.origin, now_mono_ms());
+	pthread_mutex_unlock(&b->mu);
+	if (wait_s) {
+		char detail[64];
+		snprintf(detail, sizeof detail, "retry in %llu s", (unsigned long long)wait_s);
+		return refuse(r, 503, "upstream asked to back off", detail);
+	}
 	int st = admit(r, &refusal);
 	if (st)
 		return refuse(r, st, refusal, NULL);
@@ -642,6 +698,8 @@ static bool serve(struct req *r)
 		upstream_answer_free(&a);
 		return refuse(r, 429, "bytes-in budget spent", NULL);
 	}
+	if (a.head.status == 429 || a.head.status == 503)
+		backoff_open(b, r->hold, r->t.origin, backoff_seconds(&a.head));
 	keep = answer(r, &a, &sec, head_only) && !r->head.close;
 	secrets_free(&sec);
 	upstream_answer_free(&a);

@@ -171,6 +171,8 @@ static void *upconn_main(void *arg)
 		static const char c[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
 					"Connection: close\r\n\r\n3\r\nabc\r\n3;x=y\r\ndef\r\n0\r\n\r\n";
 		ssl_write_all(uc->ssl, c, sizeof c - 1);
+	} else if (!strcmp(path, "/v1/busy")) {
+		respond(uc->ssl, "429 Too Many Requests", "Retry-After: 2\r\n", "slow down", 9);
 	} else if (!strcmp(path, "/v1/gzip")) {
 		respond(uc->ssl, "200 OK", "Content-Encoding: gzip\r\n", "\x1f\x8b", 2);
 	} else if (!strcmp(path, "/v1/upload")) {
@@ -351,6 +353,7 @@ void fixture_init(struct fixture *f)
 		{"GET", "/v1/echo"},    {"GET", "/v1/redirect"}, {"GET", "/v1/slow"},
 		{"GET", "/v1/big"},     {"GET", "/v1/chunked"}, {"GET", "/v1/gzip"},
 		{"POST", "/v1/upload"}, {"HEAD", "/v1/items"},  {"GET", "/steal"},
+		{"GET", "/v1/busy"},
 	};
 	p->n_routes = sizeof routes / sizeof routes[0];
 	p->routes = calloc(p->n_routes, sizeof *p->routes);

@@ -706,3 +706,26 @@ Test(broker, one_sessions_trickling_clients_leave_workers_for_the_others)
 		close(slow[i]);
 	fx.ops->close_session(fx.broker, "sess-2");
 }
+
+Test(broker, an_upstream_that_answers_429_is_left_alone_for_its_retry_after)
+{
+	start_held();
+	int st;
+	char *got = get("/v1/busy", &st);
+	cr_assert_eq(st, 429, "the upstream's own answer is returned: %s", got);
+	cr_assert(strstr(got, "slow down"));
+	free(got);
+	/* within its 2 s, the broker answers for it (stated slack: the next
+	 * request is sent at once) */
+	got = get("/v1/items", &st);
+	cr_assert_eq(st, 503, "%s", got);
+	cr_assert(strstr(got, "X-Bulkhead-Refusal: upstream asked to back off"), "%s", got);
+	cr_assert_eq(upstream_hits(&fx.api), 1);
+	free(got);
+	/* a new hold starts with no backoff */
+	fixture_release(&fx, 1);
+	fixture_hold(&fx, 2);
+	got = get("/v1/items", &st);
+	cr_assert_eq(st, 200, "%s", got);
+	free(got);
+}
