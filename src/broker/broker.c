@@ -26,10 +26,13 @@ void broker_wake(struct bh_broker *b)
 	(void)r;
 }
 
+/* The open session of that fingerprint: one being closed is gone already
+ * to the engine (a hibernated session's close and the wake's open of the
+ * same fingerprint may follow each other before the poller frees it). */
 static struct session *session_find(struct bh_broker *b, const char *fp)
 {
 	for (struct session *s = b->sessions; s; s = s->next)
-		if (!strcmp(s->fp, fp))
+		if (!s->closing && !strcmp(s->fp, fp))
 			return s;
 	return NULL;
 }
@@ -167,7 +170,7 @@ static int op_hold(void *arg, const char *session_fp, uint64_t hold, const char 
 	pthread_mutex_init(&h->mint_mu, NULL);
 	pthread_mutex_lock(&b->mu);
 	struct session *s = session_find(b, session_fp);
-	if (!s || s->closing) {
+	if (!s) {
 		pthread_mutex_unlock(&b->mu);
 		hold_free(h);
 		return broker_fail(err, BH_E_INVALID, 0, "broker: no session %s is open",
@@ -211,7 +214,7 @@ static void op_close_session(void *arg, const char *session_fp)
 	struct bh_broker *b = arg;
 	pthread_mutex_lock(&b->mu);
 	struct session *s = session_find(b, session_fp);
-	if (s && !s->closing) {
+	if (s) {
 		s->closing = true;
 		unlink(s->path);
 		cut_conns(s, 0);

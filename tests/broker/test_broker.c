@@ -729,3 +729,21 @@ Test(broker, an_upstream_that_answers_429_is_left_alone_for_its_retry_after)
 	cr_assert_eq(st, 200, "%s", got);
 	free(got);
 }
+
+Test(broker, a_session_closed_and_opened_again_at_once_is_served_afresh)
+{
+	/* a hibernated session gives its socket back and takes it again at wake */
+	start_held();
+	fx.ops->close_session(fx.broker, "sess-1");
+	bh_error *err = NULL;
+	cr_assert_eq(fx.ops->open_session(fx.broker, "sess-1", fx.sock, &err), 0, "%s",
+		     err ? err->msg : "");
+	int st;
+	char *got = get("/v1/items", &st);
+	cr_assert_eq(st, 503, "the old session's hold outlived its close: %s", got);
+	free(got);
+	fixture_hold(&fx, 2);
+	got = get("/v1/items", &st);
+	cr_assert_eq(st, 200, "%s", got);
+	free(got);
+}
