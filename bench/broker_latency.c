@@ -127,7 +127,8 @@ static bool read_answer_ssl(SSL *ssl)
 	return false;
 }
 
-static SSL *tls_over(SSL_CTX *ctx, int fd)
+/* TLS for api.test over fd, the request, its whole answer; closes fd. */
+static void tls_request(SSL_CTX *ctx, int fd, const char *req, const char *what)
 {
 	SSL *ssl = SSL_new(ctx);
 	SSL_set_fd(ssl, fd);
@@ -135,7 +136,11 @@ static SSL *tls_over(SSL_CTX *ctx, int fd)
 	SSL_set1_host(ssl, "api.test");
 	if (SSL_connect(ssl) != 1)
 		die("a TLS handshake failed");
-	return ssl;
+	SSL_write(ssl, req, (int)strlen(req));
+	if (!read_answer_ssl(ssl))
+		die(what);
+	SSL_free(ssl);
+	close(fd);
 }
 
 static double direct(SSL_CTX *ctx, uint16_t port, const char *req)
@@ -146,12 +151,7 @@ static double direct(SSL_CTX *ctx, uint16_t port, const char *req)
 	inet_pton(AF_INET, "127.0.0.2", &sa.sin_addr);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
 		die("connect to the upstream");
-	SSL *ssl = tls_over(ctx, fd);
-	SSL_write(ssl, req, (int)strlen(req));
-	if (!read_answer_ssl(ssl))
-		die("the direct request failed");
-	SSL_free(ssl);
-	close(fd);
+	tls_request(ctx, fd, req, "the direct request failed");
 	return now_us() - t0;
 }
 
@@ -210,12 +210,7 @@ static double tunneled(SSL_CTX *broker_ctx, const char *sock, uint16_t port, con
 	}
 	if (strncmp(buf, "HTTP/1.1 200", 12))
 		die("CONNECT was refused");
-	SSL *ssl = tls_over(broker_ctx, fd);
-	SSL_write(ssl, req, (int)strlen(req));
-	if (!read_answer_ssl(ssl))
-		die("the tunneled request failed");
-	SSL_free(ssl);
-	close(fd);
+	tls_request(broker_ctx, fd, req, "the tunneled request failed");
 	return now_us() - t0;
 }
 

@@ -329,14 +329,7 @@ static void *worker_main(void *arg)
 		c->s->n_busy--;
 		if (keep && !c->cut && !c->s->closing && (c->in.len || stream_pending(&c->st))) {
 			/* A pipelined request is already here: serve it next. */
-			c->s->n_busy++;
-			c->busy = true;
-			c->next_ready = NULL;
-			if (b->ready_tail)
-				b->ready_tail->next_ready = c;
-			else
-				b->ready = c;
-			b->ready_tail = c;
+			conn_ready(b, c);
 			continue;
 		}
 		c->busy = false;

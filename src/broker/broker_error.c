@@ -5,15 +5,21 @@
 #include <stdio.h>
 #include <string.h>
 
+static char *vformat(const char *fmt, va_list ap)
+{
+	char *msg = NULL;
+	if (vasprintf(&msg, fmt, ap) < 0)
+		abort();
+	return msg;
+}
+
 int broker_fail(bh_error **err, enum bh_error_code code, int sys_errno, const char *fmt, ...)
 {
 	if (!err)
 		return -1;
 	va_list ap;
 	va_start(ap, fmt);
-	char *msg = NULL;
-	if (vasprintf(&msg, fmt, ap) < 0)
-		abort();
+	char *msg = vformat(fmt, ap);
 	va_end(ap);
 	bh_error *e = xzalloc(sizeof *e);
 	e->code = code;
@@ -35,9 +41,7 @@ void broker_log(struct bh_broker *b, enum bh_log_level level, const char *fmt, .
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	char *msg = NULL;
-	if (vasprintf(&msg, fmt, ap) < 0)
-		abort();
+	char *msg = vformat(fmt, ap);
 	va_end(ap);
 	b->cfg.log(b->cfg.log_arg, level, msg);
 	free(msg);

@@ -4,6 +4,7 @@
 #include "broker_harness.h"
 
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,25 @@ static char *get(const char *path, int *status)
 	snprintf(req, sizeof req, "GET https://api.test:%u%s HTTP/1.1\r\nHost: api.test:%u\r\n\r\n",
 		 fx.api.port, path, fx.api.port);
 	return client_request(&fx, req, status);
+}
+
+/* Sends a request (printf-style) on a fresh connection and asserts the
+ * answer's status and that it holds `has` (NULL: anything). */
+static void expect(int status, const char *has, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void expect(int status, const char *has, const char *fmt, ...)
+{
+	char req[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(req, sizeof req, fmt, ap);
+	va_end(ap);
+	int st;
+	char *got = client_request(&fx, req, &st);
+	cr_assert_eq(st, status, "%s\n->\n%s", req, got);
+	if (has)
+		cr_assert(strstr(got, has), "%s\n-> no \"%s\" in\n%s", req, has, got);
+	free(got);
 }
 
 static void start_held(void)
@@ -99,21 +119,13 @@ Test(broker, the_sandboxs_own_authorization_is_dropped)
 Test(broker, an_ip_literal_the_profile_does_not_name_is_refused)
 {
 	start_held();
-	char req[512];
-	snprintf(req, sizeof req, "GET https://127.0.0.2:%u/v1/items HTTP/1.1\r\nHost: 127.0.0.2:%u\r\n\r\n",
-		 fx.api.port, fx.api.port);
-	int st;
-	char *got = client_request(&fx, req, &st);
-	cr_assert_eq(st, 403, "%s", got);
-	cr_assert(strstr(got, "X-Bulkhead-Refusal: IP literal not named by the profile"), "%s", got);
+	expect(403, "X-Bulkhead-Refusal: IP literal not named by the profile",
+	       "GET https://127.0.0.2:%u/v1/items HTTP/1.1\r\nHost: 127.0.0.2:%u\r\n\r\n", fx.api.port,
+	       fx.api.port);
 	/* 2130706434 is 127.0.0.2 to a resolver: an IP literal too */
-	snprintf(req, sizeof req, "GET https://2130706434:%u/v1/items HTTP/1.1\r\n\r\n", fx.api.port);
-	free(got);
-	got = client_request(&fx, req, &st);
-	cr_assert_eq(st, 403, "%s", got);
-	cr_assert(strstr(got, "IP literal"), "%s", got);
+	expect(403, "IP literal", "GET https://2130706434:%u/v1/items HTTP/1.1\r\n\r\n", fx.api.port);
+	expect(403, "IP literal", "CONNECT 127.0.0.2:%u HTTP/1.1\r\n\r\n", fx.api.port);
 	cr_assert_eq(upstream_hits(&fx.api), 0);
-	free(got);
 }
 
 Test(broker, a_name_that_resolves_elsewhere_gets_nothing)
@@ -121,42 +133,24 @@ Test(broker, a_name_that_resolves_elsewhere_gets_nothing)
 	start_held();
 	/* alias.test resolves to the allowed upstream's address, but the
 	 * profile does not name it */
-	char req[512];
-	snprintf(req, sizeof req, "GET https://alias.test:%u/v1/items HTTP/1.1\r\n\r\n", fx.api.port);
-	int st;
-	char *got = client_request(&fx, req, &st);
-	cr_assert_eq(st, 403, "%s", got);
-	cr_assert(strstr(got, "X-Bulkhead-Refusal: origin not allowed"), "%s", got);
-	free(got);
+	expect(403, "X-Bulkhead-Refusal: origin not allowed",
+	       "GET https://alias.test:%u/v1/items HTTP/1.1\r\n\r\n", fx.api.port);
 	/* rebind.test is named, and resolves to a server that cannot prove it
 	 * is rebind.test: the TLS check stops it before a byte of the request */
-	snprintf(req, sizeof req, "GET https://rebind.test:%u/v1/items HTTP/1.1\r\n\r\n",
-		 fx.other.port);
-	got = client_request(&fx, req, &st);
-	cr_assert_eq(st, 502, "%s", got);
-	cr_assert(strstr(got, "upstream certificate not valid for the host"), "%s", got);
+	expect(502, "upstream certificate not valid for the host",
+	       "GET https://rebind.test:%u/v1/items HTTP/1.1\r\n\r\n", fx.other.port);
 	cr_assert_eq(upstream_hits(&fx.api), 0);
 	cr_assert_eq(upstream_hits(&fx.other), 0);
-	free(got);
 }
 
 Test(broker, a_host_header_that_differs_from_the_target_is_refused)
 {
 	start_held();
-	char req[512];
-	snprintf(req, sizeof req, "GET https://api.test:%u/v1/items HTTP/1.1\r\nHost: evil.test\r\n\r\n",
-		 fx.api.port);
-	int st;
-	char *got = client_request(&fx, req, &st);
-	cr_assert_eq(st, 400, "%s", got);
-	cr_assert(strstr(got, "the Host header differs from the request target"), "%s", got);
-	free(got);
-	snprintf(req, sizeof req, "GET /v1/items HTTP/1.1\r\nHost: api.test:%u\r\nHost: evil.test\r\n\r\n",
-		 fx.api.port);
-	got = client_request(&fx, req, &st);
-	cr_assert_eq(st, 400, "%s", got);
+	expect(400, "the Host header differs from the request target",
+	       "GET https://api.test:%u/v1/items HTTP/1.1\r\nHost: evil.test\r\n\r\n", fx.api.port);
+	expect(400, "more than one Host header",
+	       "GET /v1/items HTTP/1.1\r\nHost: api.test:%u\r\nHost: evil.test\r\n\r\n", fx.api.port);
 	cr_assert_eq(upstream_hits(&fx.api), 0);
-	free(got);
 }
 
 Test(broker, connect_is_intercepted_and_the_inner_request_carried)
@@ -258,11 +252,8 @@ Test(broker, path_tricks_against_route_patterns_are_refused)
 	free(got);
 	cr_assert_eq(upstream_hits(&fx.api), 0);
 	/* a method the route does not name */
-	char req[512];
-	snprintf(req, sizeof req, "DELETE https://api.test:%u/v1/items HTTP/1.1\r\n\r\n", fx.api.port);
-	got = client_request(&fx, req, &st);
-	cr_assert_eq(st, 403, "%s", got);
-	free(got);
+	expect(403, "no route allows this request", "DELETE https://api.test:%u/v1/items HTTP/1.1\r\n\r\n",
+	       fx.api.port);
 	cr_assert_eq(upstream_hits(&fx.api), 0);
 }
 
@@ -282,22 +273,10 @@ Test(broker, header_injection_and_smuggling_are_refused)
 		"Content-Length: +5\r\n\r\n",
 		"X-A: \x01\r\n\r\n",
 	};
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		char req[512];
-		snprintf(req, sizeof req, "%s%s", base, bad[i]);
-		int st;
-		char *got = client_request(&fx, req, &st);
-		cr_assert_eq(st, 400, "case %zu: %s", i, got);
-		cr_assert(strstr(got, "malformed request"), "%s", got);
-		free(got);
-	}
-	int st;
-	char *got = client_request(&fx, "GET  /v1/items HTTP/1.1\r\n\r\n", &st);
-	cr_assert_eq(st, 400);
-	free(got);
-	got = client_request(&fx, "GET /v1/items HTTP/1.0\r\n\r\n", &st);
-	cr_assert_eq(st, 400);
-	free(got);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		expect(400, "malformed request", "%s%s", base, bad[i]);
+	expect(400, "malformed request", "GET  /v1/items HTTP/1.1\r\n\r\n");
+	expect(400, "HTTP/1.0 is taken for CONNECT only", "GET /v1/items HTTP/1.0\r\n\r\n");
 	cr_assert_eq(upstream_hits(&fx.api), 0);
 }
 
@@ -305,14 +284,10 @@ Test(broker, oversized_bodies_and_heads_are_refused_both_ways)
 {
 	start_held();
 	/* a request body over the profile's 64 KiB */
-	char req[512];
-	snprintf(req, sizeof req,
-		 "POST https://api.test:%u/v1/upload HTTP/1.1\r\nContent-Length: 70000\r\n\r\n",
-		 fx.api.port);
+	expect(413, "request body over its cap",
+	       "POST https://api.test:%u/v1/upload HTTP/1.1\r\nContent-Length: 70000\r\n\r\n", fx.api.port);
 	int st;
-	char *got = client_request(&fx, req, &st);
-	cr_assert_eq(st, 413, "%s", got);
-	free(got);
+	char *got;
 	/* the same, chunked, so the cap is found while reading */
 	size_t big = 70000;
 	char *chunked = malloc(big + 512);
@@ -346,15 +321,10 @@ Test(broker, oversized_bodies_and_heads_are_refused_both_ways)
 	cr_assert_lt(strlen(got), 1000);
 	free(got);
 	/* a body within the caps goes through, counted in the note */
-	snprintf(req, sizeof req,
-		 "POST https://api.test:%u/v1/upload HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello",
-		 fx.api.port);
-	got = client_request(&fx, req, &st);
-	cr_assert_eq(st, 200);
-	cr_assert(strstr(got, "got 5 bytes"), "%s", got);
+	expect(200, "got 5 bytes",
+	       "POST https://api.test:%u/v1/upload HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", fx.api.port);
 	cr_assert(fixture_wait_notes(&fx, 5));
 	cr_assert(strstr(fx.notes, "200 - POST"), "%s", fx.notes);
-	free(got);
 }
 
 Test(broker, a_chunked_answer_is_framed_again_for_the_sandbox)
@@ -745,5 +715,33 @@ Test(broker, a_session_closed_and_opened_again_at_once_is_served_afresh)
 	fixture_hold(&fx, 2);
 	got = get("/v1/items", &st);
 	cr_assert_eq(st, 200, "%s", got);
+	free(got);
+}
+
+Test(broker, a_chunked_body_goes_upstream_framed_by_length_and_head_gets_no_body)
+{
+	start_held();
+	char req[512];
+	snprintf(req, sizeof req,
+		 "POST https://api.test:%u/v1/upload HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+		 "Expect: 100-continue\r\n\r\n3\r\nabc\r\n4\r\ndefg\r\n0\r\n\r\n",
+		 fx.api.port);
+	int st;
+	char *got = client_request(&fx, req, &st);
+	cr_assert_eq(st, 200, "%s", got);
+	cr_assert(strstr(got, "got 7 bytes"), "%s", got);
+	char headers[16384];
+	upstream_last(&fx.api, NULL, 0, headers, sizeof headers);
+	cr_assert(strstr(headers, "Content-Length: 7\r\n"), "%s", headers);
+	cr_assert_null(strcasestr(headers, "transfer-encoding"), "%s", headers);
+	cr_assert_null(strcasestr(headers, "expect"), "%s", headers);
+	free(got);
+	snprintf(req, sizeof req, "HEAD https://api.test:%u/v1/items HTTP/1.1\r\n\r\n", fx.api.port);
+	int fd = client_connect(&fx);
+	got = client_exchange(fd, req, strlen(req), &st, 3000);
+	close(fd);
+	cr_assert_eq(st, 200, "%s", got);
+	cr_assert(strstr(got, "Content-Length: 19\r\n"), "%s", got);
+	cr_assert_null(strstr(got, "hello"), "%s", got);
 	free(got);
 }
