@@ -491,7 +491,9 @@ static int sni_check(SSL *ssl, int *alert, void *arg)
 {
 	const struct conn *c = SSL_get_app_data(ssl);
 	const char *sni = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
-	if (!c || !sni || strcasecmp(sni, c->tunnel.host)) {
+	/* A client names an address by no SNI at all (RFC 6066). */
+	bool ok = c && (sni ? !strcasecmp(sni, c->tunnel.host) : c->tunnel.ip_literal);
+	if (!ok) {
 		*alert = SSL_AD_UNRECOGNIZED_NAME;
 		return SSL_TLSEXT_ERR_ALERT_FATAL;
 	}

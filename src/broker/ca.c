@@ -73,7 +73,12 @@ static X509 *new_cert(EVP_PKEY *key, const char *cn, int days, X509 *issuer, EVP
 		     add_ext(cert, cert, NID_subject_key_identifier, "hash") == 0 &&
 		     add_ext(cert, cert, NID_authority_key_identifier, "keyid:always") == 0;
 	} else if (ok) {
-		cleanup_free char *san = xasprintf("DNS:%s", cn);
+		/* An IP-literal origin a profile names gets an IP name (a client
+		 * checks an address against iPAddress names only). */
+		size_t cl = strlen(cn);
+		cleanup_free char *san = cn[0] == '[' ? xasprintf("IP:%.*s", (int)(cl - 2), cn + 1)
+				       : strspn(cn, "0123456789.") == cl ? xasprintf("IP:%s", cn)
+									  : xasprintf("DNS:%s", cn);
 		ok = add_ext(cert, issuer, NID_basic_constraints, "critical,CA:FALSE") == 0 &&
 		     add_ext(cert, issuer, NID_key_usage, "critical,digitalSignature") == 0 &&
 		     add_ext(cert, issuer, NID_ext_key_usage, "serverAuth") == 0 &&

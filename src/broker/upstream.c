@@ -3,8 +3,10 @@
  * under the profile's time and size budgets. */
 #include "broker_priv.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <openssl/err.h>
+#include <openssl/x509v3.h>
 #include <poll.h>
 #include <string.h>
 #include <strings.h>
@@ -21,6 +23,22 @@ void upstream_answer_free(struct upstream_answer *a)
 static int resolve(struct bh_broker *b, const char *host, uint16_t port,
 		   struct sockaddr_storage *out)
 {
+	/* A named IP literal is its own address: no resolver is asked. */
+	memset(out, 0, sizeof *out);
+	struct sockaddr_in *v4 = (struct sockaddr_in *)out;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)out;
+	char inner[64];
+	size_t hl = strlen(host);
+	if (host[0] == '[' && hl - 2 < sizeof inner) {
+		snprintf(inner, sizeof inner, "%.*s", (int)(hl - 2), host + 1);
+		if (inet_pton(AF_INET6, inner, &v6->sin6_addr) == 1) {
+			v6->sin6_family = AF_INET6;
+			return 1;
+		}
+	} else if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		return 1;
+	}
 	if (b->cfg.resolve)
 		return b->cfg.resolve(b->cfg.resolve_arg, host, port, out, MAX_ADDRS);
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
@@ -200,8 +218,18 @@ void upstream_call(struct bh_broker *b, struct conn *c, uint64_t hold_id, const 
 		return;
 	}
 	struct stream st = {.fd = fd, .ssl = SSL_new(b->upstream_ctx)};
-	if (!st.ssl || !SSL_set_fd(st.ssl, fd) || !SSL_set_tlsext_host_name(st.ssl, host) ||
-	    !SSL_set1_host(st.ssl, host)) {
+	/* A named IP literal is verified as an address and sent no SNI (RFC
+	 * 6066 has none for addresses); a name, as a DNS name. */
+	char ip[64] = "";
+	size_t hl = strlen(host);
+	if (host[0] == '[' && hl - 2 < sizeof ip)
+		snprintf(ip, sizeof ip, "%.*s", (int)(hl - 2), host + 1);
+	else if (strspn(host, "0123456789.") == hl && hl < sizeof ip)
+		snprintf(ip, sizeof ip, "%s", host);
+	bool named_ok = st.ssl && (ip[0] ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(st.ssl), ip) == 1
+					 : SSL_set_tlsext_host_name(st.ssl, host) &&
+						   SSL_set1_host(st.ssl, host));
+	if (!named_ok || !SSL_set_fd(st.ssl, fd)) {
 		fail(out, 502, "no TLS for the upstream");
 		goto done;
 	}

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -61,14 +62,14 @@ static void make_ca(struct fixture *f)
 	snprintf(f->ca_pem, sizeof f->ca_pem, "%s/testca.pem", f->dir);
 }
 
-static void make_cert(struct fixture *f, const char *name)
+static void make_cert(struct fixture *f, const char *name, const char *addr)
 {
 	sh("cd '%s' && openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
 	   "-keyout %s.key -out %s.csr -subj '/CN=%s' >/dev/null 2>&1 && "
-	   "printf 'subjectAltName=DNS:%s\\nextendedKeyUsage=serverAuth\\n' > %s.ext && "
+	   "printf 'subjectAltName=DNS:%s,IP:%s\\nextendedKeyUsage=serverAuth\\n' > %s.ext && "
 	   "openssl x509 -req -in %s.csr -CA testca.pem -CAkey testca.key -CAcreateserial "
 	   "-days 2 -extfile %s.ext -out %s.pem >/dev/null 2>&1",
-	   f->dir, name, name, name, name, name, name, name, name);
+	   f->dir, name, name, name, name, addr, name, name, name, name);
 }
 
 /* ---- upstreams ---- */
@@ -222,7 +223,7 @@ static void upstream_start(struct fixture *f, struct upstream *u, const char *ad
 	memset(u, 0, sizeof *u);
 	pthread_mutex_init(&u->mu, NULL);
 	snprintf(u->addr, sizeof u->addr, "%s", addr);
-	make_cert(f, cert_name);
+	make_cert(f, cert_name, addr);
 	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
 	char path[400];
 	snprintf(path, sizeof path, "%s/%s.pem", f->dir, cert_name);
@@ -545,8 +546,15 @@ char *client_connect_tls(struct fixture *f, const char *target, const char *sni,
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
 	SSL *ssl = SSL_new(ctx);
 	SSL_set_fd(ssl, fd);
-	SSL_set_tlsext_host_name(ssl, sni);
-	SSL_set1_host(ssl, sni);
+	if (sni) {
+		SSL_set_tlsext_host_name(ssl, sni);
+		SSL_set1_host(ssl, sni);
+	} else {
+		/* an address: no SNI, checked as an IP name */
+		char ip[64];
+		snprintf(ip, sizeof ip, "%.*s", (int)strcspn(target, ":"), target);
+		X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), ip);
+	}
 	char *out = NULL;
 	if (SSL_connect(ssl) != 1) {
 		*status = -1;

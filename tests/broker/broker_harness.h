@@ -69,7 +69,7 @@ char *client_exchange(int fd, const void *req, size_t len, int *status, int time
 /* One request on a fresh connection. */
 char *client_request(struct fixture *f, const char *req, int *status);
 /* CONNECT target, then TLS with sni (verified against the broker's CA for
- * that name), then inner. NULL with *status -1 when the handshake failed;
+ * that name; NULL: no SNI, the target's address verified), then inner. NULL with *status -1 when the handshake failed;
  * *status the CONNECT's when it was refused. */
 char *client_connect_tls(struct fixture *f, const char *target, const char *sni,
 			 const char *inner, int *status);

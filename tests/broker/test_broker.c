@@ -745,3 +745,26 @@ Test(broker, a_chunked_body_goes_upstream_framed_by_length_and_head_gets_no_body
 	cr_assert_null(strstr(got, "hello"), "%s", got);
 	free(got);
 }
+
+Test(broker, an_ip_literal_the_profile_names_is_reached_and_verified_as_an_address)
+{
+	char o[64];
+	snprintf(o, sizeof o, "https://127.0.0.2:%u", fx.api.port);
+	free(fx.profile.origins[1]);
+	fx.profile.origins[1] = strdup(o);
+	start_held();
+	expect(200, "hello from upstream", "GET https://127.0.0.2:%u/v1/items HTTP/1.1\r\n\r\n",
+	       fx.api.port);
+	char target[64], inner[256];
+	snprintf(target, sizeof target, "127.0.0.2:%u", fx.api.port);
+	snprintf(inner, sizeof inner, "GET /v1/items HTTP/1.1\r\nHost: 127.0.0.2:%u\r\n\r\n", fx.api.port);
+	int st;
+	char *got = client_connect_tls(&fx, target, NULL, inner, &st);
+	cr_assert_eq(st, 200, "%s", got ? got : "(handshake failed)");
+	free(got);
+	/* a name for the address is still another origin */
+	got = client_connect_tls(&fx, target, "api.test", inner, &st);
+	cr_assert_eq(st, -1, "an SNI unlike the CONNECT's address was accepted");
+	free(got);
+	cr_assert_eq(upstream_hits(&fx.api), 2);
+}
