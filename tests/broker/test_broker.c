@@ -126,6 +126,12 @@ Test(broker, an_ip_literal_the_profile_does_not_name_is_refused)
 	expect(403, "IP literal", "GET https://2130706434:%u/v1/items HTTP/1.1\r\n\r\n", fx.api.port);
 	expect(403, "IP literal", "CONNECT 127.0.0.2:%u HTTP/1.1\r\n\r\n", fx.api.port);
 	cr_assert_eq(upstream_hits(&fx.api), 0);
+	/* each refusal is a note, with why and no route */
+	cr_assert(fixture_wait_notes(&fx, 3));
+	char want[128];
+	snprintf(want, sizeof want, "403 IP literal not named by the profile CONNECT https://127.0.0.2:%u - 0 0\n",
+		 fx.api.port);
+	cr_assert(strstr(fx.notes, want), "%s", fx.notes);
 }
 
 Test(broker, a_name_that_resolves_elsewhere_gets_nothing)
@@ -767,4 +773,25 @@ Test(broker, an_ip_literal_the_profile_names_is_reached_and_verified_as_an_addre
 	cr_assert_eq(st, -1, "an SNI unlike the CONNECT's address was accepted");
 	free(got);
 	cr_assert_eq(upstream_hits(&fx.api), 2);
+}
+
+Test(broker, requests_and_urllib_work_unchanged_through_a_relayed_proxy)
+{
+	start_held();
+	char cmd[1200];
+	snprintf(cmd, sizeof cmd, "python3 '%s' '%s' '%s/broker-ca/ca.pem' %u 2>&1",
+		 BH_BROKER_TESTS "/relay_clients.py", fx.sock, fx.dir, fx.api.port);
+	int rc;
+	char *out = run_cmd(cmd, &rc);
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_assert_str_eq(out, "requests https 200 {\"you_sent\":\"[redacted]\"}\n"
+			      "requests http 200 hello from upstream\n"
+			      "requests refused 403 no route allows this request\n"
+			      "urllib https 200 hello from upstream\n");
+	cr_assert_eq(upstream_hits(&fx.api), 3);
+	char headers[16384];
+	upstream_last(&fx.api, NULL, 0, headers, sizeof headers);
+	cr_assert(strstr(headers, "Authorization: Bearer " TEST_CREDENTIAL), "%s", headers);
+	assert_no_credential(out);
+	free(out);
 }
