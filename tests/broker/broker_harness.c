@@ -172,6 +172,25 @@ static void *upconn_main(void *arg)
 		static const char c[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
 					"Connection: close\r\n\r\n3\r\nabc\r\n3;x=y\r\ndef\r\n0\r\n\r\n";
 		ssl_write_all(uc->ssl, c, sizeof c - 1);
+	} else if (!strncmp(path, "/simple/", 8) || !strncmp(path, "/files/", 7)) {
+		/* a PEP 503 index from the test's directory (the broker lets
+		 * only canonical paths through) */
+		char file[1200];
+		snprintf(file, sizeof file, "%s%s%s", u->index_dir, path,
+			 path[strlen(path) - 1] == '/' ? "index.html" : "");
+		FILE *fp = fopen(file, "rb");
+		char *data = malloc(1 << 20);
+		size_t len = fp ? fread(data, 1, 1 << 20, fp) : 0;
+		if (fp) {
+			fclose(fp);
+			respond(uc->ssl, "200 OK",
+				path[1] == 's' ? "Content-Type: text/html\r\n"
+					       : "Content-Type: application/octet-stream\r\n",
+				data, len);
+		} else {
+			respond(uc->ssl, "404 Not Found", "", "", 0);
+		}
+		free(data);
 	} else if (!strcmp(path, "/v1/busy")) {
 		respond(uc->ssl, "429 Too Many Requests", "Retry-After: 2\r\n", "slow down", 9);
 	} else if (!strcmp(path, "/v1/gzip")) {
@@ -336,6 +355,7 @@ void fixture_init(struct fixture *f)
 	cr_assert_not_null(mkdtemp(f->dir));
 	make_ca(f);
 	upstream_start(f, &f->api, "127.0.0.2", "api.test");
+	snprintf(f->api.index_dir, sizeof f->api.index_dir, "%s/index", f->dir);
 	upstream_start(f, &f->other, "127.0.0.3", "other.test");
 	setenv(TEST_CRED_ENV, TEST_CREDENTIAL, 1);
 
@@ -354,7 +374,7 @@ void fixture_init(struct fixture *f)
 		{"GET", "/v1/echo"},    {"GET", "/v1/redirect"}, {"GET", "/v1/slow"},
 		{"GET", "/v1/big"},     {"GET", "/v1/chunked"}, {"GET", "/v1/gzip"},
 		{"POST", "/v1/upload"}, {"HEAD", "/v1/items"},  {"GET", "/steal"},
-		{"GET", "/v1/busy"},
+		{"GET", "/v1/busy"},    {"GET", "/simple/*/"},  {"GET", "/files/*"},
 	};
 	p->n_routes = sizeof routes / sizeof routes[0];
 	p->routes = calloc(p->n_routes, sizeof *p->routes);

@@ -28,6 +28,7 @@ struct upstream {
 	char last_headers[16384];
 	size_t last_body_len;
 	unsigned slow_ms;       /* /v1/slow waits this long */
+	char index_dir[300];    /* /simple/ and /files/ are served from here */
 };
 
 struct fixture {

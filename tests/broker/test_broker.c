@@ -795,3 +795,19 @@ Test(broker, requests_and_urllib_work_unchanged_through_a_relayed_proxy)
 	assert_no_credential(out);
 	free(out);
 }
+
+Test(broker, pip_downloads_from_an_allowed_index_through_a_relayed_proxy, .timeout = 150)
+{
+	start_held();
+	char cmd[1600];
+	snprintf(cmd, sizeof cmd, "python3 '%s' '%s' '%s/broker-ca/ca.pem' %u pip '%s/index' '%s/out' 2>&1",
+		 BH_BROKER_TESTS "/relay_clients.py", fx.sock, fx.dir, fx.api.port, fx.dir, fx.dir);
+	int rc;
+	char *out = run_cmd(cmd, &rc);
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_assert_str_eq(out, "pip 0 ['bhdemo-1.0-py3-none-any.whl']\n");
+	cr_assert(fixture_wait_notes(&fx, 2));
+	cr_assert(strstr(fx.notes, "/simple/*/"), "%s", fx.notes);
+	cr_assert(strstr(fx.notes, "/files/*"), "%s", fx.notes);
+	free(out);
+}
