@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct fixture fx;
@@ -810,4 +811,31 @@ Test(broker, pip_downloads_from_an_allowed_index_through_a_relayed_proxy, .timeo
 	cr_assert(strstr(fx.notes, "/simple/*/"), "%s", fx.notes);
 	cr_assert(strstr(fx.notes, "/files/*"), "%s", fx.notes);
 	free(out);
+}
+
+Test(broker, stopping_cuts_what_is_in_flight_and_removes_the_socket)
+{
+	fx.api.slow_ms = 20000;
+	start_held();
+	int fd = client_connect(&fx);
+	char req[512];
+	snprintf(req, sizeof req, "GET https://api.test:%u/v1/slow HTTP/1.1\r\n\r\n", fx.api.port);
+	cr_assert_gt(send(fd, req, strlen(req), 0), 0);
+	while (upstream_hits(&fx.api) == 0)
+		usleep(10000);
+	/* stop returns well before the upstream would answer: the deadline
+	 * is 5 s against the upstream's 20 */
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	fx.ops->close_session(fx.broker, "sess-1");
+	bh_broker_stop(fx.broker);
+	fx.broker = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_assert_lt(t1.tv_sec - t0.tv_sec, 5, "stop waited for the upstream");
+	int st;
+	char *got = client_exchange(fd, "", 0, &st, 100);
+	cr_assert_null(strstr(got, "late"), "%s", got);
+	free(got);
+	close(fd);
+	cr_assert_eq(access(fx.sock, F_OK), -1, "the socket is still there");
 }
