@@ -6,6 +6,7 @@
 #include "broker_priv.h"
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -322,10 +323,25 @@ static void secrets_free(struct secrets *s)
 	s->n = 0;
 }
 
+/* The credential as base64 would carry it wherever it starts in an
+ * encoded echo: cred[k..] for k = 0, 1, 2, without the last group's
+ * characters (they depend on what follows). */
+static void secrets_base64(struct secrets *s, const char *cred)
+{
+	size_t n = strlen(cred);
+	for (size_t k = 0; k < 3 && n - k >= 12 && s->n < ARRAY_SIZE(s->v); k++) {
+		size_t whole = (n - k) / 3 * 3;
+		char *enc = xzalloc(whole / 3 * 4 + 1);
+		EVP_EncodeBlock((unsigned char *)enc, (const unsigned char *)cred + k, (int)whole);
+		s->v[s->n++] = enc;
+	}
+}
+
 static void secrets_fill(struct secrets *s, const struct bh_egress_profile *p, const char *cred)
 {
 	if (strlen(cred) >= 4)
 		s->v[s->n++] = xstrdup(cred);
+	secrets_base64(s, cred);
 	for (size_t i = 0; i < p->n_headers && s->n < ARRAY_SIZE(s->v); i++) {
 		char *v = render(p->headers[i].template, cred);
 		if (strlen(v) >= 8) {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
@@ -156,6 +157,13 @@ static void *upconn_main(void *arg)
 		char extra[1200], b[700];
 		snprintf(extra, sizeof extra, "X-Echo-Auth: %s\r\nAuthorization: %s\r\n", auth, auth);
 		int bl = snprintf(b, sizeof b, "{\"you_sent\":\"%s\"}", auth);
+		if (!strcmp(path, "/v1/echo64")) {
+			/* the same echo, base64 (as a JSON API might embed it) */
+			unsigned char enc[800];
+			EVP_EncodeBlock(enc, (const unsigned char *)auth, (int)strlen(auth));
+			bl = snprintf(b, sizeof b, "{\"you_sent_b64\":\"%s\"}", enc);
+			snprintf(extra, sizeof extra, "X-Echo-Auth: %s\r\n", enc);
+		}
 		respond(uc->ssl, "200 OK", extra, b, (size_t)bl);
 	} else if (!strcmp(path, "/v1/redirect")) {
 		respond(uc->ssl, "302 Found", "Location: https://evil.test/steal\r\n", "", 0);
@@ -374,7 +382,7 @@ void fixture_init(struct fixture *f)
 		{"GET", "/v1/echo"},    {"GET", "/v1/redirect"}, {"GET", "/v1/slow"},
 		{"GET", "/v1/big"},     {"GET", "/v1/chunked"}, {"GET", "/v1/gzip"},
 		{"POST", "/v1/upload"}, {"HEAD", "/v1/items"},  {"GET", "/steal"},
-		{"GET", "/v1/busy"},    {"GET", "/simple/*/"},  {"GET", "/files/*"},
+		{"GET", "/v1/echo64"},  {"GET", "/v1/busy"},    {"GET", "/simple/*/"},  {"GET", "/files/*"},
 	};
 	p->n_routes = sizeof routes / sizeof routes[0];
 	p->routes = calloc(p->n_routes, sizeof *p->routes);

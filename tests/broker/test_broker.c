@@ -4,6 +4,7 @@
 #include "broker_harness.h"
 
 #include <criterion/criterion.h>
+#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -838,4 +839,27 @@ Test(broker, stopping_cuts_what_is_in_flight_and_removes_the_socket)
 	free(got);
 	close(fd);
 	cr_assert_eq(access(fx.sock, F_OK), -1, "the socket is still there");
+}
+
+Test(broker, a_credential_echoed_in_base64_is_scrubbed_too)
+{
+	start_held();
+	int st;
+	char *got = get("/v1/echo64", &st);
+	cr_assert_eq(st, 200, "%s", got);
+	/* what the upstream sent: base64 of "Bearer <credential>" */
+	static const char bearer[] = "Bearer " TEST_CREDENTIAL;
+	unsigned char enc[200];
+	EVP_EncodeBlock(enc, (const unsigned char *)bearer, (int)strlen(bearer));
+	cr_assert_null(strstr(got, (char *)enc), "%s", got);
+	cr_assert(strstr(got, "[redacted]"), "%s", got);
+	/* what is left is its first characters, which encode "Bearer " alone */
+	cr_assert(strstr(got, "{\"you_sent_b64\":\"QmVhcmVy"), "%s", got);
+	for (size_t k = 0; k < 3; k++) {
+		unsigned char part[200];
+		size_t whole = (strlen(TEST_CREDENTIAL) - k) / 3 * 3;
+		EVP_EncodeBlock(part, (const unsigned char *)TEST_CREDENTIAL + k, (int)whole);
+		cr_assert_null(strstr(got, (char *)part), "alignment %zu: %s", k, got);
+	}
+	free(got);
 }
