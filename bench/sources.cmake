@@ -20,3 +20,9 @@ target_compile_definitions(bulkhead-bench PRIVATE
   BENCH_CLI="$<TARGET_FILE:bulkhead-cli>")
 set_target_properties(bulkhead-bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
 add_dependencies(bulkhead-bench bulkhead-init bulkhead-cli)
+
+# ---- broker: the egress broker's added latency per request, against a direct
+# request to the same TLS upstream, pair by pair (bench/broker_latency.c) ----
+add_executable(bulkhead-bench-broker bench/broker_latency.c bench/stats.c)
+target_link_libraries(bulkhead-bench-broker PRIVATE bulkhead-broker m)
+set_target_properties(bulkhead-bench-broker PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)

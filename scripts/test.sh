@@ -189,6 +189,10 @@ suite daemon 600 build/tests/test_daemon --jobs 1
 suite daemon-asan 900 build-asan/tests/test_daemon --jobs 1
 suite client 600 build/tests/test_client --jobs 1
 suite client-asan 900 build-asan/tests/test_client --jobs 1
+# ---- broker: the egress broker against real TLS upstreams on loopback (a test
+# CA made by the test); ~30 s plain ----
+suite broker 300 build/tests/test_broker --jobs 2
+suite broker-asan 400 build-asan/tests/test_broker --jobs 2
 bg_join fuzz
 # 32 sessions x 100 cells, churn, and 64 sessions x 50 cells beside 60 s of churn; ~1.5 min.
 suite load 600 build/tests/test_load --jobs 1
