@@ -237,4 +237,12 @@ void operator_park(struct call *c, uint32_t wait_ms, operator_park_fn answer, vo
 /* Overview; false when method is not it. */
 bool operator_overview(struct call *c, const char *method);
 
+/* ---- project: Run and SessionRun with a project payload (sandbox_project.c).
+ * Each takes the decoded request over (it is left empty) and answers c. ---- */
+struct wire_run_request;
+struct wire_session_run_request;
+const char *sandbox_provider_of(enum bh_tier t);
+void sandbox_project_run(struct call *c, struct wire_run_request *req);
+void sandbox_project_session(struct call *c, bh_session *s, struct wire_session_run_request *req);
+
 #endif

@@ -21,3 +21,5 @@ bh_library(bulkhead-daemon src/daemon
   # ---- light ----
   src/daemon/operator_overview.c)
 target_link_libraries(bulkhead-daemon PUBLIC bulkhead-wire PkgConfig::MHD PkgConfig::CRYPTO)
+# ---- project ----
+target_sources(bulkhead-daemon PRIVATE src/daemon/sandbox_project.c)
