@@ -100,6 +100,13 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* walk_dir makes missing directories only when told of each. */
+static void on_created(const char *path, void *arg)
+{
+	(void)path;
+	(void)arg;
+}
+
 /* One file under /work: its directories made on the way, no link followed
  * (walk.c), the file itself replaced only when it is a regular file. */
 static int write_file(int work, const char *path, size_t plen, const uint8_t *content, size_t n)
@@ -107,7 +114,7 @@ static int write_file(int work, const char *path, size_t plen, const uint8_t *co
 	size_t dlen;
 	const char *base;
 	path_split(path, plen, &dlen, &base);
-	cleanup_close int dfd = walk_dir(work, path, dlen, NULL, NULL);
+	cleanup_close int dfd = walk_dir(work, path, dlen, on_created, NULL);
 	if (dfd < 0)
 		return dfd;
 	struct stat sb;
