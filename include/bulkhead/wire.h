@@ -218,6 +218,8 @@ struct wire_run_request {
 	struct wire_cell_run cell;
 	struct wire_project_run project; /* ---- project ---- */
 };
+/* ---- project: what wire_project_run holds, freed (every string malloc'd) ---- */
+void wire_project_run_free(struct wire_project_run *p);
 
 struct wire_session_run_request {
 	struct wire_run_request call;

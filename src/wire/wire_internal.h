@@ -149,7 +149,6 @@ int wire_read_files(const struct jr *r, const cJSON *obj, const char *owner, str
 		    size_t *n_files);
 void wire_files_free(struct bh_file *files, size_t n);
 int wire_read_project(const struct jr *r, const cJSON *obj, struct wire_project_run *out);
-void wire_project_run_free(struct wire_project_run *p);
 cJSON *wire_project_run_json(const struct wire_project_run *p);
 void wire_project_request_fields(const struct wire_project_run *p, struct bh_request_fields *out);
 cJSON *wire_project_result_json(const struct bh_result_fields *res);

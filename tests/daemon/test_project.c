@@ -295,4 +295,13 @@ ParameterizedTest(struct tier *tier, project, a_session_project_leaves_its_files
 	cr_assert_str_eq(r.run.record.previous_sha256, first);
 	wire_session_run_response_free(&r);
 	answer_free(a);
+	/* `bulkhead verify` recomputes the stored chain, the project's record in it. */
+	char cmd[9000], out[4096] = "";
+	snprintf(cmd, sizeof cmd, "%s verify --session %s --state '%s/state' 2>&1", BH_TEST_CLI, ds.fp,
+		 d.dir);
+	FILE *p = popen(cmd, "r");
+	size_t n = fread(out, 1, sizeof out - 1, p);
+	out[n] = '\0';
+	cr_assert_eq(pclose(p), 0, "verify: %s", out);
+	cr_assert(strstr(out, "2 records"), "verify: %s", out);
 }
