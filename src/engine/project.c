@@ -371,6 +371,22 @@ void project_result_fields(const struct project_outcome *o, struct bh_result_fie
 	};
 }
 
+void project_result_of(const struct project_outcome *o, enum bh_tier tier,
+		       const struct bh_record *rec, struct bh_project_result *r)
+{
+	*r = (struct bh_project_result){
+		.tier = tier,
+		.outcome = o->outcome,
+		.detail = o->detail,
+		.steps = o->steps,
+		.n_steps = o->n_steps,
+		.artifacts = o->artifacts,
+		.n_artifacts = o->n_artifacts,
+		.artifacts_truncated = o->artifacts_truncated,
+		.record = rec,
+	};
+}
+
 void project_store_extra(const struct project_call *pc, const struct project_outcome *o,
 			 uint64_t duration_us, char *flags, size_t flags_len,
 			 struct store_record_extra *x)
@@ -441,19 +457,10 @@ static void on_project_done(void *arg, const struct bh_exec_result *res, const b
 		project_outcome_free(&o);
 		goto out;
 	}
-	struct bh_project_result r = {
-		.tier = res->tier,
-		.outcome = o.outcome,
-		.detail = o.detail,
-		.steps = o.steps,
-		.n_steps = o.n_steps,
-		.artifacts = o.artifacts,
-		.n_artifacts = o.n_artifacts,
-		.artifacts_truncated = o.artifacts_truncated,
-		.duration_us = res->duration_us,
-		.wall_us = res->wall_us,
-		.record = rec,
-	};
+	struct bh_project_result r;
+	project_result_of(&o, res->tier, rec, &r);
+	r.duration_us = res->duration_us;
+	r.wall_us = res->wall_us;
 	pc->cb(pc->arg, &r, NULL);
 	project_outcome_free(&o);
 out:

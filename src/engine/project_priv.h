@@ -57,6 +57,9 @@ void project_outcome_free(struct project_outcome *o);
 
 void project_request_fields(const struct project_call *pc, struct bh_request_fields *rf);
 void project_result_fields(const struct project_outcome *o, struct bh_result_fields *rf);
+/* The answer over a judged outcome (durations left to the caller). */
+void project_result_of(const struct project_outcome *o, enum bh_tier tier,
+		       const struct bh_record *rec, struct bh_project_result *r);
 /* The store's forensic copy: language "project", the steps as code, the
  * outcome in flags. */
 void project_store_extra(const struct project_call *pc, const struct project_outcome *o,

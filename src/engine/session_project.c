@@ -69,19 +69,10 @@ void session_project_answered(bh_session *s, struct op *op, const struct done_fr
 	session_live_end(s, op, &shown, &s->last);
 	bool over = d->disk_used > (uint64_t)s->e->policy.disk_budget_mb * 1048576u;
 	char detail[160];
-	struct bh_project_result r = {
-		.tier = s->tier,
-		.outcome = o.outcome,
-		.detail = o.detail,
-		.steps = o.steps,
-		.n_steps = o.n_steps,
-		.artifacts = o.artifacts,
-		.n_artifacts = o.n_artifacts,
-		.artifacts_truncated = o.artifacts_truncated,
-		.duration_us = d->duration_us,
-		.wall_us = now_mono_us() - op->queued_us,
-		.record = &s->last,
-	};
+	struct bh_project_result r;
+	project_result_of(&o, s->tier, &s->last, &r);
+	r.duration_us = d->duration_us;
+	r.wall_us = now_mono_us() - op->queued_us;
 	if (over) {
 		snprintf(detail, sizeof detail,
 			 "the session's files in /work, /tmp and /dev/shm use %llu MiB; its disk "
