@@ -340,6 +340,76 @@ typedef void (*bh_snippet_cb)(void *arg, const struct bh_snippet_result *res, co
 int bh_run_javascript(bh_engine *e, const struct bh_snippet *req, bh_snippet_cb cb, void *arg,
 		      bh_error **err);
 
+/* ---- project: a project run (plimsoll's ProjectRun) ---------------------- */
+/* Files written into /work, steps run in order by /bin/sh as the sandbox
+ * user, stopping after the first that fails, artifacts read back, the typed
+ * outcome; in a fresh sandbox (bh_run_project) or a session's
+ * (bh_session_run_project: the files stay, cells see them). Limits are
+ * plimsoll's (include/bulkhead-proto/project.h). */
+enum bh_project_outcome { /* ProjectOutcome's numbers, which enter the record */
+	BH_PROJECT_UNSPECIFIED = 0,
+	BH_PROJECT_COMPLETED = 1,     /* the plan ran to its end (a failing step included) */
+	BH_PROJECT_SETUP_FAILED = 2,  /* a file could not be written: no step ran */
+	BH_PROJECT_TIMED_OUT = 3,     /* a step, or the run, reached the budget */
+	BH_PROJECT_PROTOCOL_ERROR = 4, /* the sandbox gave no report that holds */
+};
+const char *bh_project_outcome_name(enum bh_project_outcome o); /* "setup_failed" */
+
+struct bh_project {
+	enum bh_tier tier;             /* as bh_snippet's */
+	enum bh_tier floor;
+	const struct bh_file *files;   /* <= 200, 4 MiB in all, paths as a cell's, none twice */
+	size_t n_files;
+	const char *const *steps;      /* 1..20 shell commands, each <= 16 KiB, no NUL */
+	size_t n_steps;
+	const char *const *artifacts;  /* <= 100 paths under /work, none twice */
+	size_t n_artifacts;
+	uint32_t timeout_ms;           /* the whole run's budget; 0: 30 s; at most 120 s */
+	bool has_sent_timeout;
+	int64_t sent_timeout_ms;       /* as the client sent it, for the request digest */
+	const char *principal;         /* a fresh run's place; NULL: "" */
+	const char *grant_profile;     /* NULL or "": none (projects take no grant yet) */
+};
+
+struct bh_project_step {
+	const char *command;
+	int exit_code;                 /* 124 at the deadline */
+	bool timed_out, stdout_truncated, stderr_truncated;
+	const uint8_t *out;
+	size_t out_len;
+	const uint8_t *errout;
+	size_t errout_len;
+	uint64_t duration_us;
+};
+
+struct bh_artifact {
+	const char *path;
+	const uint8_t *content;
+	size_t len;
+};
+
+struct bh_project_result {
+	enum bh_tier tier;
+	enum bh_project_outcome outcome;
+	const char *detail;            /* "" when completed */
+	const struct bh_project_step *steps; /* the steps that ran, in order */
+	size_t n_steps;
+	const struct bh_artifact *artifacts;
+	size_t n_artifacts;
+	bool artifacts_truncated;
+	uint64_t duration_us, wall_us;
+	/* Version 2, committed before this answer; in a session, a call that
+	 * may have run without an answer has err set and its version-3 record
+	 * here (the rest empty). */
+	const struct bh_record *record;
+	/* In a session: as bh_cell_result's. */
+	enum bh_end_reason ended;
+	const char *ended_detail;
+};
+typedef void (*bh_project_cb)(void *arg, const struct bh_project_result *res, const bh_error *err);
+int bh_run_project(bh_engine *e, const struct bh_project *req, bh_project_cb cb, void *arg,
+		   bh_error **err);
+
 /* ---- sessions: one sandbox kept warm for many calls ------------------------- */
 
 typedef struct bh_session bh_session;
@@ -460,6 +530,10 @@ typedef void (*bh_cell_cb)(void *arg, const struct bh_cell_result *res, const bh
  * (not dispatched, capacity). Refusals that need no waiting return < 0. */
 int bh_session_run(bh_session *s, const struct bh_cell *cell, bh_cell_cb cb, void *arg,
 		   bh_error **err);
+/* ---- project: a project in the session's sandbox, queued as a cell is
+ * (its files stay in /work for later calls); its record chains as a cell's ---- */
+int bh_session_run_project(bh_session *s, const struct bh_project *req, bh_project_cb cb,
+			   void *arg, bh_error **err);
 
 struct bh_close_result {
 	const char *fingerprint;

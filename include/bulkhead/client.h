@@ -163,6 +163,15 @@ int bh_client_run_async(bh_client *c, const char *code, const struct bh_client_r
 			bh_client_run_cb cb, void *arg, struct bh_client_error **err);
 int bh_client_run(bh_client *c, const char *code, const struct bh_client_run_opts *opts,
 		  struct wire_run_response *out, struct bh_client_error **err);
+/* ---- project: a project in a fresh sandbox (plimsoll's ProjectRun; p is
+ * copied), its answer checked as a snippet's is, the result of kind
+ * "project". ---- */
+int bh_client_run_project_async(bh_client *c, const struct wire_project_run *p,
+				const struct bh_client_run_opts *opts, bh_client_run_cb cb,
+				void *arg, struct bh_client_error **err);
+int bh_client_run_project(bh_client *c, const struct wire_project_run *p,
+			  const struct bh_client_run_opts *opts, struct wire_run_response *out,
+			  struct bh_client_error **err);
 
 struct bh_client_open_opts {
 	enum bh_tier floor;         /* also every call's floor unless the call asks for more */

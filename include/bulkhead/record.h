@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What was sent. kind: "cell", "javascript" or "" (none). */
+/* What was sent. kind: "cell", "javascript", "project" or "" (none). */
 struct bh_request_fields {
 	uint32_t protocol;
 	const char *minimum_isolation; /* "" when no floor was sent */
@@ -24,11 +24,16 @@ struct bh_request_fields {
 	const uint8_t *code;
 	size_t code_len;
 	const char *grant_profile;     /* javascript */
-	const struct bh_file *files; /* cell */
+	const struct bh_file *files; /* cell, project */
 	size_t n_files;
+	/* ---- project ---- */
+	const char *const *steps;
+	size_t n_steps;
+	const char *const *artifacts;
+	size_t n_artifacts;
 };
 
-/* What was answered. kind: "cell" or "javascript". */
+/* What was answered. kind: "cell", "javascript" or "project". */
 struct bh_result_fields {
 	const char *kind;
 	int exit_code;
@@ -39,6 +44,14 @@ struct bh_result_fields {
 	size_t err_len;
 	bool stdout_truncated, stderr_truncated;
 	bool interpreter_started, interpreter_ended; /* cell only */
+	/* ---- project: kind "project" digests these and none of the above ---- */
+	int outcome; /* enum bh_project_outcome: the number enters the digest */
+	const char *outcome_detail;
+	bool artifacts_truncated;
+	const struct bh_project_step *steps;
+	size_t n_steps;
+	const struct bh_artifact *artifacts;
+	size_t n_artifacts;
 };
 
 void bh_request_digest(const struct bh_request_fields *r, char out[65]);

@@ -198,13 +198,28 @@ struct wire_cell_run {
 	size_t n_files;
 };
 
+/* ---- project: ProjectRun{files, steps, artifacts, grant_profile}, held
+ * to plimsoll's limits (include/bulkhead-proto/project.h) ---- */
+struct wire_project_run {
+	struct bh_file *files;   /* as a cell's: path and content owned, text */
+	size_t n_files;
+	char **steps;
+	size_t n_steps;
+	char **artifacts;
+	size_t n_artifacts;
+	char *grant_profile;
+};
+
 struct wire_run_request {
 	struct wire_envelope env;
 	unsigned payloads;       /* every payload the body carried (wire_payload bits) */
 	enum wire_payload kind;  /* the one payload; 0 when none */
 	struct wire_javascript_run javascript;
 	struct wire_cell_run cell;
+	struct wire_project_run project; /* ---- project ---- */
 };
+/* ---- project: what wire_project_run holds, freed (every string malloc'd) ---- */
+void wire_project_run_free(struct wire_project_run *p);
 
 struct wire_session_run_request {
 	struct wire_run_request call;
@@ -287,9 +302,10 @@ struct wire_run_response {
 	struct bh_record record;
 	const char *software_identity;
 	const char *environment;
-	/* The result oneof. kind "javascript" or "cell" (fields as digested);
-	 * decoding, "project" or "module" name a result bulkhead does not read,
-	 * and NULL none. */
+	/* The result oneof. kind "javascript", "cell" or "project" (fields as
+	 * digested; a decoded project's steps and artifacts are owned);
+	 * decoding, "module" names a result bulkhead does not read, and NULL
+	 * none. */
 	struct bh_result_fields result;
 };
 

@@ -82,6 +82,9 @@ int cli_shell_attached(bh_client *client, enum bh_tier floor, enum bh_language l
 int cmd_doctor(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+/* ---- project: `run --project` (cmd_run_project.c) ---- */
+bool cli_run_is_project(int argc, char **argv);
+int cmd_run_project(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_approvals(int argc, char **argv); /* ---- approvals ---- */
 int cmd_leaks(int argc, char **argv);

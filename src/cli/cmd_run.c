@@ -79,6 +79,8 @@ static int parse_u32(const char *opt, const char *v, uint32_t *out)
 
 int cmd_run(int argc, char **argv)
 {
+	if (cli_run_is_project(argc, argv)) /* ---- project ---- */
+		return cmd_run_project(argc, argv);
 	struct cli_common c = {0};
 	struct bh_exec_request req = {.tier = BH_TIER_UNKNOWN, .floor = BH_TIER_UNKNOWN};
 	const char *lang = "python", *code = NULL;

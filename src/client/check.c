@@ -16,7 +16,9 @@ void sent_init(struct sent *s, const char *kind, enum bh_tier floor, int32_t tim
 	s->req.env.minimum_isolation = s->floor_name; /* "" when none: as sent, as digested */
 	s->req.env.floor = floor > BH_TIER_NONE ? floor : BH_TIER_UNKNOWN;
 	s->req.env.timeout_ms = timeout_ms > 0 ? timeout_ms : 0;
-	s->req.kind = !strcmp(kind, "cell") ? WIRE_PAYLOAD_CELL : WIRE_PAYLOAD_JAVASCRIPT;
+	s->req.kind = !strcmp(kind, "cell")      ? WIRE_PAYLOAD_CELL
+		      : !strcmp(kind, "project") ? WIRE_PAYLOAD_PROJECT /* ---- project ---- */
+						 : WIRE_PAYLOAD_JAVASCRIPT;
 	s->req.payloads = s->req.kind;
 }
 
@@ -55,7 +57,9 @@ const char *check_answered(const struct sent *s, const struct wire_run_response 
 			   char *why, size_t len)
 {
 	const struct bh_record *r = &run->record;
-	const char *kind = s->req.kind == WIRE_PAYLOAD_CELL ? "cell" : "javascript";
+	const char *kind = s->req.kind == WIRE_PAYLOAD_CELL      ? "cell"
+			   : s->req.kind == WIRE_PAYLOAD_PROJECT ? "project" /* ---- project ---- */
+								 : "javascript";
 	char want[65];
 	if (!run->has_record)
 		return say(why, len, "the answer carries no run record");

@@ -73,6 +73,7 @@ int bh_client_describe(bh_client *c, struct wire_describe_response *out,
 struct run_op {
 	struct sent sent;
 	char *code;
+	struct wire_project_run project; /* ---- project: owned, sent.req borrows it ---- */
 	bh_client_run_cb cb;
 	void *arg;
 };
@@ -99,6 +100,7 @@ static void on_run(void *arg, const struct bh_client_http *a)
 	bh_client_error_free(e);
 	wire_run_response_free(&r);
 	free(op->code);
+	wire_project_run_free(&op->project);
 	free(op);
 }
 
@@ -138,6 +140,65 @@ int bh_client_run(bh_client *c, const char *code, const struct bh_client_run_opt
 	struct waiter w = {.out = out, .size = sizeof *out};
 	memset(out, 0, sizeof *out);
 	if (bh_client_run_async(c, code, opts, on_run_wait, &w, err) < 0)
+		return -1;
+	return waiter_wait(c, &w, err);
+}
+
+/* ---- project: Run with a project payload, checked as a snippet's answer ---- */
+
+static char **strings_copy(char *const *v, size_t n)
+{
+	char **out = xzalloc((n + 1) * sizeof *out);
+	for (size_t i = 0; i < n; i++)
+		out[i] = xstrdup(v[i]);
+	return out;
+}
+
+int bh_client_run_project_async(bh_client *c, const struct wire_project_run *p,
+				const struct bh_client_run_opts *opts, bh_client_run_cb cb,
+				void *arg, struct bh_client_error **err)
+{
+	struct bh_client_run_opts none = {.floor = BH_TIER_UNKNOWN};
+	if (!opts)
+		opts = &none;
+	if (!p || !p->n_steps)
+		return client_fail(err, client_error(WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
+						     "a project needs at least one step"));
+	struct run_op *op = xzalloc(sizeof *op);
+	op->cb = cb;
+	op->arg = arg;
+	struct wire_project_run *q = &op->project;
+	q->files = xzalloc((p->n_files + 1) * sizeof *q->files);
+	for (size_t i = 0; i < p->n_files; i++) {
+		uint8_t *content = xzalloc(p->files[i].len + 1);
+		if (p->files[i].len)
+			memcpy(content, p->files[i].content, p->files[i].len);
+		q->files[i] = (struct bh_file){xstrdup(p->files[i].path), content, p->files[i].len};
+	}
+	q->n_files = p->n_files;
+	q->steps = strings_copy(p->steps, p->n_steps);
+	q->n_steps = p->n_steps;
+	q->artifacts = strings_copy(p->artifacts, p->n_artifacts);
+	q->n_artifacts = p->n_artifacts;
+	q->grant_profile = xstrdup(p->grant_profile);
+	sent_init(&op->sent, "project", opts->floor, opts->timeout_ms);
+	op->sent.req.project = *q;
+	cleanup_free char *body = wire_encode_run_request(&op->sent.req);
+	if (!xfer_start(c, SVC "Run", body, on_run, op, err)) {
+		wire_project_run_free(&op->project);
+		free(op);
+		return -1;
+	}
+	return 0;
+}
+
+int bh_client_run_project(bh_client *c, const struct wire_project_run *p,
+			  const struct bh_client_run_opts *opts, struct wire_run_response *out,
+			  struct bh_client_error **err)
+{
+	struct waiter w = {.out = out, .size = sizeof *out};
+	memset(out, 0, sizeof *out);
+	if (bh_client_run_project_async(c, p, opts, on_run_wait, &w, err) < 0)
 		return -1;
 	return waiter_wait(c, &w, err);
 }

@@ -269,5 +269,12 @@ struct wire_grant_profile *daemon_egress_describe(const struct call *c,
 int daemon_broker_start(struct server *s, struct bh_config *ec, char **why);
 void daemon_broker_engine(struct server *s, bh_engine *e);
 void daemon_broker_stop(struct server *s);
+/* ---- project: Run and SessionRun with a project payload (sandbox_project.c).
+ * Each takes the decoded request over (it is left empty) and answers c. ---- */
+struct wire_run_request;
+struct wire_session_run_request;
+const char *sandbox_provider_of(enum bh_tier t);
+void sandbox_project_run(struct call *c, struct wire_run_request *req);
+void sandbox_project_session(struct call *c, bh_session *s, struct wire_session_run_request *req);
 
 #endif

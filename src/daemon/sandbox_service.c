@@ -6,6 +6,7 @@
  * opened it, and an unknown id and another principal's get the same answer. */
 #include "daemon_priv.h"
 
+#include "project.h" /* ---- project ---- */
 #include "record.h"
 
 #include <stdlib.h>
@@ -16,6 +17,12 @@
 static const char *provider_of(enum bh_tier t)
 {
 	return t == BH_TIER_KERNEL ? "bulkhead-runsc" : "bulkhead-crun";
+}
+
+/* ---- project ---- */
+const char *sandbox_provider_of(enum bh_tier t)
+{
+	return provider_of(t);
 }
 
 /* A software rule names identities a run's software must match; bulkhead
@@ -75,9 +82,9 @@ static void describe(struct call *c)
 	static const char *const js[] = {"javascript"};
 	/* What a session's cells may use. plimsoll's clients look for it on
 	 * projectEnvironment.languages (a cell in a language missing there is
-	 * refused before it is sent), newer ones on sessionEnvironment too; a
-	 * project payload itself is refused (supportsProject false), so that
-	 * environment names no identity and no timeout of its own. */
+	 * refused before it is sent), newer ones on sessionEnvironment too.
+	 * ---- project: a project runs where a cell does, within plimsoll's
+	 * project budget (120 s), its steps by /bin/sh with both languages. */
 	static const char *const both[] = {"javascript", "python"};
 	uint32_t mem = 0, pids = 0;
 	bh_engine_limits(e, &mem, &pids);
@@ -88,7 +95,10 @@ static void describe(struct call *c)
 		.javascript_environment = {.present = true, .identity = env,
 					   .max_timeout_ms = MAX_CALL_TIMEOUT_MS,
 					   .languages = js, .n_languages = 1},
-		.project_environment = {.present = true, .languages = both, .n_languages = 2},
+		.supports_project = true, /* ---- project ---- */
+		.project_environment = {.present = true, .identity = env,
+					.max_timeout_ms = BH_PROJECT_MAX_TIMEOUT_MS,
+					.languages = both, .n_languages = 2},
 		.session_environment = {.present = true, .identity = env,
 					.max_timeout_ms = MAX_CALL_TIMEOUT_MS,
 					.languages = both, .n_languages = 2},
@@ -201,6 +211,11 @@ static void run(struct call *c)
 	}
 	if (refuse_rule(c, &r->req.env.rule) ||
 	    daemon_egress_refuse(c, r->req.javascript.grant_profile, false)) { /* ---- profiles ---- */
+		run_ctx_free(r);
+		return;
+	}
+	if (r->req.kind == WIRE_PAYLOAD_PROJECT) { /* ---- project ---- */
+		sandbox_project_run(c, &r->req);
 		run_ctx_free(r);
 		return;
 	}
@@ -398,6 +413,11 @@ static void session_run(struct call *c)
 	/* ---- profiles: a snippet's grant, for this call only (a cell has none) ---- */
 	const char *grant = x->snippet ? x->req.call.javascript.grant_profile : NULL;
 	if (refuse_rule(c, &x->req.call.env.rule) || daemon_egress_refuse(c, grant, true)) {
+		cell_ctx_free(x);
+		return;
+	}
+	if (x->req.call.kind == WIRE_PAYLOAD_PROJECT) { /* ---- project ---- */
+		sandbox_project_session(c, s, &x->req);
 		cell_ctx_free(x);
 		return;
 	}

@@ -31,3 +31,5 @@ if(TARGET bulkhead-broker)
   target_link_libraries(bulkhead-daemon PUBLIC bulkhead-broker)
   target_compile_definitions(bulkhead-daemon PRIVATE BH_DAEMON_BROKER=1)
 endif()
+# ---- project ----
+target_sources(bulkhead-daemon PRIVATE src/daemon/sandbox_project.c)

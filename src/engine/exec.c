@@ -6,7 +6,12 @@
 #include <stdarg.h>
 #include <string.h>
 
-#define MAX_INPUT_BYTES (4u * 1024u * 1024u)
+#include "project.h"
+
+/* ---- project: a project's plan (its files, steps and artifacts) is one
+ * EXEC's stdin ---- */
+#define MAX_INPUT_BYTES (8u * 1024u * 1024u)
+_Static_assert(BH_PROJECT_PLAN_MAX <= MAX_INPUT_BYTES, "a project's plan must be one EXEC's input");
 
 struct pending_exec {
 	bh_engine *e;

@@ -96,6 +96,19 @@ void bh_request_digest(const struct bh_request_fields *r, char out[65])
 			field_str(&d, "file_path", r->files[i].path);
 			field_bytes(&d, "file_content", r->files[i].content, r->files[i].len);
 		}
+	} else if (!strcmp(kind, "project")) { /* ---- project (plimsoll.md §5.2) ---- */
+		field_str(&d, "grant_profile", r->grant_profile);
+		field_uint(&d, "files", r->n_files);
+		for (size_t i = 0; i < r->n_files; i++) {
+			field_str(&d, "file_path", r->files[i].path);
+			field_bytes(&d, "file_content", r->files[i].content, r->files[i].len);
+		}
+		field_uint(&d, "steps", r->n_steps);
+		for (size_t i = 0; i < r->n_steps; i++)
+			field_str(&d, "step_command", r->steps[i]);
+		field_uint(&d, "artifacts", r->n_artifacts);
+		for (size_t i = 0; i < r->n_artifacts; i++)
+			field_str(&d, "artifact_path", r->artifacts[i]);
 	}
 	finish(&d, out);
 }
@@ -105,6 +118,30 @@ void bh_result_digest(const struct bh_result_fields *r, char out[65])
 	struct digest d;
 	begin(&d, "plimsoll.run-result.v1");
 	field_str(&d, "kind", r->kind);
+	if (r->kind && !strcmp(r->kind, "project")) { /* ---- project (plimsoll.md §5.2) ---- */
+		field_int(&d, "outcome", r->outcome);
+		field_str(&d, "outcome_detail", r->outcome_detail);
+		field_bool(&d, "artifacts_truncated", r->artifacts_truncated);
+		field_uint(&d, "steps", r->n_steps);
+		for (size_t i = 0; i < r->n_steps; i++) {
+			const struct bh_project_step *st = &r->steps[i];
+			field_str(&d, "step_command", st->command);
+			field_int(&d, "step_exit_code", st->exit_code);
+			field_bool(&d, "step_timed_out", st->timed_out);
+			field_bytes(&d, "step_stdout", st->out, st->out_len);
+			field_bytes(&d, "step_stderr", st->errout, st->errout_len);
+			field_bool(&d, "step_stdout_truncated", st->stdout_truncated);
+			field_bool(&d, "step_stderr_truncated", st->stderr_truncated);
+		}
+		field_uint(&d, "artifacts", r->n_artifacts);
+		for (size_t i = 0; i < r->n_artifacts; i++) {
+			field_str(&d, "artifact_path", r->artifacts[i].path);
+			field_bytes(&d, "artifact_content", r->artifacts[i].content,
+				    r->artifacts[i].len);
+		}
+		finish(&d, out);
+		return;
+	}
 	field_int(&d, "exit_code", r->exit_code);
 	field_bool(&d, "timed_out", r->timed_out);
 	field_bytes(&d, "stdout", r->out, r->out_len);

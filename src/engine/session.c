@@ -97,6 +97,7 @@ void op_free(struct op *op)
 	}
 	free(op->files);
 	free(op->path);
+	project_call_free(op->project); /* ---- project ---- */
 	free(op);
 }
 

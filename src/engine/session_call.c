@@ -5,6 +5,7 @@
  * handed back; a cell that may have run but got no answer becomes a
  * version-3 record. */
 #include "session_priv.h"
+#include "project.h" /* ---- project ---- */
 #include "store.h"
 
 #include <string.h>
@@ -37,6 +38,12 @@ static void flags_text(char *out, size_t n, const struct bh_cell_result *r)
 
 static void request_digest(const struct op *op, const bh_session *s, char out[65])
 {
+	if (op->project) { /* ---- project ---- */
+		struct bh_request_fields pf;
+		session_project_request_fields(op, &pf);
+		bh_request_digest(&pf, out);
+		return;
+	}
 	struct bh_request_fields rf = {
 		.protocol = PROTOCOL,
 		.minimum_isolation = op->cell.floor > BH_TIER_NONE ? bh_tier_name(op->cell.floor) : "",
@@ -54,7 +61,7 @@ static void request_digest(const struct op *op, const bh_session *s, char out[65
 	bh_request_digest(&rf, out);
 }
 
-static void fill_record(bh_session *s, struct bh_record *rec, const struct op *op, int version)
+void session_fill_record(bh_session *s, struct bh_record *rec, const struct op *op, int version)
 {
 	bh_engine *e = s->e;
 	memset(rec, 0, sizeof *rec);
@@ -73,17 +80,30 @@ static void fill_record(bh_session *s, struct bh_record *rec, const struct op *o
 	snprintf(rec->previous_sha256, sizeof rec->previous_sha256, "%s", s->last_record);
 }
 
-static int commit(bh_session *s, struct bh_record *rec, const struct op *op,
-		  const struct bh_cell_result *r, bh_error **err)
+/* ---- project: the commit a project's answer shares ---- */
+int session_commit_extra(bh_session *s, struct bh_record *rec,
+			 const struct store_record_extra *x, bh_error **err)
 {
 	assert(err);
 	bh_engine *e = s->e;
 	bh_record_seal(rec);
+	if (store_record_commit(e->store, rec, x, e->keep_content, err) < 0)
+		return -1;
+	s->calls = rec->sequence;
+	snprintf(s->last_record, sizeof s->last_record, "%s", rec->record_sha256);
+	engine_maybe_crash(e, "commit");
+	return 0;
+}
+
+static int commit(bh_session *s, struct bh_record *rec, const struct op *op,
+		  const struct bh_cell_result *r, bh_error **err)
+{
+	assert(err);
 	char flags[160] = "";
 	if (r)
 		flags_text(flags, sizeof flags, r);
 	struct store_record_extra x = {
-		.language = bh_language_name(op->cell.language),
+		.language = op->project ? "project" : bh_language_name(op->cell.language),
 		.exit_code = r ? r->exit_code : -1,
 		.flags = r ? flags : rec->unanswered,
 		.duration_us = r ? r->duration_us : 0,
@@ -94,16 +114,15 @@ static int commit(bh_session *s, struct bh_record *rec, const struct op *op,
 		.err = r ? r->errout : NULL,
 		.err_len = r ? r->errout_len : 0,
 	};
-	if (store_record_commit(e->store, rec, &x, e->keep_content, err) < 0)
-		return -1;
-	s->calls = rec->sequence;
-	snprintf(s->last_record, sizeof s->last_record, "%s", rec->record_sha256);
-	engine_maybe_crash(e, "commit");
-	return 0;
+	return session_commit_extra(s, rec, &x, err);
 }
 
 static void cell_answered(bh_session *s, struct op *op, const struct done_frame *d, bool oom)
 {
+	if (op->project) { /* ---- project ---- */
+		session_project_answered(s, op, d, oom);
+		return;
+	}
 	struct bh_cell_result r = {
 		.exit_code = d->exit_code,
 		.timed_out = d->flags & BH_CHAN_TIMED_OUT,
@@ -134,7 +153,7 @@ static void cell_answered(bh_session *s, struct op *op, const struct done_frame 
 		.interpreter_started = r.interpreter_started,
 		.interpreter_ended = r.interpreter_ended,
 	};
-	fill_record(s, &s->last, op, 2);
+	session_fill_record(s, &s->last, op, 2);
 	bh_result_digest(&rf, s->last.result_sha256);
 	bh_error *err = NULL;
 	if (commit(s, &s->last, op, &r, &err) < 0) {
@@ -174,7 +193,7 @@ static void cell_answered(bh_session *s, struct op *op, const struct done_frame 
 static void cell_unanswered(bh_session *s, struct op *op, const char *code_name, const char *why,
 			    bool oom, enum bh_end_reason end)
 {
-	fill_record(s, &s->last, op, 3);
+	session_fill_record(s, &s->last, op, 3);
 	s->last.unanswered = code_name;
 	bh_error *err = NULL;
 	bh_error *store_err = NULL;
@@ -343,10 +362,16 @@ static void exec_frame(struct buf *f, uint64_t call_id, const struct op *op)
 	proto_put_u32(f, op->cell.timeout_ms);
 	proto_put_u32(f, op->cell.output_cap);
 	static const char *const argv[] = {"/usr/bin/node", "-"};
+	/* ---- project: the runner, its plan on stdin (project.h) ---- */
+	static const char *const runner[] = {BH_INIT_SANDBOX_PATH, BH_INIT_PROJECT};
+	const char *const *args = op->project ? runner : argv;
 	proto_put_u32(f, 2);
 	for (int i = 0; i < 2; i++)
-		proto_put_str(f, argv[i], strlen(argv[i]));
-	proto_put_str(f, op->code, op->cell.code_len);
+		proto_put_str(f, args[i], strlen(args[i]));
+	if (op->project)
+		proto_put_str(f, session_project_plan(op)->data, session_project_plan(op)->len);
+	else
+		proto_put_str(f, op->code, op->cell.code_len);
 }
 
 /* ---- inflight ---- */
@@ -361,7 +386,8 @@ static int commit_intent(bh_session *s, struct op *op, bh_error **err)
 		.session = s->fp,
 		.sequence = s->calls + 1,
 		.code_sha256 = digest,
-		.language = op->cell.fresh_process ? "javascript" : bh_language_name(op->cell.language),
+		.language = op->project ? "project" /* ---- project ---- */
+			    : op->cell.fresh_process ? "javascript" : bh_language_name(op->cell.language),
 		.principal = s->principal ? s->principal : "",
 		.owner = s->owner ? s->owner : "",
 		.code = (const uint8_t *)op->code,
@@ -494,7 +520,7 @@ static const char *path_problem(const char *p)
 	return why == PROTO_PATH_OK ? NULL : proto_path_problem_text(why);
 }
 
-static int enqueue(bh_session *s, struct op *op, bh_error **err)
+int session_enqueue(bh_session *s, struct op *op, bh_error **err)
 {
 	assert(err);
 	if (s->state == BH_SESSION_ENDED) {
@@ -583,7 +609,7 @@ int bh_session_run(bh_session *s, const struct bh_cell *cell, bh_cell_cb cb, voi
 	op->cell.files = op->files;
 	op->cell_cb = cb;
 	op->arg = arg;
-	return enqueue(s, op, err);
+	return session_enqueue(s, op, err);
 }
 
 int bh_session_close(bh_session *s, bh_close_cb cb, void *arg, bh_error **err)
@@ -639,7 +665,7 @@ int bh_session_list_files(bh_session *s, const char *path, bh_list_cb cb, void *
 	op->path = xstrdup(path ? path : "");
 	op->list_cb = cb;
 	op->arg = arg;
-	return enqueue(s, op, err);
+	return session_enqueue(s, op, err);
 }
 
 int bh_session_read_file(bh_session *s, const char *path, uint32_t max_bytes, bh_read_cb cb,
@@ -656,5 +682,5 @@ int bh_session_read_file(bh_session *s, const char *path, uint32_t max_bytes, bh
 	op->max_bytes = max_bytes ? max_bytes : 1u << 20;
 	op->read_cb = cb;
 	op->arg = arg;
-	return enqueue(s, op, err);
+	return session_enqueue(s, op, err);
 }

@@ -41,6 +41,9 @@ struct op {
 	/* close */
 	bh_close_cb close_cb;
 	void *arg;
+	/* ---- project: a project run as an EXEC of the runner; code is its
+	 * summary, the plan is the EXEC's stdin (session_project.c) ---- */
+	struct project_call *project;
 	uint64_t queued_us;
 	int64_t started_unix_ms;
 	struct op *next;
@@ -151,6 +154,18 @@ void session_answer_queue(bh_session *s, const bh_error *err);
 /* Its idle window: the one it asked for, else the engine's. */
 uint32_t session_idle_ms(const bh_session *s);
 void op_free(struct op *op);
+/* ---- project: the doors session_project.c uses (session_call.c) ---- */
+struct project_call;
+void project_call_free(struct project_call *pc);
+int session_enqueue(bh_session *s, struct op *op, bh_error **err);
+void session_fill_record(bh_session *s, struct bh_record *rec, const struct op *op, int version);
+int session_commit_extra(bh_session *s, struct bh_record *rec,
+			 const struct store_record_extra *x, bh_error **err);
+/* A project's answered EXEC (its DONE): judged, recorded, answered. */
+void session_project_answered(bh_session *s, struct op *op, const struct done_frame *d, bool oom);
+/* A project's request fields (for its record's request digest). */
+void session_project_request_fields(const struct op *op, struct bh_request_fields *rf);
+const struct buf *session_project_plan(const struct op *op);
 /* Answers an operation with err (a close is answered by end_session). */
 void op_refuse(struct op *op, const bh_error *err);
 

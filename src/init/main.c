@@ -7,6 +7,8 @@
 #include "init.h"
 #include "invocation.h"
 #include "probe.h"
+#include "project.h"
+#include "runner.h"
 #include "warden.h"
 
 int main(int argc, char **argv)
@@ -17,8 +19,11 @@ int main(int argc, char **argv)
 		return bh_init_main();
 	if (argc == 2 && strcmp(argv[1], BH_INIT_PROBE) == 0)
 		return bh_probe_main();
+	/* ---- project: the runner an EXEC starts (project.h) ---- */
+	if (argc == 2 && strcmp(argv[1], BH_INIT_PROJECT) == 0)
+		return bh_project_main();
 	if (argc >= 2 && strcmp(argv[BH_WARDEN_ARG_MODE], BH_INIT_WARDEN) == 0)
 		return bh_warden_main(argc, argv);
-	fprintf(stderr, "usage: bulkhead-init [--probe | --warden ENGINE_PID LOCK_PATH CGROUP_PARENT]\n");
+	fprintf(stderr, "usage: bulkhead-init [--probe | --project | --warden ENGINE_PID LOCK_PATH CGROUP_PARENT]\n");
 	return 2;
 }

@@ -142,4 +142,18 @@ int wire_record_read(const struct jr *r, const cJSON *obj, const char *path, str
 void wire_record_copy(struct bh_record *dst, const struct bh_record *src); /* owned strings */
 void wire_record_init(struct bh_record *rec); /* owned "" strings */
 
+/* ---- project (wire_project.c) ---- */
+/* A payload's files ({path, content} each), at most 200, 4 MiB of content,
+ * paths strict and none twice; `owner` names them in messages ("cell"). */
+int wire_read_files(const struct jr *r, const cJSON *obj, const char *owner, struct bh_file **files,
+		    size_t *n_files);
+void wire_files_free(struct bh_file *files, size_t n);
+int wire_read_project(const struct jr *r, const cJSON *obj, struct wire_project_run *out);
+cJSON *wire_project_run_json(const struct wire_project_run *p);
+void wire_project_request_fields(const struct wire_project_run *p, struct bh_request_fields *out);
+cJSON *wire_project_result_json(const struct bh_result_fields *res);
+int wire_read_project_result(const struct jr *r, const cJSON *obj, const char *path,
+			     struct bh_result_fields *out);
+void wire_project_result_free(struct bh_result_fields *res);
+
 #endif

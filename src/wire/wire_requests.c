@@ -27,7 +27,7 @@ static void envelope_free(struct wire_envelope *e)
 	e->floor = BH_TIER_UNKNOWN;
 }
 
-static void files_free(struct bh_file *files, size_t n)
+void wire_files_free(struct bh_file *files, size_t n)
 {
 	for (size_t i = 0; files && i < n; i++) {
 		free((char *)files[i].path);
@@ -44,7 +44,8 @@ void wire_run_request_free(struct wire_run_request *r)
 	free(r->javascript.code);
 	free(r->javascript.grant_profile);
 	free(r->cell.code);
-	files_free(r->cell.files, r->cell.n_files);
+	wire_files_free(r->cell.files, r->cell.n_files);
+	wire_project_run_free(&r->project); /* ---- project ---- */
 	memset(r, 0, sizeof *r);
 	r->env.floor = BH_TIER_UNKNOWN;
 }
@@ -220,21 +221,27 @@ static int read_javascript(const struct jr *r, const cJSON *obj, struct wire_jav
 /* Files are written into /work before the code runs: at most 200, 4 MiB in
  * all, each path relative and clean, none twice. Content is a proto string,
  * so text (UTF-8), as plimsoll's clients send it. */
-static int read_files(const struct jr *r, const cJSON *obj, struct wire_cell_run *out)
+/* ---- project: a project's files are read by the same rules ---- */
+int wire_read_files(const struct jr *r, const cJSON *obj, const char *owner, struct bh_file **files,
+		    size_t *n_files)
 {
 	const cJSON *arr;
-	if (jr_array(r, obj, "cell", "files", &arr) < 0)
+	struct {
+		struct bh_file *files;
+		size_t n_files;
+	} o = {0}, *out = &o;
+	if (jr_array(r, obj, owner, "files", &arr) < 0)
 		return -1;
 	int count = arr ? cJSON_GetArraySize(arr) : 0;
 	if (count > (int)BH_MAX_FILES)
-		return jr_fail(r, "cell.files holds %d files, more than the %u allowed", count,
+		return jr_fail(r, "%s.files holds %d files, more than the %u allowed", owner, count,
 			       BH_MAX_FILES);
-	out->files = xzalloc(((size_t)count + 1) * sizeof *out->files);
+	out->files = *files = xzalloc(((size_t)count + 1) * sizeof *out->files);
 	size_t total = 0;
 	char path[48];
 	for (const cJSON *f = arr ? arr->child : NULL; f; f = f->next) {
 		size_t i = out->n_files;
-		snprintf(path, sizeof path, "cell.files[%zu]", i);
+		snprintf(path, sizeof path, "%s.files[%zu]", owner, i);
 		if (!cJSON_IsObject(f))
 			return jr_fail(r, "%s must be a JSON object", path);
 		char *p = NULL, *content = NULL;
@@ -246,17 +253,17 @@ static int read_files(const struct jr *r, const cJSON *obj, struct wire_cell_run
 			return -1;
 		}
 		out->files[i] = (struct bh_file){.path = p, .content = (uint8_t *)content, .len = clen};
-		out->n_files++;
+		*n_files = ++out->n_files;
 		const char *problem = wire_path_problem(p, plen);
 		char q[64];
 		if (problem)
 			return jr_fail(r, "%s.path %s %s", path, wire_quote(q, p, plen), problem);
 		for (size_t k = 0; k < i; k++)
 			if (!strcmp(out->files[k].path, p))
-				return jr_fail(r, "%s.path %s repeats cell.files[%zu].path", path,
-					       wire_quote(q, p, plen), k);
+				return jr_fail(r, "%s.path %s repeats %s.files[%zu].path", path,
+					       wire_quote(q, p, plen), owner, k);
 		if (clen > BH_MAX_FILES_BYTES - total)
-			return jr_fail(r, "cell.files hold more than %u bytes of content (at %s)",
+			return jr_fail(r, "%s.files hold more than %u bytes of content (at %s)", owner,
 				       BH_MAX_FILES_BYTES, path);
 		total += clen;
 	}
@@ -289,7 +296,7 @@ static int read_cell(const struct jr *r, const cJSON *obj, struct wire_cell_run 
 	if (*grant)
 		return jr_fail(r, "cell.grantProfile: a cell carries no grant; open the session with "
 				  "grantProfile, or send a javascript payload with one");
-	return read_files(r, obj, out);
+	return wire_read_files(r, obj, "cell", &out->files, &out->n_files);
 }
 
 static const struct {
@@ -337,10 +344,8 @@ static int read_payload(const struct jr *r, const cJSON *msg, bool in_session,
 		if (!in_session)
 			return jr_fail(r, "cell: a cell runs only in a session; send it with SessionRun");
 		return read_cell(r, obj[3], &out->cell);
-	case WIRE_PAYLOAD_PROJECT:
-		return wire_fail(r->st, WIRE_UNIMPLEMENTED, WIRE_REFUSAL_UNSUPPORTED,
-			   "project: bulkhead runs no project payloads (Describe says "
-			   "supportsProject false); send a cell or a javascript snippet");
+	case WIRE_PAYLOAD_PROJECT: /* ---- project ---- */
+		return wire_read_project(r, obj[1], &out->project);
 	case WIRE_PAYLOAD_MODULE:
 		return wire_fail(r->st, WIRE_UNIMPLEMENTED, WIRE_REFUSAL_UNSUPPORTED,
 			   "module: bulkhead runs no module payloads (Describe says supportsModule "
@@ -523,6 +528,8 @@ static void put_payload(cJSON *o, const struct wire_run_request *r)
 			cJSON_AddItemToObject(cell, "files", files);
 		}
 		jw_add(o, "cell", cell);
+	} else if (r->kind == WIRE_PAYLOAD_PROJECT) { /* ---- project ---- */
+		jw_add(o, "project", wire_project_run_json(&r->project));
 	}
 }
 
@@ -594,6 +601,9 @@ void wire_request_fields(const struct wire_run_request *r, struct bh_request_fie
 		out->code_len = r->cell.code_len;
 		out->files = r->cell.files;
 		out->n_files = r->cell.n_files;
+		break;
+	case WIRE_PAYLOAD_PROJECT: /* ---- project ---- */
+		wire_project_request_fields(&r->project, out);
 		break;
 	default:
 		out->kind = "";

@@ -105,6 +105,8 @@ static cJSON *run_response_json(const struct wire_run_response *r)
 	const char *kind = r->result.kind;
 	if (kind && (!strcmp(kind, "javascript") || !strcmp(kind, "cell")))
 		jw_add(o, kind, result_json(&r->result));
+	else if (kind && !strcmp(kind, "project")) /* ---- project ---- */
+		jw_add(o, kind, wire_project_result_json(&r->result));
 	return o;
 }
 
@@ -136,6 +138,7 @@ static void result_free(struct bh_result_fields *res)
 {
 	free((uint8_t *)res->out);
 	free((uint8_t *)res->err);
+	wire_project_result_free(res); /* ---- project ---- */
 	memset(res, 0, sizeof *res);
 }
 
@@ -185,9 +188,13 @@ static int read_run_response(const struct jr *r, const cJSON *obj, const char *p
 		res = v;
 		out->result.kind = kinds[i];
 	}
-	if (!res || (strcmp(out->result.kind, "javascript") && strcmp(out->result.kind, "cell")))
+	if (!res)
 		return 0;
 	snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", out->result.kind);
+	if (!strcmp(out->result.kind, "project")) /* ---- project ---- */
+		return wire_read_project_result(r, res, sub, &out->result);
+	if (strcmp(out->result.kind, "javascript") && strcmp(out->result.kind, "cell"))
+		return 0;
 	return read_result(r, res, sub, &out->result);
 }
 

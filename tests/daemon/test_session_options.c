@@ -152,8 +152,8 @@ Test(session_options, the_answer_that_ends_a_session_over_its_disk_budget_says_w
 }
 
 /* plimsoll's CodeSandboxes checks a cell's language against
- * Describe's projectEnvironment.languages before it sends the cell, and runs
- * a fresh call as a snippet when supportsProject is false. */
+ * Describe's projectEnvironment.languages before it sends the cell (and
+ * runs a fresh call as a project when supportsProject is true). */
 Test(session_options, describe_states_the_cell_languages_where_plimsolls_clients_look, .fini = stop)
 {
 	daemon_start(&d, "--tier container");
@@ -168,17 +168,9 @@ Test(session_options, describe_states_the_cell_languages_where_plimsolls_clients
 		  "projectEnvironment.languages: %s", a->body);
 	cr_assert_str_eq(cJSON_GetArrayItem(langs, 0)->valuestring, "javascript");
 	cr_assert_str_eq(cJSON_GetArrayItem(langs, 1)->valuestring, "python");
+	/* ---- project: projects run here now (tests/daemon/test_project.c) ---- */
 	cJSON *sp = cJSON_GetObjectItem(j, "supportsProject");
-	cr_assert(!sp || cJSON_IsFalse(sp), "project payloads are not run here: %s", a->body);
+	cr_assert(cJSON_IsTrue(sp), "project payloads run here: %s", a->body);
 	cJSON_Delete(j);
-	answer_free(a);
-	/* And a project payload is refused as the flag says: unsupported, nothing ran. */
-	a = daemon_call(&d, d.run_token, SVC "Run",
-			"{\"protocol\":3,\"project\":{\"files\":[],\"steps\":[\"true\"]}}");
-	struct wire_error e;
-	wire_decode_error((int)a->status, a->body, a->len, &e);
-	cr_assert(e.not_dispatched && e.reason == WIRE_REFUSAL_UNSUPPORTED, "%ld %s", a->status,
-		  a->body);
-	wire_error_free(&e);
 	answer_free(a);
 }

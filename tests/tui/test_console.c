@@ -3485,3 +3485,90 @@ Test(console, a_killed_daemons_leftovers_are_kept_until_a_marked_finding_is_reap
 			dd.state);
 	cr_assert_str_eq(out, "1\n", "the unmarked interrupted call was reaped too");
 }
+
+/* ---- project: a project's record in the records view and its steps in
+ * the session's cells. A store made by the embedded engine: a session that
+ * ran a project then a cell reading its file, and a fresh project run. ---- */
+struct project_wait {
+	bool done;
+	char err[256];
+	enum bh_project_outcome outcome;
+};
+
+static void on_project_done(void *arg, const struct bh_project_result *res, const bh_error *err)
+{
+	struct project_wait *w = arg;
+	w->done = true;
+	if (err)
+		snprintf(w->err, sizeof w->err, "%s", err->msg);
+	else
+		w->outcome = res->outcome;
+}
+
+static void project_completes(bh_session *s, const struct bh_project *p)
+{
+	struct project_wait w = {0};
+	bh_error *err = NULL;
+	int rc = s ? bh_session_run_project(s, p, on_project_done, &w, &err)
+		   : bh_run_project(h.e, p, on_project_done, &w, &err);
+	cr_assert_eq(rc, 0, "project: %s", err ? err->msg : "?");
+	cr_assert_eq(bh_engine_wait(h.e, &w.done, 120000, &err), 0, "project: %s", err ? err->msg : "?");
+	cr_assert_str_empty(w.err, "the project did not run: %s", w.err);
+	cr_assert_eq(w.outcome, BH_PROJECT_COMPLETED);
+}
+
+static void make_project_store(void)
+{
+	static const struct bh_file files_in[] = {
+		{"data/in.csv", (const uint8_t *)"a,b\n1,2\n3,4\n", 12}};
+	static const char *const steps[] = {"wc -l < data/in.csv > data/count.txt",
+					    "cat data/count.txt"};
+	static const char *const artifacts[] = {"data/count.txt"};
+	struct bh_project p = {.tier = BH_TIER_CONTAINER, .floor = BH_TIER_UNKNOWN,
+			       .files = files_in, .n_files = 1, .steps = steps, .n_steps = 2,
+			       .artifacts = artifacts, .n_artifacts = 1};
+	bh_session *s = open_for_run(BH_TIER_CONTAINER, "conv-p", "team-p");
+	project_completes(s, &p);
+	cell_says(s, "open('data/count.txt').read().strip()", "'3'\n");
+	char last[65], reason[32];
+	harness_close_session(&h, s, last, reason);
+	static const char *const one[] = {"echo fresh"};
+	struct bh_project fresh = {.tier = BH_TIER_CONTAINER, .floor = BH_TIER_UNKNOWN,
+				   .steps = one, .n_steps = 1};
+	project_completes(NULL, &fresh);
+	close_engine();
+	char *out = sh("set -e; test ! -s '%s/bulkhead.db-wal'; cp '%s/bulkhead.db' '%s/store.db'; "
+		       "mkdir '%s/nobin'; echo copied",
+		       h.state_dir, h.state_dir, files, files);
+	cr_assert_str_eq(out, "copied\n", "%s", out);
+	free(out);
+}
+
+Test(console, a_project_record_is_a_project_row_and_its_steps_are_the_sessions_cell)
+{
+	make_project_store();
+	console_db(":rec\n"
+		   ":save-display project-records\n"
+		   "<Enter>\n"
+		   ":save-display project-record\n"
+		   ":sandboxes\n"
+		   "/\n"
+		   "team-p\n"
+		   "<Enter>\n"
+		   "l\n"
+		   ":save-display project-cells\n"
+		   "G\n"
+		   "<Enter>\n"
+		   ":save-display project-cell-pane\n"
+		   ":q\n",
+		   "store.db");
+	screen("project-records");
+	screen_has("project-records", "project");
+	screen("project-record");
+	screen_has("project-record", "project, exit 0, completed");
+	screen_has("project-record", "record_sha256 verifies");
+	screen("project-cells");
+	screen_has("project-cells", "project    0       completed");
+	screen("project-cell-pane");
+	screen_has("project-cell-pane", "$ cat data/count.txt");
+}
