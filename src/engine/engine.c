@@ -474,6 +474,9 @@ int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, 
 	}
 	e->runtimes[BH_TIER_CONTAINER].ops = &runtime_crun;
 	e->runtimes[BH_TIER_KERNEL].ops = &runtime_runsc;
+	/* ---- egress: before the proofs, which run with its runtime flag ---- */
+	if (!ro && !e->inspect_only && egress_engine_start(e, cfg, err) < 0)
+		goto fail;
 	for (int t = 0; t < BH_TIER_COUNT; t++) {
 		struct runtime *rt = &e->runtimes[t];
 		if (rt->ops)
@@ -742,6 +745,7 @@ void bh_engine_close(bh_engine *e)
 	/* inflight: a dead engine's cgroups kept as evidence stay until reaped. */
 	if (e->lock_fd >= 0 && !e->inspect_only && !(e->keep_leftovers && e->leftovers.any))
 		cgroups_cleanup(&e->cg);
+	egress_engine_stop(e); /* ---- egress: its last notes into the store ---- */
 	sessions_free(e);
 	pool_free(e);
 	store_close(e->store);

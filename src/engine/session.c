@@ -97,6 +97,7 @@ void op_free(struct op *op)
 	}
 	free(op->files);
 	free(op->path);
+	free(op->grant); /* ---- egress ---- */
 	free(op);
 }
 
@@ -164,6 +165,8 @@ void session_free(bh_session *s)
 		session_store_end(s);
 	if (s->handoff && sandbox_alive(s->e, s->handoff))
 		sandbox_close(s->e, s->handoff);
+	session_egress_detach(s); /* ---- egress ---- */
+	free(s->egress_profile);
 	free(s->principal);
 	free(s->owner);
 	free(s->run_key);
@@ -244,6 +247,7 @@ void end_session(bh_session *s, enum bh_end_reason reason, const char *detail)
 	bh_log(e, BH_LOG_INFO, "session %.12s ended: %s%s%s", s->fp,
 	       bh_end_reason_name(reason), detail ? ": " : "",
 	       detail ? detail : "");
+	session_egress_detach(s); /* ---- egress: before its sandbox goes ---- */
 	if (s->sb) {
 		struct sandbox *sb = s->sb;
 		s->sb = NULL;
