@@ -53,6 +53,10 @@ const char *const bh_egress_env[] = {"HTTP_PROXY=" BH_PROTO_EGRESS_PROXY_URL,
 				     "REQUESTS_CA_BUNDLE=" BH_PROTO_EGRESS_CA_FILE,
 				     "PIP_CERT=" BH_PROTO_EGRESS_CA_FILE,
 				     "NODE_EXTRA_CA_CERTS=" BH_PROTO_EGRESS_CA_FILE,
+				     /* Node 20's fetch ignores HTTP_PROXY: this one
+				      * goes through the relay (data/interp). */
+				     "NODE_OPTIONS=--require " BH_INTERP_SANDBOX_DIR
+				     "/javascript/egress_fetch.js",
 				     NULL};
 
 struct queued_note {
@@ -104,7 +108,8 @@ int egress_check_profile(bh_engine *e, const char *profile, bh_error **err)
 	 * that is not a name is not passed on. One text for both, as the
 	 * daemon's refusal has (a caller learns nothing from the difference). */
 	if (!e->egress || !valid_profile_name(profile))
-		return bh_refuse(err, BH_REFUSAL_PERMISSION, BH_EGRESS_REFUSED_FMT, "(named)");
+		return bh_refuse(err, BH_REFUSAL_PERMISSION, BH_EGRESS_REFUSED_FMT,
+				 valid_profile_name(profile) ? profile : "(not a profile name)");
 	return 0;
 }
 
@@ -227,7 +232,7 @@ void egress_close_session(bh_engine *e, const char *fp)
 int egress_hold(bh_engine *e, const char *fp, uint64_t hold, const char *profile, bh_error **err)
 {
 	if (!e->egress)
-		return bh_refuse(err, BH_REFUSAL_PERMISSION, BH_EGRESS_REFUSED_FMT, "(named)");
+		return bh_refuse(err, BH_REFUSAL_PERMISSION, BH_EGRESS_REFUSED_FMT, profile);
 	if (e->egress->hold(e->egress_arg, fp, hold, profile, err) < 0)
 		return -1;
 	return 0;

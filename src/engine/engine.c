@@ -136,7 +136,9 @@ static int install_init(bh_engine *e, const char *src, bh_error **err)
 
 /* The cell servers, copied like the init (a sandbox binds the copy), and
  * folded into the hash that keys the tier evidence. */
-static const char *const interp_files[] = {"python/cell.py", "javascript/cell.js"};
+static const char *const interp_files[] = {"python/cell.py", "javascript/cell.js",
+					   /* ---- egress: Node's fetch through the relay ---- */
+					   "javascript/egress_fetch.js"};
 
 static int install_interp(bh_engine *e, const char *src, bh_error **err)
 {
