@@ -13,6 +13,7 @@
  * itself (TLS, routes, credentials) is tested in its own suite. */
 #include "harness.h"
 #include "bulkhead/egress.h"
+#include "metrics.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -604,6 +605,16 @@ EGRESS_TEST(the_brokers_notes_are_events_of_the_session_and_counts)
 	cr_assert_eq(k.ok, 1);
 	cr_assert_eq(k.refused, 1);
 	cr_assert_eq(k.bytes_in, 321);
+	/* And /metrics, as the daemon renders it. */
+	struct metrics m = {0};
+	char *text = metrics_render(&m, h.e);
+	cr_assert_not_null(strstr(text, "bulkhead_egress_requests_total{profile=\"weather\",status=\"200\"} 1\n"),
+			   "%s", text);
+	cr_assert_not_null(strstr(text, "bulkhead_egress_requests_total{profile=\"weather\",status=\"403\"} 1\n"),
+			   "%s", text);
+	cr_assert_not_null(strstr(text, "bulkhead_egress_response_bytes_total{profile=\"weather\",status=\"200\"} 321\n"),
+			   "%s", text);
+	free(text);
 }
 
 /* ---- without a broker ---- */
@@ -647,4 +658,41 @@ Test(egress_none, a_profile_is_refused_and_nothing_is_mounted, .init = plain_set
 	cr_assert(x->answered, "%s", x->err_msg);
 	cr_assert_str_eq(x->out, "False []\nConnectionRefusedError\n", "%s", x->errout);
 	cell_outcome_free(x);
+}
+
+/* ---- hibernation (the kernel tier's) ---- */
+
+static void on_action(void *arg, const bh_error *err)
+{
+	struct open_wait *w = arg;
+	w->done = true;
+	if (err)
+		w->err = strdup(err->msg);
+}
+
+Test(egress_kernel, a_hibernated_session_gives_its_socket_back_and_holds_again_at_wake,
+     .init = setup, .fini = teardown)
+{
+	harness_require_tier(&h, BH_TIER_KERNEL);
+	bh_session *s = profile_session(BH_TIER_KERNEL, "weather");
+	struct cell_outcome *a = ok(s, BH_LANG_PYTHON,
+				    "import urllib.request\n"
+				    "get = lambda p: urllib.request.urlopen('http://upstream.test/' + p, timeout=20).read().decode()\n"
+				    "print(get('before'))");
+	cr_assert_str_eq(a->out, "upstream saw for GET http://upstream.test/before HTTP/1.1\n");
+	struct open_wait w = {0};
+	bh_error *err = NULL;
+	cr_assert_eq(bh_session_hibernate(s, on_action, &w, &err), 0, "%s", err ? err->msg : "");
+	cr_assert_eq(bh_engine_wait(h.e, &w.done, 60000, &err), 0);
+	cr_assert_null(w.err, "%s", w.err);
+	cr_assert_eq(tb_count(&broker, "release", NULL), 1, "%s", tb_dump(&broker));
+	cr_assert_eq(tb_count(&broker, "close", NULL), 1, "no socket while on disk:\n%s", tb_dump(&broker));
+	/* The next cell restores it: the socket is open again, the profile
+	 * held again, and the relay the init kept carries on. */
+	struct cell_outcome *b = ok(s, BH_LANG_PYTHON, "print(get('after'))");
+	cr_assert_str_eq(b->out, "upstream saw for GET http://upstream.test/after HTTP/1.1\n", "%s",
+			 b->errout);
+	cr_assert_eq(tb_count(&broker, "open", NULL), 2, "%s", tb_dump(&broker));
+	cr_assert_eq(tb_count(&broker, "hold", "1 weather"), 2, "%s", tb_dump(&broker));
+	cell_outcome_free(a), cell_outcome_free(b);
 }
