@@ -304,6 +304,7 @@ static void on_notes(bh_engine *e, void *arg, uint32_t events)
 		note_detail(n, detail, sizeof detail);
 		if (e->store)
 			store_event(e->store, "egress", n->fp, sandbox_of(e, n->fp), detail);
+		sessions_note_egress(e, n->fp, detail);
 		free(n);
 	}
 	engine_changed(e);

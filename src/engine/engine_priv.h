@@ -369,6 +369,8 @@ int egress_engine_start(bh_engine *e, const struct bh_config *cfg, bh_error **er
 void egress_engine_stop(bh_engine *e);
 /* The sandbox of a session's (or a granted run's) fingerprint, or NULL. */
 const char *sessions_sandbox_of(bh_engine *e, const char *fp);
+/* A session's count and last detail for describe (no-op for a run's). */
+void sessions_note_egress(bh_engine *e, const char *fp, const char *detail);
 const char *execs_sandbox_of(bh_engine *e, const char *fp);
 
 /* ---- the engine ---- */

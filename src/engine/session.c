@@ -310,6 +310,10 @@ void bh_session_get_info(const bh_session *s, struct bh_session_info *o)
 		.from_pool = s->from_pool,
 	};
 	session_info_truth(s, o);
+	/* ---- egress ---- */
+	o->egress_profile = s->egress_profile ? s->egress_profile : "";
+	o->egress_requests = s->egress_requests;
+	o->egress_last = s->egress_last;
 }
 
 size_t bh_engine_sessions(bh_engine *e, bh_session ***out)

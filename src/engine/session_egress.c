@@ -88,3 +88,13 @@ const char *sessions_sandbox_of(bh_engine *e, const char *fp)
 			return s->sandbox_name;
 	return NULL;
 }
+
+void sessions_note_egress(bh_engine *e, const char *fp, const char *detail)
+{
+	for (bh_session *s = e->sessions; s; s = s->next)
+		if (!strcmp(s->fp, fp)) {
+			s->egress_requests++;
+			snprintf(s->egress_last, sizeof s->egress_last, "%s", detail);
+			return;
+		}
+}

@@ -130,6 +130,8 @@ struct bh_session {
 	bool egress_open;      /* the broker listens on its socket */
 	bool egress_held;      /* the profile's hold is active */
 	uint64_t egress_holds; /* hold ids used (the profile's is 1) */
+	uint64_t egress_requests; /* the broker's notes of it */
+	char egress_last[256];    /* the last one's detail */
 	struct bh_session *next;
 };
 
