@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bulkhead/bulkhead.h"
+#include "bulkhead.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,7 +1,7 @@
 /* The broker's requests in /metrics (issue 18): what the engine counted
  * from the broker's notes, per profile and status, since it opened. */
 #include "metrics.h"
-#include "bulkhead/egress.h"
+#include "egress.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,7 +12,7 @@
  * (Python requests and urllib, Node's fetch) are the real ones. The broker
  * itself (TLS, routes, credentials) is tested in its own suite. */
 #include "harness.h"
-#include "bulkhead/egress.h"
+#include "egress.h"
 #include "metrics.h"
 #include "test_broker.h"
 

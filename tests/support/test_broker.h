@@ -9,7 +9,7 @@
 #ifndef BH_TEST_BROKER_H
 #define BH_TEST_BROKER_H
 
-#include "bulkhead/egress.h"
+#include "egress.h"
 
 #include <pthread.h>
 #include <stdbool.h>
