@@ -19,6 +19,7 @@
 #include "egress_relay.h"
 #include "store.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -373,6 +374,39 @@ void bh_engine_egress_counts(bh_engine *e, bh_egress_count_fn fn, void *arg)
 }
 
 /* ---- the engine's part ---- */
+
+/* The directories a dead engine's sandboxes left: each goes unless a
+ * bundle of that name is kept (a hibernated session's, restored later). */
+void egress_sweep_stale(bh_engine *e)
+{
+	cleanup_free char *top = xasprintf("%s/egress", e->state_dir);
+	cleanup_close int fd = open_nofollow(AT_FDCWD, top, O_RDONLY | O_DIRECTORY, 0);
+	if (fd < 0)
+		return;
+	int dup_fd = dup(fd);
+	cleanup_dir DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	if (!d) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		cleanup_free char *bundle = xasprintf("%s/%s", e->bundles_dir, de->d_name);
+		struct stat st;
+		if (sandbox_name_valid(de->d_name) && lstat(bundle, &st) == 0 && S_ISDIR(st.st_mode))
+			continue;
+		bool live = false;
+		for (struct sandbox *sb = e->sandboxes; sb && !live; sb = sb->next)
+			live = !strcmp(sb->name, de->d_name);
+		if (live)
+			continue;
+		cleanup_free char *path = xasprintf("%s/%s", top, de->d_name);
+		rm_rf(path);
+	}
+}
 
 int egress_engine_start(bh_engine *e, const struct bh_config *cfg, bh_error **err)
 {

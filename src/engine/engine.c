@@ -507,6 +507,7 @@ int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, 
 	} else if (!e->inspect_only) {
 		e->leftovers.reaped_at_open = e->leftovers.any;
 		sweep_leftovers(e);
+		egress_sweep_stale(e); /* ---- egress ---- */
 		sessions_reconcile(e);
 		leftovers_reap_interrupted(e);
 		on_prune(e, NULL);

@@ -5,6 +5,7 @@
  * call left running finds the broker answering 503). */
 #include "session_priv.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define PROFILE_HOLD 1u
@@ -28,7 +29,11 @@ int session_egress_attach(bh_session *s, bh_error **err)
 		if (s->egress_holds < PROFILE_HOLD)
 			s->egress_holds = PROFILE_HOLD;
 	}
-	session_event(s, "egress", s->egress_profile ? "the broker serves its profile" : "the broker's socket is open");
+	if (s->egress_profile) {
+		char detail[128];
+		snprintf(detail, sizeof detail, "holds profile %s: the broker serves it", s->egress_profile);
+		session_event(s, "egress", detail);
+	}
 	return 0;
 }
 

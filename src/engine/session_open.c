@@ -44,15 +44,11 @@ static void on_sandbox_open(bh_engine *e, void *arg, struct sandbox *sb, const b
 	}
 	session_own_sandbox(s, sb);
 	/* ---- egress: the broker listens (and serves the session's profile)
-	 * before anything the caller sends runs ---- */
+	 * before anything the caller sends runs; if it cannot, the open
+	 * fails as any other (end_session answers the opener) ---- */
 	bh_error *eerr = NULL;
 	if (session_egress_attach(s, &eerr) < 0) {
 		session_acting_done(s);
-		if (s->open_cb) {
-			bh_session_open_cb cb = s->open_cb;
-			s->open_cb = NULL;
-			cb(s->open_arg, s, eerr);
-		}
 		end_session(s, BH_END_BOUNDARY_FAILED, eerr->msg);
 		bh_error_free(eerr);
 		return;

@@ -469,3 +469,28 @@ Test(egress_kernel, a_hibernated_session_gives_its_socket_back_and_holds_again_a
 	cr_assert_eq(tb_count(&broker, "hold", "1 weather"), 2, "%s", tb_dump(&broker));
 	cell_outcome_free(a), cell_outcome_free(b);
 }
+
+/* ---- a dead engine's directories ---- */
+
+/* What a dead engine's sandboxes left under STATE/egress goes at the next
+ * open (an engine taking over), and a link planted there is removed, never
+ * followed. */
+Test(egress_container, a_dead_engines_socket_directories_go_at_open_and_a_planted_link_is_not_followed,
+     .init = setup, .fini = teardown)
+{
+	char dir[4096], canary[4200], out[256];
+	snprintf(dir, sizeof dir, "%s", h.state_dir);
+	snprintf(canary, sizeof canary, "%s/../egress-canary-%d", dir, (int)getpid());
+	cr_assert_eq(harness_sh_into(out, sizeof out,
+				     "mkdir -p '%s/egress/bh-00000000000000aa' '%s' && "
+				     "echo x > '%s/egress/bh-00000000000000aa/host-api-ca.pem' && "
+				     "echo keep > '%s/file' && ln -s '%s' '%s/egress/planted' && echo ok",
+				     dir, canary, dir, canary, canary, dir),
+		     0, "%s", out);
+	bh_engine_close(h.e);
+	h.e = NULL;
+	harness_open_at(&h, dir, NULL);
+	harness_sh_into(out, sizeof out, "ls -A '%s/egress'; cat '%s/file'", dir, canary);
+	cr_assert_str_eq(out, "keep\n", "what is left: %s", out);
+	harness_sh("rm -rf -- '%s'", canary);
+}
