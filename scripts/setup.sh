@@ -15,6 +15,8 @@ packages=(
 	crun runsc
 	# what cells import inside the sandbox (the sandbox sees the host's /usr)
 	python3 python3-numpy python3-pandas python3-matplotlib
+	# ---- plumb: what a profile's session fetches with (issue 18) ----
+	python3-requests
 	# tools the tests and scripts use
 	util-linux procps iproute2 binutils sqlite3 node-acorn
 	# the report schema test validates with a real JSON Schema validator (capture)

@@ -30,6 +30,10 @@ struct ui_session {
 	int64_t pauses_ms, hibernates_ms; /* the policy clocks; 0: not running */
 	char evidence[96];       /* its tier's proof */
 	char end_detail[256];
+	/* ---- egress: its profile ("" none), brokered requests, the last one ---- */
+	char egress_profile[72];
+	uint64_t egress_requests;
+	char egress_last[256];
 };
 
 struct ui_record {

@@ -68,6 +68,10 @@ void ui_session_from(struct ui_session *r, const struct wire_operator_session *o
 	r->hibernates_ms = o->hibernates_unix_ms;
 	snprintf(r->evidence, sizeof r->evidence, "%s", o->evidence ? o->evidence : "");
 	snprintf(r->end_detail, sizeof r->end_detail, "%s", o->end_detail ? o->end_detail : "");
+	/* ---- egress ---- */
+	snprintf(r->egress_profile, sizeof r->egress_profile, "%s", o->egress_profile ? o->egress_profile : "");
+	r->egress_requests = o->egress_requests;
+	snprintf(r->egress_last, sizeof r->egress_last, "%s", o->egress_last ? o->egress_last : "");
 }
 
 void ui_record_from(struct ui_record *o, int64_t id, const struct bh_record *r, const char *language,

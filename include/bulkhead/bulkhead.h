@@ -639,6 +639,11 @@ struct bh_session_info {
 	int64_t hibernates_unix_ms;   /* paused, it hibernates (or closes) then; projected while ready */
 	const char *evidence;    /* its tier's proof: "bulkhead-sandbox:sha256:<evidence key>" */
 	const char *end_detail;  /* why it ended, in words ("" while live) */
+	/* ---- egress: its profile ("" none), the brokered requests it made
+	 * and the last one's event detail ("" none) ---- */
+	const char *egress_profile;
+	uint64_t egress_requests;
+	const char *egress_last;
 };
 void bh_session_get_info(const bh_session *s, struct bh_session_info *out);
 /* Every session the engine holds (live, and ended ones kept as tombstones). */

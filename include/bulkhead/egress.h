@@ -165,6 +165,17 @@ struct bh_egress_ops {
  * queues the note and wakes the engine's fd. */
 int bh_engine_note_egress(bh_engine *e, const struct bh_egress_note *note, bh_error **err);
 
+/* ---- plumb: what /metrics counts (bulkhead_egress_requests_total and the
+ * bytes), per profile and status, since the engine opened. fn is called
+ * for each, from the caller's thread, outside the engine's lock. ---- */
+struct bh_egress_count {
+	const char *profile; /* "" for requests made with no hold */
+	int status;
+	uint64_t requests, bytes_out, bytes_in;
+};
+typedef void (*bh_egress_count_fn)(void *arg, const struct bh_egress_count *c);
+void bh_engine_egress_counts(bh_engine *e, bh_egress_count_fn fn, void *arg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -94,6 +94,10 @@ struct wire_operator_session {
 	int64_t pauses_unix_ms, hibernates_unix_ms; /* the policy clocks; 0: not running */
 	const char *evidence;      /* its tier's proof (bulkhead-sandbox:sha256:...) */
 	const char *end_detail;
+	/* ---- egress: its profile, brokered requests and the last one ---- */
+	const char *egress_profile;
+	uint64_t egress_requests;
+	const char *egress_last;
 };
 
 struct wire_operator_sessions { /* ListSessions */

@@ -131,6 +131,8 @@ char *metrics_render(const struct metrics *m, bh_engine *e)
 			(unsigned long long)m->approvals[i]);
 	if (e) /* ---- usage ---- */
 		metrics_render_usage(f, e);
+	if (e) /* ---- plumb: egress ---- */
+		metrics_render_egress(f, e);
 	fclose(f);
 	return out;
 }

@@ -44,4 +44,10 @@ char *metrics_render(const struct metrics *m, bh_engine *e);
 /* The usage figures (metrics_usage.c): per sandbox, the host and the daemon. */
 void metrics_render_usage(FILE *f, bh_engine *e);
 
+/* ---- plumb: egress ---- */
+/* bulkhead_egress_requests_total and the bytes, per profile and status
+ * (metrics_egress.c); the series are there only once the broker noted a
+ * request. */
+void metrics_render_egress(FILE *f, bh_engine *e);
+
 #endif

@@ -19,7 +19,9 @@ bh_library(bulkhead-daemon src/daemon
   src/daemon/approvals.c
   src/daemon/operator_approvals.c
   # ---- light ----
-  src/daemon/operator_overview.c)
+  src/daemon/operator_overview.c
+  # ---- plumb: egress ----
+  src/daemon/metrics_egress.c)
 target_link_libraries(bulkhead-daemon PUBLIC bulkhead-wire PkgConfig::MHD PkgConfig::CRYPTO)
 # ---- profiles ----
 target_sources(bulkhead-daemon PRIVATE src/daemon/egress_profiles.c)

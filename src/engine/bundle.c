@@ -3,6 +3,7 @@
  * The rootfs is shared and read-only; what a sandbox may write is a sized
  * tmpfs. A test hook can drop one wall to prove the smoke test notices. */
 #include "engine_priv.h"
+#include "egress_relay.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -84,7 +85,13 @@ static cJSON *process_json(const struct bundle_spec *s)
 	static const char *const args[] = {BH_INIT_SANDBOX_PATH, NULL};
 	cJSON_AddItemToObject(p, "args", strings(args));
 	cJSON_AddStringToObject(p, "cwd", "/work");
-	cJSON_AddItemToObject(p, "env", strings(bh_sandbox_env));
+	cJSON *env = strings(bh_sandbox_env);
+	/* ---- egress: only a sandbox that may use a profile is told of the
+	 * proxy and trusts the broker's CA ---- */
+	if (s->egress_dir && s->egress_proxy)
+		for (const char *const *v = bh_egress_env; *v; v++)
+			cJSON_AddItemToArray(env, cJSON_CreateString(*v));
+	cJSON_AddItemToObject(p, "env", env);
 	cJSON *caps = cJSON_AddObjectToObject(p, "capabilities");
 	static const char *const all_caps[] = {"CAP_SYS_ADMIN", "CAP_NET_ADMIN", "CAP_SYS_PTRACE",
 					       "CAP_NET_RAW", "CAP_CHOWN", "CAP_DAC_OVERRIDE",
@@ -151,6 +158,14 @@ static cJSON *mounts_json(const struct bundle_spec *s)
 	add_mount(m, BH_INIT_SANDBOX_PATH, "bind", s->init_path, ro_file);
 	if (s->interp_dir && *s->interp_dir)
 		add_mount(m, BH_INTERP_SANDBOX_DIR, "bind", s->interp_dir, ro_bind);
+	/* ---- egress: the broker's socket and the CA bundle, read-only (a
+	 * socket connects on a read-only mount; nothing can be written into
+	 * the host's directory); runsc reaches the socket with --host-uds ---- */
+	if (s->egress_dir) {
+		static const char *const egress_opts[] = {"rbind", "ro", "nosuid", "nodev", "noexec",
+							  NULL};
+		add_mount(m, BH_PROTO_EGRESS_DIR, "bind", s->egress_dir, egress_opts);
+	}
 	return m;
 }
 
@@ -323,7 +338,9 @@ int bundle_write(const char *dir, const struct bundle_spec *s, bh_error **err)
 int rootfs_prepare(const char *rootfs, bh_error **err)
 {
 	static const char *const dirs[] = {"usr", "etc/alternatives", "etc/fonts", "proc", "dev",
-					   "sys", "work", "opt/bulkhead/interp", NULL};
+					   "sys", "work", "opt/bulkhead/interp",
+					   "run", /* ---- egress: its mount point ---- */
+					   NULL};
 	for (const char *const *d = dirs; *d; d++) {
 		cleanup_free char *p = xasprintf("%s/%s", rootfs, *d);
 		if (mkdir_p(p, 0755) < 0)

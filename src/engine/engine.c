@@ -136,7 +136,9 @@ static int install_init(bh_engine *e, const char *src, bh_error **err)
 
 /* The cell servers, copied like the init (a sandbox binds the copy), and
  * folded into the hash that keys the tier evidence. */
-static const char *const interp_files[] = {"python/cell.py", "javascript/cell.js"};
+static const char *const interp_files[] = {"python/cell.py", "javascript/cell.js",
+					   /* ---- egress: Node's fetch through the relay ---- */
+					   "javascript/egress_fetch.js"};
 
 static int install_interp(bh_engine *e, const char *src, bh_error **err)
 {
@@ -474,6 +476,9 @@ int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, 
 	}
 	e->runtimes[BH_TIER_CONTAINER].ops = &runtime_crun;
 	e->runtimes[BH_TIER_KERNEL].ops = &runtime_runsc;
+	/* ---- egress: before the proofs, which run with its runtime flag ---- */
+	if (!ro && !e->inspect_only && egress_engine_start(e, cfg, err) < 0)
+		goto fail;
 	for (int t = 0; t < BH_TIER_COUNT; t++) {
 		struct runtime *rt = &e->runtimes[t];
 		if (rt->ops)
@@ -502,6 +507,7 @@ int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, 
 	} else if (!e->inspect_only) {
 		e->leftovers.reaped_at_open = e->leftovers.any;
 		sweep_leftovers(e);
+		egress_sweep_stale(e); /* ---- egress ---- */
 		sessions_reconcile(e);
 		leftovers_reap_interrupted(e);
 		on_prune(e, NULL);
@@ -742,6 +748,7 @@ void bh_engine_close(bh_engine *e)
 	/* inflight: a dead engine's cgroups kept as evidence stay until reaped. */
 	if (e->lock_fd >= 0 && !e->inspect_only && !(e->keep_leftovers && e->leftovers.any))
 		cgroups_cleanup(&e->cg);
+	egress_engine_stop(e); /* ---- egress: its last notes into the store ---- */
 	sessions_free(e);
 	pool_free(e);
 	store_close(e->store);

@@ -52,6 +52,7 @@ struct runtime {
 	char version[160]; /* its own first version line */
 	char hash[65];     /* sha256 of the binary (evidence cache key) */
 	char why[512];     /* why preflight failed, when path is NULL */
+	bool host_uds;     /* ---- egress: runsc --host-uds=open (egress.c) ---- */
 };
 /* argv for `<bin> --root R <global flags> <args...>`, NULL-terminated; free with argv_free. */
 char **runtime_argv(const struct runtime *rt, const char *const *args);
@@ -86,6 +87,9 @@ struct bundle_spec {
 	bool userns;
 	bool seccomp_errno_ret;  /* the runtime honours errnoRet (see runtime_ops) */
 	const char *drop_wall;   /* test hook, see testhook.h */
+	/* ---- egress ---- */
+	const char *egress_dir;  /* host directory bound read-only at /run; NULL: none */
+	bool egress_proxy;       /* the proxy and CA variables (bh_egress_env) too */
 };
 /* The config.json text (caller frees), or NULL with err filled. */
 char *bundle_json(const struct bundle_spec *spec, bh_error **err);
@@ -200,6 +204,10 @@ struct sandbox {
 	/* ---- stream: OUTPUT frames of the cell in flight ---- */
 	sandbox_output_fn output_fn; /* NULL: the request takes none */
 	uint64_t relayed[2];         /* bytes relayed so far: stdout, stderr */
+	/* ---- egress ---- */
+	char *egress_dir;      /* STATE/egress/<name>, bound at /run; NULL: none */
+	bool egress_proxy;     /* its environment holds the proxy variables */
+	uint32_t host_uid_base;
 	struct sandbox *next;
 };
 
@@ -212,6 +220,15 @@ void sandbox_bundle_spec(bh_engine *e, enum bh_tier tier, struct bundle_spec *sp
 int sandbox_open(bh_engine *e, enum bh_tier tier, const char *name, sandbox_open_fn fn, void *arg,
 		 bh_error **err);
 int sandbox_new_name(char out[40]);
+/* ---- egress: what of the broker a new sandbox gets (egress.c) ---- */
+enum egress_mount {
+	EGRESS_NONE = 0, /* nothing: no mount, no listener, no variables */
+	EGRESS_SOCKET,   /* the socket's directory and the relay, no variables */
+	EGRESS_PROXY,    /* and the proxy and CA variables (a profile's session, a granted run) */
+};
+/* sandbox_open with its egress (sandbox_open: EGRESS_NONE). */
+int sandbox_open_egress(bh_engine *e, enum bh_tier tier, const char *name, enum egress_mount m,
+			sandbox_open_fn fn, void *arg, bh_error **err);
 /* Exactly what sandbox_new_name makes ("bh-" and 16 lowercase hex digits).
  * A name read from the store or a runtime's list becomes a path (bundles/,
  * images/) only after this: a row saying "../../home/alice" is evidence of
@@ -333,12 +350,40 @@ int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, 
 /* The crash_at test hook (testhook.c). */
 void engine_maybe_crash(bh_engine *e, const char *point);
 
+/* ---- egress (egress.c) ---- */
+extern const char *const bh_egress_env[]; /* what a sandbox with a profile adds */
+/* The engine's own guard of a profile's name: refused (permission) when
+ * there is no broker or it is not a profile name; 0 for none. */
+int egress_check_profile(bh_engine *e, const char *profile, bh_error **err);
+/* Makes STATE/egress/<sandbox> the sandbox's (its CA bundle inside). */
+int egress_sandbox_prepare(bh_engine *e, const char *sandbox, uint32_t uid_base, char **dir_out,
+			   bh_error **err);
+char *egress_sandbox_dir(bh_engine *e, const char *sandbox);
+/* The broker listens on the sandbox's socket for this fingerprint (no-op
+ * without a broker or a mount). */
+int egress_open_session(bh_engine *e, const char *fp, const struct sandbox *sb, bh_error **err);
+void egress_close_session(bh_engine *e, const char *fp);
+int egress_hold(bh_engine *e, const char *fp, uint64_t hold, const char *profile, bh_error **err);
+void egress_release(bh_engine *e, const char *fp, uint64_t hold);
+int egress_engine_start(bh_engine *e, const struct bh_config *cfg, bh_error **err);
+void egress_engine_stop(bh_engine *e);
+/* At open: a dead engine's sandbox directories go (a kept bundle's stay). */
+void egress_sweep_stale(bh_engine *e);
+/* The sandbox of a session's (or a granted run's) fingerprint, or NULL. */
+const char *sessions_sandbox_of(bh_engine *e, const char *fp);
+/* A session's count and last detail for describe (no-op for a run's). */
+void sessions_note_egress(bh_engine *e, const char *fp, const char *detail);
+const char *execs_sandbox_of(bh_engine *e, const char *fp);
+
 /* ---- the engine ---- */
 struct pending_exec;
 struct bh_store;
 /* What bh_exec refuses before anything is dispatched (BH_REFUSAL_REQUEST):
  * 0, or -1 with *err. */
 int exec_request_check(const struct bh_exec_request *req, bh_error **err);
+/* ---- egress: bh_exec with a profile held for the run (NULL: none) ---- */
+int exec_start(bh_engine *e, const struct bh_exec_request *req, const char *grant, bh_exec_cb cb,
+	       void *arg, bh_error **err);
 
 /* ---- the view sandboxes bind from (view.c) ---- */
 struct view {
@@ -409,6 +454,10 @@ struct bh_engine {
 	/* ---- inflight (leftovers.c) ---- */
 	bool keep_leftovers;       /* bh_config's: a dead engine's leftovers are evidence */
 	struct bh_leftovers leftovers; /* what it left, as found at open */
+	/* ---- egress (egress.c) ---- */
+	const struct bh_egress_ops *egress; /* bh_config's; NULL: no broker */
+	void *egress_arg;
+	struct egress_state *egress_q;      /* the broker's notes and counts */
 };
 
 /* ---- light ---- */

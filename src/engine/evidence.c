@@ -137,9 +137,11 @@ static void cache_key(bh_engine *e, const struct runtime *rt, char out[65])
 	cleanup_free char *bundle = bundle_json(&spec, NULL);
 	char walls[65];
 	sha256_hex(bundle ? bundle : "", bundle ? strlen(bundle) : 0, walls);
+	/* ---- egress: a runtime flag (runsc's --host-uds) is a wall too ---- */
 	cleanup_free char *material =
-		xasprintf("format=%d runtime=%s kernel=%s %s boot=%s init=%s bundle=%s", EVIDENCE_FORMAT,
-			  rt->hash, u.release, u.version, boot ? rtrim(boot) : "", e->init_hash, walls);
+		xasprintf("format=%d runtime=%s kernel=%s %s boot=%s init=%s bundle=%s%s", EVIDENCE_FORMAT,
+			  rt->hash, u.release, u.version, boot ? rtrim(boot) : "", e->init_hash, walls,
+			  rt->host_uds ? " host-uds=open" : "");
 	sha256_hex(material, strlen(material), out);
 }
 
@@ -652,7 +654,8 @@ static void prove(bh_engine *e, enum bh_tier tier)
 	proof_started(e, tier, tier == BH_TIER_KERNEL ? "its runsc smoke sandbox to boot"
 						      : "its crun smoke sandbox to start");
 	bh_error *err = NULL;
-	if (sandbox_open(e, tier, NULL, on_probe_open, p, &err) < 0) {
+	/* ---- egress: proven as sessions' sandboxes are built ---- */
+	if (sandbox_open_egress(e, tier, NULL, EGRESS_SOCKET, on_probe_open, p, &err) < 0) {
 		e->proofs_running--;
 		s->proving = false;
 		set_reason(s, "smoke test could not start: %s", err->msg);

@@ -2,7 +2,9 @@
  * deleted. A call that names no decided tier waits for the proofs; once
  * admitted it holds a place (admission.c) until it is answered. */
 #include "engine_priv.h"
+#include "record.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -23,6 +25,12 @@ struct pending_exec {
 	uint64_t t0;
 	char *principal;
 	bool placed;                   /* admitted: holds a place until it is freed */
+	/* ---- egress: a granted run's profile, the name the broker knows it
+	 * by (the fingerprint of an id of its own), its socket and hold ---- */
+	char *grant;
+	char grant_fp[65];
+	char sandbox[40];
+	bool grant_open, grant_held;
 	struct pending_exec *next;     /* waiting for the proofs */
 	struct pending_exec *run_next; /* e->running, while placed */
 };
@@ -35,6 +43,7 @@ static void pending_free(struct pending_exec *p)
 			break;
 		}
 	free(p->principal);
+	free(p->grant); /* ---- egress ---- */
 	argv_free(p->argv);
 	free(p->input);
 	free(p);
@@ -68,14 +77,45 @@ static void exec_refuse(struct pending_exec *p, enum bh_refusal reason, const ch
 	bh_error_free(err);
 }
 
+/* ---- egress: the grant ends before the answer; the socket goes with
+ * the sandbox ---- */
+static void grant_end(bh_engine *e, struct pending_exec *p, char fp[65])
+{
+	fp[0] = '\0';
+	if (p->grant_held)
+		egress_release(e, p->grant_fp, 1);
+	p->grant_held = false;
+	if (p->grant_open)
+		snprintf(fp, 65, "%s", p->grant_fp);
+	p->grant_open = false;
+}
+
 static void on_exec_done(bh_engine *e, void *arg, struct sandbox *sb,
 			 const struct bh_exec_result *res, const bh_error *err)
 {
 	struct pending_exec *p = arg;
+	char open_fp[65];
+	grant_end(e, p, open_fp);
 	exec_finish(p, res, err);
+	if (open_fp[0])
+		egress_close_session(e, open_fp);
 	/* A fresh call's sandbox serves one call. */
 	if (sb)
 		sandbox_close(e, sb);
+}
+
+static int grant_begin(bh_engine *e, struct pending_exec *p, struct sandbox *sb, bh_error **err)
+{
+	if (!p->grant)
+		return 0;
+	snprintf(p->sandbox, sizeof p->sandbox, "%s", sb->name);
+	if (egress_open_session(e, p->grant_fp, sb, err) < 0)
+		return -1;
+	p->grant_open = true;
+	if (egress_hold(e, p->grant_fp, 1, p->grant, err) < 0)
+		return -1;
+	p->grant_held = true;
+	return 0;
 }
 
 static void on_exec_open(bh_engine *e, void *arg, struct sandbox *sb, const bh_error *err)
@@ -86,11 +126,23 @@ static void on_exec_open(bh_engine *e, void *arg, struct sandbox *sb, const bh_e
 		return;
 	}
 	bh_error *e2 = NULL;
-	if (sandbox_exec(e, sb, &p->req, on_exec_done, p, &e2) < 0) {
+	if (grant_begin(e, p, sb, &e2) < 0 || sandbox_exec(e, sb, &p->req, on_exec_done, p, &e2) < 0) {
+		char open_fp[65];
+		grant_end(e, p, open_fp);
 		exec_finish(p, NULL, e2);
 		bh_error_free(e2);
+		if (open_fp[0])
+			egress_close_session(e, open_fp);
 		sandbox_close(e, sb);
 	}
+}
+
+const char *execs_sandbox_of(bh_engine *e, const char *fp)
+{
+	for (struct pending_exec *p = e->running; p; p = p->run_next)
+		if (p->grant && !strcmp(p->grant_fp, fp))
+			return p->sandbox;
+	return NULL;
 }
 
 static void exec_dispatch(bh_engine *e, struct pending_exec *p)
@@ -130,7 +182,8 @@ static void exec_dispatch(bh_engine *e, struct pending_exec *p)
 	p->placed = true;
 	p->run_next = e->running;
 	e->running = p;
-	if (sandbox_open(e, tier, NULL, on_exec_open, p, &err) < 0) {
+	if (sandbox_open_egress(e, tier, NULL, p->grant ? EGRESS_PROXY : EGRESS_NONE, on_exec_open, p,
+				&err) < 0) {
 		exec_finish(p, NULL, err);
 		bh_error_free(err);
 	}
@@ -220,6 +273,12 @@ int exec_request_check(const struct bh_exec_request *req, bh_error **err)
 int bh_exec(bh_engine *e, const struct bh_exec_request *req, bh_exec_cb cb, void *arg,
 	    bh_error **err)
 {
+	return exec_start(e, req, NULL, cb, arg, err);
+}
+
+int exec_start(bh_engine *e, const struct bh_exec_request *req, const char *grant, bh_exec_cb cb,
+	       void *arg, bh_error **err)
+{
 	if (!cb)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "a call needs a program to run");
 	if (exec_request_check(req, err) < 0)
@@ -246,6 +305,15 @@ int bh_exec(bh_engine *e, const struct bh_exec_request *req, bh_exec_cb cb, void
 		memcpy(p->input, req->input, req->input_len);
 	}
 	p->req.input = p->input;
+	if (grant && *grant) { /* ---- egress ---- */
+		char id[33];
+		if (random_hex(16, id) < 0) {
+			pending_free(p);
+			return bh_fail(err, BH_E_SYSTEM, errno, "getrandom");
+		}
+		bh_fingerprint_of(id, p->grant_fp);
+		p->grant = xstrdup(grant);
+	}
 	p->req.timeout_ms = req->timeout_ms ? req->timeout_ms : DEFAULT_TIMEOUT_MS;
 	p->req.output_cap = req->output_cap ? req->output_cap : DEFAULT_OUTPUT_CAP;
 	if (!engine_tier_decided(e, p->req.tier)) {

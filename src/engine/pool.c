@@ -133,7 +133,9 @@ void pool_fill(bh_engine *e)
 			slot->next = e->pool;
 			e->pool = slot;
 			bh_error *err = NULL;
-			if (sandbox_open(e, (enum bh_tier)t, NULL, on_pool_open, slot, &err) < 0) {
+			/* ---- egress: a session's sandbox has the broker's socket ---- */
+			if (sandbox_open_egress(e, (enum bh_tier)t, NULL, EGRESS_SOCKET, on_pool_open,
+						slot, &err) < 0) {
 				bh_log(e, BH_LOG_WARN, "pool: cannot open a %s sandbox: %s",
 				       bh_tier_name((enum bh_tier)t), err->msg);
 				bh_error_free(err);

@@ -135,10 +135,13 @@ static int check_namespaces(const struct sandbox *sb, pid_t pid, const char *con
 }
 
 static bool fd_kind_allowed(const struct runtime_ops *ops, const char *target,
-			    const char *state_dir)
+			    const char *state_dir, bool egress)
 {
 	if (!strcmp(target, "/dev/null") || !strncmp(target, "pipe:", 5) ||
 	    !strncmp(target, "anon_inode:", 11))
+		return true;
+	/* ---- egress: the init's relay listens on the sandbox's loopback ---- */
+	if (egress && !strncmp(target, "socket:", 7))
 		return true;
 	if (ops->tier != BH_TIER_KERNEL)
 		return false;
@@ -174,18 +177,22 @@ static int check_fds(bh_engine *e, const struct sandbox *sb, pid_t pid, bh_error
 		if (len < 0)
 			continue; /* closed meanwhile */
 		target[len] = '\0';
-		if (!fd_kind_allowed(ops, target, e->state_dir))
+		if (!fd_kind_allowed(ops, target, e->state_dir, sb->egress_dir != NULL))
 			return refuse(err, sb, "it holds descriptor %s open on %s", de->d_name, target);
 	}
 	return 0;
 }
 
-static bool env_name_allowed(const char *entry)
+static bool env_name_allowed(const char *entry, bool egress_proxy)
 {
 	const char *eq = strchr(entry, '=');
 	size_t n = eq ? (size_t)(eq - entry) : strlen(entry);
 	for (const char *const *a = bh_sandbox_env; *a; a++)
 		if (!strncmp(*a, entry, n) && (*a)[n] == '=')
+			return true;
+	/* ---- egress: a sandbox with a profile has the proxy's, exactly ---- */
+	for (const char *const *a = bh_egress_env; egress_proxy && *a; a++)
+		if (!strcmp(*a, entry))
 			return true;
 	return false;
 }
@@ -202,7 +209,7 @@ static int check_environ(const struct sandbox *sb, pid_t pid, bh_error **err)
 		return refuse(err, sb, "its environment is not empty (%.40s...)", env);
 	}
 	for (size_t i = 0; i < len; i += strlen(env + i) + 1) {
-		if (!env_name_allowed(env + i)) {
+		if (!env_name_allowed(env + i, sb->egress_proxy)) {
 			const char *eq = strchr(env + i, '=');
 			int n = eq && eq - (env + i) < 64 ? (int)(eq - (env + i)) : 64;
 			return refuse(err, sb, "its environment holds %.*s, which is not the sandbox's", n,

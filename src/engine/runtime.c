@@ -59,7 +59,7 @@ const struct runtime_ops runtime_runsc = {
 
 char **runtime_argv(const struct runtime *rt, const char *const *args)
 {
-	size_t n = 3;
+	size_t n = 4; /* ---- egress: room for --host-uds ---- */
 	for (const char *const *f = rt->ops->global_flags; *f; f++)
 		n++;
 	for (const char *const *a = args; *a; a++)
@@ -71,6 +71,11 @@ char **runtime_argv(const struct runtime *rt, const char *const *args)
 	argv[i++] = xstrdup(rt->root);
 	for (const char *const *f = rt->ops->global_flags; *f; f++)
 		argv[i++] = xstrdup(*f);
+	/* ---- egress: a sandbox may connect to the host sockets mounted
+	 * into it (the broker's), and to nothing else: the gofer serves only
+	 * the bundle's mounts. Set only when the engine has a broker. ---- */
+	if (rt->host_uds)
+		argv[i++] = xstrdup("--host-uds=open");
 	for (const char *const *a = args; *a; a++)
 		argv[i++] = xstrdup(*a);
 	argv[i] = NULL;

@@ -115,6 +115,9 @@ static void finalize(bh_engine *e, struct sandbox *sb)
 	if (sb->image_dir)
 		rm_rf(sb->image_dir);
 	free(sb->image_dir);
+	if (sb->egress_dir) /* ---- egress ---- */
+		rm_rf(sb->egress_dir);
+	free(sb->egress_dir);
 	free(sb->bundle_dir);
 	free(sb->pid_file);
 	free(sb);
@@ -774,6 +777,9 @@ void sandbox_bundle_spec(bh_engine *e, enum bh_tier tier, struct bundle_spec *sp
 		.userns = ops->userns,
 		.seccomp_errno_ret = ops->seccomp_errno_ret,
 		.drop_wall = e->drop_wall,
+		/* ---- egress: the walls the proof keys include the mount
+		 * (each sandbox binds its own directory) ---- */
+		.egress_dir = e->egress ? "STATE/egress/SANDBOX" : NULL,
 	};
 }
 
@@ -843,6 +849,12 @@ bool sandbox_name_valid(const char *name)
 int sandbox_open(bh_engine *e, enum bh_tier tier, const char *name, sandbox_open_fn fn, void *arg,
 		 bh_error **err)
 {
+	return sandbox_open_egress(e, tier, name, EGRESS_NONE, fn, arg, err);
+}
+
+int sandbox_open_egress(bh_engine *e, enum bh_tier tier, const char *name, enum egress_mount em,
+			sandbox_open_fn fn, void *arg, bh_error **err)
+{
 	struct runtime *rt = tier >= 0 && tier < BH_TIER_COUNT ? &e->runtimes[tier] : NULL;
 	if (!rt || !rt->ops || !rt->path)
 		return bh_refuse(err, BH_REFUSAL_UNSUPPORTED, "no runtime provides the %s tier",
@@ -885,6 +897,15 @@ int sandbox_open(bh_engine *e, enum bh_tier tier, const char *name, sandbox_open
 	if (e->drop_wall_after_proof && !e->tiers[tier].proving)
 		spec.drop_wall = e->drop_wall_after_proof;
 	struct channel_pipes p = {{-1, -1}, {-1, -1}, {-1, -1}};
+	/* ---- egress ---- */
+	sb->host_uid_base = spec.host_uid_base;
+	spec.egress_dir = NULL;
+	if (e->egress && em != EGRESS_NONE) {
+		if (egress_sandbox_prepare(e, sb->name, spec.host_uid_base, &sb->egress_dir, err) < 0)
+			goto fail;
+		spec.egress_dir = sb->egress_dir;
+		spec.egress_proxy = sb->egress_proxy = em == EGRESS_PROXY;
+	}
 	if (bundle_write(sb->bundle_dir, &spec, err) < 0)
 		goto fail;
 	if (pipes_open(&p) < 0) {

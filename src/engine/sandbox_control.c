@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ---- pause, resume, hibernate, restore ---- */
 
@@ -268,6 +269,16 @@ struct sandbox *sandbox_adopt_hibernated(bh_engine *e, enum bh_tier tier, const 
 	sb->pid_file = xasprintf("%s/init.pid", sb->bundle_dir);
 	sb->image_dir = xasprintf("%s/images/%s", e->state_dir, name);
 	sb->started = sb->ready_seen = true;
+	/* ---- egress: its bundle binds its directory, owned by the uids its
+	 * bundle maps (the restore reopens the broker's socket there) ---- */
+	struct stat est;
+	char *edir = egress_sandbox_dir(e, name);
+	if (e->egress && lstat(edir, &est) == 0 && S_ISDIR(est.st_mode)) {
+		sb->egress_dir = edir;
+		sb->host_uid_base = est.st_uid;
+	} else {
+		free(edir);
+	}
 	sb->next = e->sandboxes;
 	e->sandboxes = sb;
 	bh_log(e, BH_LOG_INFO, "sandbox %s: re-adopted from its hibernation image", name);
@@ -289,6 +300,7 @@ void sandbox_detach(bh_engine *e, struct sandbox *sb)
 	buf_free(&sb->wbuf);
 	buf_free(&sb->diagbuf);
 	free(sb->image_dir);
+	free(sb->egress_dir); /* ---- egress: kept on disk with the bundle ---- */
 	free(sb->bundle_dir);
 	free(sb->pid_file);
 	free(sb);

@@ -98,6 +98,7 @@ void op_free(struct op *op)
 	free(op->files);
 	free(op->path);
 	project_call_free(op->project); /* ---- project ---- */
+	free(op->grant); /* ---- egress ---- */
 	free(op);
 }
 
@@ -165,6 +166,8 @@ void session_free(bh_session *s)
 		session_store_end(s);
 	if (s->handoff && sandbox_alive(s->e, s->handoff))
 		sandbox_close(s->e, s->handoff);
+	session_egress_detach(s); /* ---- egress ---- */
+	free(s->egress_profile);
 	free(s->principal);
 	free(s->owner);
 	free(s->run_key);
@@ -245,6 +248,7 @@ void end_session(bh_session *s, enum bh_end_reason reason, const char *detail)
 	bh_log(e, BH_LOG_INFO, "session %.12s ended: %s%s%s", s->fp,
 	       bh_end_reason_name(reason), detail ? ": " : "",
 	       detail ? detail : "");
+	session_egress_detach(s); /* ---- egress: before its sandbox goes ---- */
 	if (s->sb) {
 		struct sandbox *sb = s->sb;
 		s->sb = NULL;
@@ -307,6 +311,10 @@ void bh_session_get_info(const bh_session *s, struct bh_session_info *o)
 		.from_pool = s->from_pool,
 	};
 	session_info_truth(s, o);
+	/* ---- egress ---- */
+	o->egress_profile = s->egress_profile ? s->egress_profile : "";
+	o->egress_requests = s->egress_requests;
+	o->egress_last = s->egress_last;
 }
 
 size_t bh_engine_sessions(bh_engine *e, bh_session ***out)

@@ -53,7 +53,7 @@ static void request_digest(const struct op *op, const bh_session *s, char out[65
 		.language = bh_language_name(op->cell.language),
 		.code = (const uint8_t *)op->code,
 		.code_len = op->cell.code_len,
-		.grant_profile = "",
+		.grant_profile = op->grant ? op->grant : "", /* ---- egress ---- */
 		.files = op->files,
 		.n_files = op->cell.n_files,
 	};
@@ -218,6 +218,9 @@ static void on_cell_reply(bh_engine *e, void *arg, struct sandbox *sb, const str
 	struct op *op = s->queue;
 	s->queue = op->next;
 	bh_error *err = NULL;
+	/* ---- egress: the grant ends with the call, before its answer ---- */
+	session_egress_ungrant(s, op->grant_hold);
+	op->grant_hold = 0;
 	if (!rep->type) {
 		s->sb = NULL; /* the sandbox is already being torn down */
 		/* A breach of the channel is the boundary failing, whatever
@@ -361,13 +364,20 @@ static void exec_frame(struct buf *f, uint64_t call_id, const struct op *op)
 	proto_put_u64(f, call_id);
 	proto_put_u32(f, op->cell.timeout_ms);
 	proto_put_u32(f, op->cell.output_cap);
-	static const char *const argv[] = {"/usr/bin/node", "-"};
+	static const char *const node[] = {"/usr/bin/node", "-", NULL};
 	/* ---- project: the runner, its plan on stdin (project.h) ---- */
-	static const char *const runner[] = {BH_INIT_SANDBOX_PATH, BH_INIT_PROJECT};
-	const char *const *args = op->project ? runner : argv;
-	proto_put_u32(f, 2);
-	for (int i = 0; i < 2; i++)
-		proto_put_str(f, args[i], strlen(args[i]));
+	static const char *const runner[] = {BH_INIT_SANDBOX_PATH, BH_INIT_PROJECT, NULL};
+	const char *const *base = op->project ? runner : node;
+	/* ---- egress: a granted call's process alone has the proxy variables
+	 * (the session's interpreters do not) ---- */
+	const char *wrapped[24];
+	const char *const *argv = op->grant_hold ? session_egress_argv(base, wrapped, 24) : base;
+	uint32_t argc = 0;
+	while (argv[argc])
+		argc++;
+	proto_put_u32(f, argc);
+	for (uint32_t i = 0; i < argc; i++)
+		proto_put_str(f, argv[i], strlen(argv[i]));
 	if (op->project)
 		proto_put_str(f, session_project_plan(op)->data, session_project_plan(op)->len);
 	else
@@ -410,6 +420,9 @@ static int send_cell(bh_session *s, struct op *op, bh_error **err)
 	uint64_t call_id = sandbox_next_call_id();
 	struct buf f = {0};
 	if (op->cell.fresh_process) {
+		/* ---- egress: held for this call only, from before it runs ---- */
+		if (session_egress_grant(s, op->grant, &op->grant_hold, err) < 0)
+			return -1;
 		exec_frame(&f, call_id, op);
 		goto send;
 	}
@@ -436,6 +449,8 @@ send:
 	 * a store that cannot take the intent refuses the call. ---- */
 	if (commit_intent(s, op, err) < 0) {
 		buf_free(&f);
+		session_egress_ungrant(s, op->grant_hold); /* ---- egress ---- */
+		op->grant_hold = 0;
 		return -1;
 	}
 	usage_note_call(s);
@@ -444,6 +459,10 @@ send:
 	buf_free(&f);
 	if (ret < 0 && s->e->store) /* inflight: never sent */
 		store_inflight_settle(s->e->store, s->fp, s->calls + 1);
+	if (ret < 0) { /* ---- egress ---- */
+		session_egress_ungrant(s, op->grant_hold);
+		op->grant_hold = 0;
+	}
 	if (ret == 0)
 		session_live_begin(s, op); /* stream */
 	if (ret == 0)
@@ -568,6 +587,16 @@ int bh_session_run(bh_session *s, const struct bh_cell *cell, bh_cell_cb cb, voi
 	if (cell->n_files > BH_MAX_FILES)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "%zu files is more than %u", cell->n_files,
 				 BH_MAX_FILES);
+	/* ---- egress: the engine's own guard; a cell carries no grant (its
+	 * interpreter outlives the call: plimsoll's rule) ---- */
+	if (cell->grant_profile && *cell->grant_profile) {
+		if (egress_check_profile(s->e, cell->grant_profile, err) < 0)
+			return -1;
+		if (!cell->fresh_process)
+			return bh_refuse(err, BH_REFUSAL_REQUEST,
+					 "a cell carries no grant (its interpreter outlives the call); "
+					 "send the code as a snippet");
+	}
 	if (cell->fresh_process && (cell->language != BH_LANG_JAVASCRIPT || cell->n_files))
 		return bh_refuse(err, BH_REFUSAL_REQUEST,
 				 "a snippet in a fresh process is JavaScript and carries no files");
@@ -607,6 +636,9 @@ int bh_session_run(bh_session *s, const struct bh_cell *cell, bh_cell_cb cb, voi
 		}
 	}
 	op->cell.files = op->files;
+	if (cell->grant_profile && *cell->grant_profile) /* ---- egress ---- */
+		op->grant = xstrdup(cell->grant_profile);
+	op->cell.grant_profile = op->grant;
 	op->cell_cb = cb;
 	op->arg = arg;
 	return session_enqueue(s, op, err);

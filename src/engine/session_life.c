@@ -78,6 +78,7 @@ static void on_hibernated(bh_engine *e, void *arg, struct sandbox *sb, const bh_
 	}
 	loop_timer_cancel(e->loop, s->life_t);
 	s->life_t = NULL;
+	session_egress_detach(s); /* ---- egress: no socket while on disk ---- */
 	set_state(s, BH_SESSION_HIBERNATED);
 	store_session_hibernated(e->store, s->fp, (int64_t)(s->awake_used_us / 1000u),
 				 (int64_t)s->lifetime_ms, NULL);
@@ -269,6 +270,12 @@ void session_wake(bh_session *s)
 	}
 	loop_timer_cancel(e->loop, s->sleep_t);
 	s->sleep_t = NULL;
+	/* ---- egress: the socket is back before the sandbox is ---- */
+	if (hibernated && session_egress_attach(s, &err) < 0) {
+		end_session(s, BH_END_MAIN_PROCESS_ENDED, err->msg);
+		bh_error_free(err);
+		return;
+	}
 	set_state(s, BH_SESSION_WAKING);
 	int r = hibernated ? sandbox_restore(e, s->sb, on_woken, s, &err)
 			   : sandbox_resume(e, s->sb, on_woken, s, &err);

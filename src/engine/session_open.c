@@ -43,6 +43,16 @@ static void on_sandbox_open(bh_engine *e, void *arg, struct sandbox *sb, const b
 		return;
 	}
 	session_own_sandbox(s, sb);
+	/* ---- egress: the broker listens (and serves the session's profile)
+	 * before anything the caller sends runs; if it cannot, the open
+	 * fails as any other (end_session answers the opener) ---- */
+	bh_error *eerr = NULL;
+	if (session_egress_attach(s, &eerr) < 0) {
+		session_acting_done(s);
+		end_session(s, BH_END_BOUNDARY_FAILED, eerr->msg);
+		bh_error_free(eerr);
+		return;
+	}
 	set_state(s, BH_SESSION_READY);
 	s->awake_since_us = now_mono_us();
 	session_arm_life(s);
@@ -137,7 +147,9 @@ static int start_open(bh_session *s, bh_error **err)
 	s->tier = tier;
 	if (refuse_if_disk_low(e, err) < 0)
 		return -1;
-	struct sandbox *pooled = pool_take(e, tier);
+	/* ---- egress: a session with a profile has the proxy in its
+	 * sandbox's environment from the start, so never a pooled one ---- */
+	struct sandbox *pooled = s->egress_profile ? NULL : pool_take(e, tier);
 	if (pooled)
 		snprintf(s->sandbox_name, sizeof s->sandbox_name, "%s", pooled->name);
 	else if (sandbox_new_name(s->sandbox_name) < 0)
@@ -186,7 +198,8 @@ static int start_open(bh_session *s, bh_error **err)
 		s->handoff_t = loop_timer(e->loop, 0, on_handoff, s);
 		return 0;
 	}
-	if (sandbox_open(e, tier, s->sandbox_name, on_sandbox_open, s, err) < 0) {
+	enum egress_mount em = !e->egress ? EGRESS_NONE : s->egress_profile ? EGRESS_PROXY : EGRESS_SOCKET;
+	if (sandbox_open_egress(e, tier, s->sandbox_name, em, on_sandbox_open, s, err) < 0) {
 		store_session_end(e->store, s->fp, BH_END_BOUNDARY_FAILED, (*err)->msg, NULL);
 		return -1;
 	}
@@ -309,9 +322,15 @@ int bh_session_open(bh_engine *e, const struct bh_session_opts *opts, bh_session
 	if ((opts->tier != BH_TIER_UNKNOWN && (opts->tier < 0 || opts->tier >= BH_TIER_COUNT)) ||
 	    opts->floor < BH_TIER_UNKNOWN || opts->floor >= BH_TIER_COUNT)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "unknown tier or floor");
+	/* ---- egress: the engine's own guard (the daemon checked the caller) ---- */
+	if (opts->egress_profile && *opts->egress_profile &&
+	    egress_check_profile(e, opts->egress_profile, err) < 0)
+		return -1;
 	if (admit(e, opts, err) < 0)
 		return -1;
 	bh_session *s = session_create(e);
+	if (opts->egress_profile && *opts->egress_profile) /* ---- egress ---- */
+		s->egress_profile = xstrdup(opts->egress_profile);
 	s->created_ms = (int64_t)now_real_ms();
 	s->tier = opts->tier;
 	s->floor = opts->floor;

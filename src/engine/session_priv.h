@@ -46,6 +46,10 @@ struct op {
 	struct project_call *project;
 	uint64_t queued_us;
 	int64_t started_unix_ms;
+	/* ---- egress: a granted snippet's profile (op->cell.grant_profile
+	 * points here) and its hold while it runs (0: none) ---- */
+	char *grant;
+	uint64_t grant_hold;
 	struct op *next;
 };
 
@@ -124,6 +128,13 @@ struct bh_session {
 	 * for; its events name them ---- */
 	char acting[BH_ACTOR_MAX + 1];
 	char acting_rid[BH_ACTOR_MAX + 1];
+	/* ---- egress (session_egress.c) ---- */
+	char *egress_profile;  /* held from open to close; NULL: none */
+	bool egress_open;      /* the broker listens on its socket */
+	bool egress_held;      /* the profile's hold is active */
+	uint64_t egress_holds; /* hold ids used (the profile's is 1) */
+	uint64_t egress_requests; /* the broker's notes of it */
+	char egress_last[256];    /* the last one's detail */
 	struct bh_session *next;
 };
 
@@ -205,6 +216,20 @@ int session_hibernate(bh_session *s, bh_error **err);
 void session_on_retention(bh_engine *e, void *arg);
 /* Past the images' disk budget the oldest images go, newest last. */
 void sessions_enforce_images_budget(bh_engine *e, bh_session *newest);
+
+/* ---- egress (session_egress.c) ---- */
+/* The sandbox is the session's now (opened, handed over, restored): the
+ * broker listens on its socket and the session's profile is held. */
+int session_egress_attach(bh_session *s, bh_error **err);
+/* Its sandbox goes (closed, ended, hibernated): the hold is released and
+ * the socket closed. */
+void session_egress_detach(bh_session *s);
+/* A granted call: held for the call only (hold id in *hold; 0: none). */
+int session_egress_grant(bh_session *s, const char *profile, uint64_t *hold, bh_error **err);
+void session_egress_ungrant(bh_session *s, uint64_t hold);
+/* argv for a granted snippet in the session: the proxy variables for its
+ * process only (NULL-terminated; static strings). */
+const char *const *session_egress_argv(const char *const *argv, const char **out, size_t cap);
 
 /* ---- ci: attribution (session_actor.c) ---- */
 /* Who the session's step in progress is for (NULL or no name: the engine),

@@ -17,6 +17,7 @@ struct snippet_call {
 	char *code;
 	size_t code_len;
 	enum bh_tier floor;
+	char *grant; /* ---- egress: NULL: none ---- */
 	int64_t sent_timeout_ms;
 	int64_t started_unix_ms;
 	struct bh_record rec;
@@ -25,6 +26,7 @@ struct snippet_call {
 static void snippet_free(struct snippet_call *c)
 {
 	free(c->code);
+	free(c->grant);
 	free(c);
 }
 
@@ -45,7 +47,7 @@ static void on_snippet_done(void *arg, const struct bh_exec_result *res, const b
 		.kind = "javascript",
 		.code = (const uint8_t *)c->code,
 		.code_len = c->code_len,
-		.grant_profile = "",
+		.grant_profile = c->grant ? c->grant : "", /* ---- egress ---- */
 	};
 	struct bh_result_fields rs = {
 		.kind = "javascript",
@@ -118,7 +120,12 @@ int bh_run_javascript(bh_engine *e, const struct bh_snippet *req, bh_snippet_cb 
 				 req->code_len, BH_MAX_CODE_BYTES);
 	if (memchr(req->code, 0, req->code_len))
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "code contains a NUL byte");
+	/* ---- egress: the engine's own guard (the daemon checked the caller) ---- */
+	if (egress_check_profile(e, req->grant_profile, err) < 0)
+		return -1;
 	struct snippet_call *c = xzalloc(sizeof *c);
+	if (req->grant_profile && *req->grant_profile)
+		c->grant = xstrdup(req->grant_profile);
 	c->e = e;
 	c->cb = cb;
 	c->arg = arg;
@@ -139,7 +146,7 @@ int bh_run_javascript(bh_engine *e, const struct bh_snippet *req, bh_snippet_cb 
 		.output_cap = req->output_cap,
 		.principal = req->principal,
 	};
-	if (bh_exec(e, &x, on_snippet_done, c, err) < 0) {
+	if (exec_start(e, &x, c->grant, on_snippet_done, c, err) < 0) {
 		snippet_free(c);
 		return -1;
 	}

@@ -395,6 +395,7 @@ static void build_pollset(struct init *st, struct pollset *ps)
 	for (int i = 0; i < MAX_FSOPS; i++)
 		if (st->fsops[i].kind != HK_NONE)
 			ps_add(ps, st->fsops[i].fd, POLLIN, T_HELPER, &st->fsops[i]);
+	egress_relay_pollfds(ps); /* ---- egress ---- */
 }
 
 static int poll_timeout(const struct init *st)
@@ -441,6 +442,8 @@ static void loop_once(struct init *st)
 			req = true;
 		else if (tag[i] == T_HELPER)
 			helper_read(obj[i]);
+		else if (tag[i] == T_RELAY) /* ---- egress ---- */
+			egress_relay_ready(obj[i]);
 		else if (tag[i] >= T_EXEC_OUT && tag[i] <= T_EXEC_IN)
 			exec_ready(st, tag[i]);
 		else if (tag[i] >= T_CELL_OUT && tag[i] <= T_CELL_REQ)
@@ -499,6 +502,14 @@ int bh_init_main(void)
 	if (harden(&st) < 0 || setup_signals(&st) < 0) {
 		diag("hardening failed; refusing to serve");
 		return 2;
+	}
+	/* ---- egress: before READY, so the posture check sees it ---- */
+	{
+		int r = egress_relay_open();
+
+		if (r < 0)
+			diag("cannot listen on the egress relay's loopback port: %s",
+			     strerror(-r));
 	}
 	if (queue_ready(&st) < 0)
 		return 2;

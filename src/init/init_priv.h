@@ -189,9 +189,11 @@ enum pfd_tag {
 	T_CELL_REP,
 	T_CELL_REQ,
 	T_HELPER,
+	T_RELAY, /* ---- egress ---- */
 };
 
-#define MAX_PFD 24
+/* ---- egress: the relay's listener and two per connection ---- */
+#define MAX_PFD (24 + 1 + 2 * 24)
 
 struct pollset {
 	struct pollfd *p;
@@ -232,6 +234,13 @@ static inline void reply_queued(struct init *st, size_t frame_len)
 	(void)st;
 	(void)frame_len;
 }
+/* ---- egress: egress_relay.c, the loopback relay to the broker's socket ---- */
+/* 1 listening, 0 no egress mount here, -errno when it could not listen. */
+int egress_relay_open(void);
+void egress_relay_pollfds(struct pollset *ps);
+/* obj NULL: the listener; else a connection ps_add was given. */
+void egress_relay_ready(void *obj);
+
 #endif
 
 /* ---- stream: relay.c, the running cell's output as OUTPUT frames ---- */
@@ -351,5 +360,12 @@ int spawn_wait_report(int fd, struct child_report *r, uint64_t until);
 const char *stage_name(int32_t stage);
 /* Every descriptor above 2 but the n in keep (at most SPAWN_KEEP_MAX). */
 void close_fds_except(const int *keep, size_t n);
+
+/* ---- egress: egress_relay.c, the loopback relay to the broker's socket ---- */
+/* 1 listening, 0 no egress mount here, -errno when it could not listen. */
+int egress_relay_open(void);
+void egress_relay_pollfds(struct pollset *ps);
+/* obj NULL: the listener; else a connection ps_add was given. */
+void egress_relay_ready(void *obj);
 
 #endif

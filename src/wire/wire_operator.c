@@ -159,6 +159,10 @@ struct wire_operator_session wire_operator_session_of(const struct bh_session_in
 		.hibernates_unix_ms = i->hibernates_unix_ms,
 		.evidence = or_empty(i->evidence),
 		.end_detail = or_empty(i->end_detail),
+		/* ---- egress ---- */
+		.egress_profile = or_empty(i->egress_profile),
+		.egress_requests = i->egress_requests,
+		.egress_last = or_empty(i->egress_last),
 	};
 }
 
@@ -188,6 +192,10 @@ static const struct wire_field session_fields[] = {
 	{"hibernatesUnixMs", WIRE_F_I64, SESSION(hibernates_unix_ms)},
 	{"evidence", WIRE_F_STR, SESSION(evidence)},
 	{"endDetail", WIRE_F_STR, SESSION(end_detail)},
+	/* ---- egress ---- */
+	{"egressProfile", WIRE_F_STR, SESSION(egress_profile)},
+	{"egressRequests", WIRE_F_U64, SESSION(egress_requests)},
+	{"egressLast", WIRE_F_STR, SESSION(egress_last)},
 };
 #undef SESSION
 

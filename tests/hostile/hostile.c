@@ -250,14 +250,30 @@ static void bystander_check(void)
 	cell_outcome_free(o);
 }
 
+static void setup_with(enum bh_tier t, const struct bh_egress_ops *egress, void *egress_arg);
+
 void hostile_setup(enum bh_tier t)
+{
+	setup_with(t, NULL, NULL);
+}
+
+/* ---- egress (plumb) ---- */
+void hostile_setup_egress(enum bh_tier t, const struct bh_egress_ops *ops, void *arg)
+{
+	setup_with(t, ops, arg);
+}
+
+static void setup_with(enum bh_tier t, const struct bh_egress_ops *egress, void *egress_arg)
 {
 	tier = t;
 	n_rows = 0;
 	n_opened = 0;
 	case_open = false;
 	canaries_arm();
-	harness_open(&h, NULL);
+	if (egress)
+		harness_open_egress(&h, egress, egress_arg);
+	else
+		harness_open(&h, NULL);
 	harness_require_tier(&h, t);
 	bystander = harness_session(&h, t, 1u << BH_LANG_PYTHON);
 	struct cell_outcome *o = harness_cell(&h, bystander, BH_LANG_PYTHON, "n = 0", 0);

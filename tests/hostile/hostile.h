@@ -14,6 +14,9 @@ extern enum bh_tier tier;
 /* Opens the engine and the bystander for `t` (skipping nothing: a tier that
  * is not offered fails the test), and arms the canaries. */
 void hostile_setup(enum bh_tier t);
+/* ---- egress (plumb): the same, the engine given a broker's ops ---- */
+struct bh_egress_ops;
+void hostile_setup_egress(enum bh_tier t, const struct bh_egress_ops *ops, void *arg);
 /* Writes the rows of this test (a case still open is a failure), closes
  * every session and the engine. */
 void hostile_teardown(void);

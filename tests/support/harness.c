@@ -61,17 +61,36 @@ void harness_open_policy(struct harness *h, const struct bh_policy *policy)
 	open_engine(h, NULL, NULL);
 }
 
+/* ---- egress ---- */
+void harness_open_egress(struct harness *h, const struct bh_egress_ops *ops, void *arg)
+{
+	memset(h, 0, sizeof *h);
+	h->egress = ops;
+	h->egress_arg = arg;
+	char path[4096];
+	snprintf(path, sizeof path, "%s", test_root());
+	mkdir(path, 0711);
+	snprintf(path, sizeof path, "%s/state-XXXXXX", test_root());
+	cr_assert_not_null(mkdtemp(path), "mkdtemp %s: %s", path, strerror(errno));
+	h->state_dir = strdup(path);
+	open_engine(h, NULL, NULL);
+}
+
 void harness_open_at(struct harness *h, const char *state_dir, const char *crash_at)
 {
 	/* The caller may have set a policy before; everything else starts empty
 	 * (an earlier directory name is freed: the caller passes its own copy). */
 	struct bh_policy policy = h->policy;
 	bool keep = h->keep_leftovers; /* inflight */
+	const struct bh_egress_ops *egress = h->egress; /* ---- egress ---- */
+	void *egress_arg = h->egress_arg;
 	char *dir = strdup(state_dir);
 	free(h->state_dir);
 	memset(h, 0, sizeof *h);
 	h->policy = policy;
 	h->keep_leftovers = keep;
+	h->egress = egress;
+	h->egress_arg = egress_arg;
 	h->state_dir = dir;
 	open_engine(h, NULL, crash_at);
 }
@@ -89,6 +108,8 @@ static void open_engine(struct harness *h, const char *drop_wall, const char *cr
 		.policy = h->policy,
 		.evidence_dir = drop_wall ? NULL : evidence,
 		.keep_leftovers = h->keep_leftovers, /* inflight */
+		.egress = h->egress, /* ---- egress ---- */
+		.egress_arg = h->egress_arg,
 	};
 	bh_error *err = NULL;
 	struct bh_test_hooks hooks = {.drop_wall = drop_wall, .crash_at = crash_at};

@@ -25,6 +25,9 @@ struct harness {
 	char log[8192]; /* warnings the engine logged, for failure messages */
 	struct bh_policy policy;
 	bool keep_leftovers; /* inflight: bh_config's (kept across harness_open_at) */
+	/* ---- egress: bh_config's broker (kept across harness_open_at) ---- */
+	const struct bh_egress_ops *egress;
+	void *egress_arg;
 };
 
 /* Opens an engine on a fresh state directory below $BULKHEAD_TEST_ROOT
@@ -33,6 +36,9 @@ struct harness {
 void harness_open(struct harness *h, const char *drop_wall);
 /* Like harness_open, with a lifecycle policy (short timers in tests). */
 void harness_open_policy(struct harness *h, const struct bh_policy *policy);
+/* ---- egress: like harness_open, with a broker's ops (bh_config.egress) ---- */
+struct bh_egress_ops;
+void harness_open_egress(struct harness *h, const struct bh_egress_ops *ops, void *arg);
 /* Opens an engine on an existing state directory (a restart), optionally
  * with the crash hook armed. */
 void harness_open_at(struct harness *h, const char *state_dir, const char *crash_at);

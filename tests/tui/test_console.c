@@ -3571,4 +3571,34 @@ Test(console, a_project_record_is_a_project_row_and_its_steps_are_the_sessions_c
 	screen_has("project-cells", "project    0       completed");
 	screen("project-cell-pane");
 	screen_has("project-cell-pane", "$ cat data/count.txt");
+/* ---- plumb: egress (issue 18) ---- */
+/* The broker's requests are events of their session: method, origin, the
+ * route matched, status, bytes each way and time, never a body or a query
+ * value; one the broker refused says why. */
+Test(console, the_events_view_shows_the_brokers_requests_and_why_one_was_refused)
+{
+	close_engine();
+	char db[4400];
+	snprintf(db, sizeof db, "%s/egress.db", files);
+	gen_store(db, &(struct gen_store_spec){.sessions = 1, .records_per_session = 1});
+	char fp[65], sql[2048];
+	gen_store_session(0, fp);
+	snprintf(sql, sizeof sql,
+		 "INSERT INTO events (at_ms, kind, session, sandbox, detail) VALUES "
+		 "(1796166000000, 'egress', '%s', 'bh-gen', 'GET https://api.example.test:443 route "
+		 "/v1/items/* -> 200; out 0 B, in 321 B, 12 ms; profile weather'), "
+		 "(1796166001000, 'egress', '%s', 'bh-gen', 'POST https://api.example.test:443 -> 403, "
+		 "refused: route not allowed; out 0 B, in 0 B, 1 ms; profile weather')",
+		 fp, fp);
+	gen_store_exec(db, sql);
+	cr_assert_eq(mkdir(strcat(strcpy(db, files), "/nobin"), 0700), 0);
+	screen_cols = 160; /* the whole detail on one row */
+	console_db(":events\n"
+		   ":save-display egress-events\n"
+		   ":q\n",
+		   "egress.db");
+	screen("egress-events");
+	screen_has("egress-events", " egress ");
+	screen_has("egress-events", "GET https://api.example.test:443 route /v1/items/* -> 200; out 0 B, in 321 B");
+	screen_has("egress-events", "POST https://api.example.test:443 -> 403, refused: route not allowed");
 }

@@ -138,6 +138,17 @@ static void fill(struct view *v)
 	field(v, "principal", C_NORMAL, "%s", *s->principal ? s->principal : "-");
 	field(v, "owner", C_NORMAL, "%s", *s->owner ? s->owner : "(none named)");
 	field(v, "run", C_NORMAL, "%s", *s->run_key ? s->run_key : "(no run key)");
+	/* ---- egress: only for a session that holds a profile or used the
+	 * broker (a granted call): the rest have nothing to say here ---- */
+	if (*s->egress_profile)
+		field(v, "egress", C_NORMAL, "profile %s, held from open to close", s->egress_profile);
+	if (*s->egress_profile || s->egress_requests) {
+		field(v, "brokered", C_NORMAL, "%llu request%s", (unsigned long long)s->egress_requests,
+		      s->egress_requests == 1 ? "" : "s");
+		if (*s->egress_last)
+			field(v, "", strstr(s->egress_last, ", refused: ") ? C_WARN : C_DIM, "%s",
+			      s->egress_last);
+	}
 	field(v, "calls", C_NORMAL, "%llu", (unsigned long long)s->calls);
 	field(v, "last record", C_NORMAL, "%s", *s->last_record ? s->last_record : "(none yet)");
 	when(text, sizeof text, s->created_ms, now);

@@ -39,7 +39,11 @@ static void loaded(void *arg, const struct ui_event *rows, size_t n, const char 
 		struct tm tm;
 		gmtime_r(&t, &tm);
 		strftime(at, sizeof at, "%Y-%m-%d %H:%M:%S", &tm);
-		enum ui_color c = strstr(e->kind, "reap") || strstr(e->detail, "ended") ? C_WARN : C_NORMAL;
+		/* ---- egress: a request the broker refused stands out ---- */
+		enum ui_color c = strstr(e->kind, "reap") || strstr(e->detail, "ended") ||
+					  (!strcmp(e->kind, "egress") && strstr(e->detail, ", refused: "))
+				  ? C_WARN
+				  : C_NORMAL;
 		struct trow *r = table_add(&v->t, e->session, c);
 		table_cell(r, 0, "%s", key);
 		table_cell(r, 1, "%s", at);
