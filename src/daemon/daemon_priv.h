@@ -217,9 +217,11 @@ bool approvals_waiting(const struct server *s);
 /* ListApprovals' answer; the strings stay the table's. */
 void approvals_list(const struct server *s, struct wire_operator_approvals *out);
 /* Approves (dispatching the call as if it had just arrived) or denies it. -1
- * with *code and why[] when no held call has that id. by is the operator. */
-int approvals_decide(struct server *s, const struct wire_operator_decision *d, const char *by,
-		     enum wire_code *code, char *why, size_t why_len);
+ * with *code and why[] when no held call has that id. decider is the
+ * operator's call (its principal and request id: the event's BY). */
+int approvals_decide(struct server *s, const struct wire_operator_decision *d,
+		     const struct bh_actor *decider, enum wire_code *code, char *why,
+		     size_t why_len);
 /* ListApprovals and DecideApproval (operator_approvals.c); false when
  * method is neither. */
 bool operator_approvals(struct call *c, const char *method);
