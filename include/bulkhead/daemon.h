@@ -42,6 +42,9 @@ struct bh_daemon_config {
 	uint32_t approval_timeout_ms; /* how long a call is held; 0: 60 s */
 	unsigned approval_cap;        /* held calls in all; 0: 64 */
 	unsigned approval_cap_per_principal; /* 0: 8 */
+	/* ---- remote: Capture writes evidence only below this folder of the
+	 * daemon's host (serve --capture-root); NULL: Capture is refused ---- */
+	const char *capture_root;
 	/* Called once the listeners accept (tests and the CLI print "ready"). */
 	void (*on_ready)(void *arg, const char *socket_path, int tcp_port);
 	void *on_ready_arg;

@@ -239,4 +239,8 @@ void operator_park(struct call *c, uint32_t wait_ms, operator_park_fn answer, vo
 /* Overview; false when method is not it. */
 bool operator_overview(struct call *c, const char *method);
 
+/* ---- remote: Leftovers, ListIntents, Capture, Search, Reap
+ * (operator_forensics.c); false when method is none of them ---- */
+bool operator_forensics(struct call *c, const char *method);
+
 #endif

@@ -19,5 +19,7 @@ bh_library(bulkhead-daemon src/daemon
   src/daemon/approvals.c
   src/daemon/operator_approvals.c
   # ---- light ----
-  src/daemon/operator_overview.c)
+  src/daemon/operator_overview.c
+  # ---- remote ----
+  src/daemon/operator_forensics.c)
 target_link_libraries(bulkhead-daemon PUBLIC bulkhead-wire PkgConfig::MHD PkgConfig::CRYPTO)

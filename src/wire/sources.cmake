@@ -26,3 +26,5 @@ target_link_libraries(bulkhead-wire PUBLIC bulkhead m)
 target_sources(bulkhead-wire PRIVATE src/wire/wire_operator_procs.c)
 # ---- light ----
 target_sources(bulkhead-wire PRIVATE src/wire/wire_operator_overview.c)
+# ---- remote ----
+target_sources(bulkhead-wire PRIVATE src/wire/wire_operator_forensics.c)
