@@ -147,8 +147,8 @@ static char *capture_dir(const struct server *s, const char *dir, char *why, siz
 {
 	const char *root = s->cfg->capture_root;
 	if (!root || !*root) {
-		snprintf(why, n, "this daemon takes no captures: start it with serve --capture-root "
-				 "DIR (the folder below which it may write evidence)");
+		/* Short: a console's flash shows it whole at 80 columns. */
+		snprintf(why, n, "no capture root: serve --capture-root DIR");
 		return NULL;
 	}
 	char real_root[PATH_MAX], real_parent[PATH_MAX];
@@ -206,7 +206,7 @@ static void capture(struct call *c)
 	char why[1024];
 	cleanup_free char *dir = capture_dir(c->srv, req.dir, why, sizeof why);
 	if (!dir) {
-		call_refuse(c, WIRE_PERMISSION_DENIED, WIRE_REFUSAL_REQUEST, "Capture: %s", why);
+		call_refuse(c, WIRE_PERMISSION_DENIED, WIRE_REFUSAL_REQUEST, "%s", why);
 		wire_operator_capture_request_free(&req);
 		return;
 	}

@@ -323,7 +323,7 @@ Test(forensics, a_daemon_without_a_capture_root_takes_no_capture, .fini = stop)
 	daemon_open_session(&d, &s);
 	char body[9000];
 	snprintf(body, sizeof body, "{\"target\":\"%s\",\"dir\":\"%s/case\"}", s.fp, root);
-	refused(body, 403, "serve --capture-root");
+	refused(body, 403, "no capture root: serve --capture-root DIR");
 }
 
 Test(forensics, search_finds_the_cell_that_read_etc_passwd_and_refuses_an_empty_query, .init = start,
