@@ -185,7 +185,8 @@ typedef void (*ui_usage_fn)(void *arg, const struct ui_usage *u, const char *err
 typedef void (*ui_captured_fn)(void *arg, const char *dir, const char *manifest_sha256,
 			       const char *error);
 struct ui_source;
-/* The answer of a source with no engine on this host (attached, store, none). */
+/* The answer of a source with no engine to capture with (store, none; an
+ * attached console asks the daemon's engine: Capture, remote). */
 void ui_source_no_capture(struct ui_source *s, const char *target, const char *dir,
 			  ui_captured_fn cb, void *arg);
 /* A stored cell whose code or output holds the searched text. */
@@ -202,7 +203,8 @@ typedef void (*ui_search_fn)(void *arg, const struct ui_search_hit *rows, size_t
 			     const char *error);
 #define UI_NO_SEARCH "search reads the store: open the console on the state directory or a " \
 	"copy of its store (--db FILE), or run bulkhead search"
-/* The answer of a source that cannot search (attached, none). */
+/* The answer of a source that cannot search (none; attached asks the
+ * daemon: Search, remote). */
 void ui_source_no_search(struct ui_source *s, const char *query, ui_search_fn cb, void *arg);
 /* The engine's hits as the console's rows (embedded, store). */
 struct ui_search_rows {
@@ -308,8 +310,9 @@ struct ui_source_ops {
 	void (*leftovers)(struct ui_source *s, char *buf, size_t n);
 	/* The one reap of the findings the operator chose (bh_engine_reap):
 	 * each found again and asked again whether something holds it. The
-	 * capture of evidence goes in front of this call. NULL (a daemon): the
-	 * source reaps every finding at once (reap). */
+	 * capture of evidence goes in front of this call. NULL: the source
+	 * reaps every finding at once (reap). Attached: the daemon's Reap, in
+	 * the token's principal's name (remote). */
 	void (*reap_chosen)(struct ui_source *s, const struct bh_leak *chosen, size_t n,
 			    ui_leaks_fn cb, void *arg);
 	/* The calls' intents of a session (fp; "" for all): a call running

@@ -32,6 +32,8 @@ struct attached {
 	char down_since[16], down_why[256];
 	/* ---- light: one Overview for the header and the view (B27) ---- */
 	struct overview overview;
+	/* ---- remote: the daemon's Leftovers, as the header's line ---- */
+	char leftovers[512];
 };
 
 static void link_note(struct attached *m, const struct bh_client_error *err);
@@ -961,12 +963,172 @@ static bool overview_mine(void *owner, const char *fp)
 	return is_mine(owner, fp);
 }
 
-/* ---- inflight ---- */
+/* ---- inflight, capture: remote — the forensics procedures, answered by
+ * the daemon's engine (docs/api.md, Forensics) ---- */
+
+/* One forensics request in flight: the view's callback and its argument. */
+struct forensic_ask {
+	struct attached *m;
+	void *arg;
+	union {
+		ui_inflight_fn inflight;
+		ui_captured_fn captured;
+		ui_search_fn search;
+		ui_leaks_fn leaks;
+	} cb;
+	char dir[1100]; /* capture: the folder asked for, for a refusal's answer */
+};
+
+static struct forensic_ask *forensic_new(struct attached *m, void *arg)
+{
+	struct forensic_ask *a = xzalloc(sizeof *a);
+	a->m = m;
+	a->arg = arg;
+	m->pending++;
+	return a;
+}
+
+static struct forensic_ask forensic_end(struct forensic_ask *a, const struct bh_client_error *err)
+{
+	struct forensic_ask copy = *a;
+	link_note(a->m, err);
+	a->m->pending--;
+	free(a);
+	return copy;
+}
+
+static void on_intents(void *arg, const struct wire_operator_intents *res,
+		       const struct bh_client_error *err)
+{
+	struct forensic_ask done = forensic_end(arg, err);
+	if (err) {
+		done.cb.inflight(done.arg, NULL, 0, err->message);
+		return;
+	}
+	struct bh_inflight *rows = xzalloc((res->n ? res->n : 1) * sizeof *rows);
+	for (size_t i = 0; i < res->n; i++)
+		wire_operator_intent_as_inflight(&res->intents[i], &rows[i]);
+	done.cb.inflight(done.arg, rows, res->n, NULL);
+	free(rows);
+}
+
 static void inflight(struct ui_source *s, const char *fp, ui_inflight_fn cb, void *arg)
 {
-	(void)s;
-	(void)fp;
-	cb(arg, NULL, 0, "the calls in flight are read from the engine's own store: open the console on the state directory (or --db on a copy)");
+	struct forensic_ask *a = forensic_new(A(s), arg);
+	a->cb.inflight = cb;
+	struct bh_client_error *err = NULL;
+	if (bh_client_intents_async(A(s)->c, fp, on_intents, a, &err) < 0) {
+		char why[512];
+		forensic_end(a, NULL);
+		cb(arg, NULL, 0, not_started(err, why, sizeof why));
+	}
+}
+
+static void on_captured(void *arg, const struct wire_operator_captured *res,
+			const struct bh_client_error *err)
+{
+	struct forensic_ask done = forensic_end(arg, err);
+	if (err)
+		done.cb.captured(done.arg, done.dir, NULL, err->message);
+	else
+		done.cb.captured(done.arg, res->dir, res->manifest_sha256, NULL);
+}
+
+/* The daemon writes the folder on its own host, below its --capture-root. */
+static void capture(struct ui_source *s, const char *target, const char *dir,
+		    ui_captured_fn cb, void *arg)
+{
+	struct forensic_ask *a = forensic_new(A(s), arg);
+	a->cb.captured = cb;
+	snprintf(a->dir, sizeof a->dir, "%s", dir);
+	struct wire_operator_capture_request req = {.target = target, .dir = dir};
+	overview_stale(&A(s)->overview); /* ---- light ---- */
+	struct bh_client_error *err = NULL;
+	if (bh_client_capture_async(A(s)->c, &req, on_captured, a, &err) < 0) {
+		char why[512];
+		forensic_end(a, NULL);
+		cb(arg, dir, NULL, not_started(err, why, sizeof why));
+	}
+}
+
+static void on_hits(void *arg, const struct wire_operator_hits *res,
+		    const struct bh_client_error *err)
+{
+	struct forensic_ask done = forensic_end(arg, err);
+	if (err) {
+		done.cb.search(done.arg, NULL, 0, err->message);
+		return;
+	}
+	struct ui_search_rows x = {0};
+	for (size_t i = 0; i < res->n; i++)
+		ui_collect_search_hit(&x, &res->hits[i]);
+	done.cb.search(done.arg, x.r, x.n, NULL);
+	free(x.r);
+}
+
+static void search(struct ui_source *s, const char *query, ui_search_fn cb, void *arg)
+{
+	struct forensic_ask *a = forensic_new(A(s), arg);
+	a->cb.search = cb;
+	struct bh_client_error *err = NULL;
+	if (bh_client_search_async(A(s)->c, query, BH_SEARCH_MAX, on_hits, a, &err) < 0) {
+		char why[512];
+		forensic_end(a, NULL);
+		cb(arg, NULL, 0, not_started(err, why, sizeof why));
+	}
+}
+
+/* What the daemon's engine found a dead engine left, for the header: asked
+ * at attach and again after each reap. */
+static void on_leftovers(void *arg, const struct wire_operator_leftovers *res,
+			 const struct bh_client_error *err)
+{
+	struct attached *m = arg;
+	m->pending--;
+	link_note(m, err);
+	if (res)
+		bh_leftovers_text(&res->l, m->leftovers, sizeof m->leftovers);
+}
+
+static void ask_leftovers(struct attached *m)
+{
+	struct bh_client_error *err = NULL;
+	m->pending++;
+	if (bh_client_leftovers_async(m->c, on_leftovers, m, &err) < 0) {
+		m->pending--;
+		bh_client_error_free(err); /* the header keeps what it said */
+	}
+}
+
+static void leftovers(struct ui_source *s, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s", A(s)->leftovers);
+}
+
+static void on_reaped(void *arg, struct wire_operator_leaks *res, const struct bh_client_error *err)
+{
+	struct forensic_ask done = forensic_end(arg, err);
+	if (err)
+		done.cb.leaks(done.arg, NULL, 0, err->message);
+	else
+		done.cb.leaks(done.arg, res->leaks, res->n, NULL);
+	ask_leftovers(done.m);
+}
+
+/* The daemon's one reap of the chosen findings, in this console's
+ * principal's name (the token's). */
+static void reap_chosen(struct ui_source *s, const struct bh_leak *chosen, size_t n,
+			ui_leaks_fn cb, void *arg)
+{
+	struct forensic_ask *a = forensic_new(A(s), arg);
+	a->cb.leaks = cb;
+	overview_stale(&A(s)->overview); /* ---- light ---- */
+	struct bh_client_error *err = NULL;
+	if (bh_client_reap_async(A(s)->c, chosen, n, false, on_reaped, a, &err) < 0) {
+		char why[512];
+		forensic_end(a, NULL);
+		cb(arg, NULL, 0, not_started(err, why, sizeof why));
+	}
 }
 
 static const struct ui_source_ops attached_ops = {
@@ -1001,11 +1163,13 @@ static const struct ui_source_ops attached_ops = {
 	.usage = usage, /* ---- usage ---- */
 	.cells = cells,   /* stream */
 	.follow = follow, /* stream */
-	.capture = ui_source_no_capture, /* ---- capture ---- */
-	.search = ui_source_no_search,
+	.capture = capture, /* ---- capture: remote ---- */
+	.search = search,
 	.approvals_waiting = approvals_waiting, /* ---- light ---- */
 	.forget_kept = forget_kept,
-	/* ---- inflight: no reap_chosen: the daemon's Gc reaps every finding ---- */
+	/* ---- inflight: remote, the daemon's Leftovers, Reap and ListIntents ---- */
+	.leftovers = leftovers,
+	.reap_chosen = reap_chosen,
 	.inflight = inflight,
 };
 
@@ -1041,5 +1205,6 @@ struct ui_source *ui_source_attached(const char *target, const char *token, char
 	/* The header's tier summary, and the tier the daemon gives its
 	 * sessions, come from the daemon's evidence. */
 	tiers(&m->base, tiers_quiet, NULL);
+	ask_leftovers(m); /* ---- remote ---- */
 	return &m->base;
 }

@@ -158,7 +158,8 @@ static void leaks(struct ui_source *s, ui_leaks_fn cb, void *arg)
 static void reap(struct ui_source *s, ui_leaks_fn cb, void *arg)
 {
 	struct bh_leak *l = NULL;
-	size_t n = bh_engine_gc(E(s)->e, &l);
+	struct bh_actor console = {.name = BH_ACTOR_CONSOLE}; /* ---- remote ---- */
+	size_t n = bh_engine_reap_as(E(s)->e, &console, NULL, 0, false, &l);
 	cb(arg, l, n, NULL);
 	free(l);
 }
@@ -554,105 +555,39 @@ static void follow(struct ui_source *s, const char *fp, uint64_t seq, uint64_t o
 }
 
 /* ---- capture ---- */
-/* The host's view at once; then, for a session this engine holds, its
- * init's processes and the /work listing, asked one after the other (a
- * paused or busy init's refusal is written into the manifest as the reason
- * they are missing). */
+/* The engine's whole capture (bh_engine_capture, capture_run.c): the host's
+ * view at once, then what the init of a session this engine holds answers. */
 struct pending_capture {
 	struct embedded *m;
-	bh_capture *cap;
-	char fp[65];
 	ui_captured_fn cb;
 	void *arg;
 };
 
-static void capture_end(struct pending_capture *p)
+static void captured(void *arg, const struct bh_capture_target *t, const char *dir,
+		     const char *sha, const bh_error *err)
 {
-	char sha[65] = "";
-	bh_error *err = NULL;
-	int rc = bh_capture_finish(p->cap, sha, &err);
+	(void)t;
+	struct pending_capture *p = arg;
 	p->m->pending--;
-	p->cb(p->arg, bh_capture_dir(p->cap), sha, rc < 0 ? err->msg : NULL);
-	bh_error_free(err);
-	bh_capture_free(p->cap);
+	p->cb(p->arg, dir, sha, err ? err->msg : NULL);
 	free(p);
-}
-
-static void capture_note(struct pending_capture *p, const char *what, bh_error *err)
-{
-	bh_capture_missing(p->cap, what, err ? err->msg : "refused");
-	bh_error_free(err);
-}
-
-static void on_capture_files(void *arg, const struct bh_file_entry *rows, size_t n, bool more,
-			     const bh_error *err)
-{
-	struct pending_capture *p = arg;
-	bh_error *e2 = NULL;
-	if (err)
-		bh_capture_missing(p->cap, "work-listing.txt", err->msg);
-	else if (bh_capture_add_listing(p->cap, "", rows, n, more, &e2) < 0)
-		capture_note(p, "work-listing.txt", e2);
-	capture_end(p);
-}
-
-static void capture_listing(struct pending_capture *p)
-{
-	bh_session *ss = by_fp(p->m, p->fp);
-	bh_error *err = NULL;
-	if (!ss) {
-		bh_capture_missing(p->cap, "work-listing.txt", "the session ended meanwhile");
-	} else if (bh_session_list_files(ss, "", on_capture_files, p, &err) == 0) {
-		return;
-	} else {
-		capture_note(p, "work-listing.txt", err);
-	}
-	capture_end(p);
-}
-
-static void on_capture_processes(void *arg, const struct bh_process *rows, size_t n, bool more,
-				 const bh_error *err)
-{
-	struct pending_capture *p = arg;
-	bh_error *e2 = NULL;
-	if (err)
-		bh_capture_missing(p->cap, "processes-init.txt", err->msg);
-	else if (bh_capture_add_processes(p->cap, rows, n, more, &e2) < 0)
-		capture_note(p, "processes-init.txt", e2);
-	capture_listing(p);
 }
 
 static void capture(struct ui_source *s, const char *target, const char *dir, ui_captured_fn cb,
 		    void *arg)
 {
 	struct embedded *m = E(s);
-	struct bh_capture_target t;
-	bh_capture *cap = NULL;
-	bh_error *err = NULL;
-	if (bh_engine_capture_target(m->e, target, &t, &err) < 0 ||
-	    bh_capture_begin(m->e, &t, dir, &cap, &err) < 0) {
-		cb(arg, dir, NULL, err->msg);
-		bh_error_free(err);
-		return;
-	}
 	struct pending_capture *p = calloc(1, sizeof *p);
 	if (!p)
 		abort();
-	*p = (struct pending_capture){.m = m, .cap = cap, .cb = cb, .arg = arg};
-	snprintf(p->fp, sizeof p->fp, "%s", t.fingerprint);
+	*p = (struct pending_capture){.m = m, .cb = cb, .arg = arg};
 	m->pending++;
-	bh_session *ss = t.held ? by_fp(m, t.fingerprint) : NULL;
-	if (!ss) {
-		bh_capture_missing(cap, "processes-init.txt, work-listing.txt",
-				   t.fingerprint[0] ? "this engine does not hold the session: no init "
-						      "it can ask (its engine is gone)"
-						    : "no session names this sandbox: no init to ask");
-		capture_end(p);
-		return;
-	}
-	if (bh_session_processes(ss, on_capture_processes, p, &err) < 0) {
-		capture_note(p, "processes-init.txt", err);
-		capture_listing(p);
+	bh_error *err = NULL;
+	if (bh_engine_capture(m->e, target, dir, NULL, 0, captured, p, &err) < 0) {
+		m->pending--;
+		free(p);
+		cb(arg, dir, NULL, err->msg);
+		bh_error_free(err);
 	}
 }
 
@@ -680,7 +615,9 @@ static void reap_chosen(struct ui_source *s, const struct bh_leak *chosen, size_
 			ui_leaks_fn cb, void *arg)
 {
 	struct bh_leak *l = NULL;
-	size_t got = bh_engine_reap(E(s)->e, chosen, n, &l);
+	/* ---- remote: the console's reap says so in its events ---- */
+	struct bh_actor console = {.name = BH_ACTOR_CONSOLE};
+	size_t got = bh_engine_reap_as(E(s)->e, &console, chosen, n, false, &l);
 	cb(arg, l, got, NULL);
 	free(l);
 }

@@ -781,6 +781,18 @@ char *bh_capture_file_name(size_t index, const char *work_path);
 int bh_capture_finish(bh_capture *c, char manifest_sha256[65], bh_error **err);
 const char *bh_capture_dir(const bh_capture *c); /* absolute */
 void bh_capture_free(bh_capture *c);
+/* ---- remote: a whole capture (capture_run.c): bh_capture_begin, then for
+ * a session this engine holds its init's processes, the /work listing and
+ * each picked /work file (paths below /work), then the MANIFEST. cb fires
+ * once (perhaps before this returns): the folder and its MANIFEST's digest,
+ * or err; a part the init refused is in the MANIFEST as missing, not an
+ * error. -1 (cb never called): the target or the folder was refused. ---- */
+#define BH_CAPTURE_PICKED_MAX (BH_CAPTURE_FILES_MAX - 16u)
+typedef void (*bh_captured_cb)(void *arg, const struct bh_capture_target *t, const char *dir,
+			       const char *manifest_sha256, const bh_error *err);
+int bh_engine_capture(bh_engine *e, const char *name, const char *out_dir,
+		      const char *const *files, size_t n_files, bh_captured_cb cb, void *arg,
+		      bh_error **err);
 /* Checks a folder against its MANIFEST: every listed file's size and
  * SHA-256, no file missing, none added. problems (caller frees) has one
  * line per problem; 0 with *problems NULL means it verifies. */
@@ -811,6 +823,13 @@ void bh_leftovers_text(const struct bh_leftovers *l, char *buf, size_t n);
  * whether something holds it now. Returns how many were reaped, in *reaped. */
 size_t bh_engine_reap(bh_engine *e, const struct bh_leak *chosen, size_t n_chosen,
 		      struct bh_leak **reaped);
+/* ---- remote: the same reap, its events in who's name (NULL: the engine's
+ * own; the console passes BH_ACTOR_CONSOLE, a daemon the calling operator
+ * and its audit request id). dry_run: nothing is touched and no event is
+ * kept; *reaped gets the chosen findings that are found again and unheld,
+ * what the reap would take now (a read-only engine answers it too). ---- */
+size_t bh_engine_reap_as(bh_engine *e, const struct bh_actor *who, const struct bh_leak *chosen,
+			 size_t n_chosen, bool dry_run, struct bh_leak **reaped);
 /* What reaping a finding removes, in words (the dry-run preview's column:
  * the console's and `gc --dry-run`'s). */
 void bh_leak_removal(const struct bh_leak *l, char *buf, size_t n);
@@ -883,6 +902,12 @@ int bh_engine_events_newest(bh_engine *e, int64_t before_id, size_t limit, bh_ev
 #define BH_EVENT_APPROVAL "approval"
 int bh_engine_note_approval(bh_engine *e, const char *fingerprint, const char *detail,
 			    bh_error **err);
+/* ---- remote: the same, naming who took the step: the held call's
+ * principal (held, dropped), the deciding operator (approved, denied), the
+ * desk's clock (timed out), like the engine's policy clocks ---- */
+#define BH_ACTOR_APPROVAL_CLOCK "policy:approval_timeout"
+int bh_engine_note_approval_by(bh_engine *e, const char *fingerprint, const char *detail,
+			       const struct bh_actor *who, bh_error **err);
 
 /* A store opened read-only, with no engine and no runtime: forensics on a
  * copy of a production store, or reading beside a running engine. The file

@@ -467,4 +467,38 @@ int bh_client_overview_async(bh_client *c, const char *token, uint32_t wait_ms,
 			     struct bh_client_error **err);
 void bh_client_overview_abandon(bh_client *c, void *handle);
 
+/* ---- remote: forensics, done by the daemon's engine (docs/api.md,
+ * Forensics). Each answer is valid during its callback; the blocking forms
+ * hand it over (free it with its wire_operator_*_free). ---- */
+typedef void (*bh_client_leftovers_cb)(void *arg, const struct wire_operator_leftovers *res,
+				       const struct bh_client_error *err);
+int bh_client_leftovers_async(bh_client *c, bh_client_leftovers_cb cb, void *arg,
+			      struct bh_client_error **err);
+/* fingerprint: NULL or "" for every session's intents. */
+typedef void (*bh_client_intents_cb)(void *arg, const struct wire_operator_intents *res,
+				     const struct bh_client_error *err);
+int bh_client_intents_async(bh_client *c, const char *fingerprint, bh_client_intents_cb cb,
+			    void *arg, struct bh_client_error **err);
+int bh_client_intents(bh_client *c, const char *fingerprint, struct wire_operator_intents *out,
+		      struct bh_client_error **err);
+/* dir is a folder on the daemon's host, below its --capture-root. */
+typedef void (*bh_client_captured_cb)(void *arg, const struct wire_operator_captured *res,
+				      const struct bh_client_error *err);
+int bh_client_capture_async(bh_client *c, const struct wire_operator_capture_request *req,
+			    bh_client_captured_cb cb, void *arg, struct bh_client_error **err);
+int bh_client_capture(bh_client *c, const struct wire_operator_capture_request *req,
+		      struct wire_operator_captured *out, struct bh_client_error **err);
+typedef void (*bh_client_hits_cb)(void *arg, const struct wire_operator_hits *res,
+				  const struct bh_client_error *err);
+int bh_client_search_async(bh_client *c, const char *query, uint32_t limit,
+			   bh_client_hits_cb cb, void *arg, struct bh_client_error **err);
+int bh_client_search(bh_client *c, const char *query, uint32_t limit,
+		     struct wire_operator_hits *out, struct bh_client_error **err);
+/* The chosen findings reaped (or, dry_run, what would be): the answer's
+ * list is what the daemon found again and unheld. */
+int bh_client_reap_async(bh_client *c, const struct bh_leak *chosen, size_t n, bool dry_run,
+			 bh_client_leaks_cb cb, void *arg, struct bh_client_error **err);
+int bh_client_reap(bh_client *c, const struct bh_leak *chosen, size_t n, bool dry_run,
+		   struct wire_operator_leaks *out, struct bh_client_error **err);
+
 #endif

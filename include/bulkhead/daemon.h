@@ -49,6 +49,9 @@ struct bh_daemon_config {
 	/* The CAs the broker verifies upstreams against (PEM file; serve
 	 * --upstream-ca); NULL: the system's store. */
 	const char *broker_upstream_ca;
+	/* ---- remote: Capture writes evidence only below this folder of the
+	 * daemon's host (serve --capture-root); NULL: Capture is refused ---- */
+	const char *capture_root;
 	/* Called once the listeners accept (tests and the CLI print "ready"). */
 	void (*on_ready)(void *arg, const char *socket_path, int tcp_port);
 	void *on_ready_arg;

@@ -448,4 +448,132 @@ int wire_operator_decode_overview(const char *body, size_t len, struct wire_oper
 				  struct wire_status *st);
 void wire_operator_overview_free(struct wire_operator_overview *o);
 
+/* ---- remote: forensics over the operator API (wire_operator_forensics.c) ----
+ *
+ * What an embedded console reads and does in :leaks, the timeline and the
+ * searches, asked of a live daemon's engine instead (docs/api.md,
+ * Forensics). Every request is read strictly by the daemon (only its own
+ * members, each of its type and bounds: INVALID_ARGUMENT, marked REQUEST),
+ * every answer by the client and the console as strictly as the others
+ * (DATA_LOSS).
+ *   Leftovers    {}                          what a dead engine left at open
+ *   ListIntents  {session}                   the calls' intents ("" : all)
+ *   Capture      {target, dir, files}        a finding's evidence, written by
+ *                                            the daemon on its host
+ *   Search       {query, limit}              stored code and output
+ *   Reap         {findings, dryRun}          the chosen findings (bh_engine_reap) */
+
+/* Leftovers: the daemon engine's bh_leftovers (bulkhead.h). */
+struct wire_operator_leftovers {
+	struct bh_leftovers l;
+};
+char *wire_operator_encode_leftovers(const struct wire_operator_leftovers *v);
+int wire_operator_decode_leftovers(const char *body, size_t len,
+				   struct wire_operator_leftovers *out, struct wire_status *st);
+/* The requests that carry nothing ({}, Leftovers'): any member is refused. */
+int wire_operator_decode_empty_request(const char *method, const char *body, size_t len,
+				       struct wire_status *st);
+
+/* ListIntents. */
+struct wire_operator_intents_request {
+	const char *session; /* "": every session's; else a fingerprint (64 hex digits) */
+};
+struct wire_operator_intent { /* bh_inflight, as the wire carries it */
+	const char *session, *code_sha256, *language, *principal, *owner;
+	const uint8_t *code; /* bytes (base64 on the wire) */
+	size_t code_len;
+	bool code_kept, interrupted;
+	uint64_t sequence;
+	int64_t engine_pid, started_unix_ms, reaped_unix_ms;
+};
+struct wire_operator_intents {
+	struct wire_operator_intent *intents;
+	size_t n, cap;
+};
+#define WIRE_OPERATOR_INTENTS_MAX 1000u /* an answer's; the store keeps a handful */
+char *wire_operator_encode_intents_request(const struct wire_operator_intents_request *r);
+int wire_operator_decode_intents_request(const char *body, size_t len,
+					 struct wire_operator_intents_request *out,
+					 struct wire_status *st);
+void wire_operator_intents_request_free(struct wire_operator_intents_request *r);
+/* Appends an owned copy of an engine row (at most WIRE_OPERATOR_INTENTS_MAX;
+ * false past it). */
+bool wire_operator_intents_add(struct wire_operator_intents *v, const struct bh_inflight *row);
+/* The engine's struct over a decoded intent (borrowed strings; code is not
+ * NUL-terminated). */
+void wire_operator_intent_as_inflight(const struct wire_operator_intent *w,
+				      struct bh_inflight *out);
+char *wire_operator_encode_intents(const struct wire_operator_intents *v);
+int wire_operator_decode_intents(const char *body, size_t len, struct wire_operator_intents *out,
+				 struct wire_status *st);
+void wire_operator_intents_free(struct wire_operator_intents *v);
+
+/* Capture: target names a finding or a session (a fingerprint, 8 or more of
+ * its first hex digits, or a sandbox name: bh_engine_capture_target), dir
+ * the folder the daemon makes on its own host (absolute, clean: no "." or
+ * ".." part, no doubled or trailing slash; the daemon's --capture-root
+ * decides where), files the /work paths to keep (at most
+ * BH_CAPTURE_PICKED_MAX, each a clean relative path). */
+#define WIRE_OPERATOR_DIR_MAX 1024u
+struct wire_operator_capture_request {
+	const char *target, *dir;
+	const char *const *files;
+	size_t n_files;
+};
+struct wire_operator_captured {
+	const char *dir;            /* absolute, on the daemon's host */
+	char manifest_sha256[65];
+	struct bh_capture_target target;
+};
+char *wire_operator_encode_capture_request(const struct wire_operator_capture_request *r);
+int wire_operator_decode_capture_request(const char *body, size_t len,
+					 struct wire_operator_capture_request *out,
+					 struct wire_status *st);
+void wire_operator_capture_request_free(struct wire_operator_capture_request *r);
+char *wire_operator_encode_captured(const struct wire_operator_captured *c);
+int wire_operator_decode_captured(const char *body, size_t len, struct wire_operator_captured *out,
+				  struct wire_status *st);
+void wire_operator_captured_free(struct wire_operator_captured *c);
+
+/* Search: query as bh_search_parse reads it (a prefix, then at most
+ * BH_SEARCH_TEXT_MAX bytes of text, not empty); limit 0: BH_SEARCH_MAX, more
+ * is shortened to it. A hit's snippet is the cell's bytes (base64). */
+struct wire_operator_search_request {
+	const char *query;
+	uint32_t limit;
+};
+struct wire_operator_hits {
+	struct bh_search_hit *hits; /* owned session, stream and snippet */
+	size_t n, cap;
+};
+char *wire_operator_encode_search_request(const struct wire_operator_search_request *r);
+int wire_operator_decode_search_request(const char *body, size_t len,
+					struct wire_operator_search_request *out,
+					struct wire_status *st);
+void wire_operator_search_request_free(struct wire_operator_search_request *r);
+void wire_operator_hits_add(struct wire_operator_hits *v, const struct bh_search_hit *h);
+char *wire_operator_encode_hits(const struct wire_operator_hits *v);
+int wire_operator_decode_hits(const char *body, size_t len, struct wire_operator_hits *out,
+			      struct wire_status *st);
+void wire_operator_hits_free(struct wire_operator_hits *v);
+
+/* Reap: the findings as Leaks listed them (kind, sandbox and session are
+ * what the reap matches; at least one, at most WIRE_OPERATOR_REAP_MAX: the
+ * whole list is Gc's), and whether only to say what would go. The answer is
+ * Gc's: {"reaped":[...]} or, dry, {"wouldReap":[...]}. */
+#define WIRE_OPERATOR_REAP_MAX 1000u
+struct wire_operator_reap_request {
+	struct bh_leak *findings;
+	size_t n;
+	bool dry_run;
+};
+char *wire_operator_encode_reap_request(const struct wire_operator_reap_request *r);
+int wire_operator_decode_reap_request(const char *body, size_t len,
+				      struct wire_operator_reap_request *out,
+				      struct wire_status *st);
+void wire_operator_reap_request_free(struct wire_operator_reap_request *r);
+/* The answer, named "Reap" in a refusal (the list as Gc's). */
+int wire_operator_decode_reap(const char *body, size_t len, bool dry_run,
+			      struct wire_operator_leaks *out, struct wire_status *st);
+
 #endif

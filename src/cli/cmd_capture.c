@@ -10,7 +10,14 @@
  * processes, /work, the files named with --file) is written into the
  * MANIFEST as not captured, and why — the console on the directory
  * captures those of the sessions its engine holds. The engine writes every
- * file and the MANIFEST; --verify checks a folder against its MANIFEST. */
+ * file and the MANIFEST; --verify checks a folder against its MANIFEST.
+ *
+ * ---- remote: beside a live daemon — named with --attach, or the one that
+ * holds the state directory (its STATE/daemon.sock.path note, as every
+ * attaching command finds it; --no-attach never looks) — the daemon's
+ * engine captures instead (Capture), on the daemon's host and below its
+ * serve --capture-root, and what its init answers (processes, /work, the
+ * --file files of a session it holds) is captured too. ---- */
 #include "cli.h"
 #include "cli_out.h"
 
@@ -56,19 +63,42 @@ static int verify(const char *dir)
 
 static int usage_error(const char *why)
 {
-	cli_error("capture: %s (usage: bulkhead capture [--state DIR] FINDING|SESSION --out DIR "
-		  "[--file PATH]... | bulkhead capture --verify DIR)", why);
+	cli_error("capture: %s (usage: bulkhead capture [--state DIR] [--attach SOCKET|URL | "
+		  "--no-attach] FINDING|SESSION --out DIR [--file PATH]... | bulkhead capture "
+		  "--verify DIR)", why);
 	return CLI_EXIT_USAGE;
+}
+
+/* ---- remote: the daemon's engine captures ---- */
+static int capture_attached(bh_client *client, const char *target, const char *dir,
+			    const char *const *files, size_t n_files)
+{
+	struct wire_operator_capture_request req = {.target = target, .dir = dir, .files = files,
+						    .n_files = n_files};
+	struct wire_operator_captured out;
+	struct bh_client_error *err = NULL;
+	if (bh_client_capture(client, &req, &out, &err) < 0) {
+		cli_client_error(err);
+		bh_client_error_free(err);
+		return CLI_EXIT_BULKHEAD;
+	}
+	printf("captured %s%s%s into %s (MANIFEST sha256 %s) by the daemon\n",
+	       cli_out_field(stdout, out.target.sandbox[0] ? out.target.sandbox : "-"),
+	       out.target.fingerprint[0] ? " session " : "", out.target.fingerprint,
+	       cli_out_field(stdout, out.dir), out.manifest_sha256);
+	wire_operator_captured_free(&out);
+	return 0;
 }
 
 int cmd_capture(int argc, char **argv)
 {
 	struct cli_common c = {0};
+	struct cli_attach at = {0}; /* ---- remote ---- */
 	const char *target = NULL, *out = NULL, *verify_dir = NULL;
 	const char *files[BH_CAPTURE_FILES_MAX];
 	size_t n_files = 0;
 	for (int i = 1; i < argc; i++) {
-		int r = cli_shared_opt(&c, NULL, argc, argv, &i);
+		int r = cli_shared_opt(&c, &at, argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r > 0)
@@ -103,12 +133,22 @@ int cmd_capture(int argc, char **argv)
 		}
 		abs = xasprintf("%s/%s", cwd, out);
 	}
+	/* ---- remote ---- */
+	bh_client *client = NULL;
+	if (cli_attach(&at, &c, CLI_ATTACH_AUTO, &client) < 0)
+		return CLI_EXIT_BULKHEAD;
+	if (client) {
+		int arc = capture_attached(client, target, abs, files, n_files);
+		bh_client_free(client);
+		return arc;
+	}
 	/* The host's view: an engine that only reads (a shared lock, so not
 	 * beside a live one, whose sandboxes are its own). */
 	bh_engine *e = cli_open_engine_inspect(&c, quiet);
 	if (!e) {
 		fprintf(stderr, "bulkhead: capture reads a directory no live engine holds (a dead "
-				"engine's, or a stopped daemon's that kept its leftovers)\n");
+				"engine's, or a stopped daemon's that kept its leftovers); beside a "
+				"live daemon, name it with --attach SOCKET\n");
 		return CLI_EXIT_BULKHEAD;
 	}
 	int rc = CLI_EXIT_BULKHEAD;

@@ -1,11 +1,15 @@
-/* bulkhead search [--state DIR | --db FILE] [--limit N] [--json] [code:|stdout:|stderr:]TEXT
+/* bulkhead search [--state DIR | --db FILE | --attach SOCKET|URL] [--limit N] [--json]
+ *                 [code:|stdout:|stderr:]TEXT
  *
  * Which cell read /etc/passwd? Every stored cell's code, stdout and stderr,
  * across all sessions, searched in the store (read-only, untrusted: a copy
  * from another machine is fine) for TEXT; a prefix keeps to one stream.
  * Each hit is one line — session, sequence, stream and the match with its
  * context — its bytes escaped whatever the output is (a snippet is anyone's
- * bytes, and one hit is one line); the match is marked >>like this<<. */
+ * bytes, and one hit is one line); the match is marked >>like this<<.
+ * ---- remote: attached (--attach, or a daemon holding the state directory
+ * and a token to send, as `bulkhead events`), the daemon's engine searches
+ * its store (Search) and the hits are printed the same way. ---- */
 #include "cli.h"
 #include "cli_out.h"
 
@@ -58,14 +62,55 @@ static int print_hit(void *arg, const struct bh_search_hit *h)
 	return 0;
 }
 
+/* What to say when nothing matched, or that the list was cut. */
+static int summary(const struct printing *p, enum bh_search_stream stream, size_t limit)
+{
+	if (!p->n)
+		printf("no stored cell's %s holds that text\n",
+		       stream == BH_SEARCH_CODE	    ? "code"
+		       : stream == BH_SEARCH_STDOUT ? "stdout"
+		       : stream == BH_SEARCH_STDERR ? "stderr"
+						    : "code or output");
+	else if (p->n >= (limit && limit <= BH_SEARCH_MAX ? limit : BH_SEARCH_MAX))
+		printf("(the first %zu hits, newest first: --limit N for more, at most %u)\n", p->n,
+		       BH_SEARCH_MAX);
+	/* grep's convention: 1 when nothing matched. */
+	return p->n ? 0 : 1;
+}
+
+/* ---- remote: the daemon's engine searches ---- */
+static int search_attached(bh_client *client, const char *query, size_t limit,
+			   struct printing *p)
+{
+	struct wire_operator_hits hits;
+	struct bh_client_error *err = NULL;
+	if (bh_client_search(client, query, (uint32_t)(limit < UINT32_MAX ? limit : UINT32_MAX),
+			     &hits, &err) < 0) {
+		cli_client_error(err);
+		bh_client_error_free(err);
+		cJSON_Delete(p->list);
+		return CLI_EXIT_BULKHEAD;
+	}
+	for (size_t i = 0; i < hits.n; i++)
+		print_hit(p, &hits.hits[i]);
+	wire_operator_hits_free(&hits);
+	if (p->json) {
+		cli_print_json(p->list);
+		return p->n ? 0 : 1;
+	}
+	const char *text = NULL;
+	return summary(p, bh_search_parse(query, &text), limit);
+}
+
 int cmd_search(int argc, char **argv)
 {
 	struct cli_common c = {0};
+	struct cli_attach at = {0}; /* ---- remote ---- */
 	const char *db = NULL, *query = NULL;
 	size_t limit = 50;
 	struct printing p = {0};
 	for (int i = 1; i < argc; i++) {
-		int r = cli_shared_opt(&c, NULL, argc, argv, &i);
+		int r = cli_shared_opt(&c, &at, argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r > 0)
@@ -80,7 +125,8 @@ int cmd_search(int argc, char **argv)
 			query = !strcmp(argv[i], "--") && i + 1 < argc ? argv[++i] : argv[i];
 		else {
 			cli_error("search: unknown argument \"%s\" (usage: bulkhead search [--state DIR | "
-				  "--db FILE] [--limit N] [--json] [code:|stdout:|stderr:]TEXT)",
+				  "--db FILE | --attach SOCKET|URL] [--limit N] [--json] "
+				  "[code:|stdout:|stderr:]TEXT)",
 				  cli_out_field(stderr, argv[i]));
 			return CLI_EXIT_USAGE;
 		}
@@ -88,6 +134,23 @@ int cmd_search(int argc, char **argv)
 	if (!query) {
 		cli_error("search: what text? (bulkhead search code:/etc/passwd)");
 		return CLI_EXIT_USAGE;
+	}
+	if (db && at.target) {
+		cli_error("search: --db reads a copy here; --attach asks a daemon: give one of them");
+		return CLI_EXIT_USAGE;
+	}
+	if (p.json)
+		p.list = cJSON_CreateArray();
+	/* ---- remote: a copy (--db) is always read here ---- */
+	bh_client *client = NULL;
+	if (!db && cli_attach(&at, &c, CLI_ATTACH_IF_TOKEN, &client) < 0) {
+		cJSON_Delete(p.list);
+		return CLI_EXIT_BULKHEAD;
+	}
+	if (client) {
+		int arc = search_attached(client, query, limit, &p);
+		bh_client_free(client);
+		return arc;
 	}
 	char path[4200];
 	const char *dir = bh_state_dir_name(c.state_dir);
@@ -97,12 +160,11 @@ int cmd_search(int argc, char **argv)
 	if ((!db && bh_state_dir_check(dir, &err) < 0) || bh_history_open(db ? db : path, &h, &err) < 0) {
 		cli_error("%s", err->msg);
 		bh_error_free(err);
+		cJSON_Delete(p.list);
 		return CLI_EXIT_BULKHEAD;
 	}
 	const char *text = NULL;
 	enum bh_search_stream stream = bh_search_parse(query, &text);
-	if (p.json)
-		p.list = cJSON_CreateArray();
 	int rc = bh_history_search(h, stream, text, limit, print_hit, &p, &err);
 	bh_history_close(h);
 	if (rc < 0) {
@@ -115,15 +177,5 @@ int cmd_search(int argc, char **argv)
 		cli_print_json(p.list);
 		return p.n ? 0 : 1;
 	}
-	if (!p.n)
-		printf("no stored cell's %s holds that text\n",
-		       stream == BH_SEARCH_CODE     ? "code"
-		       : stream == BH_SEARCH_STDOUT ? "stdout"
-		       : stream == BH_SEARCH_STDERR ? "stderr"
-						    : "code or output");
-	else if (p.n >= (limit && limit <= BH_SEARCH_MAX ? limit : BH_SEARCH_MAX))
-		printf("(the first %zu hits, newest first: --limit N for more, at most %u)\n", p.n,
-		       BH_SEARCH_MAX);
-	/* grep's convention: 1 when nothing matched. */
-	return p.n ? 0 : 1;
+	return summary(&p, stream, limit);
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage[] =
 	"usage: bulkhead serve [--state DIR] [--socket PATH] [--listen HOST:PORT] [--clients FILE]\n"
@@ -17,6 +18,7 @@ static const char usage[] =
 	"                      [--approval required|none] [--approval-timeout DUR]\n"
 	"                      [--approval-cap N] [--approval-cap-per-principal N]\n"
 	"                      [--profiles FILE] [--upstream-ca PEM]\n"
+	"                      [--capture-root DIR]\n"
 	"DUR is a number with ms, s, m or h (\"500ms\", \"5m\").\n"
 	"Admission: every open session, Run call in flight and pooled sandbox holds a place.\n"
 	"  --max-sessions N    places in all (default 64)\n"
@@ -37,7 +39,16 @@ static const char usage[] =
 	"  --upstream-ca PEM   the CAs the broker trusts for upstreams (default: the system's)\n"
 	"Leftovers: what a dead engine left here (sandboxes, rows, images, cgroups, interrupted\n"
 	"  calls) is kept as evidence (`bulkhead leaks`, `bulkhead gc`, the console's :leaks).\n"
-	"  --reap-leftovers    reap them at start instead, as the daemon takes over\n";
+	"  --reap-leftovers    reap them at start instead, as the daemon takes over\n"
+	"  --capture-root DIR  an operator's Capture (the console's v) writes evidence folders\n"
+	"                      only below DIR, on this host (default: no captures over the API)\n";
+
+/* ---- remote ---- */
+static bool capture_root_ok(const char *dir)
+{
+	struct stat st;
+	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 /* A number from lo to hi written in digits only; -1 otherwise ("8x" is not
  * 8, "" is not 0). */
@@ -191,6 +202,10 @@ int cmd_serve(int argc, char **argv)
 			cfg.approval_cap = (unsigned)n;
 		else if (!strcmp(a, "--approval-cap-per-principal") && (n = number_in(v, 1, 4096)) > 0)
 			cfg.approval_cap_per_principal = (unsigned)n;
+		/* ---- remote: absolute, a directory that exists (resolved again
+		 * at each Capture) ---- */
+		else if (!strcmp(a, "--capture-root") && v[0] == '/' && capture_root_ok(v))
+			cfg.capture_root = v;
 		else {
 			cli_error("serve: %s %s: not an option, or not a valid value for it\n%s", a, v,
 				  usage);

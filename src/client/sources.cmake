@@ -17,5 +17,7 @@ bh_library(bulkhead-client src/client
   # ---- approvals ----
   src/client/operator_approvals.c
   # ---- light ----
-  src/client/operator_overview.c)
+  src/client/operator_overview.c
+  # ---- remote ----
+  src/client/operator_forensics.c)
 target_link_libraries(bulkhead-client PUBLIC bulkhead-wire CURL::libcurl PkgConfig::CRYPTO)

@@ -104,14 +104,18 @@ static void span_text(uint32_t ms, char *out, size_t n)
  * it), the call, and last the reason, the one part of any length. The store
  * failing loses the event, never the call: the audit log still has the
  * call's line (and stderr says so). */
-static void note_why(struct server *s, const struct held *h, const char *what, const char *reason)
+/* ---- remote: who took the step (NULL: the held call's own principal and
+ * request) ---- */
+static void note_why(struct server *s, const struct held *h, const char *what, const char *reason,
+		     const struct bh_actor *by)
 {
+	struct bh_actor caller = call_actor(h->c);
 	char detail[1024];
 	snprintf(detail, sizeof detail, "%s; request %s; %s call %s of %s%s%s", what,
 		 h->row.request_sha256, h->row.procedure, h->row.id, h->row.principal,
 		 reason && *reason ? "; reason: " : "", reason ? reason : "");
 	bh_error *err = NULL;
-	if (bh_engine_note_approval(s->e, h->row.session, detail, &err) < 0) {
+	if (bh_engine_note_approval_by(s->e, h->row.session, detail, by ? by : &caller, &err) < 0) {
 		fprintf(stderr, "bulkhead serve: approvals: %s\n", err->msg);
 		bh_error_free(err);
 	}
@@ -119,7 +123,7 @@ static void note_why(struct server *s, const struct held *h, const char *what, c
 
 static void note(struct server *s, const struct held *h, const char *what)
 {
-	note_why(s, h, what, NULL);
+	note_why(s, h, what, NULL, NULL);
 }
 
 static unsigned held_by(const struct approvals *a, const char *principal)
@@ -289,7 +293,8 @@ void approvals_tick(struct server *s)
 		span_text(a->timeout_ms, span, sizeof span);
 		snprintf(msg, sizeof msg, "no one approved within %s", span);
 		count(s, METRICS_TIMED_OUT);
-		note(s, h, msg);
+		struct bh_actor clock = {.name = BH_ACTOR_APPROVAL_CLOCK}; /* ---- remote ---- */
+		note_why(s, h, msg, NULL, &clock);
 		char answer[192];
 		snprintf(answer, sizeof answer, "%s; nothing ran", msg);
 		refuse_held(h, WIRE_PERMISSION_DENIED, WIRE_REFUSAL_PERMISSION, answer);
@@ -353,9 +358,10 @@ void approvals_list(const struct server *s, struct wire_operator_approvals *out)
 	out->timeout_ms = a->timeout_ms;
 }
 
-int approvals_decide(struct server *s, const struct wire_operator_decision *d, const char *by,
-		     enum wire_code *code, char *why, size_t why_len)
+int approvals_decide(struct server *s, const struct wire_operator_decision *d,
+		     const struct bh_actor *decider, enum wire_code *code, char *why, size_t why_len)
 {
+	const char *by = decider->name ? decider->name : BH_ACTOR_ENGINE;
 	struct approvals *a = s->approvals;
 	drop_gone(s);
 	struct held *h = a ? unlink_id(a, d->id) : NULL;
@@ -372,7 +378,7 @@ int approvals_decide(struct server *s, const struct wire_operator_decision *d, c
 	count(s, approve ? METRICS_APPROVED : METRICS_DENIED);
 	char who[CLIENTS_NAME_MAX + 32];
 	snprintf(who, sizeof who, "%s by %s", approve ? "approved" : "denied", by);
-	note_why(s, h, who, d->reason);
+	note_why(s, h, who, d->reason, decider);
 	if (!approve) {
 		char msg[WIRE_APPROVAL_REASON_MAX + 160];
 		snprintf(msg, sizeof msg, "denied by %s: %s; nothing ran", by, d->reason);

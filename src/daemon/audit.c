@@ -128,7 +128,9 @@ static bool is_state_read(const char *procedure)
 {
 	static const char *const reads[] = {"ListSessions", "GetSession", "ListRecords",
 					    "ListEvents", "Leaks", "Evidence",
-					    "Overview" /* ---- light ---- */};
+					    "Overview" /* ---- light ---- */,
+					    /* ---- remote: the console's header and timeline ---- */
+					    "Leftovers", "ListIntents"};
 	const char *prefix = WIRE_OPERATOR_SERVICE "/";
 	size_t n = strlen(prefix);
 	if (strncmp(procedure, prefix, n))

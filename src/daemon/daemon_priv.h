@@ -224,9 +224,11 @@ bool approvals_waiting(const struct server *s);
 /* ListApprovals' answer; the strings stay the table's. */
 void approvals_list(const struct server *s, struct wire_operator_approvals *out);
 /* Approves (dispatching the call as if it had just arrived) or denies it. -1
- * with *code and why[] when no held call has that id. by is the operator. */
-int approvals_decide(struct server *s, const struct wire_operator_decision *d, const char *by,
-		     enum wire_code *code, char *why, size_t why_len);
+ * with *code and why[] when no held call has that id. decider is the
+ * operator's call (its principal and request id: the event's BY). */
+int approvals_decide(struct server *s, const struct wire_operator_decision *d,
+		     const struct bh_actor *decider, enum wire_code *code, char *why,
+		     size_t why_len);
 /* ListApprovals and DecideApproval (operator_approvals.c); false when
  * method is neither. */
 bool operator_approvals(struct call *c, const char *method);
@@ -276,5 +278,8 @@ struct wire_session_run_request;
 const char *sandbox_provider_of(enum bh_tier t);
 void sandbox_project_run(struct call *c, struct wire_run_request *req);
 void sandbox_project_session(struct call *c, bh_session *s, struct wire_session_run_request *req);
+/* ---- remote: Leftovers, ListIntents, Capture, Search, Reap
+ * (operator_forensics.c); false when method is none of them ---- */
+bool operator_forensics(struct call *c, const char *method);
 
 #endif

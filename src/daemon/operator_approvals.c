@@ -30,7 +30,8 @@ static void decide_approval(struct call *c)
 	}
 	enum wire_code code = WIRE_OK;
 	char why[256];
-	if (approvals_decide(c->srv, &d, c->who.name, &code, why, sizeof why) < 0) {
+	struct bh_actor decider = call_actor(c); /* ---- remote: the event's BY ---- */
+	if (approvals_decide(c->srv, &d, &decider, &code, why, sizeof why) < 0) {
 		call_refuse(c, code, WIRE_REFUSAL_REQUEST, "%s", why);
 	} else {
 		struct wire_operator_decision out = {

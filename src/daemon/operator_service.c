@@ -695,6 +695,9 @@ void operator_service(struct call *c, const char *method)
 	/* ---- light ---- */
 	if (operator_overview(c, method))
 		return; /* likewise */
+	/* ---- remote ---- */
+	if (operator_forensics(c, method))
+		return; /* likewise */
 	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
 		if (strcmp(method, methods[i].name))
 			continue;

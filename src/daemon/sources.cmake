@@ -21,7 +21,9 @@ bh_library(bulkhead-daemon src/daemon
   # ---- light ----
   src/daemon/operator_overview.c
   # ---- plumb: egress ----
-  src/daemon/metrics_egress.c)
+  src/daemon/metrics_egress.c
+  # ---- remote ----
+  src/daemon/operator_forensics.c)
 target_link_libraries(bulkhead-daemon PUBLIC bulkhead-wire PkgConfig::MHD PkgConfig::CRYPTO)
 # ---- profiles ----
 target_sources(bulkhead-daemon PRIVATE src/daemon/egress_profiles.c)

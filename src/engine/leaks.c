@@ -250,9 +250,16 @@ size_t bh_engine_gc(bh_engine *e, struct bh_leak **reaped)
 size_t bh_engine_reap(bh_engine *e, const struct bh_leak *chosen, size_t n_chosen,
 		      struct bh_leak **reaped)
 {
+	return bh_engine_reap_as(e, NULL, chosen, n_chosen, false, reaped);
+}
+
+/* ---- remote: the reap in someone's name, and its dry run ---- */
+size_t bh_engine_reap_as(bh_engine *e, const struct bh_actor *who, const struct bh_leak *chosen,
+			 size_t n_chosen, bool dry_run, struct bh_leak **reaped)
+{
 	if (reaped)
 		*reaped = NULL;
-	if (e->read_only) {
+	if (e->read_only && !dry_run) {
 		bh_log(e, BH_LOG_ERROR, "this engine opened %s read-only: nothing reaped",
 		       e->state_dir);
 		return 0;
@@ -269,6 +276,8 @@ size_t bh_engine_reap(bh_engine *e, const struct bh_leak *chosen, size_t n_chose
 		}
 		v[n++] = v[i];
 		struct bh_leak *l = &v[n - 1];
+		if (dry_run) /* found again and unheld: what the reap would take */
+			continue;
 		switch (l->kind) {
 		case BH_LEAK_ORPHAN:
 		case BH_LEAK_ABANDONED: {
@@ -326,10 +335,17 @@ size_t bh_engine_reap(bh_engine *e, const struct bh_leak *chosen, size_t n_chose
 		}
 		}
 		if (e->store)
-			store_event(e->store, "leak_reaped", l->fingerprint, l->sandbox,
-				    bh_leak_kind_name(l->kind));
+			store_event_by(e->store, "leak_reaped", l->fingerprint, l->sandbox,
+				       bh_leak_kind_name(l->kind), who);
 		bh_log(e, BH_LOG_INFO, "reaped %s %s: %s", bh_leak_kind_name(l->kind), l->sandbox,
 		       l->reason);
+	}
+	if (dry_run) {
+		if (reaped)
+			*reaped = v;
+		else
+			free(v);
+		return n;
 	}
 	/* Empty leaves of our cgroup tree, except those a held sandbox uses
 	 * (and, when the operator chose findings, those not chosen). */

@@ -28,3 +28,5 @@ target_sources(bulkhead-wire PRIVATE src/wire/wire_operator_procs.c)
 target_sources(bulkhead-wire PRIVATE src/wire/wire_operator_overview.c)
 # ---- project ----
 target_sources(bulkhead-wire PRIVATE src/wire/wire_project.c)
+# ---- remote ----
+target_sources(bulkhead-wire PRIVATE src/wire/wire_operator_forensics.c)

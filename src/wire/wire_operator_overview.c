@@ -21,24 +21,6 @@ static const char *token_problem(const char *t)
 	return NULL;
 }
 
-/* Only the members named: a member this build does not know is refused
- * (a change the two ends disagree on is seen, not dropped). */
-static int only_members(const struct jr *r, const cJSON *root, const char *const *names, size_t n)
-{
-	for (const cJSON *m = root->child; m; m = m->next) {
-		bool known = false;
-		for (size_t i = 0; i < n && !known; i++)
-			known = m->string && !strcmp(m->string, names[i]);
-		if (!known) {
-			char q[64];
-			return jr_fail(r, "%s is not a member of this message",
-				       wire_quote(q, m->string ? m->string : "",
-						  m->string ? strlen(m->string) : 0));
-		}
-	}
-	return 0;
-}
-
 /* ---- the request ---- */
 
 char *wire_operator_encode_overview_request(const struct wire_operator_overview_request *r)
@@ -70,7 +52,7 @@ int wire_operator_decode_overview_request(const char *body, size_t len,
 	static const char *const names[] = {"token", "waitMs"};
 	char *token = NULL;
 	double wait = 0;
-	if (only_members(&r, root, names, ARRAY_SIZE(names)) < 0 ||
+	if (op_only_members(&r, root, names, ARRAY_SIZE(names)) < 0 ||
 	    jr_string(&r, root, "", "token", &token, NULL) < 0 ||
 	    jr_double(&r, root, "", "waitMs", &wait) < 0) {
 		free(token);
@@ -161,7 +143,7 @@ int wire_operator_decode_overview(const char *body, size_t len, struct wire_oper
 					    "approvalsWaiting"};
 	char *token = NULL;
 	int rc = -1;
-	if (only_members(&r, root, names, ARRAY_SIZE(names)) < 0 ||
+	if (op_only_members(&r, root, names, ARRAY_SIZE(names)) < 0 ||
 	    jr_string(&r, root, "", "token", &token, NULL) < 0 ||
 	    jr_bool(&r, root, "", "changed", &out->changed) < 0 ||
 	    jr_u32(&r, root, "", "approvalsWaiting", &out->approvals_waiting) < 0)

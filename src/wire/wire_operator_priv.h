@@ -63,4 +63,8 @@ void op_items_free(const struct op_items *l, void *items, size_t n);
  * carry their lists). */
 cJSON *op_list(cJSON *obj, const char *name);
 
+/* ---- remote: a message of only these members (any other is refused,
+ * named: a change the two ends disagree on is seen, not dropped) ---- */
+int op_only_members(const struct jr *r, const cJSON *root, const char *const *names, size_t n);
+
 #endif

@@ -137,8 +137,10 @@ static struct answer *decide(const char *token, const char *id, const char *deci
 	return daemon_call(&d, token, OPS "DecideApproval", body);
 }
 
-/* The details of the approval events naming request (newest last). */
-static char *approval_events(const char *request)
+/* The approval events naming request (newest last), a line each: the
+ * detail, or (actors) who took the step, whether a request id came with
+ * it, and the detail up to its first ';' or '('. */
+static char *approval_lines(const char *request, bool actors)
 {
 	struct answer *a = daemon_call(&d, d.op_token, OPS "ListEvents", "{\"newest\":true}");
 	cr_assert_eq(a->status, 200, "%s", a->body);
@@ -148,14 +150,25 @@ static char *approval_events(const char *request)
 	size_t cap = 4096, len = 0;
 	char *out = calloc(1, cap);
 	for (size_t i = 0; i < ev.n; i++) {
-		if (strcmp(ev.events[i].kind, "approval") || !strstr(ev.events[i].detail, request))
+		const struct bh_event *e = &ev.events[i];
+		if (strcmp(e->kind, "approval") || !strstr(e->detail, request))
 			continue;
-		len += (size_t)snprintf(out + len, cap - len, "%s\n", ev.events[i].detail);
+		if (actors)
+			len += (size_t)snprintf(out + len, cap - len, "%s %s %.*s\n", e->actor,
+						*e->request_id ? "rid" : "-",
+						(int)strcspn(e->detail, ";("), e->detail);
+		else
+			len += (size_t)snprintf(out + len, cap - len, "%s\n", e->detail);
 		cr_assert_lt(len, cap);
 	}
 	wire_operator_events_free(&ev);
 	answer_free(a);
 	return out;
+}
+
+static char *approval_events(const char *request)
+{
+	return approval_lines(request, false);
 }
 
 static bool work_has(const struct session *s, const char *name)
@@ -634,4 +647,46 @@ Test(approvals, a_call_approved_after_its_session_closed_is_refused_as_ended,
 	cr_expect(strstr(e.message, "the session has ended (closed)") != NULL, "%s", e.message);
 	wire_error_free(&e);
 	answer_free(a);
+}
+
+/* ---- remote: an approval's events are by whoever took each step ---- */
+
+Test(approvals, a_held_calls_events_are_by_its_caller_the_deciding_operator_and_the_desks_clock,
+     .init = start_required, .fini = stop)
+{
+	struct session s;
+	struct agent g;
+	char id[32], want[65];
+	hold_cell(&s, &g, MARKER_CODE, id);
+	struct answer *dec = decide(d.op_token, id, "approve", "looked at it");
+	cr_assert_eq(dec->status, 200, "%s", dec->body);
+	char rid[80];
+	snprintf(rid, sizeof rid, "%s", dec->request_id);
+	answer_free(dec);
+	answer_free(agent_join(&g));
+	marker_digest(want);
+	char *ev = approval_lines(want, true);
+	cr_expect_str_eq(ev, "runner rid held \nwatcher rid approved by watcher\n", "%s", ev);
+	free(ev);
+	/* The decision's event carries the DecideApproval call's request id. */
+	struct answer *a = daemon_call(&d, d.op_token, OPS "ListEvents", "{\"newest\":true}");
+	char tied[160];
+	snprintf(tied, sizeof tied, "\"requestId\":\"%s\"", rid);
+	cr_expect(strstr(a->body, tied) != NULL, "no event carries %s: %s", rid, a->body);
+	answer_free(a);
+}
+
+Test(approvals, a_call_that_timed_out_is_the_desks_clocks_event, .init = start_short, .fini = stop)
+{
+	struct session s;
+	open_session(&s, d.run_token);
+	struct agent g = {.token = d.run_token, .session_id = s.id, .code = MARKER_CODE};
+	agent_start(&g);
+	answer_free(agent_join(&g));
+	char want[65];
+	marker_digest(want);
+	char *ev = approval_lines(want, true);
+	cr_expect_str_eq(ev, "runner rid held \npolicy:approval_timeout - no one approved within 1 s\n",
+			 "%s", ev);
+	free(ev);
 }

@@ -33,6 +33,11 @@
 #define DECODE(body, size, out, st) wire_operator_decode_leaks(body, size, list, out, st)
 #define ENCODE(v) wire_operator_encode_leaks(list, v)
 
+/* ---- remote ---- */
+#define LEFTOVERS_FREE(v) ((void)(v)) /* nothing owned */
+#define REAP_DECODE(body, size, out, st) wire_operator_decode_reap(body, size, dry, out, st)
+#define REAP_ENCODE(v) wire_operator_encode_leaks(dry ? WIRE_LEAKS_WOULD_REAP : WIRE_LEAKS_REAPED, v)
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *body = (const char *)data;
@@ -78,7 +83,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		   wire_operator_encode_overview, wire_operator_overview_free);
 	ROUND_TRIP(struct wire_operator_overview_request, wire_operator_decode_overview_request,
 		   wire_operator_encode_overview_request, wire_operator_overview_request_free);
+	/* ---- remote: the forensics procedures ---- */
+	ROUND_TRIP(struct wire_operator_leftovers, wire_operator_decode_leftovers,
+		   wire_operator_encode_leftovers, LEFTOVERS_FREE);
+	ROUND_TRIP(struct wire_operator_intents, wire_operator_decode_intents,
+		   wire_operator_encode_intents, wire_operator_intents_free);
+	ROUND_TRIP(struct wire_operator_intents_request, wire_operator_decode_intents_request,
+		   wire_operator_encode_intents_request, wire_operator_intents_request_free);
+	ROUND_TRIP(struct wire_operator_captured, wire_operator_decode_captured,
+		   wire_operator_encode_captured, wire_operator_captured_free);
+	ROUND_TRIP(struct wire_operator_capture_request, wire_operator_decode_capture_request,
+		   wire_operator_encode_capture_request, wire_operator_capture_request_free);
+	ROUND_TRIP(struct wire_operator_hits, wire_operator_decode_hits, wire_operator_encode_hits,
+		   wire_operator_hits_free);
+	ROUND_TRIP(struct wire_operator_search_request, wire_operator_decode_search_request,
+		   wire_operator_encode_search_request, wire_operator_search_request_free);
+	ROUND_TRIP(struct wire_operator_reap_request, wire_operator_decode_reap_request,
+		   wire_operator_encode_reap_request, wire_operator_reap_request_free);
+	for (int dry = 0; dry < 2; dry++)
+		ROUND_TRIP(struct wire_operator_leaks, REAP_DECODE, REAP_ENCODE,
+			   wire_operator_leaks_free);
 	struct wire_status st;
+	wire_operator_decode_empty_request("Leftovers", body, size, &st);
 	wire_operator_decode_done("Pause", body, size, &st);
 	struct wire_operator_request req;
 	if (wire_operator_decode_request(body, size, &req, &st) == 0) {

@@ -3484,6 +3484,174 @@ Test(console, a_killed_daemons_leftovers_are_kept_until_a_marked_finding_is_reap
 			"reaped_ms IS NULL\"",
 			dd.state);
 	cr_assert_str_eq(out, "1\n", "the unmarked interrupted call was reaped too");
+	/* ---- remote: the embedded console's reap is the console's (BY console) ---- */
+	harness_sh_into(out, sizeof out,
+			"sqlite3 -readonly '%s/bulkhead.db' \"SELECT actor FROM events WHERE kind = "
+			"'leak_reaped'\"",
+			dd.state);
+	cr_assert_str_eq(out, "console\n");
+}
+
+/* ---- remote: forensics through a daemon (issue 17, over the operator API) ---- */
+
+/* A daemon killed holding a paused sandbox and a running cell, started
+ * again on its directory with the console's folder as its capture root
+ * (the default evidence folder, ./bulkhead-evidence-..., is below it), and
+ * the attach arguments of a console with the operator's token (watcher). */
+static void attach_restarted_daemon(struct dead_daemon *dd, char args[4400], char env[512])
+{
+	close_engine();
+	char extra[4500];
+	snprintf(extra, sizeof extra, "--capture-root '%s'", files);
+	daemon_start(&d, extra);
+	have_daemon = true;
+	daemon_kill_with_leftovers(&d, dd);
+	daemon_restart(&d, extra);
+	snprintf(env, 512, "BULKHEAD_TOKEN='%s'", d.op_token);
+	snprintf(args, 4400, "--attach '%s'", d.sock);
+}
+
+/* An attached console does on a restarted daemon's leftovers what an
+ * embedded one does on the directory: the header says what the dead engine
+ * left, the interrupted call's timeline shows it "was running" with its
+ * code, `v` captures a finding (the daemon writes the folder), a mark and
+ * ctrl-d preview then reap only the marked finding, captured first, and the
+ * reap's event is the operator's. */
+Test(console, attached_a_restarted_daemons_leftovers_are_captured_then_a_marked_one_reaped_after_its_preview)
+{
+	struct dead_daemon dd;
+	char args[4400], env[512];
+	attach_restarted_daemon(&dd, args, env);
+	char script[8192];
+	snprintf(script, sizeof script,
+		 ":save-display remote-header\n"
+		 ":leaks\n"
+		 ":save-display remote-leaks\n"
+		 "/interrupted\n"
+		 "<Enter>\n"
+		 "<Enter>\n"
+		 ":save-display remote-timeline\n"
+		 "<Esc>\n"
+		 "<Esc>\n"
+		 "/%s\n"
+		 "<Enter>\n"
+		 "v\n"
+		 "<Enter>\n" /* the default folder, below the daemon's capture root */
+		 ":save-display remote-captured\n"
+		 "<Space>\n"
+		 ":save-display remote-marked\n"
+		 "<Esc>\n"
+		 "<C-d>\n"
+		 ":save-display remote-preview\n"
+		 "y\n"
+		 "<Enter>\n" /* the capture before the reap */
+		 ":save-display remote-reaped\n"
+		 ":q\n",
+		 dd.paused_sandbox);
+	console(script, args, env);
+	screen("remote-header");
+	screen_has("remote-header", "left: 1 paused sandbox");
+	screen_has("remote-header", "1 call was running");
+	screen("remote-leaks");
+	screen_has("remote-leaks", dd.paused_sandbox);
+	screen("remote-timeline");
+	screen_has("remote-timeline", "was running");
+	screen_has("remote-timeline", "import time; print('exfil chunk'");
+	screen_has("remote-timeline", "principal runner, owner none");
+	screen_has("remote-captured", "captured into /");
+	screen("remote-marked");
+	screen_has("remote-marked", "*abandoned");
+	screen("remote-preview");
+	screen_has("remote-preview", "(dry run: nothing removed yet)");
+	screen("remote-reaped");
+	screen_has("remote-reaped", "reaped 1 finding");
+	screen_has("remote-reaped", "left: 1 abandoned sandbox, 1");
+	/* The daemon wrote both folders, and each verifies. */
+	char *dirs = sh("find '%s' -path '*bulkhead-evidence-*' -name MANIFEST -printf '%%h\\n' | sort",
+			files);
+	size_t verified = 0;
+	for (char *save = NULL, *dir = strtok_r(dirs, "\n", &save); dir;
+	     dir = strtok_r(NULL, "\n", &save)) {
+		size_t n = 0;
+		char sha[65];
+		char *problems = NULL;
+		bh_error *err = NULL;
+		cr_assert_eq(bh_capture_verify(dir, &n, sha, &problems, &err), 0, "%s: %s", dir,
+			     err ? err->msg : "");
+		cr_assert_null(problems, "%s: %s", dir, problems);
+		verified++;
+	}
+	free(dirs);
+	cr_assert_eq(verified, 2, "the capture and the reap's capture: %zu folders verify", verified);
+	/* Only the marked finding went, in the operator's name. */
+	char *host = dead_daemon_host(&dd);
+	cr_assert_null(strstr(host, dd.paused_sandbox), "%s", host);
+	free(host);
+	char out[256];
+	harness_sh_into(out, sizeof out,
+			"sqlite3 -readonly '%s/bulkhead.db' \"SELECT actor FROM events WHERE kind = "
+			"'leak_reaped'\"",
+			dd.state);
+	cr_assert_str_eq(out, "watcher\n");
+	harness_sh_into(out, sizeof out,
+			"sqlite3 -readonly '%s/bulkhead.db' \"SELECT count(*) FROM inflight WHERE "
+			"reaped_ms IS NULL\"",
+			dd.state);
+	cr_assert_str_eq(out, "1\n", "the unmarked interrupted call was reaped too");
+}
+
+/* `/code:` in an attached console's :rec searches the daemon's store: the
+ * cell another client ran is found, enter opens its record. */
+Test(console, attached_slash_code_searches_the_daemons_stored_cells_and_enter_opens_the_record)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	char id[64], fp[65];
+	http_open(d.run_token, id, fp);
+	http_cell(d.run_token, id, "print(open('/etc/passwd').read()[:4])");
+	console(":rec\n"
+		"/\n"
+		"code:passwd\n"
+		"<Enter>\n"
+		":save-display remote-search\n"
+		"<Enter>\n"
+		":save-display remote-search-record\n"
+		"<Esc>\n"
+		"<Esc>\n"
+		"/\n"
+		"stdout:nothing-prints-this\n"
+		"<Enter>\n"
+		":save-display remote-search-none\n"
+		":q\n",
+		args, env);
+	screen("remote-search");
+	screen_has("remote-search", "Search[1]");
+	screen_has("remote-search", ">>passwd<<");
+	screen("remote-search-record");
+	screen_has("remote-search-record", "record_sha256 verifies");
+	screen("remote-search-none");
+	screen_has("remote-search-none", "Search[0]");
+}
+
+/* A daemon started without --capture-root refuses an attached console's
+ * capture, and the flash says how to allow it; nothing is written. */
+Test(console, attached_a_capture_on_a_daemon_without_a_capture_root_is_refused_saying_how)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	char id[64], fp[65];
+	http_open(d.run_token, id, fp);
+	console(":sb\n"
+		"v\n"
+		"<Enter>\n"
+		":save-display remote-capture-refused\n"
+		":q\n",
+		args, env);
+	screen_has("remote-capture-refused", "not captured:");
+	screen_has("remote-capture-refused", "--capture-root");
+	char *left = sh("ls -d '%s'/bulkhead-evidence-* 2>/dev/null | wc -l", files);
+	cr_assert_str_eq(left, "0\n");
+	free(left);
 }
 
 /* ---- project: a project's record in the records view and its steps in
