@@ -5,14 +5,16 @@
 # directory, so a run never rewrites the repository). A crash, a leak or a
 # sanitizer report fails the run; its reproducer is kept in build-fuzz/.
 #   bash scripts/fuzz.sh [TARGET...]      (targets: wire_requests wire_operator connect init_frame
-#                                          chan_check scenario history_store output_escape)
+#                                          chan_check scenario history_store output_escape
+#                                          capture_manifest)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-30}
 CC=clang cmake -S tests/fuzz -B build-fuzz -DCMAKE_BUILD_TYPE=Debug >/dev/null &&
 	cmake --build build-fuzz -j"$(nproc)" >/dev/null || { echo "fuzz: build failed"; exit 1; }
 targets=("$@")
-((${#targets[@]})) || targets=(wire_requests wire_operator connect init_frame chan_check scenario history_store output_escape)
+((${#targets[@]})) || targets=(wire_requests wire_operator connect init_frame chan_check scenario history_store output_escape
+	capture_manifest)
 failed=()
 for t in "${targets[@]}"; do
 	bin=build-fuzz/fuzz_$t

@@ -47,3 +47,5 @@ target_sources(bulkhead-ui PRIVATE ui/views/hop_diagram.c ui/views/presenter.c u
 target_link_libraries(bulkhead-ui PUBLIC bulkhead bulkhead-client bulkhead-scenario PkgConfig::NCURSES)
 # ---- inflight ----
 target_sources(bulkhead-ui PRIVATE ui/views/timeline.c ui/views/leaks_reap.c)
+# ---- report: the incident report is one definition, below the console ----
+target_link_libraries(bulkhead-ui PUBLIC bulkhead-report)

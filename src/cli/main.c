@@ -37,6 +37,8 @@ static const struct command {
 	{"search", cmd_search, "search every stored cell's code and output (code:TEXT, stdout:, stderr:)"},
 	/* ---- ci: attribution ---- */
 	{"events", cmd_events, "list the engine's events: what happened, who acted, which request"},
+	/* ---- report ---- */
+	{"report", cmd_report, "write the incident report of what a dead engine left (md or json)"},
 };
 
 static void usage(FILE *to)
