@@ -21,6 +21,7 @@ bh_library(bulkhead-ui ui
   ui/views/leaks.c
   ui/views/leaks_capture.c # ---- capture ----
   ui/views/leaks_report.c # ---- capture ----
+  ui/copy_time.c # ---- report ----
   ui/views/search.c # ---- capture ----
   ui/views/player.c
   ui/views/record.c
