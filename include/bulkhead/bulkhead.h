@@ -750,7 +750,15 @@ struct bh_leftovers {
 	size_t by_kind[BH_LEAK_KIND_COUNT];
 	size_t paused;            /* of the abandoned sandboxes, those the registry says paused */
 	bool reaped_at_open;      /* keep_leftovers was off: they were reaped */
+	/* ---- report: a crash loop is bounded. An engine keeping leftovers
+	 * keeps those of the BH_LEFTOVERS_KEPT_ENGINES newest dead engines; an
+	 * older one's findings are captured into STATE/captures/ and reaped at
+	 * open (leftovers_bound.c): how many, and how many dead engines kept. */
+	size_t bounded_reaped;
+	size_t dead_engines;
 };
+#define BH_LEFTOVERS_KEPT_ENGINES 3
+#define BH_LEFTOVERS_CAPTURES "captures" /* below the state directory */
 void bh_engine_leftovers(bh_engine *e, struct bh_leftovers *out);
 /* One line for people: "the previous engine (pid 5287, died ~08:19:11 UTC)
  * left: 1 paused sandbox, 2 ghost rows, ..." (~: after its last sign of
