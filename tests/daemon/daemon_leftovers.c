@@ -77,7 +77,8 @@ static void kill_daemon_and_warden(struct daemon *d, struct dead_daemon *dd)
 		usleep(10 * 1000);
 }
 
-void daemon_kill_with_leftovers(struct daemon *d, struct dead_daemon *dd)
+/* Where the daemon's state directory is, resolved, and its cgroup parent. */
+static void dead_daemon_named(struct daemon *d, struct dead_daemon *dd)
 {
 	memset(dd, 0, sizeof *dd);
 	char named[4200];
@@ -87,18 +88,36 @@ void daemon_kill_with_leftovers(struct daemon *d, struct dead_daemon *dd)
 	harness_sh_into(key, sizeof key, "printf %%s '%s' | sha256sum | cut -c1-12", dd->state);
 	key[strcspn(key, "\n")] = '\0';
 	snprintf(dd->cgroup_parent, sizeof dd->cgroup_parent, "/bulkhead/%.12s", key);
+}
 
-	struct daemon_session paused, running;
+/* A session opened, given code (NULL: none), paused; its row's sandbox. */
+static void open_and_pause(struct daemon *d, struct dead_daemon *dd, const char *code)
+{
+	struct daemon_session paused;
 	daemon_open_session(d, &paused);
-	struct answer *a = daemon_cell(d, d->run_token, paused.id, "python", "secret = 42");
-	cr_assert_eq(a->status, 200, "%s", a->body);
-	answer_free(a);
+	struct answer *a;
+	if (code) {
+		a = daemon_cell(d, d->run_token, paused.id, "python", code);
+		cr_assert_eq(a->status, 200, "%s", a->body);
+		answer_free(a);
+	}
 	char body[256];
 	snprintf(body, sizeof body, "{\"session\":\"%s\"}", paused.fp);
 	a = daemon_call(d, d->op_token, OPS "Pause", body);
 	cr_assert_eq(a->status, 200, "%s", a->body);
 	answer_free(a);
 	snprintf(dd->paused_fp, sizeof dd->paused_fp, "%s", paused.fp);
+	char q[256];
+	snprintf(q, sizeof q, "SELECT sandbox FROM sessions WHERE fingerprint = '%s'", paused.fp);
+	sql(dd, dd->paused_sandbox, sizeof dd->paused_sandbox, q);
+	cr_assert(*dd->paused_sandbox, "no row for the paused session");
+}
+
+void daemon_kill_with_leftovers(struct daemon *d, struct dead_daemon *dd)
+{
+	dead_daemon_named(d, dd);
+	open_and_pause(d, dd, "secret = 42");
+	struct daemon_session running;
 
 	daemon_open_session(d, &running);
 	snprintf(dd->running_fp, sizeof dd->running_fp, "%s", running.fp);
@@ -122,10 +141,6 @@ void daemon_kill_with_leftovers(struct daemon *d, struct dead_daemon *dd)
 	}
 	cr_assert_str_eq(got, "1", "the running cell's intent never reached the store");
 	usleep(500 * 1000); /* the cell starts printing and sleeping */
-	char q[256];
-	snprintf(q, sizeof q, "SELECT sandbox FROM sessions WHERE fingerprint = '%s'", paused.fp);
-	sql(dd, dd->paused_sandbox, sizeof dd->paused_sandbox, q);
-	cr_assert(*dd->paused_sandbox, "no row for the paused session");
 
 	kill_daemon_and_warden(d, dd);
 	kill(client, SIGKILL);
@@ -174,25 +189,18 @@ char *dead_daemon_files(const struct dead_daemon *dd)
 /* ---- report: a crash loop, one turn of it ---- */
 void daemon_kill_holding_a_paused_sandbox(struct daemon *d, struct dead_daemon *dd)
 {
-	memset(dd, 0, sizeof *dd);
-	char named[4200];
-	snprintf(named, sizeof named, "%s/state", d->dir);
-	cr_assert_not_null(realpath(named, dd->state));
-	char key[128];
-	harness_sh_into(key, sizeof key, "printf %%s '%s' | sha256sum | cut -c1-12", dd->state);
-	key[strcspn(key, "\n")] = '\0';
-	snprintf(dd->cgroup_parent, sizeof dd->cgroup_parent, "/bulkhead/%.12s", key);
-	struct daemon_session paused;
-	daemon_open_session(d, &paused);
-	char body[256];
-	snprintf(body, sizeof body, "{\"session\":\"%s\"}", paused.fp);
-	struct answer *a = daemon_call(d, d->op_token, OPS "Pause", body);
-	cr_assert_eq(a->status, 200, "%s", a->body);
-	answer_free(a);
-	snprintf(dd->paused_fp, sizeof dd->paused_fp, "%s", paused.fp);
-	char q[256];
-	snprintf(q, sizeof q, "SELECT sandbox FROM sessions WHERE fingerprint = '%s'", paused.fp);
-	sql(dd, dd->paused_sandbox, sizeof dd->paused_sandbox, q);
-	cr_assert(*dd->paused_sandbox, "no row for the paused session");
+	dead_daemon_named(d, dd);
+	open_and_pause(d, dd, NULL);
 	kill_daemon_and_warden(d, dd);
+}
+
+char *dead_daemon_cli(int *status, const char *env, const char *args)
+{
+	char *out = capture("BULKHEAD_INTERP='%s' %s '%s' %s 2>&1; echo \"rc=$?\"", BH_TEST_INTERP,
+			    env ? env : "", BH_TEST_CLI, args);
+	char *rc = strrchr(out, '=');
+	cr_assert(rc && !strncmp(rc - 2, "rc=", 3), "%s", out);
+	*status = atoi(rc + 1);
+	rc[-2] = '\0';
+	return out;
 }

@@ -34,18 +34,7 @@ static void stop(void)
 
 static char *cli(int *status, const char *args)
 {
-	char cmd[16384];
-	snprintf(cmd, sizeof cmd, "BULKHEAD_INTERP='%s' '%s' %s 2>&1", BH_TEST_INTERP, BH_TEST_CLI,
-		 args);
-	FILE *f = popen(cmd, "r");
-	cr_assert_not_null(f);
-	size_t cap = 65536, n = 0, got;
-	char *out = malloc(cap);
-	while ((got = fread(out + n, 1, cap - n - 1, f)) > 0)
-		n += got;
-	out[n] = '\0';
-	*status = WEXITSTATUS(pclose(f));
-	return out;
+	return dead_daemon_cli(status, NULL, args);
 }
 
 /* Everything of the engine's on the host, one line each (caller frees):
