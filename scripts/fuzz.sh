@@ -6,7 +6,7 @@
 # sanitizer report fails the run; its reproducer is kept in build-fuzz/.
 #   bash scripts/fuzz.sh [TARGET...]      (targets: wire_requests wire_operator connect init_frame
 #                                          chan_check scenario history_store output_escape
-#                                          egress_profiles broker_http)
+#                                          egress_profiles broker_http capture_manifest project_report)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-30}
@@ -16,6 +16,8 @@ targets=("$@")
 ((${#targets[@]})) || targets=(wire_requests wire_operator connect init_frame chan_check scenario history_store output_escape
 	egress_profiles # profiles
 	broker_http     # broker
+	capture_manifest # report
+	project_report   # project
 )
 failed=()
 for t in "${targets[@]}"; do

@@ -164,9 +164,9 @@ typescript_suite() {
 
 # libFuzzer targets (clang, build-fuzz/), 30 s each over tests/fuzz/corpus.
 fuzz_suite() {
-	echo "=== fuzz (budget 400s)"
+	echo "=== fuzz (budget 440s)"
 	local fz_start=$SECONDS
-	if ! timeout --kill-after=10 400 bash scripts/fuzz.sh; then
+	if ! timeout --kill-after=10 440 bash scripts/fuzz.sh; then
 		suites_failed+=(fuzz)
 		failed=$((failed + 1))
 		echo "--- fuzz: a target crashed, leaked or did not build (see above)" >>"$failures"

@@ -21,6 +21,7 @@ bh_library(bulkhead-ui ui
   ui/views/leaks.c
   ui/views/leaks_capture.c # ---- capture ----
   ui/views/leaks_report.c # ---- capture ----
+  ui/copy_time.c # ---- report ----
   ui/views/search.c # ---- capture ----
   ui/views/player.c
   ui/views/record.c
@@ -47,3 +48,5 @@ target_sources(bulkhead-ui PRIVATE ui/views/hop_diagram.c ui/views/presenter.c u
 target_link_libraries(bulkhead-ui PUBLIC bulkhead bulkhead-client bulkhead-scenario PkgConfig::NCURSES)
 # ---- inflight ----
 target_sources(bulkhead-ui PRIVATE ui/views/timeline.c ui/views/leaks_reap.c)
+# ---- report: the incident report is one definition, below the console ----
+target_link_libraries(bulkhead-ui PUBLIC bulkhead-report)

@@ -51,17 +51,3 @@ int ui_create_set(const char *stem, const char *const *exts, size_t count, FILE 
 	return -1;
 }
 
-void ui_md_cell(FILE *f, const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		unsigned char c = *p;
-		if (c == '\n' || c == '\r')
-			fputc(' ', f);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\x%02x", c);
-		else if (strchr("\\|`*_[]()<>!#~&", c))
-			fprintf(f, "\\%c", c);
-		else
-			fputc(c, f);
-	}
-}

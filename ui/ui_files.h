@@ -20,10 +20,4 @@ FILE *ui_create_new(const char *path);
 int ui_create_set(const char *stem, const char *const *exts, size_t count, FILE **files,
 		  char (*names)[256]);
 
-/* One Markdown table cell's text: what a person reads is the value, never
- * another cell, a row, a link, an image or HTML — `|` and Markdown's
- * punctuation are backslash-escaped, line breaks become spaces and control
- * bytes show as \xHH. */
-void ui_md_cell(FILE *f, const char *s);
-
 #endif

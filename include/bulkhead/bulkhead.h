@@ -798,6 +798,36 @@ int bh_engine_capture(bh_engine *e, const char *name, const char *out_dir,
  * line per problem; 0 with *problems NULL means it verifies. */
 int bh_capture_verify(const char *dir, size_t *n_files, char manifest_sha256[65], char **problems,
 		      bh_error **err);
+/* ---- report: a capture's MANIFEST read back (capture_manifest.c) ---- */
+/* The MANIFEST's text parsed as anyone's bytes (an evidence folder handed
+ * over may be forged): the target it names and its file lines exactly as
+ * bh_capture_finish writes them, at most BH_CAPTURE_FILES_MAX. A line that
+ * claims to be a file and is not one bulkhead writes, or a name listed
+ * twice, is a line of problems (NULL: none); a text that is no manifest
+ * at all (no header, a NUL) fails. What `capture --verify` checks the
+ * folder against, and what the report names the capture by. */
+#define BH_CAPTURE_NAME_MAX 128u
+struct bh_capture_manifest_file {
+	char sha256[65];
+	uint64_t size;
+	char captured[32]; /* UTC, as written */
+	bool cut;          /* the file was cut at BH_CAPTURE_FILE_CAP */
+	char name[BH_CAPTURE_NAME_MAX + 1];
+};
+struct bh_capture_manifest {
+	char sandbox[64], session[65], runtime[8]; /* "" when it names none */
+	struct bh_capture_manifest_file *files;
+	size_t n_files;
+	char *problems;
+};
+int bh_capture_manifest_parse(const char *text, size_t len, struct bh_capture_manifest *out,
+			      bh_error **err);
+void bh_capture_manifest_free(struct bh_capture_manifest *m);
+/* dir's MANIFEST (a regular file, no link followed, capped) read, its
+ * SHA-256 in manifest_sha256 (set when it could be read, even if it does
+ * not parse), and parsed. */
+int bh_capture_manifest_read(const char *dir, struct bh_capture_manifest *out,
+			     char manifest_sha256[65], bh_error **err);
 
 /* ---- inflight: a dead engine's leftovers, reaped finding by finding ---- */
 
@@ -811,7 +841,15 @@ struct bh_leftovers {
 	size_t by_kind[BH_LEAK_KIND_COUNT];
 	size_t paused;            /* of the abandoned sandboxes, those the registry says paused */
 	bool reaped_at_open;      /* keep_leftovers was off: they were reaped */
+	/* ---- report: a crash loop is bounded. An engine keeping leftovers
+	 * keeps those of the BH_LEFTOVERS_KEPT_ENGINES newest dead engines; an
+	 * older one's findings are captured into STATE/captures/ and reaped at
+	 * open (leftovers_bound.c): how many, and how many dead engines kept. */
+	size_t bounded_reaped;
+	size_t dead_engines;
 };
+#define BH_LEFTOVERS_KEPT_ENGINES 3
+#define BH_LEFTOVERS_CAPTURES "captures" /* below the state directory */
 void bh_engine_leftovers(bh_engine *e, struct bh_leftovers *out);
 /* One line for people: "the previous engine (pid 5287, died ~08:19:11 UTC)
  * left: 1 paused sandbox, 2 ghost rows, ..." (~: after its last sign of

@@ -93,6 +93,7 @@ int cmd_search(int argc, char **argv);  /* ---- capture ---- */
 int cmd_usage(int argc, char **argv); /* ---- usage ---- */
 int cmd_shell(int argc, char **argv);
 int cmd_events(int argc, char **argv); /* ---- ci: attribution ---- */
+int cmd_report(int argc, char **argv); /* ---- report ---- */
 int cmd_records(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_backup(int argc, char **argv);

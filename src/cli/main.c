@@ -39,6 +39,8 @@ static const struct command {
 	{"events", cmd_events, "list the engine's events: what happened, who acted, which request"},
 	/* ---- profiles ---- */
 	{"profiles", cmd_profiles, "check an egress profiles file as serve --profiles reads it"},
+	/* ---- report ---- */
+	{"report", cmd_report, "write the incident report of what a dead engine left (md or json)"},
 };
 
 static void usage(FILE *to)

@@ -11,6 +11,7 @@
  * What only the init can answer (its own view of its processes, /work) the
  * caller asks through the session and adds: the engine writes every file,
  * the caller never does, and the engine prints nothing. */
+#include "capture_manifest.h"
 #include "engine_priv.h"
 #include "store.h"
 
@@ -28,7 +29,6 @@
 #define NET_FILE_CAP (1024u * 1024)    /* one socket table */
 #define CONFIG_CAP (1024u * 1024)      /* the bundle's config.json */
 #define PIDS_MAX 4096u                 /* processes listed from the cgroup */
-#define MANIFEST_CAP (1024u * 1024)
 #define STORE_ROWS_MAX 10000u          /* records and events kept of one session */
 
 struct captured {
@@ -73,16 +73,6 @@ void bh_capture_free(bh_capture *c)
 		close(c->dirfd);
 	free(c->dir);
 	free(c);
-}
-
-static bool name_ok(const char *name)
-{
-	if (!name[0] || name[0] == '.' || strlen(name) > 128 || !strcmp(name, BH_CAPTURE_MANIFEST))
-		return false;
-	for (const char *p = name; *p; p++)
-		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '-' && *p != '_')
-			return false;
-	return true;
 }
 
 char *bh_capture_file_name(size_t index, const char *work_path)
@@ -136,7 +126,7 @@ static int write_at(int dirfd, const char *name, const void *data, size_t len, b
 int bh_capture_add(bh_capture *c, const char *name, const void *data, size_t len, bool truncated,
 		   const char *note, bh_error **err)
 {
-	if (!name_ok(name))
+	if (!capture_name_ok(name))
 		return bh_fail(err, BH_E_INVALID, 0, "\"%.80s\" is no name for an evidence file", name);
 	if (c->n_files >= BH_CAPTURE_FILES_MAX)
 		return bh_fail(err, BH_E_INVALID, 0, "a capture holds at most %u files",
@@ -738,90 +728,41 @@ int bh_capture_finish(bh_capture *c, char manifest_sha256[65], bh_error **err)
 
 /* ---- verifying a folder ---- */
 
-static bool is_hex64(const char *s)
-{
-	if (strlen(s) != 64)
-		return false;
-	for (; *s; s++)
-		if (!isxdigit((unsigned char)*s) || isupper((unsigned char)*s))
-			return false;
-	return true;
-}
-
 int bh_capture_verify(const char *dir, size_t *n_files, char manifest_sha256[65], char **problems,
 		      bh_error **err)
 {
 	*problems = NULL;
 	*n_files = 0;
-	manifest_sha256[0] = '\0';
+	struct bh_capture_manifest man;
+	if (bh_capture_manifest_read(dir, &man, manifest_sha256, err) < 0)
+		return -1;
 	cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
+	if (dfd < 0) {
+		bh_capture_manifest_free(&man);
 		return bh_fail(err, BH_E_SYSTEM, errno, "open the evidence folder %s", dir);
-	cleanup_close int mfd = openat(dfd, BH_CAPTURE_MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	if (mfd < 0 || fstat(mfd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > MANIFEST_CAP)
-		return bh_fail(err, BH_E_INVALID, mfd < 0 ? errno : 0,
-			       "%s has no readable MANIFEST (a regular file of at most %u bytes)", dir,
-			       MANIFEST_CAP);
-	cleanup_free char *m = xzalloc((size_t)st.st_size + 1);
-	size_t got = 0;
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(mfd, m + got, (size_t)st.st_size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
 	}
-	if (memchr(m, '\0', got))
-		return bh_fail(err, BH_E_INVALID, 0, "%s/MANIFEST holds a NUL byte: not a manifest", dir);
-	sha256_hex(m, got, manifest_sha256);
-	if (strncmp(m, "bulkhead capture manifest 1\n", 28))
-		return bh_fail(err, BH_E_INVALID, 0,
-			       "%s/MANIFEST does not start \"bulkhead capture manifest 1\"", dir);
 	struct buf bad = {0};
-	char **listed = NULL;
-	size_t n_listed = 0;
-	size_t lineno = 0;
-	for (char *save = NULL, *l = strtok_r(m, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		lineno++;
-		if (strncmp(l, "file ", 5))
-			continue;
-		char sha[80], when[40], whole[8], name[160];
-		unsigned long long size = 0;
-		if (sscanf(l, "file %79s %llu %39s %7s %159s", sha, &size, when, whole, name) != 5 ||
-		    !is_hex64(sha) || !name_ok(name)) {
-			bprintf(&bad, "MANIFEST line %zu is not a file line bulkhead writes\n", lineno);
-			continue;
-		}
-		bool twice = false;
-		for (size_t i = 0; i < n_listed; i++)
-			twice |= !strcmp(listed[i], name);
-		if (twice) {
-			bprintf(&bad, "%s: listed twice\n", name);
-			continue;
-		}
-		listed = realloc(listed, (n_listed + 1) * sizeof *listed);
-		if (!listed)
-			abort();
-		listed[n_listed++] = xstrdup(name);
-		cleanup_close int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (man.problems)
+		buf_append(&bad, man.problems, strlen(man.problems));
+	for (size_t i = 0; i < man.n_files; i++) {
+		const struct bh_capture_manifest_file *f = &man.files[i];
+		cleanup_close int fd = openat(dfd, f->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		struct stat fs;
 		if (fd < 0 || fstat(fd, &fs) < 0 || !S_ISREG(fs.st_mode)) {
-			bprintf(&bad, "%s: missing (or not a regular file)\n", name);
+			bprintf(&bad, "%s: missing (or not a regular file)\n", f->name);
 			continue;
 		}
 		char now[65];
 		uint64_t n = 0;
 		if (sha256_fd_hex(fd, now, &n) < 0) {
-			bprintf(&bad, "%s: unreadable: %s\n", name, strerror(errno));
+			bprintf(&bad, "%s: unreadable: %s\n", f->name, strerror(errno));
 			continue;
 		}
-		if (n != size)
-			bprintf(&bad, "%s: %llu bytes, the manifest says %llu\n", name,
-				(unsigned long long)n, size);
-		else if (strcmp(now, sha))
-			bprintf(&bad, "%s: SHA-256 %s, the manifest says %s\n", name, now, sha);
+		if (n != f->size)
+			bprintf(&bad, "%s: %llu bytes, the manifest says %llu\n", f->name,
+				(unsigned long long)n, (unsigned long long)f->size);
+		else if (strcmp(now, f->sha256))
+			bprintf(&bad, "%s: SHA-256 %s, the manifest says %s\n", f->name, now, f->sha256);
 		else
 			(*n_files)++;
 	}
@@ -834,8 +775,8 @@ int bh_capture_verify(const char *dir, size_t *n_files, char manifest_sha256[65]
 		    !strcmp(de->d_name, BH_CAPTURE_MANIFEST))
 			continue;
 		bool known = false;
-		for (size_t i = 0; i < n_listed; i++)
-			known |= !strcmp(listed[i], de->d_name);
+		for (size_t i = 0; i < man.n_files && !known; i++)
+			known = !strcmp(man.files[i].name, de->d_name);
 		if (!known) {
 			bprintf(&bad, "added: ");
 			put_escaped(&bad, de->d_name, strlen(de->d_name));
@@ -844,9 +785,7 @@ int bh_capture_verify(const char *dir, size_t *n_files, char manifest_sha256[65]
 	}
 	if (d)
 		closedir(d);
-	for (size_t i = 0; i < n_listed; i++)
-		free(listed[i]);
-	free(listed);
+	bh_capture_manifest_free(&man);
 	if (bad.len) {
 		buf_append(&bad, "", 1);
 		*problems = (char *)bad.data;

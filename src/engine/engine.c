@@ -501,6 +501,7 @@ int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, 
 	e->keep_leftovers = cfg->keep_leftovers;
 	leftovers_survey(e, true);
 	if (!e->inspect_only && e->keep_leftovers) {
+		leftovers_bound(e); /* ---- report: a crash loop's, bounded ---- */
 		leftovers_hold_uids(e);
 		sessions_readopt(e);
 		on_prune(e, NULL);

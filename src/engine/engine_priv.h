@@ -453,6 +453,7 @@ struct bh_engine {
 	int64_t usage_sampled_ms;  /* the last usage pass's wall time (0: none yet) */
 	/* ---- inflight (leftovers.c) ---- */
 	bool keep_leftovers;       /* bh_config's: a dead engine's leftovers are evidence */
+	size_t bounded_reaped;     /* ---- report: older dead engines' findings reaped at open */
 	struct bh_leftovers leftovers; /* what it left, as found at open */
 	/* ---- egress (egress.c) ---- */
 	const struct bh_egress_ops *egress; /* bh_config's; NULL: no broker */
@@ -482,6 +483,10 @@ void leftovers_reap_interrupted(bh_engine *e);
 /* Kept leftovers keep their host uid ranges: no new sandbox of ours is
  * given one a dead engine's sandbox still runs as (sandbox.c). */
 void leftovers_hold_uids(bh_engine *e);
+/* ---- report: a crash loop's leftovers, bounded (leftovers_bound.c) ----
+ * Keeping: the findings of dead engines older than the
+ * BH_LEFTOVERS_KEPT_ENGINES newest are captured, then reaped. */
+void leftovers_bound(bh_engine *e);
 int uid_slot_of(bh_engine *e, uint32_t host_uid_base);
 void uid_slot_hold(bh_engine *e, int slot);
 

@@ -34,6 +34,13 @@ void leftovers_survey(bh_engine *e, bool tell)
 	free(v);
 	if (e->store)
 		store_previous_engine(e->store, (int64_t)getpid(), &l->engine_pid, &l->last_sign_ms);
+	/* ---- report ---- */
+	l->bounded_reaped = e->bounded_reaped;
+	if (e->store) {
+		int64_t *pids = NULL;
+		l->dead_engines = store_dead_engines(e->store, (int64_t)getpid(), &pids);
+		free(pids);
+	}
 	if (!l->any || !tell)
 		return;
 	char text[512];
@@ -94,8 +101,17 @@ void bh_leftovers_text(const struct bh_leftovers *l, char *buf, size_t n)
 	at = put(what, sizeof what, at, "%s%zu %s", k[BH_LEAK_STALE_IMAGE], "image", "images");
 	at = put(what, sizeof what, at, "%s%zu %s", k[BH_LEAK_INTERRUPTED], "call was running",
 		 "calls were running");
-	snprintf(buf, n, "%s %s: %s", who, l->reaped_at_open ? "left (reaped at open)" : "left",
-		 at ? what : "nothing");
+	int w = snprintf(buf, n, "%s %s: %s", who, l->reaped_at_open ? "left (reaped at open)" : "left",
+			 at ? what : "nothing");
+	/* ---- report: a crash loop's, said ---- */
+	size_t used = w > 0 ? (size_t)w : 0;
+	if (l->dead_engines > 1 && used < n)
+		used += (size_t)snprintf(buf + used, n - used, " (leftovers of %zu dead engines)",
+					 l->dead_engines);
+	if (l->bounded_reaped && used < n)
+		snprintf(buf + used, n - used,
+			 "; %zu finding%s of older dead engines captured into %s/ and reaped",
+			 l->bounded_reaped, l->bounded_reaped == 1 ? "" : "s", BH_LEFTOVERS_CAPTURES);
 }
 
 /* ---- calls in flight ---- */

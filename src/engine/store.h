@@ -181,5 +181,11 @@ int store_previous_engine(struct bh_store *s, int64_t self_pid, int64_t *pid, in
 int64_t store_engine_last_sign(struct bh_store *s, int64_t pid);
 /* The registry state of the live row naming this container. */
 bool store_live_state(struct bh_store *s, const char *sandbox, char *state, size_t n);
+/* ---- report: a crash loop's leftovers (store_engines.c) ---- */
+/* The dead engines (not self_pid) whose live rows or unsettled intents the
+ * store holds, newest first by their rows' times; *pids freed with free(). */
+size_t store_dead_engines(struct bh_store *s, int64_t self_pid, int64_t **pids);
+/* The engine pid a finding's row or intent names (0: none names one). */
+int64_t store_finding_engine(struct bh_store *s, const struct bh_leak *l);
 
 #endif

@@ -47,7 +47,38 @@ static pid_t warden_of(const char *state, pid_t daemon)
 	return found;
 }
 
-void daemon_kill_with_leftovers(struct daemon *d, struct dead_daemon *dd)
+/* kill -9 of the warden, then of the daemon (d->pid is 0 after), and its
+ * view of the rootfs unmounted in our namespace. */
+static void kill_daemon_and_warden(struct daemon *d, struct dead_daemon *dd)
+{
+	/* The warden first: left alone it would stop the dead engine's
+	 * sandboxes (that is its job), and the test is about what an
+	 * operator finds when nothing did. */
+	pid_t warden = 0;
+	for (int i = 0; i < 100 && !(warden = warden_of(dd->state, d->pid)); i++)
+		usleep(50 * 1000); /* started beside the engine, a moment after it */
+	cr_assert_gt(warden, 0, "no warden works in %s", dd->state);
+	cr_assert_eq(kill(warden, SIGKILL), 0);
+	cr_assert_eq(kill(d->pid, SIGKILL), 0);
+	int st = 0;
+	waitpid(d->pid, &st, 0);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "the daemon was not killed (%d)", st);
+	d->pid = 0;
+	/* A daemon forked from a test whose own engine hid the hybrid cgroup
+	 * mount shares the test's mount namespace: its view of the rootfs
+	 * outlives it there (a SIGTERM would have unmounted it). Not evidence. */
+	char view[4300];
+	snprintf(view, sizeof view, "%s/view", dd->state);
+	umount2(view, MNT_DETACH | UMOUNT_NOFOLLOW);
+	/* The warden is not our child: gone once its /proc entry is. */
+	char proc[64];
+	snprintf(proc, sizeof proc, "/proc/%d", warden);
+	for (int i = 0; i < 200 && access(proc, F_OK) == 0; i++)
+		usleep(10 * 1000);
+}
+
+/* Where the daemon's state directory is, resolved, and its cgroup parent. */
+static void dead_daemon_named(struct daemon *d, struct dead_daemon *dd)
 {
 	memset(dd, 0, sizeof *dd);
 	char named[4200];
@@ -57,18 +88,36 @@ void daemon_kill_with_leftovers(struct daemon *d, struct dead_daemon *dd)
 	harness_sh_into(key, sizeof key, "printf %%s '%s' | sha256sum | cut -c1-12", dd->state);
 	key[strcspn(key, "\n")] = '\0';
 	snprintf(dd->cgroup_parent, sizeof dd->cgroup_parent, "/bulkhead/%.12s", key);
+}
 
-	struct daemon_session paused, running;
+/* A session opened, given code (NULL: none), paused; its row's sandbox. */
+static void open_and_pause(struct daemon *d, struct dead_daemon *dd, const char *code)
+{
+	struct daemon_session paused;
 	daemon_open_session(d, &paused);
-	struct answer *a = daemon_cell(d, d->run_token, paused.id, "python", "secret = 42");
-	cr_assert_eq(a->status, 200, "%s", a->body);
-	answer_free(a);
+	struct answer *a;
+	if (code) {
+		a = daemon_cell(d, d->run_token, paused.id, "python", code);
+		cr_assert_eq(a->status, 200, "%s", a->body);
+		answer_free(a);
+	}
 	char body[256];
 	snprintf(body, sizeof body, "{\"session\":\"%s\"}", paused.fp);
 	a = daemon_call(d, d->op_token, OPS "Pause", body);
 	cr_assert_eq(a->status, 200, "%s", a->body);
 	answer_free(a);
 	snprintf(dd->paused_fp, sizeof dd->paused_fp, "%s", paused.fp);
+	char q[256];
+	snprintf(q, sizeof q, "SELECT sandbox FROM sessions WHERE fingerprint = '%s'", paused.fp);
+	sql(dd, dd->paused_sandbox, sizeof dd->paused_sandbox, q);
+	cr_assert(*dd->paused_sandbox, "no row for the paused session");
+}
+
+void daemon_kill_with_leftovers(struct daemon *d, struct dead_daemon *dd)
+{
+	dead_daemon_named(d, dd);
+	open_and_pause(d, dd, "secret = 42");
+	struct daemon_session running;
 
 	daemon_open_session(d, &running);
 	snprintf(dd->running_fp, sizeof dd->running_fp, "%s", running.fp);
@@ -92,37 +141,10 @@ void daemon_kill_with_leftovers(struct daemon *d, struct dead_daemon *dd)
 	}
 	cr_assert_str_eq(got, "1", "the running cell's intent never reached the store");
 	usleep(500 * 1000); /* the cell starts printing and sleeping */
-	char q[256];
-	snprintf(q, sizeof q, "SELECT sandbox FROM sessions WHERE fingerprint = '%s'", paused.fp);
-	sql(dd, dd->paused_sandbox, sizeof dd->paused_sandbox, q);
-	cr_assert(*dd->paused_sandbox, "no row for the paused session");
 
-	/* The warden first: left alone it would stop the dead engine's
-	 * sandboxes (that is its job), and the test is about what an
-	 * operator finds when nothing did. */
-	pid_t warden = 0;
-	for (int i = 0; i < 100 && !(warden = warden_of(dd->state, d->pid)); i++)
-		usleep(50 * 1000); /* started beside the engine, a moment after it */
-	cr_assert_gt(warden, 0, "no warden works in %s", dd->state);
-	cr_assert_eq(kill(warden, SIGKILL), 0);
-	cr_assert_eq(kill(d->pid, SIGKILL), 0);
-	int st = 0;
-	waitpid(d->pid, &st, 0);
-	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "the daemon was not killed (%d)", st);
-	d->pid = 0;
+	kill_daemon_and_warden(d, dd);
 	kill(client, SIGKILL);
 	waitpid(client, NULL, 0);
-	/* A daemon forked from a test whose own engine hid the hybrid cgroup
-	 * mount shares the test's mount namespace: its view of the rootfs
-	 * outlives it there (a SIGTERM would have unmounted it). Not evidence. */
-	char view[4300];
-	snprintf(view, sizeof view, "%s/view", dd->state);
-	umount2(view, MNT_DETACH | UMOUNT_NOFOLLOW);
-	/* The warden is not our child: gone once its /proc entry is. */
-	char proc[64];
-	snprintf(proc, sizeof proc, "/proc/%d", warden);
-	for (int i = 0; i < 200 && access(proc, F_OK) == 0; i++)
-		usleep(10 * 1000);
 }
 
 /* A command's whole stdout (caller frees). */
@@ -162,4 +184,23 @@ char *dead_daemon_files(const struct dead_daemon *dd)
 	return capture("cd '%s' && find . -path ./rootfs -prune -o -printf '%%p %%s %%T@ %%m\\n' "
 			  "2>/dev/null | sort",
 			  dd->state);
+}
+
+/* ---- report: a crash loop, one turn of it ---- */
+void daemon_kill_holding_a_paused_sandbox(struct daemon *d, struct dead_daemon *dd)
+{
+	dead_daemon_named(d, dd);
+	open_and_pause(d, dd, NULL);
+	kill_daemon_and_warden(d, dd);
+}
+
+char *dead_daemon_cli(int *status, const char *env, const char *args)
+{
+	char *out = capture("BULKHEAD_INTERP='%s' %s '%s' %s 2>&1; echo \"rc=$?\"", BH_TEST_INTERP,
+			    env ? env : "", BH_TEST_CLI, args);
+	char *rc = strrchr(out, '=');
+	cr_assert(rc && !strncmp(rc - 2, "rc=", 3), "%s", out);
+	*status = atoi(rc + 1);
+	rc[-2] = '\0';
+	return out;
 }

@@ -28,5 +28,12 @@ char *dead_daemon_host(const struct dead_daemon *dd);
 /* Every file of the state directory with its size and modification time
  * (caller frees): equal before and after means nothing was written. */
 char *dead_daemon_files(const struct dead_daemon *dd);
+/* ---- report: one turn of a crash loop: d (started) opens and pauses one
+ * session, then its warden and it are killed (kill -9); paused_fp and
+ * paused_sandbox name the session, running_fp is "". ---- */
+void daemon_kill_holding_a_paused_sandbox(struct daemon *d, struct dead_daemon *out);
+/* `bulkhead ARGS` with its output (both streams; caller frees) and exit
+ * status; env: assignments before it ("" or NULL for none). */
+char *dead_daemon_cli(int *status, const char *env, const char *args);
 
 #endif

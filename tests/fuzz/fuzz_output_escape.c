@@ -2,6 +2,7 @@
  * escaping no byte a terminal acts on is left (C0 but layout, DEL, C1 in
  * UTF-8 or raw), and a Markdown cell holds no line break and no bare |. */
 #include "cli_out.h"
+#include "report.h"
 #include "ui_files.h"
 
 #include <stdint.h>
@@ -53,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = 0;
 	FILE *f = open_memstream(&md, &len);
 	if (f) {
-		ui_md_cell(f, cell);
+		bh_report_md_cell(f, cell);
 		fclose(f);
 		for (size_t i = 0; i < len; i++) {
 			if (md[i] == '\n' || md[i] == '\r')

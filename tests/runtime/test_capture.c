@@ -1,6 +1,7 @@
 /* Capture: a paused sandbox's evidence written into a folder with a
  * MANIFEST that verifies, and a folder changed afterwards that does not. */
 #include "harness.h"
+#include "plant.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -167,14 +168,11 @@ Test(capture, the_cli_captures_a_paused_orphan_before_gc_and_verify_fails_once_a
 	*strchr(name, '\n') = '\0';
 	waitpid(pid, NULL, 0);
 	harness_wait_for_warden(state);
+	char config[4200];
+	snprintf(config, sizeof config, "%s/orphan.json", state);
+	plant_orphan_bundle(state, cgparent, name, "bh-orphan", config);
 	harness_sh("crun --root '%s' delete -f %s 2>&1", root, name);
-	char *r = harness_sh("set -e; d='%s/bundles/bh-orphan'; mkdir -p \"$d\"; "
-		     "sed -e 's|\"args\":\\[\"[^\"]*\"\\]|\"args\":[\"/bin/sleep\",\"300\"]|' "
-		     "-e 's|%s/%s|%s/bh-orphan|' '%s/bundles/%s/config.json' > \"$d/config.json\"; "
-		     "crun --root '%s' run -d --bundle \"$d\" bh-orphan </dev/null >/dev/null 2>&1 && "
-		     "crun --root '%s' pause bh-orphan && echo paused",
-		     state, cgparent, name, cgparent, state, name, root, root);
-	cr_assert_str_eq(r, "paused\n", "could not plant a paused orphan: %s", r);
+	plant_orphan_start(state, root, "bh-orphan", config, true);
 
 	struct harness view = {.state_dir = state};
 	char *dir = NULL;

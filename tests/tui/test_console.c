@@ -18,6 +18,7 @@
 #include "daemon_leftovers.h" /* inflight */
 #include "gen_store.h"
 #include "harness.h"
+#include "plant.h" /* ---- report ---- */
 #include "tamper_proxy.h"
 #include "wire_operator.h" /* ---- light: the Overview poll's cap ---- */
 
@@ -133,10 +134,10 @@ static void teardown(void)
 	if (have_daemon)
 		daemon_stop(&d);
 	have_daemon = false;
-	if (*orphan_root)
-		free(sh("crun --root '%s' delete -f bh-orphan >/dev/null", orphan_root));
-	if (*orphan_root) /* ---- capture ---- */
-		free(sh("crun --root '%s' delete -f bh-0000000000c0ffee >/dev/null 2>&1", orphan_root));
+	if (*orphan_root) {
+		plant_orphan_remove(orphan_root, "bh-orphan");
+		plant_orphan_remove(orphan_root, "bh-0000000000c0ffee"); /* ---- capture ---- */
+	}
 	orphan_root[0] = '\0';
 	close_engine();
 	/* Whatever a console that died mid-test left behind. */
@@ -1534,11 +1535,9 @@ Test(console, the_leaks_view_lists_a_planted_orphan_and_reaps_it_after_the_confi
 	snprintf(cgparent, sizeof cgparent, "%s", bh_engine_cgroup_parent(h.e));
 	char root[4200];
 	snprintf(root, sizeof root, "%s", bh_engine_runtime_root(h.e, BH_TIER_CONTAINER));
-	char *r = sh("sed -e 's|\"args\":\\[\"[^\"]*\"\\]|\"args\":[\"/bin/sleep\",\"300\"]|' "
-		     "-e 's|%s/%s|%s/bh-orphan|' '%s/bundles/%s/config.json' > '%s/orphan.json' && echo copied",
-		     cgparent, name, cgparent, h.state_dir, name, files);
-	cr_assert_str_eq(r, "copied\n", "%s", r);
-	free(r);
+	char config[4300];
+	snprintf(config, sizeof config, "%s/orphan.json", files);
+	plant_orphan_bundle(h.state_dir, cgparent, name, "bh-orphan", config);
 	char last[65], reason[32];
 	harness_close_session(&h, s, last, reason);
 	close_engine();
@@ -1548,12 +1547,7 @@ Test(console, the_leaks_view_lists_a_planted_orphan_and_reaps_it_after_the_confi
 		  ":save-display leaks-none-yet\n");
 	live_wait_screen("leaks-none-yet");
 	snprintf(orphan_root, sizeof orphan_root, "%s", root);
-	r = sh("set -e; d='%s/bundles/bh-orphan'; mkdir -p \"$d\"; cp '%s/orphan.json' \"$d/config.json\"; "
-	       "crun --root '%s' run -d --bundle \"$d\" bh-orphan </dev/null >/dev/null 2>'%s/crun.err' "
-	       "&& echo started || cat '%s/crun.err'",
-	       h.state_dir, files, orphan_root, files, files);
-	cr_assert_str_eq(r, "started\n", "could not plant the orphan: %s", r);
-	free(r);
+	plant_orphan_start(h.state_dir, orphan_root, "bh-orphan", config, false);
 	live_send("<C-r>\n"
 		  ":save-display leaks-orphan\n"
 		  "<Enter>\n"
@@ -3095,11 +3089,9 @@ Test(console, v_in_leaks_captures_a_paused_orphan_into_a_folder_whose_manifest_v
 	snprintf(cgparent, sizeof cgparent, "%s", bh_engine_cgroup_parent(h.e));
 	char root[4200];
 	snprintf(root, sizeof root, "%s", bh_engine_runtime_root(h.e, BH_TIER_CONTAINER));
-	char *r = sh("sed -e 's|\"args\":\\[\"[^\"]*\"\\]|\"args\":[\"/bin/sleep\",\"300\"]|' "
-		     "-e 's|%s/%s|%s/bh-0000000000c0ffee|' '%s/bundles/%s/config.json' > '%s/orphan.json' && echo copied",
-		     cgparent, name, cgparent, h.state_dir, name, files);
-	cr_assert_str_eq(r, "copied\n", "%s", r);
-	free(r);
+	char config[4300];
+	snprintf(config, sizeof config, "%s/orphan.json", files);
+	plant_orphan_bundle(h.state_dir, cgparent, name, "bh-0000000000c0ffee", config);
 	char last[65], reason[32];
 	harness_close_session(&h, s, last, reason);
 	close_engine();
@@ -3109,12 +3101,7 @@ Test(console, v_in_leaks_captures_a_paused_orphan_into_a_folder_whose_manifest_v
 		  ":save-display capture-none-yet\n");
 	live_wait_screen("capture-none-yet");
 	snprintf(orphan_root, sizeof orphan_root, "%s", root);
-	r = sh("set -e; d='%s/bundles/bh-0000000000c0ffee'; mkdir -p \"$d\"; cp '%s/orphan.json' \"$d/config.json\"; "
-	       "crun --root '%s' run -d --bundle \"$d\" bh-0000000000c0ffee </dev/null >/dev/null 2>'%s/crun.err' "
-	       "&& crun --root '%s' pause bh-0000000000c0ffee && echo paused || cat '%s/crun.err'",
-	       h.state_dir, files, orphan_root, files, orphan_root, files);
-	cr_assert_str_eq(r, "paused\n", "could not plant a paused orphan: %s", r);
-	free(r);
+	plant_orphan_start(h.state_dir, orphan_root, "bh-0000000000c0ffee", config, true);
 	live_send("<C-r>\n"
 		  "v\n"
 		  ":save-display capture-prompt\n"
@@ -3769,4 +3756,39 @@ Test(console, the_events_view_shows_the_brokers_requests_and_why_one_was_refused
 	screen_has("egress-events", " egress ");
 	screen_has("egress-events", "GET https://api.example.test:443 route /v1/items/* -> 200; out 0 B, in 321 B");
 	screen_has("egress-events", "POST https://api.example.test:443 -> 403, refused: route not allowed");
+}
+
+/* ---- report: a store copy's times are when, in UTC — the day when not
+ * today (a copy's "now" is not this console's) ---- */
+/* A copy whose conv-2 row is live under an engine that is gone, last
+ * called on 2026-11-27 (09:15 UTC), expiring that day: its IDLE and
+ * EXPIRES in :sb and its SEEN in :leaks are that day, MM-DD; the other
+ * rows, from today, are hh:mm. */
+Test(console, a_store_copys_times_are_utc_and_a_day_not_today_shows_its_date)
+{
+	make_store();
+	pid_t gone = fork();
+	cr_assert_neq(gone, -1);
+	if (gone == 0)
+		_exit(0);
+	cr_assert_eq(waitpid(gone, NULL, 0), gone); /* a pid that no engine runs */
+	char *out = sh("cp '%s/store.db' '%s/dated.db' && sqlite3 '%s/dated.db' \"UPDATE sessions SET "
+		       "state = 'ready', engine_pid = %d, created_ms = 1795770000000, "
+		       "last_call_ms = 1795770900000, expires_ms = 1795773600000, ended_ms = NULL, "
+		       "end_reason = NULL, end_detail = NULL WHERE run_key = 'conv-2'\" && echo dated",
+		       files, files, files, (int)gone);
+	cr_assert_str_eq(out, "dated\n", "%s", out);
+	free(out);
+	console_db(":sb\n"
+		   ":save-display db-dated-sandboxes\n"
+		   ":leaks\n"
+		   ":save-display db-dated-leaks\n"
+		   ":q\n",
+		   "dated.db");
+	screen("db-dated-sandboxes");
+	screen_has("db-dated-sandboxes", " ready       kernel    -         1     11-27 11-27   team-b");
+	screen("db-dated-leaks");
+	char *row = line_starting("db-dated-leaks", "abandoned");
+	cr_assert(strstr(row, " 11-27 "), "SEEN is not the day it was first seen: %s", row);
+	free(row);
 }

@@ -118,6 +118,7 @@ Test(layering, no_librarys_private_headers_are_included_outside_it)
 		{"bench", "bench"},
 		/* ---- broker ---- */
 		{"src/broker", "src/broker"}, {"src/egress", "src/egress"},
+		{"src/report", "src/report"}, /* ---- report ---- */
 	};
 	for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
 		char *hits = private_includes(libs[i].folder, libs[i].own);
@@ -188,4 +189,22 @@ Test(layering, the_broker_and_the_profiles_include_no_engine_private_header)
 		hits = includes_outside("src/egress", "src/egress include/bulkhead include/bulkhead-base");
 		cr_assert_str_empty(hits, "src/egress includes:\n%s", hits);
 	}
+}
+
+/* ---- report ---- */
+Test(layering, the_report_sits_below_the_console_and_the_command)
+{
+	/* One definition of the incident report that the console's view and
+	 * `bulkhead report` both write: it uses the engine's public API and the
+	 * wire's (include/bulkhead), never the console, the command, a daemon
+	 * or a client, and no engine-private header. */
+	char *hits = includes_outside("src/report", "src/report include/bulkhead");
+	cr_assert_str_empty(hits, "src/report includes what is not its own or public:\n%s", hits);
+	hits = run("cd '" BH_SOURCE_DIR "' && grep -lE '#include[[:space:]]*[<\"](n?curses|microhttpd|curl/)' "
+		   "src/report/*.[ch] 2>/dev/null || true");
+	cr_assert_str_empty(hits, "src/report includes UI or HTTP headers:\n%s", hits);
+	/* The view writes through it: no second writer of the report's JSON. */
+	hits = run("cd '" BH_SOURCE_DIR "' && grep -l 'cJSON' ui/views/leaks_report.c src/cli/cmd_report.c "
+		   "2>/dev/null || true");
+	cr_assert_str_empty(hits, "a second writer of the report:\n%s", hits);
 }

@@ -1,5 +1,6 @@
 /* The console's report files (ui/ui_files.c), alone: a hostile value cannot
  * reshape the Markdown table, and a planted link is never written through. */
+#include "report.h"
 #include "ui_files.h"
 
 #include <criterion/criterion.h>
@@ -17,7 +18,7 @@ static char *cells(const char *const *v, size_t n)
 	fputs("| a | b | c |\n|---|---|---|\n", f);
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? " | " : "| ", f);
-		ui_md_cell(f, v[i]);
+		bh_report_md_cell(f, v[i]);
 	}
 	fputs(" |\n", f);
 	long len = ftell(f);

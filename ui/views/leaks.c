@@ -6,6 +6,7 @@
  * (leaks_reap.c); e writes a report. */
 #include "app.h"
 #include "capture_view.h" /* ---- capture ---- */
+#include "copy_time.h"    /* ---- report ---- */
 #include "leaks_reap.h"
 #include "report_view.h"  /* ---- capture ---- */
 #include "ui_files.h"
@@ -121,6 +122,12 @@ static void fill(struct view *v, const struct bh_leak *l, size_t n)
 		snprintf(r->copy, sizeof r->copy, "%s", *l[i].fingerprint ? l[i].fingerprint : l[i].sandbox);
 		char seen[16];
 		fmt_age(seen, sizeof seen, l[i].first_seen_ms, now);
+		/* ---- report: a store copy's SEEN is when, in UTC, not an age
+		 * against this console's clock (a copy's now is not ours) ---- */
+		if (!v->app->src->ops->has_engine) {
+			copy_time(seen, sizeof seen, l[i].first_seen_ms, now);
+			table_num(r, 3, l[i].first_seen_ms);
+		}
 		/* The mark in the words too, for monochrome. */
 		table_cell(r, 0, "%s%s", on ? "*" : "", bh_leak_kind_name(l[i].kind));
 		table_cell(r, 1, "%s", l[i].sandbox);

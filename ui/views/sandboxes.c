@@ -2,6 +2,7 @@
  * ones, runs cells in the console's own, and steers any of them. */
 #include "capture_view.h" /* ---- capture ---- */
 #include "app.h"
+#include "copy_time.h" /* ---- report ---- */
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -152,18 +153,8 @@ static void usage_changed(struct app *a, struct view *v)
 
 /* ---- light: a store opened with --db (a copy, maybe days old) has no
  * "now" of its own: IDLE is when the last call (else the opening) was and
- * EXPIRES when the lifetime ends, as UTC hh:mm (B24), not ages against this
- * console's clock. */
-static void copy_time(char *buf, size_t n, int64_t unix_ms)
-{
-	time_t t = (time_t)(unix_ms / 1000);
-	struct tm tm;
-	if (unix_ms <= 0 || !gmtime_r(&t, &tm)) {
-		snprintf(buf, n, "-");
-		return;
-	}
-	strftime(buf, n, "%H:%M", &tm);
-}
+ * EXPIRES when the lifetime ends, as UTC times (B24; copy_time.h: the day
+ * when not today), not ages against this console's clock. */
 
 static void loaded(void *arg, const struct ui_session *rows, size_t n, const char *err)
 {
@@ -201,11 +192,15 @@ static void loaded(void *arg, const struct ui_session *rows, size_t n, const cha
 		else
 			snprintf(exp, sizeof exp, "-");
 		if (!a_of(v)->src->ops->has_engine) { /* ---- light ---- */
-			copy_time(idle, sizeof idle, s->last_call_ms ? s->last_call_ms : s->created_ms);
+			int64_t idle_ms = s->last_call_ms ? s->last_call_ms : s->created_ms;
+			copy_time(idle, sizeof idle, idle_ms, now);
 			if (strcmp(s->state, "ended"))
-				copy_time(exp, sizeof exp, s->expires_ms);
+				copy_time(exp, sizeof exp, s->expires_ms, now);
 			else
 				snprintf(exp, sizeof exp, "-");
+			/* ---- report: sorted by the time, not by its text ---- */
+			table_num(r, 5, idle_ms);
+			table_num(r, 6, strcmp(s->state, "ended") ? s->expires_ms : 0);
 		}
 		table_cell(r, 5, "%s", s->call_started_ms ? "-" : idle);
 		table_cell(r, 6, "%s", exp);
