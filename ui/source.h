@@ -30,6 +30,9 @@ struct ui_session {
 	int64_t pauses_ms, hibernates_ms; /* the policy clocks; 0: not running */
 	char evidence[96];       /* its tier's proof */
 	char end_detail[256];
+	/* ---- replay: calls refused before they ran, for :live ---- */
+	uint64_t refused;
+	char last_refusal[300];
 };
 
 struct ui_record {

@@ -68,6 +68,9 @@ void ui_session_from(struct ui_session *r, const struct wire_operator_session *o
 	r->hibernates_ms = o->hibernates_unix_ms;
 	snprintf(r->evidence, sizeof r->evidence, "%s", o->evidence ? o->evidence : "");
 	snprintf(r->end_detail, sizeof r->end_detail, "%s", o->end_detail ? o->end_detail : "");
+	/* ---- replay: refused calls ---- */
+	r->refused = o->refused;
+	snprintf(r->last_refusal, sizeof r->last_refusal, "%s", o->last_refusal ? o->last_refusal : "");
 }
 
 void ui_record_from(struct ui_record *o, int64_t id, const struct bh_record *r, const char *language,

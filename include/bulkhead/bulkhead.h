@@ -565,6 +565,9 @@ struct bh_session_info {
 	int64_t hibernates_unix_ms;   /* paused, it hibernates (or closes) then; projected while ready */
 	const char *evidence;    /* its tier's proof: "bulkhead-sandbox:sha256:<evidence key>" */
 	const char *end_detail;  /* why it ended, in words ("" while live) */
+	/* ---- replay: refused calls, for :live ---- */
+	uint64_t refused;         /* calls refused before they ran (not in calls) */
+	const char *last_refusal; /* the last one's refusal, "Nothing ran (capacity): ..." ("" none) */
 };
 void bh_session_get_info(const bh_session *s, struct bh_session_info *out);
 /* Every session the engine holds (live, and ended ones kept as tombstones). */

@@ -94,6 +94,9 @@ struct wire_operator_session {
 	int64_t pauses_unix_ms, hibernates_unix_ms; /* the policy clocks; 0: not running */
 	const char *evidence;      /* its tier's proof (bulkhead-sandbox:sha256:...) */
 	const char *end_detail;
+	/* ---- replay: refused calls, for :live ---- */
+	uint64_t refused;         /* "refusedCalls" */
+	const char *last_refusal; /* "lastRefusal"; "" for none */
 };
 
 struct wire_operator_sessions { /* ListSessions */

@@ -121,6 +121,10 @@ struct bh_session {
 	 * for; its events name them ---- */
 	char acting[BH_ACTOR_MAX + 1];
 	char acting_rid[BH_ACTOR_MAX + 1];
+	/* ---- replay: calls refused before they ran (bh_session_run), so a
+	 * console following calls (:live) sees them too ---- */
+	uint64_t refused;
+	char last_refusal[300];
 	struct bh_session *next;
 };
 

@@ -159,6 +159,9 @@ struct wire_operator_session wire_operator_session_of(const struct bh_session_in
 		.hibernates_unix_ms = i->hibernates_unix_ms,
 		.evidence = or_empty(i->evidence),
 		.end_detail = or_empty(i->end_detail),
+		/* ---- replay: refused calls ---- */
+		.refused = i->refused,
+		.last_refusal = or_empty(i->last_refusal),
 	};
 }
 
@@ -188,6 +191,9 @@ static const struct wire_field session_fields[] = {
 	{"hibernatesUnixMs", WIRE_F_I64, SESSION(hibernates_unix_ms)},
 	{"evidence", WIRE_F_STR, SESSION(evidence)},
 	{"endDetail", WIRE_F_STR, SESSION(end_detail)},
+	/* ---- replay: refused calls ---- */
+	{"refusedCalls", WIRE_F_U64, SESSION(refused)},
+	{"lastRefusal", WIRE_F_STR, SESSION(last_refusal)},
 };
 #undef SESSION
 
