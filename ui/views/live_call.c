@@ -355,7 +355,10 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 		attron(A_BOLD | theme_attr(C_BAD));
 		draw_clipped(y++, 0, C, "refused: nothing ran, no record was written");
 		attroff(A_BOLD | theme_attr(C_BAD));
-		hop_text(y, 0, C, bottom - y + 1, 1, theme_attr(C_BAD), p->s.last_refusal);
+		/* the refusal can quote the request (a file's path): shown safe */
+		char why[sizeof p->s.last_refusal * 4 + 1];
+		ui_text_safe(why, sizeof why, p->s.last_refusal, strlen(p->s.last_refusal), true);
+		hop_text(y, 0, C, bottom - y + 1, 1, theme_attr(C_BAD), why);
 		return;
 	}
 	if (p->answered || p->phase == ANSWERED) {
