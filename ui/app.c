@@ -626,6 +626,8 @@ static void draw(struct app *a)
 	if (crumbs)
 		bottom--; /* the crumbs' row */
 	int pane = v->ops == &view_sandboxes ? answers_pane_rows(a, 4, bottom) : 0;
+	if (!pane && v->ops->pane_rows) /* ---- replay: a pane under the table ---- */
+		pane = v->ops->pane_rows(a, v, 4, bottom);
 	bottom -= pane;
 	if (!v->ops->draw) {
 		table_scroll(&v->t, bottom - 4);
@@ -651,7 +653,9 @@ static void draw(struct app *a)
 		v->ops->draw(a, v, 4, bottom);
 	else
 		draw_table(a, v, 4, bottom);
-	if (pane)
+	if (pane && v->ops->pane_draw) /* ---- replay: a pane under the table ---- */
+		v->ops->pane_draw(a, v, bottom + 1, bottom + pane);
+	else if (pane)
 		answers_draw_pane(a, bottom + 1, bottom + pane);
 	if (crumbs)
 		draw_crumbs(a, bottom + pane + 1);

@@ -141,6 +141,11 @@ struct view_ops {
 	 * leave out (0: FLEX_LEAST): events keep their detail legible and drop
 	 * who acted first. */
 	int flex_least;
+	/* ---- replay: a pane under the table ---- */
+	/* Rows the pane under the table takes (0: none) and its drawing: the
+	 * scenario list's preview of the selected one, wrapped, not cut. */
+	int (*pane_rows)(struct app *a, struct view *v, int top, int bottom);
+	void (*pane_draw)(struct app *a, struct view *v, int top, int bottom);
 };
 
 struct view {
@@ -195,6 +200,10 @@ bool presenter_command(struct app *a, const char *cmd, const char *rest);
 /* The scenario list's digits: the Nth scenario selected as its number is
  * typed (enter opens it). */
 bool presenter_list_key(struct app *a, struct view *v, int k);
+/* The player v (view_player) to step `step` (0-based) at hop `hop` (its
+ * path's first hop visits lit, 0: the step whole): where the presenter was
+ * when q left it. A step or hop past the recording's is not taken. */
+void player_go_to(struct view *v, size_t step, size_t hop);
 extern const struct view_ops view_timeline; /* ---- inflight ---- */
 
 struct app {

@@ -34,6 +34,9 @@ struct ui_session {
 	char egress_profile[72];
 	uint64_t egress_requests;
 	char egress_last[256];
+	/* ---- replay: calls refused before they ran, for :live ---- */
+	uint64_t refused;
+	char last_refusal[300];
 };
 
 struct ui_record {

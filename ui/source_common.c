@@ -72,6 +72,9 @@ void ui_session_from(struct ui_session *r, const struct wire_operator_session *o
 	snprintf(r->egress_profile, sizeof r->egress_profile, "%s", o->egress_profile ? o->egress_profile : "");
 	r->egress_requests = o->egress_requests;
 	snprintf(r->egress_last, sizeof r->egress_last, "%s", o->egress_last ? o->egress_last : "");
+	/* ---- replay: refused calls ---- */
+	r->refused = o->refused;
+	snprintf(r->last_refusal, sizeof r->last_refusal, "%s", o->last_refusal ? o->last_refusal : "");
 }
 
 void ui_record_from(struct ui_record *o, int64_t id, const struct bh_record *r, const char *language,

@@ -644,6 +644,9 @@ struct bh_session_info {
 	const char *egress_profile;
 	uint64_t egress_requests;
 	const char *egress_last;
+	/* ---- replay: refused calls, for :live ---- */
+	uint64_t refused;         /* calls refused before they ran (not in calls) */
+	const char *last_refusal; /* the last one's refusal, "Nothing ran (capacity): ..." ("" none) */
 };
 void bh_session_get_info(const bh_session *s, struct bh_session_info *out);
 /* Every session the engine holds (live, and ended ones kept as tombstones). */

@@ -98,6 +98,9 @@ struct wire_operator_session {
 	const char *egress_profile;
 	uint64_t egress_requests;
 	const char *egress_last;
+	/* ---- replay: refused calls, for :live ---- */
+	uint64_t refused;         /* "refusedCalls" */
+	const char *last_refusal; /* "lastRefusal"; "" for none */
 };
 
 struct wire_operator_sessions { /* ListSessions */

@@ -309,6 +309,9 @@ void bh_session_get_info(const bh_session *s, struct bh_session_info *o)
 		.idle_ms = session_idle_ms(s),
 		.end_reason = s->state == BH_SESSION_ENDED ? s->end_reason : BH_END_NONE,
 		.from_pool = s->from_pool,
+		/* ---- replay: refused calls ---- */
+		.refused = s->refused,
+		.last_refusal = s->last_refusal,
 	};
 	session_info_truth(s, o);
 	/* ---- egress ---- */

@@ -566,8 +566,8 @@ int session_enqueue(bh_session *s, struct op *op, bh_error **err)
 	return 0;
 }
 
-int bh_session_run(bh_session *s, const struct bh_cell *cell, bh_cell_cb cb, void *arg,
-		   bh_error **err)
+static int session_run(bh_session *s, const struct bh_cell *cell, bh_cell_cb cb, void *arg,
+		       bh_error **err)
 {
 	cleanup_error bh_error *unasked = NULL;
 	err = err ? err : &unasked;
@@ -642,6 +642,25 @@ int bh_session_run(bh_session *s, const struct bh_cell *cell, bh_cell_cb cb, voi
 	op->cell_cb = cb;
 	op->arg = arg;
 	return session_enqueue(s, op, err);
+}
+
+/* ---- replay: refused calls, for :live ---- */
+/* A call refused here ran nothing and leaves no record: the session counts
+ * it and keeps its refusal, so the operator API can show it (a console
+ * following the next call sees it stop at the daemon). */
+int bh_session_run(bh_session *s, const struct bh_cell *cell, bh_cell_cb cb, void *arg,
+		   bh_error **err)
+{
+	cleanup_error bh_error *unasked = NULL;
+	err = err ? err : &unasked;
+	int rc = session_run(s, cell, cb, arg, err);
+	if (rc < 0 && s && *err) {
+		s->refused++;
+		snprintf(s->last_refusal, sizeof s->last_refusal, "Nothing ran (%s): %s",
+			 bh_refusal_name((*err)->refusal), (*err)->msg);
+		engine_changed(s->e); /* ---- light: an Overview poll wakes ---- */
+	}
+	return rc;
 }
 
 int bh_session_close(bh_session *s, bh_close_cb cb, void *arg, bh_error **err)

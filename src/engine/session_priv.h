@@ -135,6 +135,10 @@ struct bh_session {
 	uint64_t egress_holds; /* hold ids used (the profile's is 1) */
 	uint64_t egress_requests; /* the broker's notes of it */
 	char egress_last[256];    /* the last one's detail */
+	/* ---- replay: calls refused before they ran (bh_session_run), so a
+	 * console following calls (:live) sees them too ---- */
+	uint64_t refused;
+	char last_refusal[300];
 	struct bh_session *next;
 };
 

@@ -163,6 +163,9 @@ struct wire_operator_session wire_operator_session_of(const struct bh_session_in
 		.egress_profile = or_empty(i->egress_profile),
 		.egress_requests = i->egress_requests,
 		.egress_last = or_empty(i->egress_last),
+		/* ---- replay: refused calls ---- */
+		.refused = i->refused,
+		.last_refusal = or_empty(i->last_refusal),
 	};
 }
 
@@ -196,6 +199,9 @@ static const struct wire_field session_fields[] = {
 	{"egressProfile", WIRE_F_STR, SESSION(egress_profile)},
 	{"egressRequests", WIRE_F_U64, SESSION(egress_requests)},
 	{"egressLast", WIRE_F_STR, SESSION(egress_last)},
+	/* ---- replay: refused calls ---- */
+	{"refusedCalls", WIRE_F_U64, SESSION(refused)},
+	{"lastRefusal", WIRE_F_STR, SESSION(last_refusal)},
 };
 #undef SESSION
 

@@ -304,6 +304,39 @@ Test(sessions, calls_on_an_ended_session_given_no_err_are_refused_not_a_crash, .
 	bh_error_free(err);
 }
 
+/* ---- replay: refused calls, for :live ---- */
+/* A call refused before it ran is not a call (calls stays 0, no record)
+ * but the session counts it and keeps what its caller was told, so the
+ * operator API can show it; the next call that runs is counted as before. */
+Test(sessions, a_call_refused_before_it_ran_is_counted_with_its_refusal_not_as_a_call, .init = setup,
+     .fini = teardown)
+{
+	harness_require_tier(&h, BH_TIER_CONTAINER);
+	bh_session *s = harness_session(&h, BH_TIER_CONTAINER, 0);
+	struct bh_session_info info;
+	bh_session_get_info(s, &info);
+	cr_assert_eq(info.refused, 0);
+	cr_assert_str_empty(info.last_refusal);
+	struct bh_cell c = {.language = PY, .code = "1", .code_len = 1, .floor = BH_TIER_VM};
+	bh_error *err = NULL;
+	cr_assert_eq(bh_session_run(s, &c, no_answer_expected, NULL, &err), -1);
+	cr_assert_eq(err->refusal, BH_REFUSAL_ISOLATION, "%s", err->msg);
+	bh_error_free(err);
+	c.floor = BH_TIER_UNKNOWN;
+	c.timeout_ms = 999999999; /* above the maximum: refused as a request */
+	cr_assert_eq(bh_session_run(s, &c, no_answer_expected, NULL, NULL), -1);
+	bh_session_get_info(s, &info);
+	cr_assert_eq(info.refused, 2);
+	cr_assert_eq(info.calls, 0, "a refused call is not a call");
+	cr_assert_not_null(strstr(info.last_refusal, "Nothing ran (request): timeout 999999999 ms"), "%s",
+			   info.last_refusal);
+	struct cell_outcome *a = ok(s, PY, "print(1)", 0);
+	cell_outcome_free(a);
+	bh_session_get_info(s, &info);
+	cr_assert_eq(info.calls, 1);
+	cr_assert_eq(info.refused, 2);
+}
+
 Test(sessions, a_floor_above_the_tier_opens_nothing, .init = setup, .fini = teardown)
 {
 	harness_require_tier(&h, BH_TIER_CONTAINER);

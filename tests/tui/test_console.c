@@ -19,6 +19,7 @@
 #include "gen_store.h"
 #include "harness.h"
 #include "plant.h" /* ---- report ---- */
+#include "screen_compare.h"
 #include "tamper_proxy.h"
 #include "wire_operator.h" /* ---- light: the Overview poll's cap ---- */
 
@@ -537,32 +538,7 @@ static void screen(const char *name)
 	char *raw = shot(name);
 	char *got = normalise(raw);
 	free(raw);
-	char expected[4400];
-	snprintf(expected, sizeof expected, "%s/%s.txt", BH_TUI_EXPECTED, name);
-	if (getenv("BH_TUI_UPDATE") && *getenv("BH_TUI_UPDATE")) {
-		FILE *f = fopen(expected, "w");
-		cr_assert_not_null(f, "%s: %s", expected, strerror(errno));
-		fputs(got, f);
-		fclose(f);
-		free(got);
-		return;
-	}
-	char *want = harness_slurp(expected);
-	cr_assert_not_null(want, "no expected screen %s (BH_TUI_UPDATE=1 writes it; review it)", expected);
-	if (strcmp(want, got)) {
-		char dir[4400], actual[4500];
-		snprintf(dir, sizeof dir, "%s/tui-actual", test_root());
-		mkdir(dir, 0700);
-		snprintf(actual, sizeof actual, "%s/%s.txt", dir, name);
-		FILE *f = fopen(actual, "w");
-		cr_assert_not_null(f);
-		fputs(got, f);
-		fclose(f);
-		char *diff = sh("diff -u '%s' '%s' | head -80", expected, actual);
-		cr_assert_fail("screen %s differs (got it in %s):\n%s", name, actual, diff);
-	}
-	free(want);
-	free(got);
+	screen_compare(BH_TUI_EXPECTED, name, got);
 }
 
 /* Asserts what a raw screen holds, beyond the comparison. */
@@ -3071,6 +3047,53 @@ Test(console, attached_live_follows_the_next_call_another_client_makes_out_and_b
 	screen_has("live-answered", "answer: exit 0");
 	screen_has("live-answered", "bye now");
 	screen_has("live-again", "waiting for the next call on any session");
+}
+
+/* ---- replay: a refused call in :live ---- */
+/* A call the daemon refuses before it runs (here a floor above the
+ * session's tier) runs no cell and writes no record; :live still sees it —
+ * the session's refusedCalls grew — and stops it at the daemon with the
+ * refusal its caller read, on the whole screen (no header, like presenter
+ * mode). */
+Test(console, attached_live_sees_a_call_the_daemon_refused_stop_at_the_daemon)
+{
+	char env[512], args[4400];
+	attach_daemon(args, env, "");
+	char id[64], fp[65];
+	http_open(d.run_token, id, fp);
+	live_start(args, env);
+	live_send(":live\n"
+		  ":sleep 600\n"
+		  ":save-display live-refused-waiting\n");
+	live_wait_screen("live-refused-waiting");
+	char body[512];
+	snprintf(body, sizeof body,
+		 "{\"protocol\":3,\"sessionId\":\"%s\",\"minimumIsolation\":\"vm\","
+		 "\"cell\":{\"language\":\"python\",\"code\":\"print('never')\"}}",
+		 id);
+	struct answer *a = daemon_call(&d, d.run_token, "plimsoll.v1.SandboxService/SessionRun", body);
+	cr_assert_neq(a->status, 200, "the vm floor was not refused: %s", a->body);
+	cr_assert_not_null(strstr(a->body, "the floor vm is above the session's container tier"), "%s",
+			   a->body);
+	answer_free(a);
+	live_send(":sleep 1200\n"
+		  ":save-display live-refused\n"
+		  "n\n"
+		  ":save-display live-refused-again\n");
+	live_finish();
+	screen("live-refused");
+	screen_lacks("live-refused", "bulkhead 0.1.0"); /* no header */
+	screen_has("live-refused", "the daemon refused the call before it ran");
+	screen_has("live-refused", "┃ daemon ┃──▷│sandbox │"); /* the sandbox never lit */
+	screen_has("live-refused", "┃STOPPED ┃");
+	screen_has("live-refused", "◀━━┃  HERE  ┃"); /* the refusal back to its caller */
+	screen_has("live-refused", "refused: nothing ran, no record was written");
+	screen_has("live-refused", "Nothing ran (isolation): the floor vm is above the session's");
+	screen_has("live-refused", "n: wait for the next call");
+	char row[128];
+	snprintf(row, sizeof row, "session %.12s  tier container", fp);
+	screen_has("live-refused", row);
+	screen_has("live-refused-again", "waiting for the next call on any session");
 }
 
 /* ---- capture ---- */

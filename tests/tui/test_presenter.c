@@ -13,6 +13,7 @@
  * Whole screens are compared with tests/tui/expected/ (BH_TUI_UPDATE=1
  * rewrites them; read each by eye). */
 #include "scenario.h"
+#include "screen_compare.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -58,16 +59,6 @@ static char *read_all(FILE *f)
 		if ((n += got) + 1 >= cap)
 			b = realloc(b, cap *= 2);
 	b[n] = '\0';
-	return b;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	char *b = read_all(f);
-	fclose(f);
 	return b;
 }
 
@@ -124,7 +115,7 @@ static char *shot(const char *name)
 {
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof path, "%s/work/%s.txt", dir, name);
-	char *s = slurp(path);
+	char *s = screen_slurp(path);
 	cr_assert_not_null(s, "no screen %s was saved", name);
 	return s;
 }
@@ -146,21 +137,7 @@ static void screen(const char *name)
 	}
 	got[o] = '\0';
 	free(raw);
-	char expected[PATH_MAX + 64];
-	snprintf(expected, sizeof expected, "%s/%s.txt", BH_TUI_EXPECTED, name);
-	if (getenv("BH_TUI_UPDATE") && *getenv("BH_TUI_UPDATE")) {
-		FILE *f = fopen(expected, "w");
-		cr_assert_not_null(f, "%s: %s", expected, strerror(errno));
-		fputs(got, f);
-		fclose(f);
-		free(got);
-		return;
-	}
-	char *want = slurp(expected);
-	cr_assert_not_null(want, "no expected screen %s (BH_TUI_UPDATE=1 writes it; review it)", expected);
-	cr_assert_str_eq(got, want, "screen %s differs; got:\n%s", name, got);
-	free(want);
-	free(got);
+	screen_compare(BH_TUI_EXPECTED, name, got);
 }
 
 static void has(const char *name, const char *text)
@@ -219,7 +196,8 @@ Test(presenter, presenter_mode_has_no_header_draws_the_hops_as_boxes_and_jumps_t
 	has("presenter-stopped-here", "┃  HERE  ┃◁──│        │"); /* the sandbox never lit */
 	has("presenter-stopped-here", "CALL python: REFUSED, nothing ran");
 	has("presenter-no-step-9", "no step 9: this scenario has 3");
-	has("presenter-back-in-the-player", "Replay (concurrent_calls: step 1/3)");
+	/* q leaves the player where the presenter was (step 3), not step 1 */
+	has("presenter-back-in-the-player", "Replay (concurrent_calls: step 3/3)");
 }
 
 /* l follows the call hop by hop along its recorded path, each hop with its
@@ -237,7 +215,9 @@ Test(presenter, l_follows_a_call_hop_by_hop_to_the_hop_that_refused_it_and_back_
 	       "l\n"
 	       ":save-display presenter-hop-back\n"
 	       "h\n"
-	       ":save-display presenter-hop-refused-again\n");
+	       ":save-display presenter-hop-refused-again\n"
+	       "q\n"
+	       ":save-display presenter-hop-back-in-the-player\n");
 	screen("presenter-hop-model");
 	has("presenter-hop-model", "step 3/3 [");
 	has("presenter-hop-model", "hop 1/9");
@@ -253,6 +233,40 @@ Test(presenter, l_follows_a_call_hop_by_hop_to_the_hop_that_refused_it_and_back_
 	has("presenter-hop-back", "manager, on the way back: The refusal comes back");
 	has("presenter-hop-back", "┃(6) now ┃◀━━┃  HERE  ┃◁──│"); /* the refusal's way back */
 	has("presenter-hop-refused-again", "hop 5/9");
+	/* q: the player is at the presenter's step and hop, its wire shown */
+	screen("presenter-hop-back-in-the-player");
+	has("presenter-hop-back-in-the-player", "Replay (concurrent_calls: step 3/3, hop 5/9)");
+	has("presenter-hop-back-in-the-player", "hop 5/9, going down: daemon");
+}
+
+/* The player's last row says who recorded it, against what: whole when it
+ * fits, else shortened a clause at a time (the day for the second, no
+ * parenthesis, the daemon to its first comma, the recorder alone), never cut
+ * mid-word, at 80 and at 120 columns. The title and its lesson wrap over
+ * three rows on a screen of 30 lines; on 24 one row says it goes on. */
+Test(presenter, the_players_recorded_by_line_is_shortened_not_cut_and_its_lesson_wraps)
+{
+	replay(24, 80, "C.UTF-8", SHIPPED, "replay trigger_floor_refused",
+	       ":save-display player-recorded-by-80\n");
+	has("player-recorded-by-80", "\nrecorded 2026-");
+	has("player-recorded-by-80", " by clients/typescript npm run record\n");
+	has("player-recorded-by-80", "An agent that asks for the vm\xe2\x80\xa6\n"); /* goes on: … */
+	replay(24, 120, "C.UTF-8", SHIPPED, "replay trigger_floor_refused",
+	       ":save-display player-recorded-by-120\n");
+	has("player-recorded-by-120",
+	    " by clients/typescript npm run record against bulkhead serve 0.1.0 on loopback TCP, tier kernel\n");
+	replay(24, 120, "C.UTF-8", SHIPPED, "replay next_turn", ":save-display player-recorded-by-120-c\n");
+	has("player-recorded-by-120-c",
+	    " by bulkhead record against bulkhead serve 0.1.0 on a unix socket, tier container\n");
+	/* one that fits is said whole */
+	replay(24, 200, "C.UTF-8", SHIPPED, "replay next_turn", ":save-display player-recorded-by-200\n");
+	has("player-recorded-by-200", "\nrecorded by bulkhead record at 2026-");
+	has("player-recorded-by-200", "against bulkhead serve 0.1.0 on a unix socket, tier container (crun");
+	/* a projected screen of 40 lines has the rows: the lesson whole */
+	replay(40, 100, "C.UTF-8", SHIPPED, "replay trigger_floor_refused",
+	       ":save-display player-lesson-40\n");
+	screen("player-lesson-40");
+	has("player-lesson-40", "refused at the daemon before any sandbox exists: Nothing ran (isolation).\n");
 }
 
 Test(presenter, presenter_mode_scales_to_200x60_and_draws_ascii_boxes_under_lc_all_c)
@@ -309,6 +323,8 @@ Test(presenter, lanes_draw_three_calls_running_waiting_and_refused_on_one_time_a
 	       "l\n"
 	       "l\n"
 	       ":save-display lanes-third-sent\n"
+	       "l\n"
+	       ":save-display lanes-third-answered\n"
 	       "?\n"
 	       ":save-display lanes-help\n");
 	screen("lanes-first");
@@ -325,11 +341,17 @@ Test(presenter, lanes_draw_three_calls_running_waiting_and_refused_on_one_time_a
 	snprintf(line, sizeof line, "waited %lld ms for call 1, ran %lld ms, exit 0",
 		 c[0].answered_ms - c[1].sent_ms, c[1].answered_ms - c[0].answered_ms);
 	has("lanes-third-sent", line);
+	/* Its refusal came back at once or a millisecond or two later: at its
+	 * send it is refused already, or being refused; the next moment, its
+	 * answer, it is refused. */
+	bool at_once = c[2].answered_ms == c[2].sent_ms;
 	scenario_free(s);
 	has("lanes-third-sent", "call 1: import time    ████");
 	has("lanes-third-sent", "  running ");
 	has("lanes-third-sent", "  waiting ");
-	has("lanes-third-sent", "  refused ");
+	has("lanes-third-sent", at_once ? "  refused " : "  being refused ");
+	has("lanes-third-answered", "  refused ");
+	has("lanes-third-answered", "✗");
 	has("lanes-third-sent", "░░░");
 	has("lanes-third-sent", "✗");
 	has("lanes-help", "space         lanes      play or pause the time cursor");
@@ -384,6 +406,10 @@ Test(presenter, live_on_a_replay_says_it_needs_a_daemon_or_an_engine)
 	replay(24, 80, "C.UTF-8", SHIPPED, "replay", ":live\n:save-display live-no-source\n");
 	has("live-no-source", "following a live call needs a daemon (bulkhead console --attach SOCK)");
 	has("live-no-source", "waiting"); /* nothing lit but the daemon's wait */
+	/* projected like presenter mode: no header, no hints, its keys below */
+	lacks("live-no-source", "bulkhead 0.1.0");
+	lacks("live-no-source", "?:help");
+	has("live-no-source", "esc: back");
 }
 
 /* ---- handouts ---- */
@@ -402,7 +428,7 @@ Test(presenter, the_cli_handout_holds_every_steps_code_answer_and_narration_and_
 		snprintf(want, sizeof want, "handout written: %s\n", out);
 		cr_assert_str_eq(said, want);
 		free(said);
-		char *md = slurp(out), err[512], path[PATH_MAX + 64];
+		char *md = screen_slurp(out), err[512], path[PATH_MAX + 64];
 		cr_assert_not_null(md);
 		snprintf(path, sizeof path, "%s/%s.json", SHIPPED, names[k]);
 		struct scenario *s = NULL;
@@ -455,7 +481,7 @@ Test(presenter, e_in_the_player_writes_the_handout_and_flashes_its_absolute_path
 	snprintf(path, sizeof path, "%s/work/concurrent_calls-handout.md", dir);
 	snprintf(flash, sizeof flash, "handout written: %.40s", path); /* the flash is cut at 80 */
 	has("handout-written", flash);
-	char *md = slurp(path);
+	char *md = screen_slurp(path);
 	cr_assert_not_null(md, "no handout at %s", path);
 	cr_assert_not_null(strstr(md, "print('second, after waiting its turn')"));
 	cr_assert_not_null(strstr(md, "Nothing ran (capacity)"));
@@ -477,7 +503,7 @@ Test(presenter, e_in_presenter_mode_asks_on_the_last_row_and_writes_the_handout)
 	has("presenter-handout-written", "handout written: ");
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof path, "%s/work/concurrent_calls-handout.txt", dir);
-	char *md = slurp(path);
+	char *md = screen_slurp(path);
 	cr_assert_not_null(md, "no handout at %s", path);
 	cr_assert_not_null(strstr(md, "# A call while another runs waits; a third is refused"));
 	free(md);

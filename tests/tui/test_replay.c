@@ -12,6 +12,7 @@
  * - scenario: the loader alone — its error messages, and no crash on any
  *   prefix or mutation of a real file. */
 #include "scenario.h"
+#include "screen_compare.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -57,21 +58,6 @@ static void teardown(void)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
 	if (*root && system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", root);
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	rewind(f);
-	char *b = malloc((size_t)n + 1);
-	size_t got = fread(b, 1, (size_t)n, f);
-	b[got] = '\0';
-	fclose(f);
-	return b;
 }
 
 /* Writes a script (`:save-display NAME` saves WORK/NAME.txt) and runs
@@ -128,7 +114,7 @@ static char *shot(const char *name)
 {
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof path, "%s/%s.txt", work, name);
-	char *s = slurp(path);
+	char *s = screen_slurp(path);
 	cr_assert_not_null(s, "no screen %s was saved", name);
 	return s;
 }
@@ -171,21 +157,7 @@ static void screen(const char *name)
 {
 	char *raw = shot(name), *got = normalise(raw);
 	free(raw);
-	char expected[PATH_MAX + 64];
-	snprintf(expected, sizeof expected, "%s/%s.txt", BH_TUI_EXPECTED, name);
-	if (getenv("BH_TUI_UPDATE") && *getenv("BH_TUI_UPDATE")) {
-		FILE *f = fopen(expected, "w");
-		cr_assert_not_null(f, "%s: %s", expected, strerror(errno));
-		fputs(got, f);
-		fclose(f);
-		free(got);
-		return;
-	}
-	char *want = slurp(expected);
-	cr_assert_not_null(want, "no expected screen %s (BH_TUI_UPDATE=1 writes it; review it)", expected);
-	cr_assert_str_eq(got, want, "screen %s differs; got:\n%s", name, got);
-	free(want);
-	free(got);
+	screen_compare(BH_TUI_EXPECTED, name, got);
 }
 
 static void screen_has(const char *name, const char *text)
@@ -575,6 +547,36 @@ Test(replay, trigger_floor_refused_lights_no_sandbox_and_a_refusal_travels_back_
 	screen_has("refusal-at-model", "> The model reads: Nothing ran (isolation)");
 }
 
+/* Recorded by the TypeScript add-on against a real daemon, the Trigger.dev
+ * call has a path like any other: the warm-up's refused open on the wire at
+ * the daemon, where the call stopped, and the refusal back to the model. */
+Test(replay, trigger_floor_refused_recorded_hop_by_hop_shows_the_refused_open_on_the_wire)
+{
+	replay_ok(NULL, "trigger_floor_refused",
+		  "<Space>\nl\nl\nl\nl\n:save-display trigger-call-manager\nl\n"
+		  ":save-display trigger-call-daemon\nl\nl\nl\nl\n:save-display trigger-call-model\n");
+	screen_has("trigger-call-manager", "hop 4/9, going down: manager");
+	screen_has("trigger-call-manager", "still opening from the turn's warm-up");
+	screen("trigger-call-daemon");
+	screen_has("trigger-call-daemon", "ON THE WIRE: plimsoll.v1 OpenSession request");
+	screen_has("trigger-call-daemon", "\"minimumIsolation\": \"vm\"");
+	screen_has("trigger-call-daemon", "> The daemon refused OpenSession (HTTP 400): the floor vm is");
+	screen_has("trigger-call-model", "hop 9/9, coming back up: model");
+	screen_has("trigger-call-model", "> The model reads: Nothing ran (isolation)");
+}
+
+/* The list's columns cut a title and its lesson; the pane under the list
+ * shows the selected scenario's whole, wrapped (the review's "wrap, don't
+ * clip"), and follows the selection. */
+Test(replay, the_scenario_list_previews_the_selected_title_and_lesson_wrapped)
+{
+	replay_ok(NULL, "", "14\n:save-display replay-list-preview\nj\n:save-display replay-list-preview-next\n");
+	screen("replay-list-preview");
+	screen_has("replay-list-preview", " trigger_floor_refused: Trigger.dev: a floor above the tier is refused");
+	screen_has("replay-list-preview", " at the daemon before any sandbox exists: Nothing ran (isolation).\n");
+	screen_has("replay-list-preview-next", " trigger_guest_error: Trigger.dev: a guest error is a result");
+}
+
 /* Show the inputs (teachers' list 6) and wrap, don't clip (B22 c). */
 Test(replay, the_files_sent_with_a_call_and_the_operators_output_are_shown_whole)
 {
@@ -583,7 +585,9 @@ Test(replay, the_files_sent_with_a_call_and_the_operators_output_are_shown_whole
 	screen_has("files-sent", "-- orders.csv --");
 	screen_has("files-sent", "1002,grace,17.25");
 	replay_to("leak_gc", 3, "leak-wrapped");
-	screen_has("leak-wrapped", "/state/run/crun)"); /* the end of the reason, once cut */
+	/* what the operator saw wraps in its pane, not cut at its edge */
+	screen_has("leak-wrapped", "KIND          SANDBOX                SESSION\n");
+	screen_has("leak-wrapped", "| REASON\n"); /* the table's last column, on the next row */
 }
 
 static size_t entries(const char *dir)
@@ -746,7 +750,7 @@ Test(scenario, a_recording_is_written_only_if_it_loads)
 	cr_assert_eq(scenario_load(path, &s, err, sizeof err), 0, "%s", err);
 	cr_assert_eq(s->n_steps, 1);
 	scenario_free(s);
-	char *text = slurp(path);
+	char *text = screen_slurp(path);
 	cr_assert_str_eq(text, HEAD CALL_OK "]}\n", "written as given, with a final newline");
 	free(text);
 	unlink(path);
@@ -758,7 +762,7 @@ Test(scenario, a_recording_is_written_only_if_it_loads)
  * (under ASan this also proves no overrun and no leak). */
 Test(scenario, no_prefix_or_mutation_of_a_real_file_crashes_it)
 {
-	char *text = slurp(FIXTURES "/orders_tour.json");
+	char *text = screen_slurp(FIXTURES "/orders_tour.json");
 	cr_assert_not_null(text);
 	size_t n = strlen(text);
 	char err[512];

@@ -11,7 +11,10 @@
  * source's follow), as the cells pane does. The caller's side — model,
  * agent, executeCode, manager — is not seen from the daemon: those boxes
  * are dashed and say so; the daemon and the sandbox light from what the
- * daemon answered. `n` waits for the next call once one was followed. */
+ * daemon answered. A call the daemon refused before it ran (the session's
+ * refusedCalls grew) stops at the daemon with its refusal. `n` waits for
+ * the next call once one was followed.
+ * Like presenter mode it has the whole screen: no header, no hints. */
 #include "app.h"
 #include "hop_diagram.h"
 #include "ui_text.h"
@@ -27,12 +30,15 @@
 #define MAX_SEEN 512
 #define KEEP_BYTES 4096 /* output kept for the screen (the cursor goes on past it) */
 
-enum phase { WAITING, SEEN, RUNNING, ANSWERED };
+/* REFUSED: a call the daemon refused before it ran (the session's refused
+ * count grew): nothing reached the sandbox, the refusal went back. */
+enum phase { WAITING, SEEN, RUNNING, ANSWERED, REFUSED };
 
 struct seen {
 	char fp[65];
 	uint64_t calls;
 	int64_t call_started_ms;
+	uint64_t refused; /* ---- replay: refused calls ---- */
 };
 
 /* A follow in flight outlives the view: its answer then only frees it. */
@@ -81,6 +87,7 @@ static void remember(struct live *p, const struct ui_session *rows, size_t n)
 		snprintf(e->fp, sizeof e->fp, "%s", rows[i].fp);
 		e->calls = rows[i].calls;
 		e->call_started_ms = rows[i].call_started_ms;
+		e->refused = rows[i].refused;
 	}
 	p->based = true;
 }
@@ -112,6 +119,13 @@ static void listed(void *arg, const struct ui_session *rows, size_t n, const cha
 		uint64_t calls = b ? b->calls : 0;
 		bool more = rows[i].calls > calls;
 		bool flying = rows[i].call_started_ms && (!b || b->call_started_ms != rows[i].call_started_ms);
+		if (!more && !flying && rows[i].refused > (b ? b->refused : 0)) {
+			/* refused before it ran: no cell to follow, its refusal is the answer */
+			p->s = rows[i];
+			p->phase = REFUSED;
+			app_flash(v->app, C_WARN, "the daemon refused the call: n waits for the next one");
+			return;
+		}
 		if (!more && !flying)
 			continue;
 		p->s = rows[i];
@@ -227,7 +241,7 @@ static enum request request(struct app *a, struct view *v, enum request r)
 	struct live *p = L(v);
 	if (r != REQ_LIVE_AGAIN || !p)
 		return r;
-	if (p->phase != ANSWERED) {
+	if (p->phase != ANSWERED && p->phase != REFUSED) {
 		app_flash(a, C_INFO, p->phase == WAITING ? "already waiting for the next call"
 							 : "a call is being followed: n after its answer");
 		return REQ_NONE;
@@ -270,6 +284,12 @@ static void lit_of(const struct live *p, struct hop_view *hv)
 	}
 	bool done = p->phase == ANSWERED;
 	hv->lit[SCENARIO_HOP_DAEMON] = true;
+	if (p->phase == REFUSED) { /* stopped at the daemon, the refusal back to its caller */
+		hv->out[SCENARIO_HOP_MANAGER] = hv->back[SCENARIO_HOP_MANAGER] = true;
+		hv->stopped = SCENARIO_HOP_DAEMON;
+		snprintf(hv->mark[SCENARIO_HOP_DAEMON], sizeof hv->mark[0], "STOPPED HERE");
+		return;
+	}
 	hv->out[SCENARIO_HOP_MANAGER] = true; /* the call came in from its client */
 	snprintf(hv->mark[SCENARIO_HOP_DAEMON], sizeof hv->mark[0], "call %llu",
 		 (unsigned long long)(p->seq ? p->seq : p->seq_after + 1));
@@ -298,10 +318,18 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 		"a call arrived at the daemon: finding it in its session",
 		"the call runs in the sandbox: its output as it arrives",
 		"the answer went back to the caller",
+		"the daemon refused the call before it ran: the refusal went back to the caller",
 	};
 	attron(A_BOLD);
 	draw_clipped(top, 0, C, said[p->phase]);
 	attroff(A_BOLD);
+	/* Projected like presenter mode: no header or hints, so its keys here. */
+	attron(theme_attr(C_DIM));
+	draw_clipped(bottom, 0, C,
+		     p->phase == ANSWERED || p->phase == REFUSED ? "n: wait for the next call   esc: back"
+								 : "esc: back");
+	attroff(theme_attr(C_DIM));
+	bottom--;
 	int dh = hop_diagram_rows(bottom - top - 8);
 	struct hop_view hv;
 	lit_of(p, &hv);
@@ -323,6 +351,16 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	snprintf(line, sizeof line, "session %.12s  tier %s  opened by %s%s%s  sandbox %s", p->s.fp,
 		 p->s.tier, p->s.principal, *p->s.owner ? "  owner " : "", p->s.owner, p->s.sandbox);
 	draw_clipped(y++, 0, C, line);
+	if (p->phase == REFUSED) { /* nothing ran: the refusal is all there is */
+		attron(A_BOLD | theme_attr(C_BAD));
+		draw_clipped(y++, 0, C, "refused: nothing ran, no record was written");
+		attroff(A_BOLD | theme_attr(C_BAD));
+		/* the refusal can quote the request (a file's path): shown safe */
+		char why[sizeof p->s.last_refusal * 4 + 1];
+		ui_text_safe(why, sizeof why, p->s.last_refusal, strlen(p->s.last_refusal), true);
+		hop_text(y, 0, C, bottom - y + 1, 1, theme_attr(C_BAD), why);
+		return;
+	}
 	if (p->answered || p->phase == ANSWERED) {
 		char dur[32] = "";
 		if (p->duration_us)
@@ -361,4 +399,5 @@ const struct view_ops view_live = {
 	.draw = draw,
 	.done = done,
 	.tick = tick,
+	.fullscreen = true, /* ---- replay: projected, no header ---- */
 };

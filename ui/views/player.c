@@ -99,6 +99,17 @@ static void go(struct app *a, struct view *v, size_t to)
 	(void)a;
 }
 
+void player_go_to(struct view *v, size_t step, size_t hop) /* ---- presenter ---- */
+{
+	struct player *p = v && v->ops == &view_player ? P(v) : NULL;
+	if (!p || !p->s || step >= p->s->n_steps || hop > p->s->steps[step].n_path)
+		return;
+	p->cur = step;
+	p->hop = hop;
+	p->playing = false;
+	set_sub(v);
+}
+
 /* ---- hops: one hop at a time along the step's path ---- */
 /* Past the step's last hop, l goes on to the next step's first (a step
  * with no path is passed whole); h before the first hop shows the whole
@@ -711,6 +722,41 @@ static void draw_panels(struct app *a, const struct scenario *s, const struct sc
 	free(right);
 }
 
+/* The part of s before its first occurrence of stop (all of s when none),
+ * trailing blanks dropped. */
+static int before(const char *s, const char *stop)
+{
+	const char *at = s && stop ? strstr(s, stop) : NULL;
+	int n = s ? (int)(at ? (size_t)(at - s) : strlen(s)) : 0;
+	while (n > 0 && s[n - 1] == ' ')
+		n--;
+	return n;
+}
+
+/* "recorded by R at T against D" when it fits the row; else shortened,
+ * step by step, never cut mid-word: the day for the second and the recorder
+ * without its parenthesis, then the daemon without its parenthesis, then
+ * only up to its first comma, then the recorder alone. The whole line is in
+ * the file and the handout. */
+static void recorded_by(char *line, size_t n, const struct scenario_source *src, int cols)
+{
+	const char *rec = src->recorder ? src->recorder : "", *at = src->recorded_at ? src->recorded_at : "",
+		   *d = src->daemon;
+	snprintf(line, n, "recorded by %s at %s%s%s", rec, at, d ? " against " : "", d ? d : "");
+	if ((int)strlen(line) <= cols)
+		return;
+	int r = before(rec, " ("), whole = before(d, NULL), bare = before(d, " ("),
+	    clause = before(d, ",");
+	const int cuts[] = {whole, bare, clause < bare ? clause : bare, 0};
+	for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+		int k = d ? cuts[i] : 0;
+		snprintf(line, n, "recorded %.10s by %.*s%s%.*s", at, r, rec, k ? " against " : "", k,
+			 d ? d : "");
+		if ((int)strlen(line) <= cols)
+			return;
+	}
+}
+
 /* OpenSession 1, SessionRun 2 (+1), CloseSession 0: what changed at this
  * step says by how much. */
 static void draw_daemon(struct app *a, const struct scenario *s, size_t cur, int y)
@@ -745,7 +791,21 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	}
 	const struct scenario *s = p->s;
 	const struct scenario_step *st = &s->steps[p->cur];
-	put(top, 0, a->cols, theme_attr(C_INFO), "%s: %s", s->title, s->teaches);
+	/* The title and its lesson wrap rather than run off the screen's edge:
+	 * over three rows on a screen of 30 lines or more; on a smaller one the
+	 * panels need the rows, so one, ending in an ellipsis when it goes on
+	 * (the scenario list's preview shows it whole). */
+	char lesson[2048];
+	snprintf(lesson, sizeof lesson, "%s: %s", s->title, s->teaches);
+	struct lines T = {0};
+	size_t most = a->lines >= 30 ? 3 : 1;
+	wrap(&T, lesson, a->cols - 2, true);
+	size_t rows = T.n < most ? T.n : most;
+	for (size_t i = 0; i < rows; i++)
+		put(top + (int)i, 0, a->cols, theme_attr(C_INFO), "%s%s", T.l[i],
+		    i + 1 == rows && T.n > rows ? ui_ellipsis() : "");
+	if (rows > 1)
+		top += (int)rows - 1;
 	size_t hop = p->hop <= st->n_path ? p->hop : 0; /* ---- hops ---- */
 	const struct scenario_visit *now = hop ? &st->path[hop - 1] : NULL;
 	draw_pipeline(a, st, hop, top + 1);
@@ -765,9 +825,9 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 	wrap(&L, now ? now->narration : st->narration, a->cols - 2, true);
 	for (int i = 0; i < said && (size_t)i < L.n; i++)
 		put(bottom - said + i, 0, a->cols, theme_attr(C_INFO) | A_BOLD, "%s %s", i ? " " : ">", L.l[i]);
-	const struct scenario_source *src = &s->source;
-	put(bottom, 0, a->cols, theme_attr(C_DIM), "recorded by %s at %s%s%s", src->recorder, src->recorded_at,
-	    src->daemon ? " against " : "", src->daemon ? src->daemon : "");
+	char by[2048];
+	recorded_by(by, sizeof by, &s->source, a->cols);
+	put(bottom, 0, a->cols, theme_attr(C_DIM), "%s", by);
 }
 
 const struct view_ops view_player = {

@@ -131,9 +131,24 @@ static bool at_end(const struct presenter *p)
 	return p->cur + 1 >= p->s->n_steps && p->upto >= hop_positions(&p->s->steps[p->cur]);
 }
 
+/* q or esc: the player this presenter was opened from goes to the step
+ * (and the hop) the class was shown last, not back to where it was. */
+static void leave(struct view *v)
+{
+	struct presenter *p = P(v);
+	struct view *below = v->below;
+	if (!p || !p->s || !below || below->ops != &view_player ||
+	    strcmp(presenter_scenario_of(below) ? presenter_scenario_of(below) : "", p->path))
+		return;
+	size_t n = hop_positions(&p->s->steps[p->cur]);
+	player_go_to(below, p->cur, p->upto < n ? p->upto : 0);
+}
+
 static enum request request(struct app *a, struct view *v, enum request r)
 {
 	struct presenter *p = P(v);
+	if (r == REQ_PRES_EXIT || r == REQ_BACK)
+		leave(v);
 	if (r == REQ_PRES_EXIT)
 		return REQ_BACK;
 	if (!p || !p->s)

@@ -3,8 +3,10 @@
  * player (player.c). A file that does not load is listed in red with the
  * loader's words for what is wrong. Nothing here executes anything. */
 #include "app.h"
+#include "hop_diagram.h"
 #include "scenario.h"
 
+#include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +64,55 @@ static void enter(struct app *a, struct view *v, const struct trow *row)
 	app_push(a, &view_player, path);
 }
 
+/* ---- replay: a pane under the table ---- */
+/* The columns cut a scenario's title and lesson; the pane under the list
+ * shows the selected one's whole, wrapped: a teacher picks by the lesson. */
+/* The rows text takes word-wrapped at w columns (as hop_text wraps it). */
+static int wrapped_rows(const char *text, int w)
+{
+	int rows = 0;
+	for (const char *p = text; p && *p; rows++) {
+		size_t len = strlen(p), take = len;
+		if ((int)len > w) {
+			take = (size_t)w;
+			while (take > 0 && p[take] != ' ')
+				take--;
+			if (!take)
+				take = (size_t)w;
+		}
+		p += take;
+		while (*p == ' ')
+			p++;
+	}
+	return rows;
+}
+
+static int preview_rows(struct app *a, struct view *v, int top, int bottom)
+{
+	const struct trow *r = table_selected(&v->t);
+	if (!r)
+		return 0;
+	int room = (bottom - top) / 3, /* the list keeps two thirds */
+		want = 1 + wrapped_rows(r->cells[4] ? r->cells[4] : "", a->cols - 2);
+	return room < 2 ? 0 : want < room ? want : room;
+}
+
+static void preview_draw(struct app *a, struct view *v, int top, int bottom)
+{
+	const struct trow *r = table_selected(&v->t);
+	if (!r)
+		return;
+	char bar[300];
+	snprintf(bar, sizeof bar, " %s: %s", r->cells[0] ? r->cells[0] : "",
+		 r->color == C_BAD ? "does not load" : r->cells[3] ? r->cells[3] : "");
+	attron(theme_attr(C_TITLE));
+	mvhline(top, 0, ' ', a->cols);
+	draw_clipped(top, 0, a->cols, bar);
+	attroff(theme_attr(C_TITLE));
+	hop_text(top + 1, 1, a->cols - 2, bottom - top, 1,
+		 r->color == C_BAD ? theme_attr(C_BAD) : (int)A_NORMAL, r->cells[4] ? r->cells[4] : "");
+}
+
 const struct view_ops view_replay = {
 	.name = "replay",
 	.title = "Replay",
@@ -73,4 +124,6 @@ const struct view_ops view_replay = {
 	.enter = enter,
 	.sourceless = true,
 	.key = presenter_list_key, /* ---- presenter: a scenario by its number ---- */
+	.pane_rows = preview_rows, /* ---- replay: a pane under the table ---- */
+	.pane_draw = preview_draw,
 };

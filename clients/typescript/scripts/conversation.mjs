@@ -16,34 +16,29 @@ import { Client } from "@bulkhead/client";
 import { createAnalystAgent } from "../examples/agent.mjs";
 import { scriptedModel } from "../examples/scripted-model.mjs";
 
+import { AsyncLocalStorage } from "node:async_hooks";
+import { hookPath, callPath, redactedBody } from "./paths.mjs";
+
 const ALL_HOPS = ["model", "agent", "execute_code", "manager", "daemon", "sandbox"];
 
-function countingFetch(counts, opens) {
+// Counts the daemon procedures by URL suffix and keeps every exchange (its
+// request and answer, session ids redacted) with the manager operation that
+// sent it: the warm, run or dispose in whose async context the fetch ran. A
+// step's path is written from its own operation's exchanges, so a warm-up
+// answered after the turn went on is still the warm-up's.
+function countingFetch(counts, ops) {
   return async (url, init) => {
     const m = /\/([A-Za-z]+)$/.exec(String(url));
-    if (m) counts[m[1]] = (counts[m[1]] ?? 0) + 1;
-    // hops: each OpenSession's answer, in the order sent, so a warm-up the
-    // daemon refused is not recorded as reaching a sandbox
-    const n = m?.[1] === "OpenSession" ? counts.OpenSession : 0;
+    const proc = m?.[1] ?? String(url);
+    counts[proc] = (counts[proc] ?? 0) + 1;
+    const body = init?.body == null ? "" : typeof init.body === "string" ? init.body : Buffer.from(init.body).toString("utf8");
+    const x = { proc, request: redactedBody(body), status: 0, answer: "" };
+    ops.getStore()?.exchanges.push(x);
     const res = await fetch(url, init);
-    if (n) opens[n - 1] = { status: res.status, message: res.ok ? "" : await res.clone().text() };
+    x.status = res.status;
+    x.answer = redactedBody(await res.clone().text());
     return res;
   };
-}
-
-// hops: a turn_start whose OpenSession the daemon refused stopped there;
-// nothing opened, so it lights no sandbox.
-function correctRefusedWarmups(steps, opens) {
-  for (const s of steps) {
-    if (s.kind !== "hook" || s.hook !== "turn_start" || !s.hops.includes("sandbox")) continue;
-    const open = opens[s.daemon_calls.OpenSession - 1];
-    if (!open || open.status === 200) continue;
-    let why = open.message;
-    try { why = JSON.parse(open.message).message ?? why; } catch { /* not JSON: as received */ }
-    s.hops = ["agent", "manager", "daemon"];
-    s.stopped_at = "daemon";
-    s.narration = `Turn ${s.turn} starts: onTurnStart warms the run's sandbox without waiting, and the daemon refuses the open (HTTP ${open.status}: ${why}): no sandbox exists.`;
-  }
 }
 
 const PROCS = ["OpenSession", "SessionRun", "CloseSession"];
@@ -77,7 +72,9 @@ function narrateCall(call, step) {
  */
 export async function playConversation(o) {
   const counts = {};
-  const opens = [];
+  const ops = new AsyncLocalStorage(); // the manager operation a fetch belongs to
+  const opOf = new Map(); // step -> the operation it shows
+  const lastOp = {};
   const steps = [];
   const chunks = [];
   const t0 = Date.now();
@@ -93,12 +90,14 @@ export async function playConversation(o) {
   };
   const push = (s) => {
     const base = s.turn !== undefined ? s : { ...s, turn: 0 };
-    steps.push({ ...base, daemon_calls: snapshot(counts), t_ms: stamp() });
+    const step = { ...base, daemon_calls: snapshot(counts), t_ms: stamp() };
+    steps.push(step);
+    return step;
   };
 
   const trace = (e) => {
     if (e.hook === "turn_start") {
-      push({
+      const step = push({
         kind: "hook",
         ...firstOfTurn(),
         hook: "turn_start",
@@ -108,8 +107,9 @@ export async function playConversation(o) {
         hops: e.opening ? ["agent", "manager", "daemon", "sandbox"] : ["agent", "manager"],
         stopped_at: null,
       });
+      opOf.set(step, lastOp.warm);
     } else if (e.hook === "suspend") {
-      push({
+      const step = push({
         kind: "hook",
         turn,
         hook: "suspend",
@@ -119,9 +119,10 @@ export async function playConversation(o) {
         hops: e.held ? ["agent", "manager", "daemon", "sandbox"] : ["agent", "manager"],
         stopped_at: null,
       });
+      opOf.set(step, lastOp.dispose);
       onSuspend();
     } else if (e.hook === "complete") {
-      push({
+      const step = push({
         kind: "hook",
         turn,
         hook: "complete",
@@ -131,6 +132,7 @@ export async function playConversation(o) {
         hops: e.held ? ["agent", "manager", "daemon", "sandbox"] : ["agent", "manager"],
         stopped_at: null,
       });
+      opOf.set(step, lastOp.dispose);
     }
   };
 
@@ -152,14 +154,17 @@ export async function playConversation(o) {
       step.stopped_at = null;
     }
     step.narration = narrateCall(call, step);
-    push(step);
+    const op = ops.getStore(); // onCall runs inside the run that made the call
+    step.sent_ms = op?.sentMs ?? stamp();
+    step.answered_ms = stamp();
+    opOf.set(push(step), op);
   };
 
   const model = scriptedModel(() => calls);
-  const { hooks } = createAnalystAgent({
+  const { hooks, sandbox } = createAnalystAgent({
     id: `bulkhead-analyst-${o.name}`,
     model,
-    client: () => new Client({ target: o.daemon.url, token: o.daemon.token, fetch: countingFetch(counts, opens) }),
+    client: () => new Client({ target: o.daemon.url, token: o.daemon.token, fetch: countingFetch(counts, ops) }),
     minimumIsolation: o.floor,
     idleTimeoutInSeconds: o.idleSeconds,
     userId: () => o.userId,
@@ -167,6 +172,22 @@ export async function playConversation(o) {
     sandboxOptions: { onCall },
   });
   const agentRef = { id: `bulkhead-analyst-${o.name}` };
+  // Each manager operation runs in its own async context, so the fetches it
+  // makes (even a warm-up's open answered later) are its own; the manager's
+  // entry for the run is noted as the operation begins.
+  const manager = sandbox.sandboxes;
+  const entryOf = (key) => {
+    const e = typeof key === "string" ? manager.entries?.get(JSON.stringify([key])) : undefined;
+    return !e ? "none" : e.session ? "ready" : "opening";
+  };
+  for (const kind of ["warm", "run", "dispose"]) {
+    const original = manager[kind].bind(manager);
+    manager[kind] = (key, ...rest) => {
+      const op = { kind, key, entry: entryOf(key), exchanges: [], sentMs: stamp() };
+      lastOp[kind] = op;
+      return ops.run(op, () => original(key, ...rest));
+    };
+  }
 
   for (const [i, seg] of o.segments.entries()) {
     const harness = mockChatAgent(agentRef, {
@@ -207,11 +228,46 @@ export async function playConversation(o) {
     }
   }
   await hooks.onComplete({ ctx: { run: { id: o.runId } } });
-  correctRefusedWarmups(steps, opens);
+  writePaths(steps, opOf, o);
   return { steps, counts: snapshot(counts), allCounts: { ...counts }, chunks, durationMs: Date.now() - t0 };
 }
 
 function err_hop(err) {
   // a refusal the daemon made carries an HTTP status; anything else was refused in this process
   return err?.httpStatus > 0 ? "daemon" : "manager";
+}
+
+// Every step's hops, stopped_at and path from what its operation sent, and
+// its daemon_calls counted from the exchanges of the steps up to it: a
+// warm-up's open is counted at its turn_start even when it was answered
+// after the turn went on.
+function writePaths(steps, opOf, o) {
+  const so_far = {};
+  let warm = null;
+  for (const s of steps) {
+    const op = opOf.get(s);
+    const exchanges = op?.exchanges ?? [];
+    for (const x of exchanges) so_far[x.proc] = (so_far[x.proc] ?? 0) + 1;
+    s.daemon_calls = snapshot(so_far);
+    if (s.kind === "hook") {
+      const h = hookPath({ hook: s.hook, key: o.runId, floor: o.floor, exchanges });
+      if (s.hook === "turn_start") warm = op;
+      if (h.stopped_at && s.hook === "turn_start") {
+        const open = exchanges.find((x) => x.proc === "OpenSession");
+        let why = open.answer;
+        try {
+          why = JSON.parse(open.answer).message ?? why;
+        } catch {
+          /* not JSON: as received */
+        }
+        s.narration = `Turn ${s.turn} starts: onTurnStart warms the run's sandbox without waiting, and the daemon refuses the open (HTTP ${open.status}: ${why}): no sandbox exists.`;
+      }
+      Object.assign(s, { hops: h.hops, stopped_at: h.stopped_at, path: h.path });
+    } else if (s.kind === "call") {
+      const warmOpen = op?.entry === "opening" ? warm?.exchanges.find((x) => x.proc === "OpenSession") : undefined;
+      s.path = callPath({ key: o.runId, floor: o.floor, tier: o.daemon.tier, call: s.call, entry: op?.entry ?? "none", exchanges, warmOpen, step: s });
+    } else if (s.kind === "wait") {
+      s.path = [{ hop: "agent", leg: "down", narration: `chat.agent waits for the next user message; none came within its idle window (idleTimeoutInSeconds: ${o.idleSeconds}), so the run will suspend.` }];
+    }
+  }
 }

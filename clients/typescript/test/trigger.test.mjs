@@ -20,6 +20,21 @@ after(async () => {
 });
 
 const calls = (r) => r.steps.filter((s) => s.kind === "call");
+// docs/scenarios.md's rules for a path: the down leg is exactly the step's
+// hops, then the up leg climbs back; a call's path ends at the model.
+function assertPaths(r) {
+  for (const [i, s] of r.steps.entries()) {
+    if (!s.hops.length) continue;
+    assert.ok(s.path?.length, `step ${i + 1} lights hops with no path`);
+    assert.deepEqual(s.path.filter((v) => v.leg === "down").map((v) => v.hop), s.hops, `step ${i + 1}'s down leg is its hops`);
+    for (const v of s.path) assert.doesNotMatch(JSON.stringify(v.wire ?? {}), /"sessionId":"[^(]/, "session ids are redacted");
+    if (s.kind === "call") {
+      assert.equal(s.path.at(-1).hop, "model", `step ${i + 1}'s path comes back to the model`);
+      assert.ok(s.sent_ms >= 0 && s.answered_ms >= s.sent_ms, `step ${i + 1}'s call times`);
+    }
+  }
+}
+
 const toolChunks = (r, type) => r.chunks.flatMap((t) => t.chunks).filter((c) => c.type === type);
 
 test("two turns: one OpenSession, state kept across turns, no CloseSession during turns, one at completion", async () => {
@@ -39,6 +54,10 @@ test("two turns: one OpenSession, state kept across turns, no CloseSession durin
   // what the chat stream carried is exactly what the tool returned
   assert.deepEqual(toolChunks(r, "tool-output-available").map((c) => c.output), [a.answer, b.answer]);
   assert.equal(toolChunks(r, "tool-output-error").length, 0);
+  assertPaths(r);
+  const first = r.steps.find((s) => s.kind === "call");
+  assert.equal(first.path.find((v) => v.hop === "daemon" && v.leg === "down").wire.what, "plimsoll.v1 SessionRun request");
+  assert.equal(first.path.find((v) => v.hop === "daemon" && v.leg === "up").wire.what, "SessionRun answer (HTTP 200)");
 });
 
 test("suspend: one CloseSession after the idle window, then a new sandbox with freshSandbox", async () => {
@@ -56,6 +75,8 @@ test("suspend: one CloseSession after the idle window, then a new sandbox with f
   assert.equal(afterSuspend.answer.exitCode, 1);
   assert.match(afterSuspend.answer.stderr, /NameError/);
   assert.deepEqual(r.counts, { OpenSession: 2, SessionRun: 2, CloseSession: 2 });
+  assertPaths(r);
+  assert.equal(r.steps[3].path.find((v) => v.hop === "daemon" && v.leg === "down").wire.what, "plimsoll.v1 CloseSession request");
 });
 
 test("a guest error is returned as a result, and the sandbox lives on", async () => {
@@ -84,4 +105,12 @@ test("a floor above the tier: the tool call fails with Nothing ran (isolation), 
   const errs = toolChunks(r, "tool-output-error");
   assert.equal(errs.length, 1);
   assert.match(errs[0].errorText, /Nothing ran \(isolation\)/);
+  assertPaths(r);
+  // the refused warm-up: no sandbox, the daemon's refusal on the wire, back up to the agent
+  const warm = r.steps[0];
+  assert.deepEqual(warm.hops, ["agent", "manager", "daemon"]);
+  assert.equal(warm.stopped_at, "daemon");
+  assert.equal(warm.path.find((v) => v.hop === "daemon").wire.what, "plimsoll.v1 OpenSession request");
+  assert.match(warm.path.find((v) => v.hop === "manager" && v.leg === "up").wire.what, /^OpenSession answer \(HTTP 4\d\d\)$/);
+  assert.ok(!c.hops.includes("sandbox"));
 });
