@@ -3749,6 +3749,8 @@ Test(console, a_project_record_is_a_project_row_and_its_steps_are_the_sessions_c
 	screen_has("project-cells", "project    0       completed");
 	screen("project-cell-pane");
 	screen_has("project-cell-pane", "$ cat data/count.txt");
+}
+
 /* ---- plumb: egress (issue 18) ---- */
 /* The broker's requests are events of their session: method, origin, the
  * route matched, status, bytes each way and time, never a body or a query
