@@ -152,6 +152,9 @@ int bh_client_describe(bh_client *c, struct wire_describe_response *out,
 struct bh_client_run_opts {
 	enum bh_tier floor;         /* BH_TIER_UNKNOWN (or NONE): none */
 	int32_t timeout_ms;         /* 0: the daemon's default */
+	/* ---- profiles ---- */
+	const char *grant_profile;  /* an egress profile held for this run only (the request
+				       digest covers it); NULL: none */
 };
 
 /* One JavaScript snippet in a fresh sandbox. The answer is checked: record

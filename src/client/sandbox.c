@@ -74,6 +74,7 @@ struct run_op {
 	struct sent sent;
 	char *code;
 	struct wire_project_run project; /* ---- project: owned, sent.req borrows it ---- */
+	char *grant; /* ---- profiles: "" for none ---- */
 	bh_client_run_cb cb;
 	void *arg;
 };
@@ -101,6 +102,7 @@ static void on_run(void *arg, const struct bh_client_http *a)
 	wire_run_response_free(&r);
 	free(op->code);
 	wire_project_run_free(&op->project);
+	free(op->grant);
 	free(op);
 }
 
@@ -117,12 +119,15 @@ int bh_client_run_async(bh_client *c, const char *code, const struct bh_client_r
 	op->cb = cb;
 	op->arg = arg;
 	op->code = xstrdup(code);
+	op->grant = xstrdup(opts->grant_profile); /* NULL -> "" */
 	sent_init(&op->sent, "javascript", opts->floor, opts->timeout_ms);
 	op->sent.req.javascript = (struct wire_javascript_run){.code = op->code,
-							       .code_len = strlen(op->code)};
+							       .code_len = strlen(op->code),
+							       .grant_profile = op->grant};
 	cleanup_free char *body = wire_encode_run_request(&op->sent.req);
 	if (!xfer_start(c, SVC "Run", body, on_run, op, err)) {
 		free(op->code);
+		free(op->grant);
 		free(op);
 		return -1;
 	}

@@ -127,6 +127,36 @@ Test(manager_grants, the_clients_open_sends_the_sessions_profile, .init = start,
 	bh_client_session_free(s);
 }
 
+Test(manager_grants, the_clients_run_sends_its_grant_and_checks_the_record_over_it, .init = start,
+     .fini = stop)
+{
+	bool broker = broker_runs();
+	struct bh_client_run_opts ro = {.floor = BH_TIER_CONTAINER, .grant_profile = "per-call"};
+	struct wire_run_response r;
+	struct bh_client_error *err = NULL;
+	int rc = bh_client_run(cl, "console.log(6*7)", &ro, &r, &err);
+	if (broker) {
+		/* The client recomputed the request digest with the grant in it. */
+		cr_assert_eq(rc, 0, "%s", err ? err->message : "");
+		cr_assert_eq(r.result.out_len, 3);
+		wire_run_response_free(&r);
+	} else {
+		cr_assert_eq(rc, -1);
+		cr_assert(err->not_dispatched && err->reason == WIRE_REFUSAL_PERMISSION, "%s",
+			  err->message);
+		cr_assert(strstr(err->message, "grant profile per-call cannot be held"), "%s",
+			  err->message);
+		bh_client_error_free(err);
+		err = NULL;
+	}
+	ro.grant_profile = "someone-elses";
+	cr_assert_eq(bh_client_run(cl, "console.log(1)", &ro, &r, &err), -1);
+	char want[256];
+	snprintf(want, sizeof want, BH_EGRESS_REFUSED_FMT, "someone-elses");
+	cr_assert(strstr(err->message, want), "%s", err->message);
+	bh_client_error_free(err);
+}
+
 Test(manager_grants, each_conversation_opens_with_the_profile_its_resolver_names, .init = start,
      .fini = stop)
 {
