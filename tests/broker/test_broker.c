@@ -573,6 +573,7 @@ Test(broker, pythons_http_client_tunnels_with_connect_and_trusts_the_broker_ca)
 
 static void set_file_credential(const char *path)
 {
+	free(fx.profile.credential.env);
 	fx.profile.credential = (struct bh_egress_credential){
 		.source = BH_EGRESS_CREDENTIAL_FILE, .file = strdup(path)};
 }
@@ -615,6 +616,7 @@ Test(broker, a_command_credential_is_minted_once_per_hold)
 		fx.dir);
 	fclose(f);
 	chmod(script, 0700);
+	free(fx.profile.credential.env);
 	fx.profile.credential = (struct bh_egress_credential){.source = BH_EGRESS_CREDENTIAL_COMMAND};
 	fx.profile.credential.argv = calloc(2, sizeof(char *));
 	fx.profile.credential.argv[0] = strdup(script);
