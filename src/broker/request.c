@@ -569,6 +569,16 @@ static int admit(struct req *r, const char **refusal)
 	return status;
 }
 
+static void release_in_flight(struct req *r)
+{
+	if (!r->admitted)
+		return;
+	pthread_mutex_lock(&r->b->mu);
+	r->hold->in_flight--;
+	pthread_mutex_unlock(&r->b->mu);
+	r->admitted = false;
+}
+
 /* The credential for this request: minted at the hold's first request
  * (the engine's hold answers at once; a command may take a while), and
  * again once a command's lifetime is over. */
@@ -695,6 +705,9 @@ static bool serve(struct req *r)
 		      (uint32_t)or_default(bu->upstream_timeout_ms, DEFAULT_UPSTREAM_MS), &a);
 	OPENSSL_cleanse(up.data, up.len);
 	buf_free(&up);
+	/* The upstream call is over: no longer in flight, before the sandbox
+	 * hears of it (so its next call is never refused for this one). */
+	release_in_flight(r);
 	bool keep;
 	if (a.failure) {
 		secrets_free(&sec);
@@ -727,11 +740,7 @@ bool request_serve(struct bh_broker *b, struct conn *c)
 {
 	struct req r = {.b = b, .c = c};
 	bool keep = serve(&r);
-	if (r.admitted) {
-		pthread_mutex_lock(&b->mu);
-		r.hold->in_flight--;
-		pthread_mutex_unlock(&b->mu);
-	}
+	release_in_flight(&r);
 	if (r.hold)
 		hold_put(b, r.hold);
 	http_head_free(&r.head);

@@ -1,4 +1,5 @@
 #include "broker_harness.h"
+#include "broker_priv.h"
 
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
@@ -451,6 +452,10 @@ void fixture_fini(struct fixture *f)
 		f->ops->close_session(f->broker, "sess-1");
 		bh_broker_stop(f->broker);
 	}
+	/* The profile was built of malloc'd parts, as the broker's copies are. */
+	struct bh_egress_profile *p = malloc(sizeof *p);
+	*p = f->profile;
+	profile_free(p);
 	upstream_stop(&f->api);
 	upstream_stop(&f->other);
 	char cmd[400];

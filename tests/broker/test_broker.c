@@ -573,6 +573,7 @@ Test(broker, pythons_http_client_tunnels_with_connect_and_trusts_the_broker_ca)
 
 static void set_file_credential(const char *path)
 {
+	free(fx.profile.credential.env);
 	fx.profile.credential = (struct bh_egress_credential){
 		.source = BH_EGRESS_CREDENTIAL_FILE, .file = strdup(path)};
 }
@@ -615,6 +616,7 @@ Test(broker, a_command_credential_is_minted_once_per_hold)
 		fx.dir);
 	fclose(f);
 	chmod(script, 0700);
+	free(fx.profile.credential.env);
 	fx.profile.credential = (struct bh_egress_credential){.source = BH_EGRESS_CREDENTIAL_COMMAND};
 	fx.profile.credential.argv = calloc(2, sizeof(char *));
 	fx.profile.credential.argv[0] = strdup(script);
@@ -862,4 +864,28 @@ Test(broker, a_credential_echoed_in_base64_is_scrubbed_too)
 		cr_assert_null(strstr(got, (char *)part), "alignment %zu: %s", k, got);
 	}
 	free(got);
+}
+
+Test(broker, calls_in_flight_past_the_budget_are_refused)
+{
+	fx.profile.budgets.max_in_flight = 1;
+	fx.api.slow_ms = 1500;
+	start_held();
+	int fd = client_connect(&fx);
+	char req[512];
+	snprintf(req, sizeof req, "GET https://api.test:%u/v1/slow HTTP/1.1\r\n\r\n", fx.api.port);
+	cr_assert_gt(send(fd, req, strlen(req), 0), 0);
+	while (upstream_hits(&fx.api) == 0)
+		usleep(10000);
+	expect(429, "too many calls in flight", "GET https://api.test:%u/v1/items HTTP/1.1\r\n\r\n",
+	       fx.api.port);
+	int st;
+	char *got = client_exchange(fd, "", 0, &st, 5000);
+	cr_assert_eq(st, 200, "%s", got);
+	free(got);
+	close(fd);
+	/* once it ended, the next is carried */
+	expect(200, "hello from upstream", "GET https://api.test:%u/v1/items HTTP/1.1\r\n\r\n",
+	       fx.api.port);
+	cr_assert_eq(upstream_hits(&fx.api), 2);
 }
