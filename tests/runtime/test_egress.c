@@ -220,7 +220,7 @@ EGRESS_TEST(a_granted_snippet_holds_its_profile_for_the_call_only)
 {
 	bh_session *s = harness_session(&h, tier, 0);
 	/* A process of the session's, left running: the interpreter. */
-	ok(s, BH_LANG_PYTHON, "import socket\n"
+	struct cell_outcome *def = ok(s, BH_LANG_PYTHON, "import socket\n"
 			      "def ask(path):\n"
 			      "    c = socket.socket(socket.AF_UNIX); c.connect('/run/host-api.sock')\n"
 			      "    c.sendall(b'GET https://upstream.test/' + path + b' HTTP/1.1\\r\\n\\r\\n')\n"
@@ -255,7 +255,7 @@ EGRESS_TEST(a_granted_snippet_holds_its_profile_for_the_call_only)
 	cr_assert_eq(err->refusal, BH_REFUSAL_REQUEST, "%s", err->msg);
 	bh_error_free(err);
 	free(w.o.out), free(w.o.errout), free(w.o.err_msg);
-	cell_outcome_free(after);
+	cell_outcome_free(after), cell_outcome_free(def);
 }
 
 struct snippet_wait {
