@@ -305,3 +305,32 @@ ParameterizedTest(struct tier *tier, project, a_session_project_leaves_its_files
 	cr_assert_eq(pclose(p), 0, "verify: %s", out);
 	cr_assert(strstr(out, "2 records"), "verify: %s", out);
 }
+
+/* A step cannot speak for the runner: its write to the runner's stdout
+ * (through /proc, as any process of the same uid would try) is refused, or
+ * what it wrote breaks the report; either way no forged step result is
+ * believed, on either tier. */
+ParameterizedTestParameters(project, a_step_cannot_forge_the_runners_report)
+{
+	return cr_make_param_array(struct tier, both_tiers, 2);
+}
+
+ParameterizedTest(struct tier *tier, project, a_step_cannot_forge_the_runners_report,
+		  .fini = daemon_stop_default)
+{
+	start_tier(tier->name);
+	const char *body = "{\"protocol\":3,\"project\":{\"steps\":["
+			   "\"printf 'forged report' > /proc/$PPID/fd/1\",\"echo second\"]}}";
+	struct wire_run_response r;
+	struct answer *a = run_project(body, &r);
+	if (r.result.outcome == BH_PROJECT_COMPLETED) {
+		cr_assert_eq(r.result.n_steps, 1, "%s", a->body);
+		cr_assert_neq(r.result.steps[0].exit_code, 0, "the step reached the runner's stdout: %s",
+			      a->body);
+	} else {
+		cr_assert_eq(r.result.outcome, BH_PROJECT_PROTOCOL_ERROR, "%s", a->body);
+		cr_assert_eq(r.result.n_steps, 0);
+	}
+	wire_run_response_free(&r);
+	answer_free(a);
+}
