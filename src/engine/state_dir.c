@@ -89,6 +89,8 @@ static const struct {
 	{"bundles", S_IFDIR},	      {"images", S_IFDIR},	     {"run", S_IFDIR},
 	{"run/crun", S_IFDIR},	      {"run/runsc", S_IFDIR},	     {"lib", S_IFDIR},
 	{"lib/interp", S_IFDIR},      {"lib/bulkhead-init", S_IFREG},
+	/* ---- egress: the sandboxes' socket directories (egress.c) ---- */
+	{"egress", S_IFDIR},
 };
 
 static const char *type_name(mode_t m)

@@ -287,6 +287,7 @@ Test(evidence, a_full_engine_refuses_each_linked_entry_and_follows_none)
 		{"lock", false},	 {"rootfs", true},	      {"bundles", true}, {"images", true},
 		{"run/crun", true},	 {"lib", true},		      {"bulkhead.db-wal", false},
 		{"daemon.sock.path", false},
+		{"egress", true}, /* ---- egress: the sandboxes' socket directories ---- */
 	};
 	for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
 		char name[32];
