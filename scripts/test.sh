@@ -8,7 +8,7 @@
 # own state directory, engine and cgroup parent); what does not compete with
 # a suite runs beside it in the background, niced so the suite keeps the
 # cores first: the ASan build beside the plain unit and runtime suites, the
-# fuzz targets (their build and their 8 x 30 s) beside the daemon and client
+# fuzz targets (their build and their 12 x 30 s) beside the daemon and client
 # suites, the TypeScript add-on beside the console's. A background job runs
 # in a BULKHEAD_TEST_ROOT subdirectory of its own (its crash collection sees
 # only what it made), its output is shown whole when it is joined, and its
@@ -164,9 +164,9 @@ typescript_suite() {
 
 # libFuzzer targets (clang, build-fuzz/), 30 s each over tests/fuzz/corpus.
 fuzz_suite() {
-	echo "=== fuzz (budget 440s)"
+	echo "=== fuzz (budget 600s)"
 	local fz_start=$SECONDS
-	if ! timeout --kill-after=10 440 bash scripts/fuzz.sh; then
+	if ! timeout --kill-after=10 600 bash scripts/fuzz.sh; then
 		suites_failed+=(fuzz)
 		failed=$((failed + 1))
 		echo "--- fuzz: a target crashed, leaked or did not build (see above)" >>"$failures"
