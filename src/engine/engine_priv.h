@@ -367,6 +367,9 @@ int egress_hold(bh_engine *e, const char *fp, uint64_t hold, const char *profile
 void egress_release(bh_engine *e, const char *fp, uint64_t hold);
 int egress_engine_start(bh_engine *e, const struct bh_config *cfg, bh_error **err);
 void egress_engine_stop(bh_engine *e);
+/* The broker's notes' queue and counts (egress_notes.c). */
+int egress_notes_start(bh_engine *e, bh_error **err);
+void egress_notes_stop(bh_engine *e);
 /* At open: a dead engine's sandbox directories go (a kept bundle's stay). */
 void egress_sweep_stale(bh_engine *e);
 /* The sandbox of a session's (or a granted run's) fingerprint, or NULL. */
