@@ -19,17 +19,25 @@
 # session and shoots :events (who acted). Then, with a call of the agent's
 # running, it kills the daemon and its warden (SIGKILL, by pid) and shoots
 # a console on that state directory: what the previous engine left, its
-# leaks, a suspect's timeline (the cleanup's gc reaps it). Last,
+# leaks, a suspect's timeline (the cleanup's gc reaps it). Then
 # `bulkhead replay` (no engine) in terminals of its own: a hop and the receipt (next_turn), presenter mode
-# (in 120x36) and the lanes (concurrent_calls).
-# The replay shots need data/scenarios/one_turn.json, next_turn.json and
-# concurrent_calls.json.
+# (in 120x36), the lanes (concurrent_calls), the scenario list's preview
+# and a Trigger.dev call the daemon refused (trigger_floor_refused). Last,
+# a second daemon (no approval policy: a project cannot be held) with an
+# egress profile (`serve --profiles`, `--upstream-ca` a CA made here with
+# openssl) naming a TLS upstream of the script's own (python3 on
+# 127.0.0.2): a project Run shot in :rec, and a session opened with the
+# profile whose cell fetches an allowed route and a refused one, shot in
+# :events and describe.
+# The replay shots need data/scenarios/one_turn.json, next_turn.json,
+# concurrent_calls.json and trigger_floor_refused.json.
 # Every step waits for what it expects on screen, with a timeout.
 #
 # At the end, and on any failure, it quits the console (its engine closes
 # the sandboxes), stops the agent's curl and the daemon (SIGTERM: it closes
 # its sessions; then `bulkhead gc` on its state, also once it was killed),
-# kills its tmux server and removes the temporary directory.
+# the same for the second daemon, stops the TLS upstream (by pid), kills
+# its tmux server and removes the temporary directory.
 #
 #   bash scripts/screenshots.sh           (as root on Debian 12, like setup.sh)
 #
@@ -89,6 +97,8 @@ status_file=$tmp/console.status # the console's exit status, once it has gone
 orphan=
 dstate= daemon_pid= agent_pid= # the approvals' daemon and its held agent
 dead_daemon= # set once that daemon is killed (its state is still gc'd)
+d2state= d2sock= daemon2_pid= # the project's daemon (no approval policy)
+upstream_pid= # the egress shots' TLS upstream (python3, on 127.0.0.2)
 tm() { tmux -S "$sock" "$@"; }
 
 # The console has gone: its terminal is closed (or its status is written).
@@ -169,9 +179,26 @@ cleanup() {
 		BULKHEAD_INTERP="$repo/data/interp" "$bin" gc --state "$dstate" >/dev/null 2>&1 ||
 			say "bulkhead gc --state $dstate failed" >&2
 	fi
+	if [ -n "$upstream_pid" ]; then
+		kill "$upstream_pid" 2>/dev/null
+		wait "$upstream_pid" 2>/dev/null
+	fi
+	# The project's daemon, the same way.
+	if [ -n "$daemon2_pid" ]; then
+		kill -TERM "$daemon2_pid" 2>/dev/null
+		for ((i = 0; i < 600; i++)); do
+			alive "$daemon2_pid" || break
+			sleep 0.1
+		done
+		alive "$daemon2_pid" && kill -KILL "$daemon2_pid" 2>/dev/null
+		wait "$daemon2_pid" 2>/dev/null
+		BULKHEAD_INTERP="$repo/data/interp" "$bin" gc --state "$d2state" >/dev/null 2>&1 ||
+			say "bulkhead gc --state $d2state failed" >&2
+	fi
 	# What a killed engine, or a leak the console did not reap, leaves.
 	local d name st
-	for d in "$state/run/crun" "$state/run/runsc" ${dstate:+"$dstate/run/crun" "$dstate/run/runsc"}; do
+	for d in "$state/run/crun" "$state/run/runsc" ${dstate:+"$dstate/run/crun" "$dstate/run/runsc"} \
+		${d2state:+"$d2state/run/crun" "$d2state/run/runsc"}; do
 		[ -d "$d" ] || continue
 		if [[ $d == */crun ]]; then
 			for name in $(crun --root "$d" list -q 2>/dev/null); do
@@ -189,7 +216,7 @@ cleanup() {
 	# The engine's cgroups (/bulkhead/<its state key>), when it could not
 	# remove them itself: only empty ones, with rmdir.
 	local skey
-	for st in "$state" ${dstate:+"$dstate"}; do
+	for st in "$state" ${dstate:+"$dstate"} ${d2state:+"$d2state"}; do
 		skey=$(printf %s "$(realpath -m "$st")" | sha256sum | cut -c1-12)
 		for d in /sys/fs/cgroup/*/bulkhead/"$skey" /sys/fs/cgroup/bulkhead/"$skey"; do
 			[ -d "$d" ] || continue
@@ -756,7 +783,7 @@ agent_pid=
 # next call (it prints, sleeps, prints) is held, approved from a script
 # (bulkhead approvals approve), and followed as it runs.
 wait_gone "^denied "
-command_ live "Live call"
+command_ live "waiting for the next call"
 wait_for "waiting for the next call"
 live_code="import time
 for page in range(1, 4):
@@ -978,8 +1005,40 @@ keys l
 wait_for "moment 2/"
 keys l
 wait_for "moment 3/"
-wait_for "^  refused"
+wait_for "^  (being )?refused"
 shot lanes
+
+# replay-preview.png: `bulkhead replay` lists the scenarios; the pane
+# under the list has the selected one's title and lesson whole, wrapped.
+tm new-session -d -s replay-list -x "$cols" -y "$lines" -c "$repo" -- \
+	sh -c '"$@"; echo $? >"$0"' "$tmp/replay-list.status" \
+	env -u NO_COLOR TERM=xterm-256color LANG=C.UTF-8 "$bin" replay
+tm kill-session -t "$target" 2>/dev/null || true
+target=replay-list
+status_file=$tmp/replay-list.status
+wait_for "Replay\[[0-9]+\]" 30
+keys g
+for ((i = 0; i < 40; i++)); do
+	screen | grep -qE "^ trigger_floor_refused: " && break
+	keys j
+	sleep 0.15
+done
+wait_for "^ trigger_floor_refused: "
+shot replay-preview
+
+# trigger-refused.png: that Trigger.dev call hop by hop, stopped at the
+# daemon: OpenSession's refusal on the wire.
+replay_terminal trigger_floor_refused "$cols" "$lines"
+keys Space
+wait_for "Replay \(trigger_floor_refused: step 2/"
+for ((i = 0; i < 12; i++)); do
+	screen | grep -q "STOPPED HERE" && screen | grep -qE "ON THE WIRE: .*OpenSession" && break
+	keys l
+	sleep 0.3
+done
+wait_for "STOPPED HERE"
+wait_for "ON THE WIRE: .*OpenSession"
+shot trigger-refused
 type_text ":q"
 keys Enter
 for ((i = 0; i < 100; i++)); do
@@ -987,5 +1046,164 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.1
 done
 [ -s "$status_file" ] || fail "the replay did not quit within 10 s of :q"
+
+# ---- a project run: a daemon without an approval policy (a project
+# cannot be held yet), a console attached ----
+
+d2state=$tmp/project-state
+d2sock=$tmp/project.sock
+# Egress (the same daemon): a TLS upstream of the script's on 127.0.0.2,
+# its certificate from a CA made here (the broker's --upstream-ca), and a
+# profile naming it with one read-only route and a brokered token.
+mkdir -p "$tmp/egress"
+(
+	cd "$tmp/egress"
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj "/CN=shots upstream CA"
+	openssl req -newkey rsa:2048 -nodes -keyout up.key -out up.csr -subj "/CN=127.0.0.2"
+	printf 'subjectAltName=IP:127.0.0.2\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >ext
+	openssl x509 -req -in up.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out up.pem -days 2 -extfile ext
+) >/dev/null 2>&1 || fail "openssl could not make the upstream's CA and certificate"
+"$python" - "$tmp/egress/up.pem" "$tmp/egress/up.key" "$tmp/egress/port" <<-'PY' &
+	import http.server, json, os, ssl, sys
+	class Reports(http.server.BaseHTTPRequestHandler):
+	    def do_GET(self):
+	        body = json.dumps({"report": self.path.rsplit("/", 1)[-1], "rows": 42,
+	                           "token_seen": self.headers.get("Authorization") == "Bearer tok-ops-2026"}).encode()
+	        self.send_response(200)
+	        self.send_header("Content-Type", "application/json")
+	        self.send_header("Content-Length", str(len(body)))
+	        self.end_headers()
+	        self.wfile.write(body)
+	    def log_message(self, *args):
+	        pass
+	server = http.server.ThreadingHTTPServer(("127.0.0.2", 0), Reports)
+	tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+	tls.load_cert_chain(sys.argv[1], sys.argv[2])
+	server.socket = tls.wrap_socket(server.socket, server_side=True)
+	open(sys.argv[3] + ".new", "w").write(str(server.server_address[1]))
+	os.rename(sys.argv[3] + ".new", sys.argv[3])
+	server.serve_forever()
+PY
+upstream_pid=$!
+for ((i = 0; i < 50; i++)); do
+	[ -s "$tmp/egress/port" ] && break
+	alive "$upstream_pid" || fail "the TLS upstream exited"
+	sleep 0.1
+done
+upstream_port=$(cat "$tmp/egress/port" 2>/dev/null) || fail "the TLS upstream did not say its port"
+printf 'tok-ops-2026\n' >"$tmp/egress/token"
+chmod 0600 "$tmp/egress/token"
+cat >"$tmp/egress/profiles" <<PROFILES
+profile reports
+  description  The reports service, read-only, with the operator's token
+  origin       https://127.0.0.2:$upstream_port
+  route        GET /reports/*
+  credential   file $tmp/egress/token
+  header       Authorization Bearer {credential}
+  principals   agent-7
+  allow-in-sessions yes
+PROFILES
+chmod 0644 "$tmp/egress/profiles"
+BULKHEAD_INTERP="$repo/data/interp" "$bin" serve --state "$d2state" --socket "$d2sock" --clients "$clients" \
+	--tier container --profiles "$tmp/egress/profiles" --upstream-ca "$tmp/egress/ca.pem" \
+	</dev/null >"$tmp/daemon2.out" 2>"$tmp/daemon2.err" &
+daemon2_pid=$!
+say "project daemon started on $d2state (pid $daemon2_pid)"
+deadline=$((SECONDS + 180))
+until [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 --unix-socket "$d2sock" http://localhost/readyz 2>/dev/null)" = 200 ]; do
+	alive "$daemon2_pid" || fail "the project daemon exited: $(tail -5 "$tmp/daemon2.err")"
+	((SECONDS < deadline)) || fail "the project daemon was not ready within 180 s: $(tail -5 "$tmp/daemon2.err")"
+	sleep 0.3
+done
+dsock=$d2sock # api() now speaks to this one
+# A console attached to it.
+tm new-session -d -s project -x "$cols" -y "$lines" -c "$repo" -- \
+	sh -c '"$@"; echo $? >"$0"' "$tmp/project.status" \
+	env -u NO_COLOR TERM=xterm-256color LANG=C.UTF-8 BULKHEAD_TOKEN="$console_token" \
+	BULKHEAD_INTERP="$repo/data/interp" "$bin" console --attach "$d2sock"
+tm kill-session -t "$target" 2>/dev/null || true
+target=project
+status_file=$tmp/project.status
+wait_for "Sandboxes\[[0-9]+\]" 30
+# live-refused.png: :live, and the agent asks its container session for a
+# floor this daemon cannot give (minimumIsolation vm): the call stops at
+# the daemon with its refusal; nothing ran. (Not on the approvals' daemon:
+# there the call would be held first.)
+command_ live "waiting for the next call"
+opened=$(api plimsoll.v1.SandboxService/OpenSession "$agent_token" \
+	'{"protocol":3,"traceId":"run-45","owner":"acme"}') || fail "OpenSession: $opened"
+sid=$("$python" -c 'import json, sys; print(json.load(sys.stdin)["sessionId"])' <<<"$opened") ||
+	fail "OpenSession answered: $opened"
+body=$("$python" -c 'import json, sys
+print(json.dumps({"protocol": 3, "sessionId": sys.argv[1], "minimumIsolation": "vm",
+                  "cell": {"language": "python", "code": "print(\"on a VM, please\")"}}))' "$sid")
+api plimsoll.v1.SandboxService/SessionRun "$agent_token" "$body" >"$tmp/agent.out" 2>&1 || true
+grep -q "floor vm is above" "$tmp/agent.out" || fail "the vm call was not refused: $(cat "$tmp/agent.out")"
+wait_for "STOPPED HERE" 20
+wait_for "the daemon refused the call before it ran" 10
+shot live-refused
+keys Escape
+project='{"protocol":3,"traceId":"etl-7","project":{"files":[{"path":"data/in.csv","content":"a,b\n1,2\n"}],"steps":["wc -l < data/in.csv","cat data/in.csv"],"artifacts":[]}}'
+ran=$(api plimsoll.v1.SandboxService/Run "$agent_token" "$project") || fail "the project Run: $ran"
+grep -q PROJECT_OUTCOME_COMPLETED <<<"$ran" || fail "the project Run answered: $ran"
+# records-project.png, record-project.png: :rec, the project's row
+# (language project), and its record (enter): the steps as its code,
+# their output, the outcome.
+command_ rec "Records\[[1-9]"
+wait_for " project "
+wait_gone "^the daemon refused the call"
+shot records-project
+keys /
+type_text project
+keys Enter
+wait_for "Records\[1\] </project>"
+keys Enter
+wait_for "call +project, exit 0, completed"
+shot record-project
+keys Escape
+
+# events-egress.png, describe-egress.png: a session opened with the
+# profile; a cell fetches an allowed report and tries a route the profile
+# does not name. :events has both requests (the refused one in yellow),
+# d on its sandbox the profile and what the broker did.
+opened=$(api plimsoll.v1.SandboxService/OpenSession "$agent_token" \
+	'{"protocol":3,"traceId":"run-44","owner":"etl","grantProfile":"reports"}') || fail "OpenSession: $opened"
+sid=$("$python" -c 'import json, sys; print(json.load(sys.stdin)["sessionId"])' <<<"$opened") ||
+	fail "OpenSession with the profile answered: $opened"
+egress_code="import urllib.request, urllib.error
+base = 'https://127.0.0.2:$upstream_port'
+print(urllib.request.urlopen(base + '/reports/2026-11').read().decode())
+try:
+    urllib.request.urlopen(base + '/admin/keys')
+except urllib.error.HTTPError as e:
+    print('refused:', e.code, e.read().decode().strip())"
+body=$("$python" -c 'import json, sys
+print(json.dumps({"protocol": 3, "sessionId": sys.argv[1], "cell": {"language": "python", "code": sys.argv[2]}}))' \
+	"$sid" "$egress_code")
+ran=$(api plimsoll.v1.SandboxService/SessionRun "$agent_token" "$body") || fail "the egress cell: $ran"
+"$python" -c 'import base64, json, sys
+out = base64.b64decode(json.loads(sys.argv[1])["run"]["cell"]["stdout"])
+sys.exit(not (b"\"rows\": 42" in out and b"refused: 403" in out))' "$ran" ||
+	fail "the egress cell did not reach the upstream and meet the refusal: $ran"
+command_ events "Events\[[0-9]+\]"
+wait_for "egress"
+wait_for "refused"
+keys g # the top row selected: the refused request shows in its colour
+shot events-egress
+command_ sb "Sandboxes\[[1-9]"
+select_row " etl "
+keys d
+wait_for "brokered"
+wait_for "profile reports"
+shot describe-egress
+keys Escape
+type_text ":q"
+keys Enter
+for ((i = 0; i < 600; i++)); do
+	[ -s "$status_file" ] && break
+	screen | grep -qE "quit and close [0-9]+ sandbox" && keys y
+	sleep 0.1
+done
+[ -s "$status_file" ] || fail "the console attached to the project daemon did not quit within 60 s of :q"
 
 say "done in $((SECONDS - started)) s: $(cd "$out" && echo ./*.png | sed 's|\./||g')"
