@@ -1,7 +1,7 @@
 /* Issue 18's hostile cases that need a sandbox, on both tiers, against the
- * real broker (src/broker, started here as the daemon starts it) and a real
- * TLS upstream with a test CA (tests/broker/broker_harness.c: api.test on
- * 127.0.0.2, the credential added as Authorization):
+ * real broker (src/broker) and a real TLS upstream with a test CA
+ * (tests/support/test_broker.h over tests/broker/broker_harness.c: api.test
+ * on 127.0.0.2, the credential added as Authorization):
  *  - a process left behind after a granted call finds the broker serving
  *    nothing (503) and the upstream sees nothing more;
  *  - a session without a profile has no proxy variables, and neither its
@@ -11,32 +11,29 @@
  * Each asserts what the upstream saw and what the sandbox got; the
  * credential appears in none of the sandbox's output. The broker's own
  * hostile cases (host side, tier-independent) are tests/broker/test_broker.c. */
-#include "broker_harness.h"
 #include "hostile.h"
+#include "test_broker.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-static struct fixture f;
+static struct test_broker broker; /* the real broker, recorded (test_broker.h) */
+static struct fixture *const fx = &broker.f;
 static char code[8192];
 
 static void start(enum bh_tier t)
 {
-	fixture_init(&f);
-	static char ca_dir[300];
-	snprintf(ca_dir, sizeof ca_dir, "%s/broker-ca", f.dir);
-	f.cfg.ca_dir = ca_dir;
-	bh_error *err = NULL;
-	cr_assert_eq(bh_broker_start(&f.cfg, &f.broker, &err), 0, "broker: %s", err ? err->msg : "?");
-	f.ops = bh_broker_ops();
-	hostile_setup_egress(t, f.ops, f.broker);
+	const char *root = getenv("BULKHEAD_TEST_ROOT");
+	tb_init(&broker, root && *root ? root : "/tmp");
+	hostile_setup_egress(t, &tb_ops, &broker);
 }
 
 static void fini(void)
 {
 	hostile_teardown(); /* the engine closes its sessions' sockets */
-	fixture_fini(&f);   /* then the broker stops, the upstreams go */
+	tb_fini(&broker);   /* then the broker stops, the upstreams go */
 }
 
 #define BROKER_TEST(name)                                                                         \
@@ -100,7 +97,7 @@ BROKER_TEST(egress_a_process_left_behind_after_a_granted_call_gets_nothing)
 	 * be answered, then tries the allowed route through the proxy it
 	 * inherited and straight through the socket, writing what it got. */
 	char probes[2048];
-	snprintf(probes, sizeof probes, raw_probes, f.api.port, f.api.port);
+	snprintf(probes, sizeof probes, raw_probes, fx->api.port, fx->api.port);
 	snprintf(code, sizeof code,
 		 "open('/tmp/poller.py', 'w').write(r'''\n"
 		 "import socket, time, urllib.request, urllib.error\n"
@@ -115,7 +112,7 @@ BROKER_TEST(egress_a_process_left_behind_after_a_granted_call_gets_nothing)
 		 "    time.sleep(0.3)\n"
 		 "''')\n"
 		 "print('written')\n",
-		 probes, f.api.port);
+		 probes, fx->api.port);
 	struct cell_outcome *w = py(s, code, 30000);
 	cr_assert_str_eq(w->out, "written\n", "%s", w->errout);
 
@@ -125,17 +122,17 @@ BROKER_TEST(egress_a_process_left_behind_after_a_granted_call_gets_nothing)
 		 "  require('child_process').spawn('/usr/bin/python3', ['/tmp/poller.py'],\n"
 		 "    {detached: true, stdio: 'ignore'}).unref();\n"
 		 "})",
-		 f.api.port);
+		 fx->api.port);
 	struct bh_cell c = {.language = BH_LANG_JAVASCRIPT, .code = code, .code_len = strlen(code),
 			    .floor = BH_TIER_UNKNOWN, .fresh_process = true,
-			    .grant_profile = "brokered", .timeout_ms = 30000};
+			    .grant_profile = "weather", .timeout_ms = 30000};
 	struct call_wait cw = {0};
 	bh_error *err = NULL;
 	cr_assert_eq(bh_session_run(s, &c, on_call, &cw, &err), 0, "%s", err ? err->msg : "");
 	cr_assert_eq(bh_engine_wait(h.e, &cw.done, 60000, &err), 0);
 	cr_assert_null(cw.err, "%s", cw.err);
-	cr_assert_str_eq(cw.out, "call 200 hello from upstream\n", "%s\n%s", cw.out, f.logs);
-	int hits = upstream_hits(&f.api);
+	cr_assert_str_eq(cw.out, "call 200 hello from upstream\n", "%s\n%s", cw.out, tb_dump(&broker));
+	int hits = upstream_hits(&fx->api);
 	cr_assert_eq(hits, 1, "the granted call reached the upstream once");
 
 	/* After the answer: the poller's tries (if the sweep left it), and the
@@ -159,14 +156,14 @@ BROKER_TEST(egress_a_process_left_behind_after_a_granted_call_gets_nothing)
 	cr_assert_str_eq(v, "503 Service Unavailable / no profile is held now", "%s", o->out);
 	cr_assert_not_null(probe(o->out, "interpreter relay", v, sizeof v), "%s", o->out);
 	cr_assert_str_eq(v, "503 Service Unavailable / no profile is held now", "%s", o->out);
-	cr_assert_eq(upstream_hits(&f.api), hits, "the upstream saw a request after the call:\n%s",
-		     f.notes);
+	cr_assert_eq(upstream_hits(&fx->api), hits, "the upstream saw a request after the call:\n%s",
+		     tb_dump(&broker));
 	char tries[32], got[300];
 	probe(o->out, "poller tries", tries, sizeof tries);
 	probe(o->out, "poller got", got, sizeof got);
 	case_saw("call 200; then poller %s tries %s; interpreter socket and relay 503 no profile is held "
 		 "now; upstream hits %d (the call's only)",
-		 tries, atoi(tries) ? got : "(swept with its call)", upstream_hits(&f.api));
+		 tries, atoi(tries) ? got : "(swept with its call)", upstream_hits(&fx->api));
 	cell_outcome_free(w);
 	cell_outcome_free(o);
 	free(cw.out);
@@ -178,7 +175,7 @@ BROKER_TEST(egress_a_session_without_a_profile_has_no_proxy_and_no_route)
 	case_begin("egress: a session without a profile");
 	bh_session *s = hostile_session();
 	char probes[2048];
-	snprintf(probes, sizeof probes, raw_probes, f.api.port, f.api.port);
+	snprintf(probes, sizeof probes, raw_probes, fx->api.port, fx->api.port);
 	snprintf(code, sizeof code,
 		 "%s"
 		 "print('proxy env', sorted(k for k in os.environ if 'proxy' in k.lower() or 'CERT' in k) or 'none')\n"
@@ -186,7 +183,7 @@ BROKER_TEST(egress_a_session_without_a_profile_has_no_proxy_and_no_route)
 		 "print('relay', raw(via_relay))\n"
 		 "tryop('upstream address', lambda: socket.create_connection(('127.0.0.2', %u), timeout=3))\n"
 		 "tryop('upstream name', lambda: socket.getaddrinfo('api.test', %u))\n",
-		 probes, f.api.port, f.api.port);
+		 probes, fx->api.port, fx->api.port);
 	struct cell_outcome *o = py(s, code, 30000);
 	assert_no_credential(o);
 	char v[256];
@@ -198,8 +195,11 @@ BROKER_TEST(egress_a_session_without_a_profile_has_no_proxy_and_no_route)
 	cr_assert_str_eq(v, "503 Service Unavailable / no profile is held now", "%s", o->out);
 	const char *const names[] = {"upstream address", "upstream name", NULL};
 	assert_blocked(o->out, names);
-	cr_assert_eq(upstream_hits(&f.api), 0, "the upstream was reached:\n%s", f.notes);
-	cr_assert(fixture_wait_notes(&f, 2), "the broker noted both refusals: %s", f.notes);
+	cr_assert_eq(upstream_hits(&fx->api), 0, "the upstream was reached:\n%s", tb_dump(&broker));
+	for (int i = 0; i < 500 && tb_count(&broker, "request", "-> 503 no profile is held now") < 2; i++)
+		usleep(10000); /* noted once the answer is written */
+	cr_assert_eq(tb_count(&broker, "request", "-> 503 no profile is held now"), 2,
+		     "the broker noted both refusals: %s", tb_dump(&broker));
 	case_saw("no proxy variables; socket and relay 503 no profile is held now; upstream hits 0");
 	cell_outcome_free(o);
 	case_end();
@@ -218,7 +218,7 @@ BROKER_TEST(egress_a_profile_session_dialling_the_upstream_itself_reaches_nothin
 {
 	case_begin("egress: the upstream's address dialled directly");
 	struct bh_session_opts so = {.tier = tier, .floor = BH_TIER_UNKNOWN, .principal = "test",
-				     .egress_profile = "brokered"};
+				     .egress_profile = "weather"};
 	struct call_wait w = {0};
 	bh_session *s = NULL;
 	bh_error *err = NULL;
@@ -234,7 +234,7 @@ BROKER_TEST(egress_a_profile_session_dialling_the_upstream_itself_reaches_nothin
 		 "tryop('https by address, no proxy', lambda: direct.open('https://127.0.0.2:%u/v1/items', timeout=5))\n"
 		 "tryop('https by name, no proxy', lambda: direct.open(u, timeout=5))\n"
 		 "tryop('host loopback 127.0.0.1', lambda: socket.create_connection(('127.0.0.1', %u), timeout=3))\n",
-		 f.api.port, f.api.port, f.api.port, f.api.port);
+		 fx->api.port, fx->api.port, fx->api.port, fx->api.port);
 	struct cell_outcome *o = py(s, code, 60000);
 	assert_no_credential(o);
 	char v[256];
@@ -243,9 +243,9 @@ BROKER_TEST(egress_a_profile_session_dialling_the_upstream_itself_reaches_nothin
 	const char *const names[] = {"tcp 127.0.0.2", "https by address, no proxy",
 				     "https by name, no proxy", "host loopback 127.0.0.1", NULL};
 	assert_blocked(o->out, names);
-	cr_assert_eq(upstream_hits(&f.api), 1, "only the broker's request reached it:\n%s", f.notes);
+	cr_assert_eq(upstream_hits(&fx->api), 1, "only the broker's request reached it:\n%s", tb_dump(&broker));
 	char head[16384];
-	upstream_last(&f.api, NULL, 0, head, sizeof head);
+	upstream_last(&fx->api, NULL, 0, head, sizeof head);
 	char want[128];
 	snprintf(want, sizeof want, "Authorization: Bearer %s", TEST_CREDENTIAL);
 	cr_assert(strcasestr(head, want), "%s", head);
