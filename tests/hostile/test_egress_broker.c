@@ -23,11 +23,32 @@ static struct test_broker broker; /* the real broker, recorded (test_broker.h) *
 static struct fixture *const fx = &broker.f;
 static char code[8192];
 
+/* Raw requests for an allowed route through the socket and the relay, as
+ * a process that never had the proxy variables would send them. */
+static const char raw_probes[] =
+	"def raw(connect):\n"
+	"    c = connect(); c.settimeout(10)\n"
+	"    c.sendall(b'GET https://api.test:%u/v1/items HTTP/1.1\\r\\nHost: api.test:%u\\r\\n\\r\\n')\n"
+	"    got = b''\n"
+	"    while b'\\r\\n\\r\\n' not in got:\n"
+	"        b = c.recv(4096)\n"
+	"        if not b: break\n"
+	"        got += b\n"
+	"    head = got.split(b'\\r\\n\\r\\n')[0].decode().split('\\r\\n')\n"
+	"    why = [l.split(': ', 1)[1] for l in head[1:] if l.lower().startswith('x-bulkhead-refusal:')]\n"
+	"    return head[0].split(' ', 1)[1] + (' / ' + why[0] if why else '')\n"
+	"def via_socket():\n"
+	"    c = socket.socket(socket.AF_UNIX); c.connect('/run/host-api.sock'); return c\n"
+	"def via_relay(): return socket.create_connection(('127.0.0.1', 3128), timeout=5)\n";
+
+static char probes[2048]; /* raw_probes for this test's upstream */
+
 static void start(enum bh_tier t)
 {
 	const char *root = getenv("BULKHEAD_TEST_ROOT");
 	tb_init(&broker, root && *root ? root : "/tmp");
 	hostile_setup_egress(t, &tb_ops, &broker);
+	snprintf(probes, sizeof probes, raw_probes, fx->api.port, fx->api.port);
 }
 
 static void fini(void)
@@ -56,24 +77,6 @@ static void assert_no_credential(const struct cell_outcome *o)
 	cr_assert_null(strstr(o->errout ? o->errout : "", TEST_CREDENTIAL), "%s", o->errout);
 }
 
-/* Raw requests for an allowed route through the socket and the relay, as
- * a process that never had the proxy variables would send them. */
-static const char raw_probes[] =
-	"def raw(connect):\n"
-	"    c = connect(); c.settimeout(10)\n"
-	"    c.sendall(b'GET https://api.test:%u/v1/items HTTP/1.1\\r\\nHost: api.test:%u\\r\\n\\r\\n')\n"
-	"    got = b''\n"
-	"    while b'\\r\\n\\r\\n' not in got:\n"
-	"        b = c.recv(4096)\n"
-	"        if not b: break\n"
-	"        got += b\n"
-	"    head = got.split(b'\\r\\n\\r\\n')[0].decode().split('\\r\\n')\n"
-	"    why = [l.split(': ', 1)[1] for l in head[1:] if l.lower().startswith('x-bulkhead-refusal:')]\n"
-	"    return head[0].split(' ', 1)[1] + (' / ' + why[0] if why else '')\n"
-	"def via_socket():\n"
-	"    c = socket.socket(socket.AF_UNIX); c.connect('/run/host-api.sock'); return c\n"
-	"def via_relay(): return socket.create_connection(('127.0.0.1', 3128), timeout=5)\n";
-
 struct call_wait {
 	bool done;
 	char *out, *err;
@@ -96,8 +99,6 @@ BROKER_TEST(egress_a_process_left_behind_after_a_granted_call_gets_nothing)
 	/* The poller a granted snippet leaves behind: it waits for the call to
 	 * be answered, then tries the allowed route through the proxy it
 	 * inherited and straight through the socket, writing what it got. */
-	char probes[2048];
-	snprintf(probes, sizeof probes, raw_probes, fx->api.port, fx->api.port);
 	snprintf(code, sizeof code,
 		 "open('/tmp/poller.py', 'w').write(r'''\n"
 		 "import socket, time, urllib.request, urllib.error\n"
@@ -174,8 +175,6 @@ BROKER_TEST(egress_a_session_without_a_profile_has_no_proxy_and_no_route)
 {
 	case_begin("egress: a session without a profile");
 	bh_session *s = hostile_session();
-	char probes[2048];
-	snprintf(probes, sizeof probes, raw_probes, fx->api.port, fx->api.port);
 	snprintf(code, sizeof code,
 		 "%s"
 		 "print('proxy env', sorted(k for k in os.environ if 'proxy' in k.lower() or 'CERT' in k) or 'none')\n"
