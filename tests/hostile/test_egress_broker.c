@@ -103,6 +103,7 @@ BROKER_TEST(egress_a_process_left_behind_after_a_granted_call_gets_nothing)
 		 "open('/tmp/poller.py', 'w').write(r'''\n"
 		 "import socket, time, urllib.request, urllib.error\n"
 		 "%s"
+		 "print('started', flush=True)\n"
 		 "time.sleep(1.5)\n"
 		 "for i in range(8):\n"
 		 "    try: st = str(urllib.request.urlopen('https://api.test:%u/v1/items', timeout=5).status)\n"
@@ -119,9 +120,13 @@ BROKER_TEST(egress_a_process_left_behind_after_a_granted_call_gets_nothing)
 
 	snprintf(code, sizeof code,
 		 "fetch('https://api.test:%u/v1/items').then(async r => {\n"
-		 "  console.log('call', r.status, await r.text());\n"
-		 "  require('child_process').spawn('/usr/bin/python3', ['/tmp/poller.py'],\n"
-		 "    {detached: true, stdio: 'ignore'}).unref();\n"
+		 "  const body = await r.text();\n"
+		 "  const p = require('child_process').spawn('/usr/bin/python3', ['/tmp/poller.py'],\n"
+		 "    {detached: true, stdio: ['ignore', 'pipe', 'ignore']});\n"
+		 "  p.stdout.once('data', d => {\n" /* the call answers once the poller runs */
+		 "    console.log('call', r.status, body, d.toString().trim());\n"
+		 "    p.stdout.destroy(); p.unref();\n"
+		 "  });\n"
 		 "})",
 		 fx->api.port);
 	struct bh_cell c = {.language = BH_LANG_JAVASCRIPT, .code = code, .code_len = strlen(code),
@@ -132,7 +137,7 @@ BROKER_TEST(egress_a_process_left_behind_after_a_granted_call_gets_nothing)
 	cr_assert_eq(bh_session_run(s, &c, on_call, &cw, &err), 0, "%s", err ? err->msg : "");
 	cr_assert_eq(bh_engine_wait(h.e, &cw.done, 60000, &err), 0);
 	cr_assert_null(cw.err, "%s", cw.err);
-	cr_assert_str_eq(cw.out, "call 200 hello from upstream\n", "%s\n%s", cw.out, tb_dump(&broker));
+	cr_assert_str_eq(cw.out, "call 200 hello from upstream started\n", "%s\n%s", cw.out, tb_dump(&broker));
 	int hits = upstream_hits(&fx->api);
 	cr_assert_eq(hits, 1, "the granted call reached the upstream once");
 
@@ -162,7 +167,7 @@ BROKER_TEST(egress_a_process_left_behind_after_a_granted_call_gets_nothing)
 	char tries[32], got[300];
 	probe(o->out, "poller tries", tries, sizeof tries);
 	probe(o->out, "poller got", got, sizeof got);
-	case_saw("call 200; then poller %s tries %s; interpreter socket and relay 503 no profile is held "
+	case_saw("call 200, its poller started; after the answer the poller %s tries %s; interpreter socket and relay 503 no profile is held "
 		 "now; upstream hits %d (the call's only)",
 		 tries, atoi(tries) ? got : "(swept with its call)", upstream_hits(&fx->api));
 	cell_outcome_free(w);
