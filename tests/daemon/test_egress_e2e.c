@@ -7,8 +7,9 @@
  *
  * Python's requests and Node's fetch reach an allowed route; the upstream
  * saw the credential the broker added; the cells' output, os.environ,
- * process.env and the environ and cmdline of every process the sandbox can
- * read hold no trace of it; a route the profile does not allow is refused by
+ * process.env and the environ and cmdline of every process in the sandbox
+ * (read from inside, and on the container tier from the host as well) hold
+ * no trace of it; a route the profile does not allow is refused by
  * the broker (403, its refusal header and body) and every one of these
  * requests is an egress event (ListEvents). */
 #include "broker_harness.h"
@@ -142,7 +143,39 @@ static void credential_reversed(char out[64])
 	out[n] = '\0';
 }
 
-static void acceptance(void)
+/* The container tier's sandbox processes are host processes under the
+ * sandbox's own uid range (its user namespace maps 0.. to base..): read
+ * every one's environ and cmdline from the host, where nothing is hidden
+ * from root. How many there were, or -1 when one holds the credential. */
+static int host_scan(unsigned long base, unsigned long count)
+{
+	int found = 0;
+	char *out = run_cmd("for p in /proc/[0-9]*; do "
+			    "u=$(awk '/^Uid:/ {print $2}' $p/status 2>/dev/null); "
+			    "[ -n \"$u\" ] && echo \"${p#/proc/} $u\"; done", NULL);
+	for (char *save = NULL, *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long pid, uid;
+		if (sscanf(l, "%lu %lu", &pid, &uid) != 2 || uid < base || uid >= base + count)
+			continue;
+		found++;
+		for (int part = 0; part < 2; part++) {
+			char path[64], buf[65536];
+			snprintf(path, sizeof path, "/proc/%lu/%s", pid, part ? "cmdline" : "environ");
+			FILE *fp = fopen(path, "rb");
+			size_t n = fp ? fread(buf, 1, sizeof buf, fp) : 0;
+			if (fp)
+				fclose(fp);
+			if (memmem(buf, n, TEST_CREDENTIAL, strlen(TEST_CREDENTIAL))) {
+				free(out);
+				return -1;
+			}
+		}
+	}
+	free(out);
+	return found;
+}
+
+static void acceptance(bool container)
 {
 	struct answer *a = daemon_call(&d, d.run_token, SVC "OpenSession",
 				       "{\"protocol\":3,\"grantProfile\":\"e2e\"}");
@@ -233,19 +266,32 @@ static void acceptance(void)
 		 "        except OSError: unread += 1; continue\n"
 		 "        read += 1; hits += needle in b\n"
 		 "print('processes', len(pids), 'hits', hits, 'own', os.getpid() in [int(p[6:]) for p in pids])\n"
-		 "print('unreadable', unread, 'read', read)\n",
+		 "print('unreadable', unread, 'read', read)\n"
+		 "print('uid_map', *open('/proc/self/uid_map').read().split()[:3])\n",
 		 rev);
 	out = cell(sid, "python", code);
 	cr_assert(!strncmp(out, "env False\n", 10), "%s", out);
 	int procs = 0, phits = -1, unread = -1, read = -1;
 	char own[8] = "";
+	unsigned long map_in = 1, map_out = 0, map_count = 0;
 	const char *pl = strstr(out, "processes ");
 	cr_assert(pl && sscanf(pl, "processes %d hits %d own %7s\nunreadable %d read %d", &procs, &phits,
 			       own, &unread, &read) == 5, "%s", out);
 	cr_assert_eq(phits, 0, "the credential is in a process's environ or cmdline: %s", out);
+	const char *um = strstr(out, "uid_map ");
+	cr_assert(um && sscanf(um, "uid_map %lu %lu %lu", &map_in, &map_out, &map_count) == 3, "%s", out);
+	if (container) {
+		/* and from the host, every process of the sandbox, the init too */
+		cr_assert_eq(map_in, 0, "%s", out);
+		int n = host_scan(map_out, map_count);
+		cr_assert_neq(n, -1, "a sandbox process holds the credential (seen from the host)");
+		cr_assert_geq(n, procs, "the host sees the sandbox's %d processes: %d", procs, n);
+	}
 	cr_assert_str_eq(own, "True", "%s", out);
 	cr_assert_geq(procs, 2, "the interpreters and the init at least: %s", out);
 	cr_assert_geq(read, 2, "its own environ and cmdline at least: %s", out);
+	for (char *c = out; *c; c++)
+		*c = *c == '\n' ? ';' : *c; /* one log line */
 	cr_log_info("sandbox /proc: %s", out);
 	free(out);
 	snprintf(code, sizeof code,
@@ -284,11 +330,11 @@ static void acceptance(void)
 Test(egress_e2e, a_profile_session_fetches_with_requests_and_fetch_and_never_sees_the_credential_container,
      .init = start_container, .fini = stop, .timeout = 300)
 {
-	acceptance();
+	acceptance(true);
 }
 
 Test(egress_e2e, a_profile_session_fetches_with_requests_and_fetch_and_never_sees_the_credential_kernel,
      .init = start_kernel, .fini = stop, .timeout = 300)
 {
-	acceptance();
+	acceptance(false); /* gVisor's processes live in its sentry: read from inside only */
 }
