@@ -249,11 +249,11 @@ EGRESS_TEST(a_granted_snippet_holds_its_profile_for_the_call_only)
 {
 	bh_session *s = harness_session(&h, tier, 0);
 	/* A process of the session's, left running: the interpreter. */
-	ok(s, BH_LANG_PYTHON, at_upstream("import socket\n"
+	cell_outcome_free(ok(s, BH_LANG_PYTHON, at_upstream("import socket\n"
 			      "def ask(path):\n"
 			      "    c = socket.socket(socket.AF_UNIX); c.connect('/run/host-api.sock')\n"
 			      "    c.sendall(b'GET ORIGIN/v1/items/' + path + b' HTTP/1.1\\r\\n\\r\\n')\n"
-			      "    return c.recv(4096).split(b'\\r\\n')[0].decode()\n"));
+			      "    return c.recv(4096).split(b'\\r\\n')[0].decode()\n")));
 	char code[512];
 	snprintf(code, sizeof code, "%s", at_upstream("fetch('ORIGIN/v1/items/granted').then(async r => "
 			   "console.log(r.status, await r.text(), process.env.HTTP_PROXY))"));
