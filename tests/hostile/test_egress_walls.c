@@ -5,8 +5,8 @@
  * reached by its host path, and on the kernel tier runsc's --host-uds=open
  * reaches no host socket but the one mounted (none of those the sandbox's
  * /proc/net/unix lists, nor the host's abstract canary). The broker here is
- * the tests' own (tests/support/test_broker.h); it must see no request on
- * the other session's socket. */
+ * the real one, its calls and notes recorded (tests/support/test_broker.h);
+ * it must note no request on the other session's socket. */
 #include "hostile.h"
 #include "test_broker.h"
 

@@ -1,18 +1,12 @@
-/* The test's broker: test_broker.h says what it is. */
+/* The real broker behind a recorder of the engine's calls: test_broker.h
+ * says what it is. */
 #include "test_broker.h"
-#include "harness.h"
 
 #include <criterion/criterion.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 static void tb_log(struct test_broker *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void tb_log(struct test_broker *b, const char *fmt, ...)
@@ -34,147 +28,60 @@ static struct tb_session *tb_find(struct test_broker *b, const char *fp)
 	return NULL;
 }
 
-/* The profile a request is served under ("" none), under the lock. */
-static void tb_held(struct tb_session *s, char *out, size_t n)
-{
-	out[0] = '\0';
-	for (int i = 0; i < 8; i++)
-		if (s->holds[i]) {
-			snprintf(out, n, "%s", s->profile[i]);
-			return;
-		}
-}
-
-static void tb_serve(struct tb_session *s, int c)
-{
-	char req[8192];
-	size_t have = 0;
-	struct pollfd p = {.fd = c, .events = POLLIN};
-	while (have < sizeof req - 1 && !memmem(req, have, "\r\n\r\n", 4)) {
-		if (poll(&p, 1, 10000) <= 0)
-			return;
-		ssize_t r = read(c, req + have, sizeof req - 1 - have);
-		if (r <= 0)
-			return;
-		have += (size_t)r;
-	}
-	req[have] = '\0';
-	char *eol = strstr(req, "\r\n");
-	if (eol)
-		*eol = '\0';
-	char held[72];
-	pthread_mutex_lock(&s->b->mu);
-	tb_held(s, held, sizeof held);
-	pthread_mutex_unlock(&s->b->mu);
-	tb_log(s->b, "request %.12s [%s] %s", s->fp, held, req);
-	char body[700], resp[1024];
-	int status = *held ? 200 : 503;
-	snprintf(body, sizeof body, "%s for %.600s", *held ? "upstream saw" : "no hold", req);
-	int n = snprintf(resp, sizeof resp,
-			 "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
-			 "Connection: close\r\n\r\n%s",
-			 status, status == 200 ? "OK" : "Service Unavailable", strlen(body), body);
-	if (write(c, resp, (size_t)n) < 0)
-		return;
-}
-
-static void *tb_thread(void *arg)
-{
-	struct tb_session *s = arg;
-	for (;;) {
-		struct pollfd p[2] = {{.fd = s->fd, .events = POLLIN}, {.fd = s->stop[0], .events = POLLIN}};
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
-			return NULL;
-		if (p[1].revents)
-			return NULL;
-		if (!p[0].revents)
-			continue;
-		int c = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
-		if (c < 0)
-			continue;
-		tb_serve(s, c);
-		close(c);
-	}
-}
-
 static int tb_open(void *arg, const char *fp, const char *path, bh_error **err)
 {
-	(void)err;
 	struct test_broker *b = arg;
+	int rc = b->f.ops->open_session(b->f.broker, fp, path, err);
+	tb_log(b, "open %.12s%s", fp, rc < 0 ? " failed" : "");
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&b->mu);
 	struct tb_session *s = NULL;
 	for (int i = 0; i < TB_SESSIONS && !s; i++)
 		if (!b->s[i].live)
 			s = &b->s[i];
-	cr_assert_not_null(s, "the test broker has room for %d sessions", TB_SESSIONS);
-	memset(s, 0, sizeof *s);
-	s->b = b;
-	snprintf(s->fp, sizeof s->fp, "%s", fp);
-	snprintf(s->path, sizeof s->path, "%s", path);
-	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_un u = {.sun_family = AF_UNIX};
-	cr_assert_lt(strlen(path), sizeof u.sun_path, "socket path %s fits", path);
-	strcpy(u.sun_path, path);
-	cr_assert_eq(bind(s->fd, (struct sockaddr *)&u, sizeof u), 0, "bind %s: %s", path, strerror(errno));
-	cr_assert_eq(listen(s->fd, 16), 0);
-	cr_assert_eq(pipe2(s->stop, O_CLOEXEC), 0);
-	s->live = true;
-	pthread_create(&s->th, NULL, tb_thread, s);
-	tb_log(b, "open %.12s", fp);
+	if (s) {
+		snprintf(s->fp, sizeof s->fp, "%s", fp);
+		snprintf(s->path, sizeof s->path, "%s", path);
+		s->live = true;
+	}
+	pthread_mutex_unlock(&b->mu);
+	cr_assert_not_null(s, "the test broker records %d sessions at most", TB_SESSIONS);
 	return 0;
 }
 
 static int tb_hold(void *arg, const char *fp, uint64_t hold, const char *profile, bh_error **err)
 {
-	(void)err;
 	struct test_broker *b = arg;
-	pthread_mutex_lock(&b->mu);
-	struct tb_session *s = tb_find(b, fp);
-	for (int i = 0; s && i < 8; i++)
-		if (!s->holds[i]) {
-			s->holds[i] = hold;
-			snprintf(s->profile[i], sizeof s->profile[i], "%s", profile);
-			break;
-		}
-	pthread_mutex_unlock(&b->mu);
-	cr_assert_not_null(s, "a hold comes after the session's socket is open");
-	tb_log(b, "hold %.12s %llu %s", fp, (unsigned long long)hold, profile);
-	return 0;
+	int rc = b->f.ops->hold(b->f.broker, fp, hold, profile, err);
+	tb_log(b, "hold %.12s %llu %s%s", fp, (unsigned long long)hold, profile,
+	       rc < 0 ? " refused" : "");
+	return rc;
 }
 
 static void tb_release(void *arg, const char *fp, uint64_t hold)
 {
 	struct test_broker *b = arg;
-	pthread_mutex_lock(&b->mu);
-	struct tb_session *s = tb_find(b, fp);
-	for (int i = 0; s && i < 8; i++)
-		if (s->holds[i] == hold)
-			s->holds[i] = 0;
-	pthread_mutex_unlock(&b->mu);
+	b->f.ops->release(b->f.broker, fp, hold);
 	tb_log(b, "release %.12s %llu", fp, (unsigned long long)hold);
 }
 
 static void tb_close(void *arg, const char *fp)
 {
 	struct test_broker *b = arg;
-	struct tb_session *s = tb_find(b, fp);
-	if (!s)
-		return;
-	if (write(s->stop[1], "x", 1) < 0)
-		return;
-	pthread_join(s->th, NULL);
-	close(s->fd);
-	close(s->stop[0]);
-	close(s->stop[1]);
-	unlink(s->path);
+	b->f.ops->close_session(b->f.broker, fp);
 	pthread_mutex_lock(&b->mu);
-	s->live = false;
+	struct tb_session *s = tb_find(b, fp);
+	if (s)
+		s->live = false;
 	pthread_mutex_unlock(&b->mu);
 	tb_log(b, "close %.12s", fp);
 }
 
 static const char *tb_ca(void *arg)
 {
-	return ((struct test_broker *)arg)->ca_path;
+	struct test_broker *b = arg;
+	return b->f.ops->ca_cert_path(b->f.broker);
 }
 
 const struct bh_egress_ops tb_ops = {
@@ -185,7 +92,72 @@ const struct bh_egress_ops tb_ops = {
 	.ca_cert_path = tb_ca,
 };
 
-/* How many log lines start with prefix (and hold needle, when given). */
+/* ---- what the broker is configured with ---- */
+
+static const struct bh_egress_profile *tb_lookup(void *arg, const char *name, void **keep)
+{
+	struct test_broker *b = arg;
+	*keep = NULL;
+	return !strcmp(name, "weather") ? &b->weather : !strcmp(name, "maps") ? &b->maps : NULL;
+}
+
+static void tb_note(void *arg, const struct bh_egress_note *n)
+{
+	struct test_broker *b = arg;
+	tb_log(b, "request %.12s [%s] %s %s %s -> %d %s", n->session_fp, n->profile, n->method,
+	       n->origin[0] ? n->origin : "-", n->route[0] ? n->route : "-", n->status,
+	       n->refusal ? n->refusal : "-");
+	/* as the daemon's notes (src/daemon/egress_broker.c), under the lock
+	 * tb_engine clears before the engine closes */
+	pthread_mutex_lock(&b->mu);
+	if (b->engine)
+		bh_engine_note_egress(b->engine, n, NULL);
+	pthread_mutex_unlock(&b->mu);
+}
+
+void tb_engine(struct test_broker *b, bh_engine *e)
+{
+	pthread_mutex_lock(&b->mu);
+	b->engine = e;
+	pthread_mutex_unlock(&b->mu);
+}
+
+void tb_init(struct test_broker *b, const char *dir)
+{
+	(void)dir; /* the fixture's files go below BULKHEAD_TEST_ROOT, as dir does */
+	memset(b, 0, sizeof *b);
+	pthread_mutex_init(&b->mu, NULL);
+	fixture_init(&b->f);
+	static char weather[] = "weather", maps[] = "maps";
+	b->weather = b->f.profile;
+	b->weather.name = weather;
+	b->maps = b->f.profile;
+	b->maps.name = maps;
+	b->f.cfg.lookup = tb_lookup;
+	b->f.cfg.unkeep = NULL;
+	b->f.cfg.lookup_arg = b;
+	b->f.cfg.note = tb_note;
+	b->f.cfg.note_arg = b;
+	snprintf(b->origin, sizeof b->origin, "https://api.test:%u", b->f.api.port);
+	static char ca_dir[300]; /* one broker at a time in a test process */
+	snprintf(ca_dir, sizeof ca_dir, "%s/broker-ca", b->f.dir);
+	b->f.cfg.ca_dir = ca_dir;
+	bh_error *err = NULL;
+	cr_assert_eq(bh_broker_start(&b->f.cfg, &b->f.broker, &err), 0, "broker: %s",
+		     err ? err->msg : "?");
+	b->f.ops = bh_broker_ops();
+	snprintf(b->ca_path, sizeof b->ca_path, "%s", b->f.ops->ca_cert_path(b->f.broker));
+}
+
+void tb_fini(struct test_broker *b)
+{
+	tb_engine(b, NULL);
+	for (int i = 0; i < TB_SESSIONS; i++)
+		if (b->s[i].live)
+			tb_ops.close_session(b, b->s[i].fp);
+	fixture_fini(&b->f); /* stops the broker, then the upstreams */
+}
+
 size_t tb_count(struct test_broker *b, const char *prefix, const char *needle)
 {
 	size_t n = 0;
@@ -198,7 +170,7 @@ size_t tb_count(struct test_broker *b, const char *prefix, const char *needle)
 
 char *tb_dump(struct test_broker *b)
 {
-	static char all[TB_LOG * 80];
+	static char all[TB_LOG * 160];
 	size_t off = 0;
 	pthread_mutex_lock(&b->mu);
 	for (size_t i = 0; i < b->n_log && off + 2 < sizeof all; i++)
@@ -207,33 +179,11 @@ char *tb_dump(struct test_broker *b)
 	return all;
 }
 
-
-void tb_init(struct test_broker *b, const char *dir)
-{
-	memset(b, 0, sizeof *b);
-	pthread_mutex_init(&b->mu, NULL);
-	char d[4096];
-	snprintf(d, sizeof d, "%s/egress-ca-XXXXXX", dir);
-	cr_assert_not_null(mkdtemp(d));
-	snprintf(b->ca_path, sizeof b->ca_path, "%s/ca.pem", d);
-	char out[512];
-	int rc = harness_sh_into(out, sizeof out,
-				 "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
-				 "-keyout %s/ca.key -out %s -days 1 -subj /CN=bulkhead-test-egress-ca 2>&1",
-				 d, b->ca_path);
-	cr_assert_eq(rc, 0, "openssl: %s", out);
-}
-
-void tb_fini(struct test_broker *b)
-{
-	for (int i = 0; i < TB_SESSIONS; i++)
-		if (b->s[i].live)
-			tb_ops.close_session(b, b->s[i].fp);
-	harness_sh("rm -rf -- \"$(dirname '%s')\"", b->ca_path);
-}
-
 const char *tb_socket_of(struct test_broker *b, const char *fp)
 {
+	pthread_mutex_lock(&b->mu);
 	struct tb_session *s = tb_find(b, fp);
-	return s ? s->path : "";
+	const char *p = s ? s->path : "";
+	pthread_mutex_unlock(&b->mu);
+	return p;
 }

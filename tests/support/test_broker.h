@@ -1,14 +1,17 @@
-/* A real small HTTP server on the host side of the egress socket, for the
- * tests of the sandbox side of egress (tests/runtime/test_egress.c,
- * tests/hostile): it implements struct bh_egress_ops, listens on the socket
- * the engine names for each session, records every call the engine makes
- * of it and every request that reaches it (with the profile held then),
- * and answers 200 while a hold is active, 503 otherwise, as the broker's
- * contract says. The broker itself (TLS, routes, credentials) is tested in
- * its own suite; this one is no mock of the engine. */
+/* The real broker (src/broker) for the tests of the sandbox side of egress
+ * (tests/runtime/test_egress.c, tests/hostile), with a real TLS upstream and
+ * a test CA (tests/broker/broker_harness.c: api.test on 127.0.0.2, the
+ * credential added as Authorization). The engine is handed tb_ops, which
+ * record every call the engine makes (open, hold, release, close) and pass
+ * it on to the real broker; every request the broker carried or refused is
+ * logged from its note ("request FP [PROFILE] METHOD ORIGIN ROUTE -> STATUS
+ * REFUSAL") and, once tb_engine() named one, becomes an event of that
+ * engine as the daemon's notes do. Profiles: "weather" and "maps", both the
+ * harness's (every route of api.test), allowed in sessions. */
 #ifndef BH_TEST_BROKER_H
 #define BH_TEST_BROKER_H
 
+#include "broker_harness.h"
 #include "egress.h"
 
 #include <pthread.h>
@@ -22,27 +25,28 @@
 struct tb_session {
 	char fp[65];
 	char path[4200];
-	int fd, stop[2];
-	pthread_t th;
 	bool live;
-	uint64_t holds[8]; /* active hold ids (0: free) */
-	char profile[8][72];
-	struct test_broker *b;
 };
 
 struct test_broker {
 	pthread_mutex_t mu;
-	char ca_path[4200];
+	char ca_path[4200]; /* the broker's interception CA (host side) */
+	char origin[64];    /* "https://api.test:PORT" */
+	struct fixture f;   /* the broker, the upstreams, the test CA */
+	struct bh_egress_profile weather, maps;
+	bh_engine *engine;  /* notes become its events when set */
 	struct tb_session s[TB_SESSIONS];
 	char log[TB_LOG][600];
 	size_t n_log;
 };
 
 extern const struct bh_egress_ops tb_ops;
-/* Empties b and makes its CA (a real certificate, openssl) in a directory
- * below dir; tb_fini removes it. */
+/* Starts the upstreams and the real broker (files below dir's test root);
+ * tb_fini stops them and removes the files. */
 void tb_init(struct test_broker *b, const char *dir);
 void tb_fini(struct test_broker *b);
+/* Notes become events of e from now on (NULL: no longer; before it closes). */
+void tb_engine(struct test_broker *b, bh_engine *e);
 /* How many log lines start with prefix (and hold needle, when given). */
 size_t tb_count(struct test_broker *b, const char *prefix, const char *needle);
 /* The log, one line each (a buffer the next call reuses). */
