@@ -176,11 +176,11 @@ fuzz_suite() {
 
 # The sanitized build beside the plain unit and runtime suites.
 bg asan-build asan_build
-suite unit 120 build/tests/test_unit --jobs 2
+suite unit 300 build/tests/test_unit --jobs 2
 suite runtime 900 build/tests/test_runtime --jobs 2
 echo "=== asan build (beside unit and runtime)"
 bg_join asan-build || { echo "asan build failed"; exit 1; }
-suite unit-asan 180 build-asan/tests/test_unit --jobs 2
+suite unit-asan 400 build-asan/tests/test_unit --jobs 2
 suite runtime-asan 1200 build-asan/tests/test_runtime --jobs 2
 suite hostile 600 build/tests/test_hostile --jobs 1
 # The fuzz targets' build and runs beside the daemon and client suites.
