@@ -13,8 +13,7 @@
  *  - a session project naming a profile that does not allow sessions, or an
  *    unknown one, is refused permission before dispatch (plimsoll §4.7).
  * ---- */
-#include "broker_harness.h"
-#include "daemon_harness.h"
+#include "grant_daemon.h"
 #include "egress.h"
 #include "project.h"
 #include "project_record.h"
@@ -26,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define SVC "plimsoll.v1.SandboxService/"
@@ -34,41 +32,11 @@
 static struct daemon d;
 static struct fixture f;
 
-static void start(const char *tier)
-{
-	fixture_init(&f); /* the CA, the upstreams, the credential in our environment */
-	char path[400];
-	snprintf(path, sizeof path, "%s/profiles", f.dir);
-	FILE *p = fopen(path, "w");
-	cr_assert_not_null(p);
-	for (int i = 0; i < 2; i++)
-		fprintf(p,
-			"profile %s\n"
-			"  description  the test's TLS upstream\n"
-			"  origin       https://127.0.0.2:%u\n"
-			"  route        GET /v1/items\n"
-			"  route        GET /v1/items/*\n"
-			"  credential   env " TEST_CRED_ENV "\n"
-			"  header       Authorization Bearer {credential}\n"
-			"  principals   *\n"
-			"%s",
-			i ? "per-call" : "proj", f.api.port, i ? "" : "  allow-in-sessions yes\n");
-	fclose(p);
-	cr_assert_eq(chmod(path, 0600), 0);
-	char extra[2048];
-	snprintf(extra, sizeof extra, "--tier %s --profiles '%s' --upstream-ca '%s'", tier, path,
-		 f.ca_pem);
-	daemon_start(&d, extra); /* forked from us: the credential is in its environment */
-}
-
+static void start(const char *tier) { grant_daemon_start(&d, &f, tier); }
 static void start_container(void) { start("container"); }
 static void start_kernel(void) { start("kernel"); }
 
-static void stop(void)
-{
-	daemon_stop(&d);
-	fixture_fini(&f);
-}
+static void stop(void) { grant_daemon_stop(&d, &f); }
 
 /* A project request: files {name, content}..., then the steps; NULL ends
  * each list. session_id NULL: a fresh Run. The caller frees. */
@@ -95,17 +63,6 @@ static char *project_body(const char *session_id, const char *grant, const char 
 		cJSON_AddStringToObject(pr, "grantProfile", grant);
 	char *s = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
-	return s;
-}
-
-static char *fetch_py(void)
-{
-	char *s = NULL;
-	cr_assert(asprintf(&s,
-			   "import urllib.request\n"
-			   "r = urllib.request.urlopen('https://127.0.0.2:%u/v1/items', timeout=20)\n"
-			   "print(r.status, r.read().decode())\n",
-			   f.api.port) > 0);
 	return s;
 }
 
@@ -165,7 +122,7 @@ static void describe_says_project_grants_are_supported(void)
 static void granted_fresh_project(void)
 {
 	describe_says_project_grants_are_supported();
-	char *py = fetch_py();
+	char *py = grant_fetch_py(&f);
 	char curl[256];
 	snprintf(curl, sizeof curl,
 		 "curl -sS --max-time 20 --cacert \"$SSL_CERT_FILE\" https://127.0.0.2:%u/v1/items/7",
@@ -228,7 +185,7 @@ static void granted_session_project(void)
 {
 	struct daemon_session ds;
 	daemon_open_session(&d, &ds); /* no profile of its own */
-	char *py = fetch_py();
+	char *py = grant_fetch_py(&f);
 	char poller[1024];
 	/* Left running by the second step: once the project has answered, it
 	 * tries the allowed route through the proxy it inherited. */
@@ -370,7 +327,7 @@ Test(project_grants, a_session_project_with_a_profile_not_for_sessions_is_refuse
 	wire_session_run_response_free(&r);
 	answer_free(a);
 	/* The per-call profile serves a fresh Run's project. */
-	char *py = fetch_py();
+	char *py = grant_fetch_py(&f);
 	const char *files[] = {"fetch.py", py, NULL};
 	const char *fetch[] = {"python3 fetch.py", NULL};
 	body = project_body(NULL, "per-call", files, fetch);
