@@ -128,7 +128,12 @@ static void granted_fresh_project(void)
 		 "curl -sS --max-time 20 --cacert \"$SSL_CERT_FILE\" https://127.0.0.2:%u/v1/items/7",
 		 f.api.port);
 	const char *files[] = {"fetch.py", py, NULL};
-	const char *steps[] = {"python3 fetch.py", curl,
+	char refused[256];
+	snprintf(refused, sizeof refused,
+		 "curl -s -o /dev/null -w '%%{http_code}\\n' --max-time 20 --cacert \"$SSL_CERT_FILE\" "
+		 "https://127.0.0.2:%u/admin",
+		 f.api.port);
+	const char *steps[] = {"python3 fetch.py", curl, refused,
 			       "env | grep -c " TEST_CRED_ENV "; echo \"$HTTPS_PROXY\"", NULL};
 	char *body = project_body(NULL, "proj", files, steps);
 	struct answer *a = daemon_call(&d, d.run_token, SVC "Run", body);
@@ -137,11 +142,13 @@ static void granted_fresh_project(void)
 	struct wire_status st;
 	cr_assert_eq(wire_decode_run_response(a->body, a->len, &r, &st), 0, "%s", st.msg);
 	cr_assert_eq(r.result.outcome, BH_PROJECT_COMPLETED, "%s", a->body);
-	cr_assert_eq(r.result.n_steps, 3, "%s", a->body);
+	cr_assert_eq(r.result.n_steps, 4, "%s", a->body);
 	assert_step_out(&r.result.steps[0], "200 hello from upstream\n");
 	assert_step_out(&r.result.steps[1], "hello from upstream");
+	/* A route the profile does not name: the broker's refusal, never the upstream. */
+	assert_step_out(&r.result.steps[2], "403\n");
 	/* grep -c found nothing (exit 1 stops the run only at the last step). */
-	assert_step_out(&r.result.steps[2], "0\nhttp://127.0.0.1:3128\n");
+	assert_step_out(&r.result.steps[3], "0\nhttp://127.0.0.1:3128\n");
 	cr_assert_eq(upstream_hits(&f.api), 2);
 	assert_upstream_saw_the_credential("GET /v1/items/7 HTTP/1.1");
 	cr_assert_null(memmem(a->body, a->len, TEST_CREDENTIAL, strlen(TEST_CREDENTIAL)),
@@ -315,6 +322,22 @@ Test(project_grants, a_session_project_with_a_profile_not_for_sessions_is_refuse
 	body = project_body(NULL, "never-defined", NULL, steps);
 	assert_refused(SVC "Run", body, BH_EGRESS_REFUSED_FMT, "never-defined");
 	free(body);
+	/* The audit line names the profile the refused project asked for. */
+	char path[4200], line[4096];
+	snprintf(path, sizeof path, "%s/audit.log", d.dir);
+	bool seen = false;
+	for (int i = 0; i < 100 && !seen; i++) { /* written as the exchange completes */
+		FILE *fa = fopen(path, "r");
+		cr_assert_not_null(fa);
+		while (fgets(line, sizeof line, fa))
+			seen |= strstr(line, "\"procedure\":\"plimsoll.v1.SandboxService/SessionRun\"") &&
+				strstr(line, "\"code\":\"permission_denied\"") &&
+				strstr(line, "\"grantProfile\":\"per-call\"");
+		fclose(fa);
+		if (!seen)
+			usleep(50 * 1000);
+	}
+	cr_assert(seen, "no audit line names the refused project's grant");
 	/* Nothing ran: the session's /work has no trace of the step. */
 	struct answer *a = daemon_cell(&d, d.run_token, ds.id, "python",
 				       "import os; print(os.path.exists('/work/ran.txt'))");
