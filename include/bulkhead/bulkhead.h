@@ -368,7 +368,7 @@ struct bh_project {
 	bool has_sent_timeout;
 	int64_t sent_timeout_ms;       /* as the client sent it, for the request digest */
 	const char *principal;         /* a fresh run's place; NULL: "" */
-	const char *grant_profile;     /* NULL or "": none (projects take no grant yet) */
+	const char *grant_profile;     /* NULL or "": none; else held for this run only (egress.h) */
 };
 
 struct bh_project_step {

@@ -164,6 +164,7 @@ struct wire_grant_profile *daemon_egress_describe(const struct call *c,
 {
 	const struct server *s = c->srv;
 	d->supports_javascript_grants = s->egress_broker;
+	d->supports_project_grants = s->egress_broker; /* ---- pgrant: held as a snippet's ---- */
 	size_t n = bh_egress_profiles_count(s->profiles);
 	if (!n)
 		return NULL;

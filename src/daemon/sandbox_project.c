@@ -130,6 +130,10 @@ static struct project_ctx *take(struct call *c, struct wire_run_request *req, bo
 
 void sandbox_project_run(struct call *c, struct wire_run_request *req)
 {
+	/* ---- pgrant: the project's grant, checked as a snippet's (one text
+	 * for a profile that is unknown and one this caller may not use) ---- */
+	if (daemon_egress_refuse(c, req->project.grant_profile, false))
+		return;
 	if (refused_for_approval(c))
 		return;
 	struct project_ctx *x = take(c, req, false);
@@ -145,6 +149,10 @@ void sandbox_project_run(struct call *c, struct wire_run_request *req)
 
 void sandbox_project_session(struct call *c, bh_session *s, struct wire_session_run_request *req)
 {
+	/* ---- pgrant: in a session the profile must allow sessions too
+	 * (plimsoll §4.7: whatever the call leaves running could use it) ---- */
+	if (daemon_egress_refuse(c, req->call.project.grant_profile, true))
+		return;
 	if (refused_for_approval(c))
 		return;
 	struct project_ctx *x = take(c, &req->call, true);

@@ -42,10 +42,6 @@ int project_check(const struct bh_project *req, bh_error **err)
 	assert(err);
 	if (!req)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "a project run needs a request");
-	if (req->grant_profile && *req->grant_profile)
-		return bh_refuse(err, BH_REFUSAL_UNSUPPORTED,
-				 "a project carries no grant here (Describe says supportsProjectGrants "
-				 "false); send it without grantProfile");
 	if (req->n_steps < 1 || req->n_steps > BH_PROJECT_MAX_STEPS)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "a project needs 1 to %u steps (it has %zu)",
 				 BH_PROJECT_MAX_STEPS, req->n_steps);
@@ -472,7 +468,10 @@ int bh_run_project(bh_engine *e, const struct bh_project *req, bh_project_cb cb,
 		   bh_error **err)
 {
 	bh_error *unasked = NULL;
-	if (!cb || project_check(req, err ? err : &unasked) < 0) {
+	/* ---- pgrant: the engine's own guard on a grant (the daemon checked
+	 * the caller may use it); without a broker, refused permission ---- */
+	if (!cb || project_check(req, err ? err : &unasked) < 0 ||
+	    egress_check_profile(e, req->grant_profile, err ? err : &unasked) < 0) {
 		if (!cb)
 			bh_refuse(err ? err : &unasked, BH_REFUSAL_REQUEST,
 				  "a project run needs a callback");
@@ -496,7 +495,12 @@ int bh_run_project(bh_engine *e, const struct bh_project *req, bh_project_cb cb,
 		.output_cap = BH_PROJECT_REPORT_CAP,
 		.principal = req->principal,
 	};
-	if (bh_exec(e, &x, on_project_done, f, err) < 0) {
+	/* ---- pgrant: a granted project is a granted fresh run: the socket
+	 * mounted, the proxy and CA variables in the sandbox (so in every
+	 * step's environment), held from before the EXEC until the runner's
+	 * report is in, released before the answer (exec.c) ---- */
+	const char *grant = *f->pc->grant_profile ? f->pc->grant_profile : NULL;
+	if (exec_start(e, &x, grant, on_project_done, f, err) < 0) {
 		project_call_free(f->pc);
 		free(f);
 		return -1;

@@ -98,6 +98,10 @@ int bh_session_run_project(bh_session *s, const struct bh_project *req, bh_proje
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "a project run needs a callback");
 	if (project_check(req, err) < 0)
 		return -1;
+	/* ---- pgrant: the engine's own guard (the daemon checked the caller and
+	 * allow_in_sessions); without a broker, refused permission ---- */
+	if (egress_check_profile(s->e, req->grant_profile, err) < 0)
+		return -1;
 	if (req->floor != BH_TIER_UNKNOWN && s->state != BH_SESSION_WAITING &&
 	    !bh_tier_meets(s->tier, req->floor))
 		return bh_refuse(err, BH_REFUSAL_ISOLATION, "the floor %s is above the session's %s tier",
@@ -121,6 +125,14 @@ int bh_session_run_project(bh_session *s, const struct bh_project *req, bh_proje
 		.has_sent_timeout = true,
 		.sent_timeout_ms = pc->sent_timeout_ms,
 	};
+	/* ---- pgrant: the grant is held for this call only, as a granted
+	 * snippet's (session_call.c send_cell, on_cell_reply): from before the
+	 * EXEC until the runner's report is in, released before the answer;
+	 * the runner, and so every step, gets the proxy and CA variables on
+	 * its argv (session_egress_argv). ---- */
+	if (*pc->grant_profile)
+		op->grant = xstrdup(pc->grant_profile);
+	op->cell.grant_profile = op->grant;
 	op->cell_cb = project_cell_cb;
 	op->arg = pc;
 	return session_enqueue(s, op, err);

@@ -55,6 +55,14 @@ int wire_read_project(const struct jr *r, const cJSON *obj, struct wire_project_
 				return jr_fail(r, "project.artifacts[%zu] %s repeats artifacts[%zu]", i,
 					       wire_quote(q, a, strlen(a)), k);
 	}
+	/* ---- pgrant: a grant's name is measured as javascript.grantProfile's
+	 * is (plimsoll refuses a longer one as a request error); whether it
+	 * exists and is this caller's is the daemon's to say ---- */
+	size_t g = out->grant_profile ? strlen(out->grant_profile) : 0;
+	if (g > WIRE_MAX_NAME_BYTES)
+		return jr_fail(r, "project.grantProfile is %zu bytes, more than the %u a profile's "
+				  "name may have",
+			       g, WIRE_MAX_NAME_BYTES);
 	return 0;
 }
 

@@ -247,3 +247,49 @@ Test(project, a_result_with_more_steps_than_a_project_may_have_is_data_loss)
 	free(body);
 	free(steps);
 }
+
+/* ---- pgrant: a project's grant is the sent name in the request digest,
+ * round-tripped by the client's encoder; a name past 64 bytes is refused
+ * as javascript.grantProfile's is. ---- */
+Test(project, a_projects_grant_is_its_digests_grant_profile_and_a_long_name_is_refused)
+{
+	const char *body = "{\"protocol\":3,\"timeoutMs\":30000,\"project\":{\"files\":["
+			   "{\"path\":\"main.js\",\"content\":\"console.log(require('./lib.js'))\"},"
+			   "{\"path\":\"lib.js\",\"content\":\"module.exports = 42\"}],"
+			   "\"steps\":[\"node main.js > out.txt\",\"cat out.txt\"],"
+			   "\"artifacts\":[\"out.txt\"],\"grantProfile\":\"gh\"}}";
+	struct wire_run_request r;
+	struct wire_status st;
+	cr_assert_eq(wire_decode_run_request(body, strlen(body), &r, &st), 0, "%s", st.msg);
+	struct bh_request_fields f;
+	wire_request_fields(&r, &f);
+	cr_assert_str_eq(f.grant_profile, "gh");
+	struct bh_request_fields want = golden_request(3);
+	want.software_mode = "";
+	want.n_identities = 0;
+	char a[65], b[65], none[65];
+	bh_request_digest(&want, none);
+	want.grant_profile = "gh";
+	bh_request_digest(&f, a);
+	bh_request_digest(&want, b);
+	cr_assert_str_eq(a, b);
+	cr_assert_str_neq(a, none, "the grant takes no part in the digest");
+	char *again = wire_encode_run_request(&r);
+	cr_assert(strstr(again, "\"grantProfile\":\"gh\""), "%s", again);
+	free(again);
+	wire_run_request_free(&r);
+
+	char name[80];
+	memset(name, 'a', 65);
+	name[65] = '\0';
+	char long_body[256];
+	snprintf(long_body, sizeof long_body,
+		 "{\"protocol\":3,\"project\":{\"steps\":[\"true\"],\"grantProfile\":\"%s\"}}", name);
+	expect_refused(long_body, "project.grantProfile is 65 bytes, more than the 64 a profile's "
+				  "name may have");
+	name[64] = '\0';
+	snprintf(long_body, sizeof long_body,
+		 "{\"protocol\":3,\"project\":{\"steps\":[\"true\"],\"grantProfile\":\"%s\"}}", name);
+	cr_assert_eq(wire_decode_run_request(long_body, strlen(long_body), &r, &st), 0, "%s", st.msg);
+	wire_run_request_free(&r);
+}
