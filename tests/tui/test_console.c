@@ -2408,7 +2408,9 @@ Test(console, embedded_describe_of_a_killed_sandbox_says_how_it_ended_and_no_clo
 /* What varies in a processes screen beyond what normalise() masks: the
  * rows' figures (PID, PPID, CPU%, RSS: the columns at 0-14 and 31-45)
  * become fixed marks, and the spinner's turn becomes '*'. USER, STATE and
- * COMMAND stay: they are what the screen shows. */
+ * COMMAND stay: they are what the screen shows — but for the init's own
+ * STATE: the init answers the listing itself, so it may read itself running
+ * (R) on its way to the answer as well as sleeping (S); R is shown as S. */
 static void mask_process_figures(const char *name)
 {
 	char path[4400];
@@ -2422,6 +2424,8 @@ static void mask_process_figures(const char *name)
 		if (line >= 5 && line < screen_lines - 1 && n > 46) {
 			memcpy(p, "<pid>   <ppid> ", 15);
 			memcpy(p + 31, "<cpu>  <rss>   ", 15);
+			if (memmem(p, n, "/bulkhead-init", 14) && p[25] == 'R')
+				p[25] = 'S'; /* STATE, after PID, PPID and USER */
 		}
 		if (line == screen_lines - 1 && n > 1 && strchr("|/-\\", *p) && p[1] == ' ')
 			*p = '*';
