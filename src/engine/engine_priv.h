@@ -495,6 +495,13 @@ void uid_slot_hold(bh_engine *e, int slot);
 
 /* The provider name records and answers carry for a tier (vocab.c). */
 const char *engine_provider(enum bh_tier tier);
+/* A fresh call's record (a Run's snippet or project: no session, no chain),
+ * stamped from its request and result fields and sealed (exec.c). */
+struct bh_request_fields;
+struct bh_result_fields;
+void engine_seal_fresh_record(bh_engine *e, enum bh_tier tier, const struct bh_request_fields *rq,
+			      const struct bh_result_fields *rs, int64_t started_unix_ms,
+			      struct bh_record *rec);
 
 /* ---- the warm pool (pool.c) ---- */
 /* Opens sandboxes until each pooled tier has pool_size (no-op until proven). */

@@ -324,3 +324,19 @@ int exec_start(bh_engine *e, const struct bh_exec_request *req, const char *gran
 	exec_dispatch(e, p);
 	return 0;
 }
+
+void engine_seal_fresh_record(bh_engine *e, enum bh_tier tier, const struct bh_request_fields *rq,
+			      const struct bh_result_fields *rs, int64_t started_unix_ms,
+			      struct bh_record *rec)
+{
+	rec->version = 2;
+	bh_request_digest(rq, rec->request_sha256);
+	bh_result_digest(rs, rec->result_sha256);
+	rec->provider = engine_provider(tier);
+	rec->isolation = bh_tier_name(tier);
+	rec->environment = e->tiers[tier].environment;
+	rec->policy = rec->software_identity = rec->software_rule_id = "";
+	rec->started_unix_ms = started_unix_ms;
+	rec->ended_unix_ms = (int64_t)now_real_ms();
+	bh_record_seal(rec);
+}

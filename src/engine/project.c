@@ -432,16 +432,7 @@ static void on_project_done(void *arg, const struct bh_exec_result *res, const b
 	project_request_fields(pc, &rq);
 	project_result_fields(&o, &rs);
 	struct bh_record *rec = &f->rec;
-	rec->version = 2;
-	bh_request_digest(&rq, rec->request_sha256);
-	bh_result_digest(&rs, rec->result_sha256);
-	rec->provider = engine_provider(res->tier);
-	rec->isolation = bh_tier_name(res->tier);
-	rec->environment = e->tiers[res->tier].environment;
-	rec->policy = rec->software_identity = rec->software_rule_id = "";
-	rec->started_unix_ms = f->started_unix_ms;
-	rec->ended_unix_ms = (int64_t)now_real_ms();
-	bh_record_seal(rec);
+	engine_seal_fresh_record(e, res->tier, &rq, &rs, f->started_unix_ms, rec);
 	char flags[64];
 	struct store_record_extra x;
 	project_store_extra(pc, &o, res->duration_us, flags, sizeof flags, &x);

@@ -61,16 +61,7 @@ static void on_snippet_done(void *arg, const struct bh_exec_result *res, const b
 		.stderr_truncated = res->stderr_truncated,
 	};
 	struct bh_record *rec = &c->rec;
-	rec->version = 2;
-	bh_request_digest(&rq, rec->request_sha256);
-	bh_result_digest(&rs, rec->result_sha256);
-	rec->provider = engine_provider(res->tier);
-	rec->isolation = bh_tier_name(res->tier);
-	rec->environment = e->tiers[res->tier].environment;
-	rec->policy = rec->software_identity = rec->software_rule_id = "";
-	rec->started_unix_ms = c->started_unix_ms;
-	rec->ended_unix_ms = (int64_t)now_real_ms();
-	bh_record_seal(rec);
+	engine_seal_fresh_record(e, res->tier, &rq, &rs, c->started_unix_ms, rec);
 	struct store_record_extra x = {
 		.language = "javascript",
 		.exit_code = res->exit_code,
