@@ -66,10 +66,16 @@ struct bh_client_error *bh_client_error_dup(const struct bh_client_error *err);
 /* ---- the client and its loop ------------------------------------------- */
 
 struct bh_client_options {
-	/* "/path/to/bulkhead.sock", "unix:PATH", or "http://127.0.0.1:PORT"
-	 * (cleartext is accepted only to a loopback host). */
+	/* "/path/to/bulkhead.sock", "unix:PATH", "http://127.0.0.1:PORT"
+	 * (cleartext is accepted only to a loopback host) or
+	 * "https://HOST:PORT" (any host; the certificate must verify). */
 	const char *target;
 	const char *token;          /* bearer token; NULL or "" for an open daemon */
+	/* ---- service (issue 19): TLS. A certificate that does not verify is
+	 * a transport error naming the host and the reason ---- */
+	const char *cacert;         /* PEM: the CAs an https target is checked against; NULL: the system's */
+	const char *client_cert;    /* PEM: a client certificate to present (serve --tls-client-ca); NULL: none */
+	const char *client_key;     /* PEM: its key */
 	uint32_t connect_timeout_ms;/* 0: 10 s */
 	uint32_t call_timeout_ms;   /* one whole exchange; 0: 6 min, as plimsoll's clients */
 };

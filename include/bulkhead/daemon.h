@@ -13,6 +13,7 @@
 
 #define DAEMON_DEFAULT_SOCKET "/run/bulkhead/bulkhead.sock"
 #define DAEMON_DEFAULT_PORT 8746
+#define DAEMON_MAX_NAMES 16 /* --allowed-host, --trusted-proxy: each at most */
 
 struct bh_daemon_config {
 	struct bh_config engine;   /* state directory, policy, init and cell servers */
@@ -52,6 +53,40 @@ struct bh_daemon_config {
 	/* ---- remote: Capture writes evidence only below this folder of the
 	 * daemon's host (serve --capture-root); NULL: Capture is refused ---- */
 	const char *capture_root;
+	/* ---- service (issue 19): listening off the machine, hardened, logs ---- */
+	/* With tls.cert_path and tls.key_path, every TCP listener speaks TLS 1.2
+	 * or newer (libmicrohttpd's GnuTLS), and `listen` may be any address;
+	 * both files are read again on SIGHUP (a file that does not load keeps
+	 * the old pair, loudly). client_ca_path: ask for a client certificate
+	 * signed by these CAs; a verified certificate whose subject a clients
+	 * line names is that principal (with or instead of its token). */
+	struct bh_daemon_tls {
+		const char *cert_path;      /* PEM: the certificate and its chain */
+		const char *key_path;       /* PEM: its private key */
+		const char *client_ca_path; /* PEM; NULL: no client certificates */
+	} tls;
+	/* A listener off loopback without TLS: refused at start unless the
+	 * operator said so in so many words (serve --insecure-cleartext); then
+	 * logged as an error at start. */
+	bool insecure_cleartext;
+	/* Names the Host check accepts besides loopback names and the listen
+	 * address itself (serve --allowed-host NAME, repeated). */
+	const char *allowed_hosts[DAEMON_MAX_NAMES];
+	unsigned n_allowed_hosts;
+	/* Peers whose X-Forwarded-For / -Proto / -Host are believed (serve
+	 * --trusted-proxy ADDR, repeated; IPv4/IPv6 literals). From any other
+	 * peer those headers are ignored. */
+	const char *trusted_proxies[DAEMON_MAX_NAMES];
+	unsigned n_trusted_proxies;
+	/* serve --hardened: bh_daemon_serve refuses to start, naming every
+	 * violation at once (daemon_hardened_violations), unless the kernel tier
+	 * is proven and is the floor, every TCP listener off loopback has TLS,
+	 * callers authenticate per principal (no --open, a clients file), and
+	 * the caps (max_sessions, max_per_principal, max_per_owner,
+	 * memory_budget_mb) and rate_per_minute are set (non-zero) explicitly. */
+	bool hardened;
+	/* serve --log-format text|json: the daemon's own lines (src/daemon/log.h) */
+	enum daemon_log_format { DAEMON_LOG_TEXT, DAEMON_LOG_JSON } log_format;
 	/* Called once the listeners accept (tests and the CLI print "ready"). */
 	void (*on_ready)(void *arg, const char *socket_path, int tcp_port);
 	void *on_ready_arg;

@@ -116,7 +116,7 @@ static void note_why(struct server *s, const struct held *h, const char *what, c
 		 reason && *reason ? "; reason: " : "", reason ? reason : "");
 	bh_error *err = NULL;
 	if (bh_engine_note_approval_by(s->e, h->row.session, detail, by ? by : &caller, &err) < 0) {
-		fprintf(stderr, "bulkhead serve: approvals: %s\n", err->msg);
+		daemon_log(BH_LOG_ERROR, "approvals", "%s", err->msg);
 		bh_error_free(err);
 	}
 }

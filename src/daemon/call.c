@@ -441,8 +441,9 @@ static void refuse_connection(struct server *s, struct conn_watch *w)
 	s->peer_refusals_unlogged++;
 	uint64_t now = now_mono_ms();
 	if (now - s->peer_refusal_logged_ms >= 10000) {
-		fprintf(stderr, "bulkhead serve: refused %llu connection(s) over the per-peer limit of %u "
-				"(the last from uid %d on the %s listener)\n",
+		daemon_log(BH_LOG_WARN, "http",
+			   "refused %llu connection(s) over the per-peer limit of %u "
+			   "(the last from uid %d on the %s listener)",
 			(unsigned long long)s->peer_refusals_unlogged, s->per_peer, (int)w->peer,
 			w->via->tcp ? "TCP" : "unix");
 		s->peer_refusals_unlogged = 0;

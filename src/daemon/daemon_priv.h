@@ -5,6 +5,7 @@
 #include "base.h"
 #include "clients.h"
 #include "daemon.h"
+#include "log.h"
 #include "metrics.h"
 #include "peer.h"
 #include "ratelimit.h"

@@ -48,9 +48,8 @@ static void note(void *arg, const struct bh_egress_note *n)
 static void broker_log(void *arg, enum bh_log_level level, const char *msg)
 {
 	(void)arg;
-	static const char *const names[] = {"debug", "info", "warn", "error"};
 	if (level >= BH_LOG_INFO)
-		fprintf(stderr, "bulkhead serve: broker: %s: %s\n", names[level], msg);
+		daemon_log(level, "broker", "%s", msg);
 }
 
 int daemon_broker_start(struct server *s, struct bh_config *ec, char **why)

@@ -50,7 +50,7 @@ int daemon_egress_load(struct server *s, char **why)
 		return -1;
 	}
 	swap_in(s, set);
-	fprintf(stderr, "bulkhead serve: %zu egress profiles loaded from %s\n",
+	daemon_log(BH_LOG_INFO, "profiles", "%zu egress profiles loaded from %s",
 		bh_egress_profiles_count(set), s->cfg->profiles_path);
 	return 0;
 }
@@ -59,8 +59,8 @@ void daemon_egress_started(struct server *s, bool broker)
 {
 	s->egress_broker = broker;
 	if (s->profiles && !broker)
-		fprintf(stderr, "bulkhead serve: WARNING: profiles are loaded but no broker runs: "
-				"every grant is refused until one does\n");
+		daemon_log(BH_LOG_WARN, "profiles", "profiles are loaded but no broker runs: "
+						     "every grant is refused until one does");
 }
 
 void daemon_egress_reload(struct server *s)
@@ -72,8 +72,8 @@ void daemon_egress_reload(struct server *s)
 	/* The audit trail says which set served from when, and every file that
 	 * was refused. */
 	if (bh_egress_profiles_load(s->cfg->profiles_path, &set, &err) < 0) {
-		fprintf(stderr, "bulkhead serve: SIGHUP: KEPT THE OLD PROFILES (%zu): the new file is "
-				"refused: %s\n",
+		daemon_log(BH_LOG_ERROR, "profiles", "SIGHUP: KEPT THE OLD PROFILES (%zu): the new file is "
+						      "refused: %s",
 			bh_egress_profiles_count(s->profiles), err->msg);
 		audit_event(s, "profiles_kept", NULL, err->msg);
 		bh_error_free(err);
@@ -83,7 +83,7 @@ void daemon_egress_reload(struct server *s)
 	char detail[64];
 	snprintf(detail, sizeof detail, "%zu profiles", bh_egress_profiles_count(set));
 	audit_event(s, "profiles_loaded", NULL, detail);
-	fprintf(stderr, "bulkhead serve: SIGHUP: %zu egress profiles loaded from %s\n",
+	daemon_log(BH_LOG_INFO, "profiles", "SIGHUP: %zu egress profiles loaded from %s",
 		bh_egress_profiles_count(set), s->cfg->profiles_path);
 }
 

@@ -49,9 +49,8 @@ void daemon_keep_out_of_oom(void)
 	 * it, 0 for processes started the usual way. */
 	if (was > 0 && write_adj(0) < 0)
 		why = errno;
-	fprintf(stderr,
-		"bulkhead serve: warn: cannot lower our oom_score_adj to %d (%s%s); it is %d, "
-		"sandboxes are at 500\n",
+	daemon_log(BH_LOG_WARN, NULL,
+		   "cannot lower our oom_score_adj to %d (%s%s); it is %d, sandboxes are at 500",
 		DAEMON_OOM_SCORE_ADJ, strerror(why),
 		why == EACCES ? ": going below 0 needs CAP_SYS_RESOURCE" : "", read_adj());
 }

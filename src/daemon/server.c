@@ -23,9 +23,8 @@
 static void engine_log(void *arg, enum bh_log_level level, const char *msg)
 {
 	(void)arg;
-	static const char *const names[] = {"debug", "info", "warn", "error"};
 	if (level >= BH_LOG_INFO)
-		fprintf(stderr, "bulkhead serve: %s: %s\n", names[level], msg);
+		daemon_log(level, "engine", "%s", msg);
 }
 
 static void mhd_log(void *arg, const char *fmt, va_list ap)
@@ -36,7 +35,7 @@ static void mhd_log(void *arg, const char *fmt, va_list ap)
 	size_t n = strlen(msg);
 	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
 		msg[--n] = '\0';
-	fprintf(stderr, "bulkhead serve: http: %s\n", msg);
+	daemon_log(BH_LOG_WARN, "http", "%s", msg);
 }
 
 /* The socket's directory is made 0755 and the socket 0660: the group of
@@ -173,9 +172,9 @@ static void run_once(struct server *s, int timeout)
 			if (si.ssi_signo == SIGHUP && s->clients) {
 				char *why = NULL;
 				if (clients_reload(s->clients, &why) < 0)
-					fprintf(stderr, "bulkhead serve: SIGHUP: kept the old clients: %s\n", why);
+					daemon_log(BH_LOG_ERROR, "clients", "SIGHUP: kept the old clients: %s", why);
 				else
-					fprintf(stderr, "bulkhead serve: SIGHUP: %zu clients loaded from %s\n",
+					daemon_log(BH_LOG_INFO, "clients", "SIGHUP: %zu clients loaded from %s",
 						clients_count(s->clients), clients_path(s->clients));
 				free(why);
 			} else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
@@ -201,8 +200,8 @@ static void drain_and_close(struct server *s)
 	approvals_refuse_all(s, "the daemon is shutting down before anyone decided; nothing ran");
 	uint32_t budget = s->cfg->drain_ms ? s->cfg->drain_ms : 30000;
 	uint64_t until = now_mono_ms() + budget;
-	fprintf(stderr, "bulkhead serve: stopping: new calls refused, waiting up to %u ms for "
-			"calls in flight\n", budget);
+	daemon_log(BH_LOG_INFO, NULL, "stopping: new calls refused, waiting up to %u ms for calls in flight",
+		   budget);
 	while (engine_calls_pending(s) && now_mono_ms() < until)
 		run_once(s, 100);
 	/* Closing the engine answers whatever still waits (refused: closing). */
@@ -222,6 +221,7 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 {
 	s->cfg = cfg;
 	s->sigfd = -1;
+	daemon_log_set_format(cfg->log_format);
 	if (cfg->open && cfg->listen)
 		return why_set(why, "--open (no authentication) is allowed only on the unix socket, "
 				    "not with --listen");

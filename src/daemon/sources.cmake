@@ -2,6 +2,7 @@
 pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
 bh_library(bulkhead-daemon src/daemon
   src/daemon/audit.c
+  src/daemon/log.c
   src/daemon/call.c
   src/daemon/clients.c
   src/daemon/clients_edit.c
