@@ -3,9 +3,10 @@
 # AddressSanitizer + UBSan), run every suite within its time budget, then
 # prove nothing was left on the host.
 #
-# Under 45 minutes by parallelism, never by dropping a suite: the runtime
-# suites run two tests at a time (their tests are independent: each has its
-# own state directory, engine and cgroup parent); what does not compete with
+# Under 45 minutes by parallelism, never by dropping a suite: the runtime,
+# hostile, daemon and console suites run two tests at a time (their tests are
+# independent: each has its own state directory, engine, cgroup parent, daemon
+# and terminal); what does not compete with
 # a suite runs beside it in the background, niced so the suite keeps the
 # cores first: the ASan build beside the plain unit and runtime suites, the
 # fuzz targets (their build and their 12 x 30 s) beside the daemon and client
@@ -182,11 +183,11 @@ echo "=== asan build (beside unit and runtime)"
 bg_join asan-build || { echo "asan build failed"; exit 1; }
 suite unit-asan 400 build-asan/tests/test_unit --jobs 2
 suite runtime-asan 1200 build-asan/tests/test_runtime --jobs 2
-suite hostile 600 build/tests/test_hostile --jobs 1
+suite hostile 600 build/tests/test_hostile --jobs 2
 # The fuzz targets' build and runs beside the daemon and client suites.
 bg fuzz fuzz_suite
-suite daemon 600 build/tests/test_daemon --jobs 1
-suite daemon-asan 900 build-asan/tests/test_daemon --jobs 1
+suite daemon 600 build/tests/test_daemon --jobs 2
+suite daemon-asan 900 build-asan/tests/test_daemon --jobs 2
 suite client 600 build/tests/test_client --jobs 1
 suite client-asan 900 build-asan/tests/test_client --jobs 1
 # ---- broker: the egress broker against real TLS upstreams on loopback (a test
@@ -202,10 +203,10 @@ suite faults 420 build/tests/test_faults --jobs 1
 # The TypeScript add-on beside the console's suites (they keep the test
 # root's own path: the screen tests cut at 80 columns after it).
 bg ts typescript_suite
-# 55 screen tests, one at a time (their screens compare whole, and several
-# start a daemon); ~260 s beside the TypeScript add-on.
-suite tui 480 build/tests/test_tui --jobs 1
-suite tui-asan 600 build-asan/tests/test_tui --jobs 1
+# 62 screen tests, two at a time (each has its own terminal, and its own
+# daemon where it attaches); ~180 s beside the TypeScript add-on.
+suite tui 480 build/tests/test_tui --jobs 2
+suite tui-asan 600 build-asan/tests/test_tui --jobs 2
 suite replay 300 build/tests/test_replay --jobs 2
 suite replay-asan 400 build-asan/tests/test_replay --jobs 2
 bg_join ts
