@@ -113,6 +113,8 @@ static void open_and_pause(struct daemon *d, struct dead_daemon *dd, const char 
 	cr_assert(*dd->paused_sandbox, "no row for the paused session");
 }
 
+static void host_settled(const struct dead_daemon *dd);
+
 void daemon_kill_with_leftovers(struct daemon *d, struct dead_daemon *dd)
 {
 	dead_daemon_named(d, dd);
@@ -145,6 +147,7 @@ void daemon_kill_with_leftovers(struct daemon *d, struct dead_daemon *dd)
 	kill_daemon_and_warden(d, dd);
 	kill(client, SIGKILL);
 	waitpid(client, NULL, 0);
+	host_settled(dd);
 }
 
 /* A command's whole stdout (caller frees). */
@@ -184,6 +187,26 @@ char *dead_daemon_files(const struct dead_daemon *dd)
 	return capture("cd '%s' && find . -path ./rootfs -prune -o -printf '%%p %%s %%T@ %%m\\n' "
 			  "2>/dev/null | sort",
 			  dd->state);
+}
+
+/* What a dead engine leaves settles a moment after it dies (an init that
+ * finds its channel closed exits, and the runtime then lists its sandbox
+ * stopped): a test comparing the host before and after an operator's look
+ * starts from the settled state, or it would see that moment as a change.
+ * Two listings 300 ms apart that agree; 10 s at most. */
+static void host_settled(const struct dead_daemon *dd)
+{
+	char *was = dead_daemon_host(dd);
+	for (int i = 0; i < 33; i++) {
+		usleep(300 * 1000);
+		char *now = dead_daemon_host(dd);
+		bool same = !strcmp(now, was);
+		free(was);
+		was = now;
+		if (same)
+			break;
+	}
+	free(was);
 }
 
 /* ---- report: a crash loop, one turn of it ---- */

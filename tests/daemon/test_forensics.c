@@ -169,7 +169,8 @@ Test(forensics, a_reap_of_one_chosen_finding_previews_touching_nothing_then_reap
 	wire_operator_leaks_free(&v);
 	answer_free(a);
 	char *host_dry = dead_daemon_host(&dd);
-	cr_assert_str_eq(host_dry, host_before, "the dry run changed the host");
+	cr_assert_str_eq(host_dry, host_before, "the dry run changed the host: before\n%s\nafter\n%s",
+			 host_before, host_dry);
 
 	snprintf(body, sizeof body, "{\"findings\":[%s]}", paused);
 	a = op("Reap", body);
