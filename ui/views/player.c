@@ -194,8 +194,8 @@ static bool receipt_of(const struct scenario_step *st, const struct scenario_wir
 		if (res.run.result.kind && !strcmp(res.run.result.kind, "project")) {
 			char digest[65];
 			bh_result_digest(&res.run.result, digest);
-			snprintf(out->flags, sizeof out->flags, "project encoding: result_sha256 %s",
-				 strcmp(digest, r->result_sha256) ? "DOES NOT MATCH" : "matches");
+			snprintf(out->flags, sizeof out->flags, "project encoding: digest %s",
+				 strcmp(digest, r->result_sha256) ? "MISMATCH" : "matches");
 		}
 	}
 	if (one_shot)
