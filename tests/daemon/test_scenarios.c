@@ -33,7 +33,25 @@ static void drop_volatile(cJSON *j)
 		drop_volatile(c);
 }
 
-static void rerecord_matches(const char *name)
+static void rerecord_matches(const char *name, const char *secret);
+
+/* ---- egress ---- the script's test credential (egress.credential.value). */
+static char *script_credential(const char *name)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/data/scenarios/scripts/%s.json", BH_SOURCE_DIR, name);
+	char *text = slurp(path);
+	cJSON *j = cJSON_Parse(text);
+	free(text);
+	cJSON *v = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "egress"), "credential"), "value");
+	cr_assert(cJSON_IsString(v), "%s has no egress.credential.value", path);
+	char *out = strdup(v->valuestring);
+	cJSON_Delete(j);
+	return out;
+}
+
+static void rerecord_matches(const char *name, const char *secret)
 {
 	const char *root = getenv("BULKHEAD_TEST_ROOT");
 	char out[4096], cmd[16384], shipped[4096];
@@ -49,6 +67,8 @@ static void rerecord_matches(const char *name)
 	cr_assert_eq(pclose(p), 0, "bulkhead record %s failed:\n%s", name, log);
 	char *a_text = slurp(shipped), *b_text = slurp(out);
 	unlink(out);
+	if (secret) /* ---- egress ---- a fresh recording never holds it */
+		cr_assert_null(strstr(b_text, secret), "the new recording of %s holds its credential", name);
 	cJSON *a = cJSON_Parse(a_text), *b = cJSON_Parse(b_text);
 	cr_assert_not_null(a, "%s does not parse", shipped);
 	cr_assert_not_null(b, "the new recording does not parse");
@@ -67,16 +87,33 @@ static void rerecord_matches(const char *name)
 
 Test(scenarios, re_recording_next_turn_gives_the_shipped_scenario)
 {
-	rerecord_matches("next_turn");
+	rerecord_matches("next_turn", NULL);
 }
 
 Test(scenarios, re_recording_owner_cap_gives_the_shipped_scenario)
 {
-	rerecord_matches("owner_cap");
+	rerecord_matches("owner_cap", NULL);
 }
 
 /* ---- approvals ---- */
 Test(scenarios, re_recording_approval_denied_gives_the_shipped_scenario)
 {
-	rerecord_matches("approval_denied");
+	rerecord_matches("approval_denied", NULL);
+}
+
+/* ---- egress ---- against a real broker and a TLS upstream of the
+ * recording's: the same steps, hops, events and narration, and no trace of
+ * the credential the broker added. */
+Test(scenarios, re_recording_brokered_call_gives_the_shipped_scenario_and_never_its_credential)
+{
+	char *secret = script_credential("brokered_call");
+	rerecord_matches("brokered_call", secret);
+	free(secret);
+}
+
+/* ---- project ---- a Run with a project payload: the same typed outcome,
+ * steps, artifact and narration. */
+Test(scenarios, re_recording_project_run_gives_the_shipped_scenario)
+{
+	rerecord_matches("project_run", NULL);
 }
