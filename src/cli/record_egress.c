@@ -104,6 +104,37 @@ static int write_profiles(struct recording *r, struct rec_egress *e, const cJSON
 	return fclose(f) == 0 ? 0 : -1;
 }
 
+/* Starts argv (this binary when self) with its stdout on a pipe and its
+ * stderr appended to log; the pipe's reading end in *out. */
+static pid_t spawn_reading(const char *const *argv, bool self, const char *log, int *out)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		dup2(p[1], 1);
+		if (fd >= 0)
+			dup2(fd, 2);
+		close(p[0]);
+		close(p[1]);
+		if (self)
+			execv("/proc/self/exe", (char **)argv);
+		else
+			execvp(argv[0], (char **)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	*out = p[0];
+	return pid;
+}
+
 /* upstream.py beside the script, on the script's address and port; ready
  * when it says so (or gone: its log says why). */
 static int start_upstream(struct recording *r, struct rec_egress *e)
@@ -114,33 +145,20 @@ static int start_upstream(struct recording *r, struct rec_egress *e)
 	snprintf(py, sizeof py, "%s/upstream.py", slash ? (*slash = '\0', dir) : ".");
 	snprintf(e->seen, sizeof e->seen, "%s/upstream.seen", r->d.dir);
 	snprintf(e->log, sizeof e->log, "%s/upstream.log", r->d.dir);
-	int p[2];
-	if (pipe(p) < 0)
-		return -1;
-	pid_t pid = fork();
+	const char *argv[] = {"python3", py, "--addr", e->addr, "--port", e->port, "--cert", e->cert,
+			      "--key", e->key, "--credential-env", e->cred_env, "--seen", e->seen, NULL};
+	int fd;
+	pid_t pid = spawn_reading(argv, false, e->log, &fd);
 	if (pid < 0)
 		return -1;
-	if (pid == 0) {
-		int log = open(e->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-		dup2(p[1], 1);
-		if (log >= 0)
-			dup2(log, 2);
-		close(p[0]);
-		close(p[1]);
-		const char *argv[] = {"python3", py, "--addr", e->addr, "--port", e->port, "--cert", e->cert,
-				      "--key", e->key, "--credential-env", e->cred_env, "--seen", e->seen, NULL};
-		execvp(argv[0], (char **)argv);
-		_exit(127);
-	}
-	close(p[1]);
 	e->upstream = pid;
 	char line[64] = "";
-	FILE *f = fdopen(p[0], "r");
+	FILE *f = fdopen(fd, "r");
 	bool ready = f && fgets(line, sizeof line, f) && !strncmp(line, "listening", 9);
 	if (f)
 		fclose(f);
 	else
-		close(p[0]);
+		close(fd);
 	if (!ready)
 		cli_error("%s: the recording's upstream did not start; its log is %s", r->script_path, e->log);
 	return ready ? 0 : -1;
@@ -151,24 +169,14 @@ static int start_upstream(struct recording *r, struct rec_egress *e)
 static int make_principal(struct recording *r, const char *name)
 {
 	snprintf(r->d.clients, sizeof r->d.clients, "%s/clients", r->d.dir);
-	int p[2];
-	if (pipe(p) < 0)
-		return -1;
-	pid_t pid = fork();
+	const char *argv[] = {"bulkhead", "token", "create", name, "--scope", "code:run,operator",
+			      "--clients", r->d.clients, NULL};
+	int fd;
+	pid_t pid = spawn_reading(argv, true, "/dev/null", &fd); /* its notes about the token: not ours */
 	if (pid < 0)
 		return -1;
-	if (pid == 0) {
-		dup2(p[1], 1);
-		close(p[0]);
-		close(p[1]);
-		const char *argv[] = {"bulkhead", "token", "create", name, "--scope", "code:run,operator",
-				      "--clients", r->d.clients, NULL};
-		execv("/proc/self/exe", (char **)argv);
-		_exit(127);
-	}
-	close(p[1]);
-	ssize_t n = read(p[0], r->d.token, sizeof r->d.token - 1);
-	close(p[0]);
+	ssize_t n = read(fd, r->d.token, sizeof r->d.token - 1);
+	close(fd);
 	int st;
 	waitpid(pid, &st, 0);
 	r->d.token[n > 0 ? n : 0] = '\0';

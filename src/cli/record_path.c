@@ -81,17 +81,13 @@ const char *rec_answer_message(const struct rec_exchange *x, char *buf, size_t n
 
 /* ---- one hop of a path ---- */
 
-static void visit(cJSON *path, enum scenario_hop hop, enum scenario_leg leg, const char *wire_what,
-		  const char *wire_text, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
-static void visit(cJSON *path, enum scenario_hop hop, enum scenario_leg leg, const char *wire_what,
-		  const char *wire_text, const char *fmt, ...)
+static void vvisit(cJSON *path, enum scenario_hop hop, enum scenario_leg leg, const char *wire_what,
+		   const char *wire_text, const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
+static void vvisit(cJSON *path, enum scenario_hop hop, enum scenario_leg leg, const char *wire_what,
+		   const char *wire_text, const char *fmt, va_list ap)
 {
 	char words[2048];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(words, sizeof words, fmt, ap);
-	va_end(ap);
 	cJSON *v = cJSON_CreateObject();
 	cJSON_AddStringToObject(v, "hop", scenario_hop_name(hop));
 	cJSON_AddStringToObject(v, "leg", scenario_leg_name(leg));
@@ -104,16 +100,26 @@ static void visit(cJSON *path, enum scenario_hop hop, enum scenario_leg leg, con
 	cJSON_AddItemToArray(path, v);
 }
 
+static void visit(cJSON *path, enum scenario_hop hop, enum scenario_leg leg, const char *wire_what,
+		  const char *wire_text, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+static void visit(cJSON *path, enum scenario_hop hop, enum scenario_leg leg, const char *wire_what,
+		  const char *wire_text, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vvisit(path, hop, leg, wire_what, wire_text, fmt, ap);
+	va_end(ap);
+}
+
 /* ---- egress and projects: the same, for record_egress.c and record_project.c ---- */
 void rec_visit(cJSON *path, enum scenario_hop hop, enum scenario_leg leg, const char *wire_what,
 	       const char *wire_text, const char *fmt, ...)
 {
-	char words[2048];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(words, sizeof words, fmt, ap);
+	vvisit(path, hop, leg, wire_what, wire_text, fmt, ap);
 	va_end(ap);
-	visit(path, hop, leg, wire_what, wire_text, "%s", words);
 }
 
 /* "plimsoll.v1 SessionRun request" / "... answer (HTTP 200)" for an exchange;

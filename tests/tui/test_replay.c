@@ -330,14 +330,21 @@ static struct scenario *load_shipped(const char *name)
 	return s;
 }
 
+/* ---- egress and projects ---- replays NAME to step n (1-based), then keys. */
+static void replay_at(const char *name, size_t n, const char *keys)
+{
+	char script[16384];
+	steps(script, sizeof script - 4096, n - 1);
+	snprintf(script + strlen(script), sizeof script - strlen(script), "%s", keys);
+	replay_ok(NULL, name, script);
+}
+
 /* Replays NAME to step n (1-based) and saves the screen as SHOT. */
 static void replay_to(const char *name, size_t n, const char *shot_name)
 {
-	char script[8192], tail[128];
-	steps(script, sizeof script - 128, n - 1);
+	char tail[128];
 	snprintf(tail, sizeof tail, ":save-display %s\n", shot_name);
-	strcat(script, tail);
-	replay_ok(NULL, name, script);
+	replay_at(name, n, tail);
 }
 
 static bool refused(const struct scenario_step *st)
@@ -636,11 +643,9 @@ Test(replay, brokered_call_the_sandbox_hop_shows_the_broker_adding_the_credentia
 	has(box->wire->text, " ms; profile orders-api\"", "the event");
 	has(box->wire->text, "\"upstreamSaw\":[\"GET /v1/orders/1001 credential=matched\"]", "what the upstream saw");
 	scenario_free(s);
-	char script[8192];
-	steps(script, sizeof script - 256, at - 1);
-	strcat(script, "l\nl\nl\nl\nl\nl\n:save-display brokered-sandbox\nj\nj\nj\nj\nj\nj\nj\nj\n"
-		       ":save-display brokered-sandbox-wire\n");
-	replay_ok(NULL, "brokered_call", script);
+	replay_at("brokered_call", at,
+		  "l\nl\nl\nl\nl\nl\n:save-display brokered-sandbox\nj\nj\nj\nj\nj\nj\nj\nj\n"
+		  ":save-display brokered-sandbox-wire\n");
 	screen("brokered-sandbox");
 	screen_has("brokered-sandbox", "hop 6/11, going down: sandbox; on the wire: the broker's egress events");
 	screen_has("brokered-sandbox", "> The broker on the host (profile orders-api) took the cell's requests: GET");
@@ -677,11 +682,7 @@ Test(replay, egress_refused_the_broker_refuses_a_route_and_the_daemon_a_profile_
 	for (size_t k = 0; k < r->n_hops; k++)
 		cr_assert_neq(r->hops[k], SCENARIO_HOP_SANDBOX, "the refused open lights a sandbox");
 	scenario_free(s);
-	char script[8192], tail[256];
-	steps(script, sizeof script - 512, no - 1);
-	snprintf(tail, sizeof tail, "l\nl\nl\nl\nl\n:save-display profile-refused\n");
-	strcat(script, tail);
-	replay_ok(NULL, "egress_refused", script);
+	replay_at("egress_refused", no, "l\nl\nl\nl\nl\n:save-display profile-refused\n");
 	screen_has("profile-refused", "STOPPED HERE");
 	screen_has("profile-refused", "> The daemon refused OpenSession: Nothing ran (permission): grant profile");
 }
