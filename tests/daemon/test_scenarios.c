@@ -117,3 +117,39 @@ Test(scenarios, re_recording_project_run_gives_the_shipped_scenario)
 {
 	rerecord_matches("project_run", NULL);
 }
+
+/* ---- egress ---- the recorder's own guard: a recording that holds the
+ * profile's credential (here a title that quotes it) is not written, and
+ * says why. */
+Test(scenarios, a_recording_that_would_hold_its_credential_is_not_written)
+{
+	const char *root = getenv("BULKHEAD_TEST_ROOT");
+	char dir[4096], cmd[16384], script[4200], out[4200];
+	snprintf(dir, sizeof dir, "%s/leak-XXXXXX", root ? root : "/tmp");
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(cmd, sizeof cmd, "cp '%s/data/scenarios/scripts/upstream.py' '%s/'", BH_SOURCE_DIR, dir);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(script, sizeof script, "%s/leaky.json", dir);
+	snprintf(out, sizeof out, "%s/leaky.out.json", dir);
+	FILE *f = fopen(script, "w");
+	cr_assert_not_null(f);
+	fputs("{\"name\": \"leaky\", \"title\": \"quotes leak-test-t0ken-91ab2c\", \"teaches\": \"nothing\",\n"
+	      " \"egress\": {\"upstream\": {\"addr\": \"127.0.0.2\", \"port\": 9444},\n"
+	      "   \"credential\": {\"env\": \"BH_LEAK_TEST_TOKEN\", \"value\": \"leak-test-t0ken-91ab2c\"},\n"
+	      "   \"profiles\": [\"profile p\", \"  origin https://127.0.0.2:9444\", \"  route GET /v1/*\",\n"
+	      "     \"  credential env BH_LEAK_TEST_TOKEN\", \"  header Authorization Bearer {credential}\",\n"
+	      "     \"  principals *\", \"  allow-in-sessions yes\"]},\n"
+	      " \"steps\": [{\"wait_ms\": 1, \"narration\": \"time passes\"}]}\n",
+	      f);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "'%s' record '%s' -o '%s' 2>&1", BH_TEST_CLI, script, out);
+	FILE *p = popen(cmd, "r");
+	char log[8192] = "";
+	size_t n = fread(log, 1, sizeof log - 1, p);
+	log[n] = '\0';
+	cr_assert_neq(pclose(p), 0, "bulkhead record wrote a recording holding its credential:\n%s", log);
+	cr_assert_not_null(strstr(log, "the recording holds the profile's credential; not written"), "%s", log);
+	cr_assert_neq(access(out, F_OK), 0, "%s was written", out);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+}
