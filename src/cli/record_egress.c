@@ -159,8 +159,19 @@ static int start_upstream(struct recording *r, struct rec_egress *e)
 		fclose(f);
 	else
 		close(fd);
-	if (!ready)
-		cli_error("%s: the recording's upstream did not start; its log is %s", r->script_path, e->log);
+	if (!ready) {
+		/* The log goes with the recording's directory: say its last line. */
+		char last[512] = "", buf[512];
+		FILE *log = fopen(e->log, "r");
+		while (log && fgets(buf, sizeof buf, log))
+			if (buf[0] != '\n')
+				snprintf(last, sizeof last, "%s", buf);
+		if (log)
+			fclose(log);
+		last[strcspn(last, "\n")] = '\0';
+		cli_error("%s: the recording's upstream did not start on %s:%s: %s", r->script_path, e->addr,
+			  e->port, *last ? last : "it said nothing");
+	}
 	return ready ? 0 : -1;
 }
 
