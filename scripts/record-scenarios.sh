@@ -3,7 +3,10 @@
 # ones need runsc): the C recorder's scripts (data/scenarios/scripts/), then
 # the Trigger.dev ones through the TypeScript add-on and Trigger.dev's
 # mockChatAgent harness (data/scenarios/trigger_*.json). One command; fails
-# on the first scenario that does not record.
+# on the first scenario that does not record. The egress ones (brokered_call,
+# egress_refused) start a TLS upstream of their own on 127.0.0.2:9443
+# (data/scenarios/scripts/upstream.py: python3, and the openssl CLI for its
+# test CA); a recording fails, saying so, when that port is taken.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${BULKHEAD_BIN:-build/bulkhead}

@@ -64,7 +64,7 @@ static struct worker *worker(struct recording *r, const char *name)
 		snprintf(w->name, sizeof w->name, "%s", name);
 	}
 	if (!w->c) {
-		struct bh_client_options co = {.target = r->d.sock};
+		struct bh_client_options co = {.target = r->d.sock, .token = r->d.token};
 		struct bh_client_error *err = NULL;
 		struct bh_manager_options mo = r->mo;
 		if (bh_client_new(&co, &w->c, &err) < 0 ||
@@ -363,7 +363,9 @@ static int do_call(struct recording *r, const cJSON *src, const cJSON *call)
 		cJSON_AddNullToObject(s, "error");
 		seen.out = &o.out;
 		seen.stopped = SCENARIO_HOP_NONE;
-		cJSON_AddItemToObject(s, "path", rec_call_path(&seen));
+		cJSON *path = rec_call_path(&seen);
+		rec_egress_annotate(r, src, path); /* ---- egress ---- what the broker did */
+		cJSON_AddItemToObject(s, "path", path);
 		free(files);
 		bh_exec_output_free(&o.out);
 		step_finish(r, s, every_hop(), SCENARIO_HOP_NONE);
@@ -380,7 +382,9 @@ static int do_call(struct recording *r, const cJSON *src, const cJSON *call)
 	cJSON_AddStringToObject(s, "error", o.err->message);
 	seen.err = o.err;
 	seen.stopped = stopped;
-	cJSON_AddItemToObject(s, "path", rec_call_path(&seen));
+	cJSON *path = rec_call_path(&seen);
+	rec_egress_annotate(r, src, path); /* ---- egress ---- */
+	cJSON_AddItemToObject(s, "path", path);
 	free(files);
 	bh_client_error_free(o.err);
 	step_finish(r, s, refused ? hops_until(stopped) : every_hop(), stopped);
@@ -408,7 +412,9 @@ static int do_hook(struct recording *r, const cJSON *src, const char *hook)
 	entry_of(w, key, &seen.holds_after, &opening, seen.fp_after);
 	cJSON *lit = cJSON_CreateArray();
 	enum scenario_hop stopped;
-	cJSON_AddItemToObject(s, "path", rec_hook_path(&seen, lit, &stopped));
+	cJSON *path = rec_hook_path(&seen, lit, &stopped);
+	rec_egress_annotate(r, src, path); /* ---- egress ---- the session's hold on its profile */
+	cJSON_AddItemToObject(s, "path", path);
 	step_finish(r, s, lit, stopped);
 	return 0;
 }
@@ -464,7 +470,7 @@ static int ensure_op(struct recording *r)
 {
 	if (r->op)
 		return 0;
-	struct bh_client_options co = {.target = r->d.sock};
+	struct bh_client_options co = {.target = r->d.sock, .token = r->d.token};
 	struct bh_client_error *err = NULL;
 	if (bh_client_new(&co, &r->op, &err) < 0) {
 		cli_client_error(err);
@@ -776,6 +782,8 @@ static int play(struct recording *r)
 			rc = do_operator(r, st, op);
 		else if (conc)
 			rc = do_concurrent(r, st, conc);
+		else if (cJSON_GetObjectItemCaseSensitive(st, "project")) /* ---- project ---- */
+			rc = rec_do_project(r, st, cJSON_GetObjectItemCaseSensitive(st, "project"));
 		else { /* wait_ms: record_script.c's check let nothing else through */
 			double wait = rec_num(st, "wait_ms", 0);
 			cJSON *s = step_new(r, st, SCENARIO_WAIT);
@@ -841,7 +849,8 @@ int cmd_record(int argc, char **argv)
 	chmod(r.d.dir, 0711); /* sandboxes run as other uids */
 	int rc = CLI_EXIT_BULKHEAD;
 	fprintf(stderr, "recording %s against a %s-tier daemon...\n", script, r.d.tier);
-	if (rec_daemon_start(&r.d) == 0) {
+	/* ---- egress ---- the upstream and the profiles before the daemon */
+	if (rec_egress_setup(&r) == 0 && rec_daemon_start(&r.d) == 0 && rec_egress_begin(&r) == 0) {
 		clock_gettime(CLOCK_MONOTONIC, &r.t0);
 		int played = play(&r);
 		for (size_t i = 0; i < r.n_workers; i++)
@@ -854,6 +863,7 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	rec_daemon_stop(&r.d);
+	rec_egress_stop(&r); /* ---- egress ---- */
 	/* Whatever a killed daemon left: the next engine on the directory reaps. */
 	const char *gc[] = {"bulkhead", "gc", "--state", r.d.state, NULL};
 	free(run_self(gc));
@@ -865,4 +875,20 @@ int cmd_record(int argc, char **argv)
 	cJSON_Delete(r.steps);
 	cJSON_Delete(r.script);
 	return rc;
+}
+
+/* ---- egress and projects: the step helpers, for record_egress.c and record_project.c ---- */
+cJSON *rec_step_new(struct recording *r, const cJSON *src, enum scenario_kind kind)
+{
+	return step_new(r, src, kind);
+}
+
+void rec_step_finish(struct recording *r, cJSON *s, cJSON *lit, enum scenario_hop stopped_at)
+{
+	step_finish(r, s, lit, stopped_at);
+}
+
+struct worker *rec_worker(struct recording *r, const char *name)
+{
+	return worker(r, name);
 }

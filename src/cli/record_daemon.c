@@ -44,7 +44,12 @@ int rec_daemon_start(struct rec_daemon *d)
 	argv[a++] = d->state;
 	argv[a++] = "--socket";
 	argv[a++] = d->sock;
-	argv[a++] = "--open";
+	if (*d->token) { /* ---- egress: the script's principal ---- */
+		argv[a++] = "--clients";
+		argv[a++] = d->clients;
+	} else {
+		argv[a++] = "--open";
+	}
 	argv[a++] = "--tier";
 	argv[a++] = d->tier;
 	for (size_t i = 0; i < d->n_args && a < 46; i++)
@@ -69,7 +74,7 @@ int rec_daemon_start(struct rec_daemon *d)
 	}
 	d->pid = pid;
 	/* Ready when Describe answers (the tiers are proven by then). */
-	struct bh_client_options co = {.target = d->sock};
+	struct bh_client_options co = {.target = d->sock, .token = d->token};
 	for (int waited = 0; waited < 120000; waited += 100) {
 		int st;
 		if (waitpid(pid, &st, WNOHANG) == pid) {

@@ -81,17 +81,13 @@ const char *rec_answer_message(const struct rec_exchange *x, char *buf, size_t n
 
 /* ---- one hop of a path ---- */
 
-static void visit(cJSON *path, enum scenario_hop hop, enum scenario_leg leg, const char *wire_what,
-		  const char *wire_text, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
-static void visit(cJSON *path, enum scenario_hop hop, enum scenario_leg leg, const char *wire_what,
-		  const char *wire_text, const char *fmt, ...)
+static void vvisit(cJSON *path, enum scenario_hop hop, enum scenario_leg leg, const char *wire_what,
+		   const char *wire_text, const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
+static void vvisit(cJSON *path, enum scenario_hop hop, enum scenario_leg leg, const char *wire_what,
+		   const char *wire_text, const char *fmt, va_list ap)
 {
 	char words[2048];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(words, sizeof words, fmt, ap);
-	va_end(ap);
 	cJSON *v = cJSON_CreateObject();
 	cJSON_AddStringToObject(v, "hop", scenario_hop_name(hop));
 	cJSON_AddStringToObject(v, "leg", scenario_leg_name(leg));
@@ -102,6 +98,28 @@ static void visit(cJSON *path, enum scenario_hop hop, enum scenario_leg leg, con
 		cJSON_AddStringToObject(w, "text", wire_text);
 	}
 	cJSON_AddItemToArray(path, v);
+}
+
+static void visit(cJSON *path, enum scenario_hop hop, enum scenario_leg leg, const char *wire_what,
+		  const char *wire_text, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+static void visit(cJSON *path, enum scenario_hop hop, enum scenario_leg leg, const char *wire_what,
+		  const char *wire_text, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vvisit(path, hop, leg, wire_what, wire_text, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- egress and projects: the same, for record_egress.c and record_project.c ---- */
+void rec_visit(cJSON *path, enum scenario_hop hop, enum scenario_leg leg, const char *wire_what,
+	       const char *wire_text, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vvisit(path, hop, leg, wire_what, wire_text, fmt, ap);
+	va_end(ap);
 }
 
 /* "plimsoll.v1 SessionRun request" / "... answer (HTTP 200)" for an exchange;
@@ -116,7 +134,7 @@ static void exchange_down(cJSON *path, enum scenario_hop hop, const struct rec_e
 	char what[96];
 	snprintf(what, sizeof what, "%s %s request",
 		 strcmp(x->procedure, "SessionRun") && strcmp(x->procedure, "OpenSession") &&
-				 strcmp(x->procedure, "CloseSession")
+				 strcmp(x->procedure, "CloseSession") && strcmp(x->procedure, "Run")
 			 ? "bulkhead.v1.OperatorService"
 			 : "plimsoll.v1",
 		 x->procedure);
@@ -133,6 +151,16 @@ static void exchange_up(cJSON *path, enum scenario_hop hop, const struct rec_exc
 	char what[96];
 	snprintf(what, sizeof what, "%s answer (HTTP %ld)", x->procedure, x->status);
 	visit(path, hop, SCENARIO_LEG_UP, what, x->answer, "%s", words);
+}
+
+void rec_exchange_down(cJSON *path, enum scenario_hop hop, const struct rec_exchange *x, const char *words)
+{
+	exchange_down(path, hop, x, words);
+}
+
+void rec_exchange_up(cJSON *path, enum scenario_hop hop, const struct rec_exchange *x, const char *words)
+{
+	exchange_up(path, hop, x, words);
 }
 
 static const char *first_line(const char *text, char *buf, size_t n)

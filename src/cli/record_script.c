@@ -59,11 +59,15 @@ static cJSON *source_block(struct recording *r)
 	cJSON_AddStringToObject(v, "runsc", runsc);
 	free(crun);
 	free(runsc);
-	cJSON_AddStringToObject(src, "how",
-				"bulkhead record played the agent's hooks and the scripted model's "
-				"executeCode calls through the C conversation manager (src/client) "
-				"against a real bulkhead serve it started for the recording; every "
-				"answer is the tool's answer as returned.");
+	/* ---- egress and projects: a script says what else played its part ---- */
+	char how[2048];
+	snprintf(how, sizeof how, "%s%s%s",
+		 "bulkhead record played the agent's hooks and the scripted model's "
+		 "executeCode calls through the C conversation manager (src/client) "
+		 "against a real bulkhead serve it started for the recording; every "
+		 "answer is the tool's answer as returned.",
+		 rec_str(r->script, "how", NULL) ? " " : "", rec_str(r->script, "how", ""));
+	cJSON_AddStringToObject(src, "how", how);
 	return src;
 }
 
@@ -96,6 +100,12 @@ int rec_write_scenario(struct recording *r, const char *out_path)
 			free(text);
 			return -1;
 		}
+	}
+	/* ---- egress ---- a credential never enters a scenario */
+	if (rec_egress_leaks(r, text)) {
+		cli_error("%s: the recording holds the profile's credential; not written", out_path);
+		free(text);
+		return -1;
 	}
 	int rc = scenario_save(out_path, text, err, sizeof err);
 	free(text);
@@ -152,6 +162,7 @@ static int validate(const struct recording *r)
 			known = known || !strcmp(op, ops[i]);
 		if (cJSON_GetObjectItemCaseSensitive(st, "call") ||
 		    cJSON_GetObjectItemCaseSensitive(st, "concurrent") ||
+		    cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(st, "project")) || /* ---- project ---- */
 		    cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, "wait_ms")))
 			known = !hook && !op;
 		/* ---- approvals: a call's operator decision ---- */
@@ -172,7 +183,7 @@ static int validate(const struct recording *r)
 				  hook ? "unknown hook (turn_start, suspend, complete)"
 				  : op ? "unknown operator action (pause, resume, hibernate, inspect, "
 					 "kill_daemon, leaks, gc, restart_daemon)"
-				       : "none of call, hook, operator, concurrent, wait_ms");
+				       : "none of call, hook, operator, concurrent, project, wait_ms");
 			return -1;
 		}
 	}
@@ -206,6 +217,12 @@ int rec_setup(struct recording *r)
 	r->mo.max_per_owner = (uint32_t)rec_num(m, "max_per_owner", r->mo.max_per_owner);
 	r->mo.idle_close_ms = (uint32_t)rec_num(m, "idle_close_ms", 0);
 	r->mo.max_sessions = (uint32_t)rec_num(m, "max_sessions", 0);
+	/* ---- egress ---- the profile each conversation's sandbox holds */
+	if (cJSON_GetObjectItemCaseSensitive(m, "grant_profile") ||
+	    cJSON_GetObjectItemCaseSensitive(m, "grant_profiles")) {
+		r->mo.grant_profile_for = rec_grant_profile_for;
+		r->mo.grant_profile_arg = r;
+	}
 	r->steps = cJSON_CreateArray();
 	return validate(r);
 }

@@ -19,6 +19,10 @@ struct rec_daemon {
 	const char *args[24];  /* more `serve` arguments, from the script */
 	size_t n_args;
 	char isolation[16];    /* what Describe stated */
+	/* ---- egress: a named caller (profiles are never granted to an open
+	 * daemon's anonymous one): serve --clients with this token, not --open */
+	char clients[4200];
+	char token[128];       /* "" for an open daemon */
 	pid_t pid;
 };
 
@@ -62,6 +66,7 @@ struct recording {
 	bool failed;
 	struct rec_tap tap; /* ---- hops ---- every client's exchanges since the step began */
 	bool daemon_dead;   /* killed by the script and not started again */
+	struct rec_egress *egress; /* ---- egress ---- NULL: the script has no "egress" */
 };
 
 /* A script's member as a string or a number, or dflt. */
@@ -116,6 +121,41 @@ cJSON *rec_operator_path(const char *action, const char *fp, const char *said, b
 /* One of n calls sent at once on one session; x is its SessionRun exchange. */
 cJSON *rec_concurrent_path(size_t i, size_t n, const char *code, const struct rec_exchange *x,
 			   enum scenario_outcome outcome, const char *msg);
+
+/* ---- egress and projects: the step helpers cmd_record.c shares ---- */
+cJSON *rec_step_new(struct recording *r, const cJSON *src, enum scenario_kind kind);
+void rec_step_finish(struct recording *r, cJSON *s, cJSON *lit, enum scenario_hop stopped_at);
+struct worker *rec_worker(struct recording *r, const char *name);
+/* One hop of a path (record_path.c's, for the other writers of paths). */
+void rec_visit(cJSON *path, enum scenario_hop hop, enum scenario_leg leg, const char *wire_what,
+	       const char *wire_text, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+void rec_exchange_down(cJSON *path, enum scenario_hop hop, const struct rec_exchange *x, const char *words);
+void rec_exchange_up(cJSON *path, enum scenario_hop hop, const struct rec_exchange *x, const char *words);
+
+/* ---- egress: a brokered upstream for the recording (record_egress.c) ---- */
+/* The script's "egress" ({"upstream": {addr, port}, "credential": {env,
+ * value}, "profiles": [lines]}): a test CA and a TLS upstream of the
+ * recording's (upstream.py beside the script), the credential in the
+ * daemon's environment only, `serve --profiles --upstream-ca`. -1 when the
+ * script's block is wrong or the upstream does not start. */
+int rec_egress_setup(struct recording *r);
+/* After the daemon answers: the events so far are the recording's start. */
+int rec_egress_begin(struct recording *r);
+/* A step's egress events (waiting for the step's "egress_events", default
+ * none) told at the deepest hop its path went down to, with what the
+ * upstream saw: a hook's session holding its profile, a call's brokered
+ * requests (the events and the upstream's lines on the sandbox hop's wire). */
+void rec_egress_annotate(struct recording *r, const cJSON *src, cJSON *path);
+/* Whether text holds the credential in any form a scrub would miss (raw,
+ * base64, hex, URL-encoded): a recording that does is never written. */
+bool rec_egress_leaks(const struct recording *r, const char *text);
+void rec_egress_stop(struct recording *r);
+/* The profile the manager names for a conversation (the script's
+ * manager.grant_profiles by run key, else manager.grant_profile). */
+const char *rec_grant_profile_for(void *arg, const char *key, const char *owner);
+
+/* ---- project: a Run with a project payload (record_project.c) ---- */
+int rec_do_project(struct recording *r, const cJSON *src, const cJSON *project);
 
 int cmd_record(int argc, char **argv);
 

@@ -33,7 +33,25 @@ static void drop_volatile(cJSON *j)
 		drop_volatile(c);
 }
 
-static void rerecord_matches(const char *name)
+static void rerecord_matches(const char *name, const char *secret);
+
+/* ---- egress ---- the script's test credential (egress.credential.value). */
+static char *script_credential(const char *name)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/data/scenarios/scripts/%s.json", BH_SOURCE_DIR, name);
+	char *text = slurp(path);
+	cJSON *j = cJSON_Parse(text);
+	free(text);
+	cJSON *v = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "egress"), "credential"), "value");
+	cr_assert(cJSON_IsString(v), "%s has no egress.credential.value", path);
+	char *out = strdup(v->valuestring);
+	cJSON_Delete(j);
+	return out;
+}
+
+static void rerecord_matches(const char *name, const char *secret)
 {
 	const char *root = getenv("BULKHEAD_TEST_ROOT");
 	char out[4096], cmd[16384], shipped[4096];
@@ -49,6 +67,8 @@ static void rerecord_matches(const char *name)
 	cr_assert_eq(pclose(p), 0, "bulkhead record %s failed:\n%s", name, log);
 	char *a_text = slurp(shipped), *b_text = slurp(out);
 	unlink(out);
+	if (secret) /* ---- egress ---- a fresh recording never holds it */
+		cr_assert_null(strstr(b_text, secret), "the new recording of %s holds its credential", name);
 	cJSON *a = cJSON_Parse(a_text), *b = cJSON_Parse(b_text);
 	cr_assert_not_null(a, "%s does not parse", shipped);
 	cr_assert_not_null(b, "the new recording does not parse");
@@ -67,16 +87,69 @@ static void rerecord_matches(const char *name)
 
 Test(scenarios, re_recording_next_turn_gives_the_shipped_scenario)
 {
-	rerecord_matches("next_turn");
+	rerecord_matches("next_turn", NULL);
 }
 
 Test(scenarios, re_recording_owner_cap_gives_the_shipped_scenario)
 {
-	rerecord_matches("owner_cap");
+	rerecord_matches("owner_cap", NULL);
 }
 
 /* ---- approvals ---- */
 Test(scenarios, re_recording_approval_denied_gives_the_shipped_scenario)
 {
-	rerecord_matches("approval_denied");
+	rerecord_matches("approval_denied", NULL);
+}
+
+/* ---- egress ---- against a real broker and a TLS upstream of the
+ * recording's: the same steps, hops, events and narration, and no trace of
+ * the credential the broker added. */
+Test(scenarios, re_recording_brokered_call_gives_the_shipped_scenario_and_never_its_credential)
+{
+	char *secret = script_credential("brokered_call");
+	rerecord_matches("brokered_call", secret);
+	free(secret);
+}
+
+/* ---- project ---- a Run with a project payload: the same typed outcome,
+ * steps, artifact and narration. */
+Test(scenarios, re_recording_project_run_gives_the_shipped_scenario)
+{
+	rerecord_matches("project_run", NULL);
+}
+
+/* ---- egress ---- the recorder's own guard: a recording that holds the
+ * profile's credential (here a title that quotes it) is not written, and
+ * says why. */
+Test(scenarios, a_recording_that_would_hold_its_credential_is_not_written)
+{
+	const char *root = getenv("BULKHEAD_TEST_ROOT");
+	char dir[4096], cmd[16384], script[4200], out[4200];
+	snprintf(dir, sizeof dir, "%s/leak-XXXXXX", root ? root : "/tmp");
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(cmd, sizeof cmd, "cp '%s/data/scenarios/scripts/upstream.py' '%s/'", BH_SOURCE_DIR, dir);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(script, sizeof script, "%s/leaky.json", dir);
+	snprintf(out, sizeof out, "%s/leaky.out.json", dir);
+	FILE *f = fopen(script, "w");
+	cr_assert_not_null(f);
+	fputs("{\"name\": \"leaky\", \"title\": \"quotes leak-test-t0ken-91ab2c\", \"teaches\": \"nothing\",\n"
+	      " \"egress\": {\"upstream\": {\"addr\": \"127.0.0.2\", \"port\": 9444},\n"
+	      "   \"credential\": {\"env\": \"BH_LEAK_TEST_TOKEN\", \"value\": \"leak-test-t0ken-91ab2c\"},\n"
+	      "   \"profiles\": [\"profile p\", \"  origin https://127.0.0.2:9444\", \"  route GET /v1/*\",\n"
+	      "     \"  credential env BH_LEAK_TEST_TOKEN\", \"  header Authorization Bearer {credential}\",\n"
+	      "     \"  principals *\", \"  allow-in-sessions yes\"]},\n"
+	      " \"steps\": [{\"wait_ms\": 1, \"narration\": \"time passes\"}]}\n",
+	      f);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "'%s' record '%s' -o '%s' 2>&1", BH_TEST_CLI, script, out);
+	FILE *p = popen(cmd, "r");
+	char log[8192] = "";
+	size_t n = fread(log, 1, sizeof log - 1, p);
+	log[n] = '\0';
+	cr_assert_neq(pclose(p), 0, "bulkhead record wrote a recording holding its credential:\n%s", log);
+	cr_assert_not_null(strstr(log, "the recording holds the profile's credential; not written"), "%s", log);
+	cr_assert_neq(access(out, F_OK), 0, "%s was written", out);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
 }

@@ -387,14 +387,14 @@ Test(presenter, present_and_lanes_commands_open_a_named_scenario_or_say_what_the
 Test(presenter, a_scenarios_number_in_the_list_selects_it_and_enter_opens_it)
 {
 	replay(24, 80, "C.UTF-8", SHIPPED, "replay",
-	       "3\n"
-	       ":save-display list-number-3\n"
+	       "4\n"
+	       ":save-display list-number-4\n"
 	       "<Enter>\n"
 	       ":save-display list-number-opened\n"
 	       "<Esc>\n"
 	       "99\n"
 	       ":save-display list-number-99\n");
-	has("list-number-3", "scenario 3: concurrent_calls (enter opens it)");
+	has("list-number-4", "scenario 4: concurrent_calls (enter opens it)");
 	has("list-number-opened", "Replay (concurrent_calls: step 1/3)");
 	has("list-number-99", "no scenario 99: the list has ");
 }

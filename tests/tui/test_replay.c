@@ -34,7 +34,9 @@ static const char *const shipped[] = {"one_turn",     "next_turn",    "suspend",
 				      "javascript",   "floor_refused", "owner_cap",	   "pause_resume",
 				      "hibernate_restore", "leak_gc",	   "concurrent_calls",
 				      /* ---- approvals ---- */
-				      "approval_granted", "approval_denied"};
+				      "approval_granted", "approval_denied",
+				      /* ---- egress and projects ---- */
+				      "brokered_call", "egress_refused", "project_run"};
 
 static char root[PATH_MAX]; /* this test's directory */
 static char work[PATH_MAX + 16], home[PATH_MAX + 16], bin[PATH_MAX + 16];
@@ -328,14 +330,21 @@ static struct scenario *load_shipped(const char *name)
 	return s;
 }
 
+/* ---- egress and projects ---- replays NAME to step n (1-based), then keys. */
+static void replay_at(const char *name, size_t n, const char *keys)
+{
+	char script[16384];
+	steps(script, sizeof script - 4096, n - 1);
+	snprintf(script + strlen(script), sizeof script - strlen(script), "%s", keys);
+	replay_ok(NULL, name, script);
+}
+
 /* Replays NAME to step n (1-based) and saves the screen as SHOT. */
 static void replay_to(const char *name, size_t n, const char *shot_name)
 {
-	char script[8192], tail[128];
-	steps(script, sizeof script - 128, n - 1);
+	char tail[128];
 	snprintf(tail, sizeof tail, ":save-display %s\n", shot_name);
-	strcat(script, tail);
-	replay_ok(NULL, name, script);
+	replay_at(name, n, tail);
 }
 
 static bool refused(const struct scenario_step *st)
@@ -570,7 +579,7 @@ Test(replay, trigger_floor_refused_recorded_hop_by_hop_shows_the_refused_open_on
  * clip"), and follows the selection. */
 Test(replay, the_scenario_list_previews_the_selected_title_and_lesson_wrapped)
 {
-	replay_ok(NULL, "", "14\n:save-display replay-list-preview\nj\n:save-display replay-list-preview-next\n");
+	replay_ok(NULL, "", "17\n:save-display replay-list-preview\nj\n:save-display replay-list-preview-next\n");
 	screen("replay-list-preview");
 	screen_has("replay-list-preview", " trigger_floor_refused: Trigger.dev: a floor above the tier is refused");
 	screen_has("replay-list-preview", " at the daemon before any sandbox exists: Nothing ran (isolation).\n");
@@ -588,6 +597,220 @@ Test(replay, the_files_sent_with_a_call_and_the_operators_output_are_shown_whole
 	/* what the operator saw wraps in its pane, not cut at its edge */
 	screen_has("leak-wrapped", "KIND          SANDBOX                SESSION\n");
 	screen_has("leak-wrapped", "| REASON\n"); /* the table's last column, on the next row */
+}
+
+/* ---- egress and projects: the broker's part and a project, recorded ---- */
+
+/* The step's visit of hop going leg (NULL when its path has none). */
+static const struct scenario_visit *visit_of(const struct scenario_step *st, enum scenario_hop hop,
+					     enum scenario_leg leg)
+{
+	for (size_t i = 0; i < st->n_path; i++)
+		if (st->path[i].hop == hop && st->path[i].leg == leg)
+			return &st->path[i];
+	return NULL;
+}
+
+static void has(const char *text, const char *want, const char *what)
+{
+	cr_assert(text && strstr(text, want), "%s lacks \"%s\": %s", what, want, text ? text : "(none)");
+}
+
+/* Acceptance: a session opened with a profile; the cell's requests.get had
+ * no credential, the broker on the host added it and the upstream saw it;
+ * the egress event (method, origin, route, status, bytes, ms) on the
+ * sandbox hop's wire; at 80x24, the narrator says it first. */
+Test(replay, brokered_call_the_sandbox_hop_shows_the_broker_adding_the_credential_and_its_egress_event)
+{
+	struct scenario *s = load_shipped("brokered_call");
+	const struct scenario_visit *open = visit_of(&s->steps[0], SCENARIO_HOP_DAEMON, SCENARIO_LEG_DOWN);
+	cr_assert(open && open->wire, "the warm-up has no OpenSession on the wire");
+	has(open->wire->text, "\"grantProfile\":\"orders-api\"", "the OpenSession request");
+	has(visit_of(&s->steps[0], SCENARIO_HOP_SANDBOX, SCENARIO_LEG_DOWN)->narration,
+	    "The daemon's egress event: holds profile orders-api: the broker serves it", "the warm-up's sandbox hop");
+	size_t at = find_step(s, answered, 0);
+	cr_assert(at, "brokered_call has no answered call");
+	const struct scenario_step *st = &s->steps[at - 1];
+	has(scenario_answer_get(st, "stdout"), "200 shipped\\nsent with an Authorization header: False", "stdout");
+	cr_assert_null(strstr(st->code, "headers="), "the cell's code sends no header of its own");
+	const struct scenario_visit *box = visit_of(st, SCENARIO_HOP_SANDBOX, SCENARIO_LEG_DOWN);
+	cr_assert(box && box->wire, "the call's sandbox hop has nothing on the wire");
+	has(box->narration, "The broker on the host (profile orders-api) took the cell's requests: GET "
+			    "https://127.0.0.2:9443 route /v1/orders/* -> 200; out 0 B, in ", "the sandbox hop");
+	has(box->narration, "The upstream saw GET /v1/orders/1001 with the credential the broker added", "the sandbox hop");
+	has(box->wire->what, "egress events (ListEvents)", "the wire's name");
+	has(box->wire->text, "\"detail\":\"GET https://127.0.0.2:9443 route /v1/orders/* -> 200; out 0 B, in ", "the event");
+	has(box->wire->text, " ms; profile orders-api\"", "the event");
+	has(box->wire->text, "\"upstreamSaw\":[\"GET /v1/orders/1001 credential=matched\"]", "what the upstream saw");
+	scenario_free(s);
+	replay_at("brokered_call", at,
+		  "l\nl\nl\nl\nl\nl\n:save-display brokered-sandbox\nj\nj\nj\nj\nj\nj\nj\nj\n"
+		  ":save-display brokered-sandbox-wire\n");
+	screen("brokered-sandbox");
+	screen_has("brokered-sandbox", "hop 6/11, going down: sandbox; on the wire: the broker's egress events");
+	screen_has("brokered-sandbox", "> The broker on the host (profile orders-api) took the cell's requests: GET");
+	screen_has("brokered-sandbox", "upstream saw GET /v1/orders/1001 with the credential the broker added.");
+	screen_has("brokered-sandbox-wire", "\"upstreamSaw\": [\"GET /v1/orders/1001 credenti");
+}
+
+/* The same session's cell asks a route the profile does not name: the
+ * broker's 403 as the sandbox saw it, its event, nothing upstream; then a
+ * profile this caller may not use is refused at the daemon, nothing ran. */
+Test(replay, egress_refused_the_broker_refuses_a_route_and_the_daemon_a_profile_not_the_callers)
+{
+	struct scenario *s = load_shipped("egress_refused");
+	size_t at = find_step(s, answered, 0);
+	cr_assert(at, "egress_refused has no answered call");
+	const struct scenario_step *st = &s->steps[at - 1];
+	has(scenario_answer_get(st, "stdout"), "403 no route allows this request\\nbulkhead broker: no route allows",
+	    "the cell's stdout");
+	const struct scenario_visit *box = visit_of(st, SCENARIO_HOP_SANDBOX, SCENARIO_LEG_DOWN);
+	cr_assert(box && box->wire);
+	has(box->narration, "GET https://127.0.0.2:9443 -> 403, refused: no route allows this request; out 0 B, in 0 B",
+	    "the sandbox hop");
+	has(box->narration, "The upstream saw nothing.", "the sandbox hop");
+	has(box->wire->text, "\"upstreamSaw\":[]", "what the upstream saw");
+	size_t no = find_step(s, refused, at);
+	cr_assert(no, "egress_refused has no refused call");
+	const struct scenario_step *r = &s->steps[no - 1];
+	cr_assert_eq(r->stopped_at, SCENARIO_HOP_DAEMON);
+	cr_assert_str_eq(r->error, "Nothing ran (permission): grant profile payroll is unknown or not available to "
+				   "this caller");
+	const struct scenario_visit *d = visit_of(r, SCENARIO_HOP_DAEMON, SCENARIO_LEG_DOWN);
+	cr_assert(d && d->wire);
+	has(d->wire->text, "\"grantProfile\":\"payroll\"", "the refused OpenSession request");
+	for (size_t k = 0; k < r->n_hops; k++)
+		cr_assert_neq(r->hops[k], SCENARIO_HOP_SANDBOX, "the refused open lights a sandbox");
+	scenario_free(s);
+	replay_at("egress_refused", no, "l\nl\nl\nl\nl\n:save-display profile-refused\n");
+	screen_has("profile-refused", "STOPPED HERE");
+	screen_has("profile-refused", "> The daemon refused OpenSession: Nothing ran (permission): grant profile");
+}
+
+/* A project: files, steps in order, one artifact, the typed outcome; the
+ * Run answer's receipt verifies, its result digest recomputed in plimsoll's
+ * project encoding; one changed byte in the recorded answer is caught. */
+Test(replay, project_run_answers_its_typed_outcome_and_its_receipt_verifies_in_the_project_encoding)
+{
+	struct scenario *s = load_shipped("project_run");
+	size_t at = find_step(s, answered, 0);
+	cr_assert(at, "project_run has no answered call");
+	const struct scenario_step *st = &s->steps[at - 1];
+	cr_assert_str_eq(st->language, "project");
+	cr_assert_str_eq(st->code, "$ python3 totals.py orders.csv totals.csv\n$ cat totals.csv\n");
+	cr_assert_eq(st->n_files, 2);
+	cr_assert_str_eq(scenario_answer_get(st, "outcome"), "\"completed\"");
+	has(scenario_answer_get(st, "artifacts"),
+	    "{\"path\":\"totals.csv\",\"bytes\":37,\"content\":\"customer,total\\nada,50.50\\ngrace,17.25\\n\"}",
+	    "the artifacts");
+	has(scenario_answer_get(st, "steps"), "{\"command\":\"cat totals.csv\",\"exitCode\":0}", "the steps");
+	for (size_t k = 0; k < st->n_hops; k++)
+		cr_assert_neq(st->hops[k], SCENARIO_HOP_MANAGER, "a project's Run lights the manager");
+	const struct scenario_visit *up = visit_of(st, SCENARIO_HOP_DAEMON, SCENARIO_LEG_UP);
+	cr_assert(up && up->wire);
+	cr_assert_str_eq(up->wire->what, "Run answer (HTTP 200)");
+	has(up->wire->text, "\"outcome\":\"PROJECT_OUTCOME_COMPLETED\"", "the Run answer");
+	/* A copy whose recorded answer says another command ran. */
+	char *text = screen_slurp(SHIPPED "/project_run.json");
+	cr_assert_not_null(text);
+	char *cmd = strstr(text, "\\\"command\\\":\\\"cat totals.csv\\\"");
+	cr_assert_not_null(cmd, "no step command in the Run answer's wire text");
+	memcpy(strstr(cmd, "cat"), "tac", 3);
+	char dir[PATH_MAX + 32], path[PATH_MAX + 64];
+	snprintf(dir, sizeof dir, "%s/tampered", root);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof path, "%s/project_run.json", dir);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	fclose(f);
+	free(text);
+	scenario_free(s);
+	const char *to_receipt = "l\nl\nl\nl\nl\nl\n:save-display project-answer\n<Enter>\n:save-display project-receipt\n";
+	replay_ok(NULL, "project_run", to_receipt);
+	screen_has("project-answer", "hop 6/9, coming back up: daemon; on the wire: Run answer (HTTP 200)");
+	screen_has("project-answer", "typed outcome completed");
+	screen("project-receipt");
+	screen_has("project-receipt", "record_sha256 verifies: recomputed from the fields above");
+	screen_has("project-receipt", "project, exit 0, project encoding: digest matches");
+	char *said = NULL;
+	int st_code = replay(dir, "project_run", "l\nl\nl\nl\nl\nl\n<Enter>\n:save-display project-tampered\n", &said);
+	cr_assert_eq(st_code, 0, "%s", said);
+	free(said);
+	screen_has("project-tampered", "project encoding: digest MISMATCH");
+}
+
+/* The plain base64 of n bytes (no padding), for the secret test below. */
+static void b64(const unsigned char *in, size_t n, char *out)
+{
+	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t o = 0, i = 0;
+	for (; i + 2 < n; i += 3) {
+		unsigned v = (unsigned)in[i] << 16 | (unsigned)in[i + 1] << 8 | in[i + 2];
+		for (int k = 18; k >= 0; k -= 6)
+			out[o++] = t[v >> k & 63];
+	}
+	out[o] = '\0';
+}
+
+/* A credential never enters a scenario: for every script's test credential
+ * (its "egress.credential.value"), no shipped scenario holds it — whole, its
+ * first 12 characters, in base64 at any of the three alignments, in hex of
+ * either case or percent-encoded. */
+Test(replay, no_shipped_scenario_holds_the_credential_its_recording_used_in_any_encoding)
+{
+	DIR *d = opendir(SHIPPED "/scripts");
+	cr_assert_not_null(d);
+	struct scenario_entry *list = NULL;
+	size_t n = 0;
+	char err[512];
+	cr_assert_eq(scenario_list(SHIPPED, &list, &n, err, sizeof err), 0, "%s", err);
+	size_t creds = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len < 6 || strcmp(e->d_name + len - 5, ".json"))
+			continue;
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/scripts/%s", SHIPPED, e->d_name);
+		char *text = screen_slurp(path);
+		cr_assert_not_null(text);
+		const char *key = strstr(text, "\"credential\": {");
+		const char *v = key ? strstr(key, "\"value\": \"") : NULL;
+		if (!v) {
+			free(text);
+			continue;
+		}
+		v += 10;
+		char cred[256];
+		snprintf(cred, sizeof cred, "%.*s", (int)strcspn(v, "\""), v);
+		free(text);
+		creds++;
+		cr_assert_geq(strlen(cred), 12, "%s: a credential too short to look for", path);
+		char forms[8][1024];
+		size_t nf = 0;
+		snprintf(forms[nf++], sizeof forms[0], "%s", cred);
+		snprintf(forms[nf++], sizeof forms[0], "%.12s", cred);
+		for (size_t skip = 0; skip < 3; skip++) /* whatever precedes it in an encoded blob */
+			b64((const unsigned char *)cred + skip, strlen(cred) - skip, forms[nf++]);
+		char *hex = forms[nf++], *pct = forms[nf++];
+		size_t h = 0, p = 0;
+		for (const char *c = cred; *c; c++) {
+			h += (size_t)sprintf(hex + h, "%02x", (unsigned char)*c);
+			p += (size_t)sprintf(pct + p, "%%%02X", (unsigned char)*c);
+		}
+		for (size_t i = 0; i < n; i++) {
+			char *body = screen_slurp(list[i].path);
+			cr_assert_not_null(body);
+			for (size_t k = 0; k < nf; k++)
+				cr_assert_null(strcasestr(body, forms[k]), "%s holds %s's credential (form %zu: %s)",
+					       list[i].path, e->d_name, k, forms[k]);
+			free(body);
+		}
+	}
+	closedir(d);
+	scenario_list_free(list, n);
+	cr_assert_geq(creds, 2, "the egress scripts' credentials were not found (%zu)", creds);
 }
 
 static size_t entries(const char *dir)

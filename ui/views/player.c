@@ -153,12 +153,20 @@ static void hop_back(struct app *a, struct view *v)
  * strict wire decoder (the file is untrusted), for the record view. */
 static bool receipt_of(const struct scenario_step *st, const struct scenario_wire *w, struct ui_record *out)
 {
-	if (!w || strncmp(w->what, "SessionRun answer", 17))
+	/* ---- project: a project's Run answer carries its record too ---- */
+	bool one_shot = w && !strncmp(w->what, "Run answer", 10);
+	if (!w || (strncmp(w->what, "SessionRun answer", 17) && !one_shot))
 		return false;
 	struct wire_session_run_response res;
+	memset(&res, 0, sizeof res);
 	struct wire_status status;
-	if (wire_decode_session_run_response(w->text, strlen(w->text), &res, &status) < 0)
+	if (one_shot) {
+		if (wire_decode_run_response(w->text, strlen(w->text), &res.run, &status) < 0)
+			return false;
+		res.has_run = true;
+	} else if (wire_decode_session_run_response(w->text, strlen(w->text), &res, &status) < 0) {
 		return false;
+	}
 	bool ok = res.has_run && res.run.has_record;
 	if (ok) {
 		const struct bh_record *r = &res.run.record;
@@ -181,8 +189,19 @@ static bool receipt_of(const struct scenario_step *st, const struct scenario_wir
 		snprintf(out->language, sizeof out->language, "%s", st->language ? st->language : "");
 		const char *exit = scenario_answer_get(st, "exitCode");
 		out->exit_code = exit ? atoi(exit) : 0;
+		/* A project's result digest, recomputed from the answer's outcome,
+		 * steps and artifacts in plimsoll's project encoding. */
+		if (res.run.result.kind && !strcmp(res.run.result.kind, "project")) {
+			char digest[65];
+			bh_result_digest(&res.run.result, digest);
+			snprintf(out->flags, sizeof out->flags, "project encoding: digest %s",
+				 strcmp(digest, r->result_sha256) ? "MISMATCH" : "matches");
+		}
 	}
-	wire_session_run_response_free(&res);
+	if (one_shot)
+		wire_run_response_free(&res.run);
+	else
+		wire_session_run_response_free(&res);
 	return ok;
 }
 
@@ -196,7 +215,7 @@ static void open_receipt(struct app *a, struct view *v)
 		record_view_open_receipt(a, &r);
 		return;
 	}
-	app_flash(a, C_INFO, "enter opens the receipt where a SessionRun answer is on the wire (l to the daemon, coming back up)");
+	app_flash(a, C_INFO, "enter opens the receipt where a SessionRun or Run answer is on the wire (l to the daemon, coming back up)");
 }
 
 static enum request request(struct app *a, struct view *v, enum request r)
