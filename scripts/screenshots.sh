@@ -985,6 +985,23 @@ wait_for "Receipt \("
 wait_for "record_sha256 (verifies|DOES NOT)"
 shot receipt
 
+# brokered-call.png: brokered_call's second step at the sandbox hop: the
+# broker on the host took the cell's request and added the credential; its
+# egress event as it was on the wire.
+replay_terminal brokered_call "$cols" "$lines"
+keys Space
+wait_for "Replay \(brokered_call: step 2/"
+hop_to 6
+wait_for "ON THE WIRE: the broker's egress events"
+shot brokered-call
+# project-receipt.png: project_run's Run answer opened as its receipt: the
+# result digest recomputed in plimsoll's project encoding.
+replay_terminal project_run "$cols" "$lines"
+hop_to 6
+keys Enter
+wait_for "project encoding: digest matches"
+shot project-receipt
+
 # presenter.png: concurrent_calls in presenter mode on a larger terminal,
 # at the third call's fifth hop: the daemon refuses it, STOPPED HERE.
 replay_terminal concurrent_calls 120 36
