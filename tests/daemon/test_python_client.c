@@ -1,18 +1,28 @@
-/* ---- plimsoll: the two calls plimsoll's Python CodeExecutor makes (its
- * execution.py, the base of its agno and crewai tools), byte for byte as its
- * client 0.21.0 sends them: over TCP, its headers, a Describe of "{}", then a
- * Run whose compact UTF-8 JSON (json.dumps, ensure_ascii=False) carries the
- * caller's files plus the script under the reserved `.plimsoll/` directory
- * and one fixed step — runpy for Python, an ES module for JavaScript. The
- * bytes are that client's own serialization, captured while it drove
- * `bulkhead serve` (issue 18's manual check); no plimsoll code is here.
- * What the client then checks is checked: Describe's project support, tier and languages
- * (else it refuses before Run), the request id answered, the step's output,
- * the artifact, and the record (bulkhead's digests and the independent
- * tests/support/plimsoll_digest.py). ---- */
+/* ---- plimsoll: what plimsoll's Python client 0.21.0 sends and how it reads
+ * the answers, found by driving `bulkhead serve` with that client unchanged
+ * (issue 18's manual check); no plimsoll code is here.
+ *
+ * CodeExecutor (its execution.py, the base of its agno and crewai tools)
+ * makes two calls, written here byte for byte as the client serializes them:
+ * over TCP, its headers, a Describe of "{}", then a Run whose compact UTF-8
+ * JSON (json.dumps, ensure_ascii=False) carries the caller's files plus the
+ * script under the reserved `.plimsoll/` directory and one fixed step —
+ * runpy for Python, an ES module for JavaScript. What the client then checks
+ * is checked: Describe's project support, tier and languages (else it refuses
+ * before Run), the request id answered, the step's output, the artifact, and
+ * the record (bulkhead's digests and the independent
+ * tests/support/plimsoll_digest.py).
+ *
+ * A session call the sandbox does not survive is answered as plimsoll
+ * answers it: failed_precondition with the SessionEnded and UnansweredCall
+ * details and no mark. The client types an error by its code first, so under
+ * resource_exhausted (what bulkhead said for out of memory) it was an
+ * admission shed (AtCapacityError, HTTP 429) and the session's end was
+ * dropped. ---- */
 #include "daemon_harness.h"
 #include "project.h"
 #include "project_record.h"
+#include "record.h"
 #include "wire.h"
 
 #include <criterion/criterion.h>
@@ -24,6 +34,10 @@ static struct daemon d;
 static void start(void)
 {
 	daemon_start(&d, "--tier container --listen 127.0.0.1:0");
+}
+static void start_kernel(void)
+{
+	daemon_start(&d, "--tier kernel");
 }
 static void stop(void)
 {
@@ -99,8 +113,7 @@ static void execute_code(const char *run_body, const char *stdout_want, const ch
 	answer_free(a);
 }
 
-Test(code_executor,
-     python_and_javascript_calls_as_plimsolls_python_client_sends_them_run_and_verify,
+Test(python_client, code_executors_python_and_javascript_calls_as_it_sends_them_run_and_verify,
      .init = start, .fini = stop)
 {
 	/* execute_code(code, files={"helper.py": ...}, artifacts=["result.txt"]):
@@ -125,4 +138,51 @@ Test(code_executor,
 		"{\"path\":\".plimsoll/code.mjs\",\"content\":\"const {N} = await import('../helper.mjs');\\n"
 		"await new Promise(r => setTimeout(r, 5));\\nconsole.log(N * 6);\\n\"}]}}",
 		"42\n", NULL, NULL);
+}
+
+/* gVisor ends the whole sandbox when a cell runs it out of memory (under crun
+ * only the interpreter dies, and the cell is answered 137). */
+Test(python_client,
+     a_cell_its_sandbox_does_not_survive_is_failed_precondition_with_its_end_and_record,
+     .init = start_kernel, .fini = stop)
+{
+	struct daemon_session ds;
+	daemon_open_session(&d, &ds);
+	struct answer *a = daemon_cell(&d, d.run_token, ds.id, "python", "x = 1");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	struct wire_session_run_response first;
+	struct wire_status st;
+	cr_assert_eq(wire_decode_session_run_response(a->body, a->len, &first, &st), 0, "%s",
+		     st.msg);
+	answer_free(a);
+
+	a = daemon_cell(&d, d.run_token, ds.id, "python", "b = bytearray(2000 * 1024 * 1024)");
+	struct wire_error e;
+	wire_decode_error((int)a->status, a->body, a->len, &e);
+	cr_assert_eq(e.code, WIRE_FAILED_PRECONDITION, "%ld %s", a->status, a->body);
+	cr_assert_eq(a->status, 400, "not a shed refusal's 429: %s", a->body);
+	cr_assert(!e.not_dispatched && !a->not_dispatched[0], "the code may have run: %s", a->body);
+	cr_assert(e.session_ended && e.end == WIRE_END_MAIN_PROCESS_ENDED, "%s", a->body);
+	cr_assert(e.unanswered, "no UnansweredCall: %s", a->body);
+	/* plimsoll's record: its code is the error's, and it takes its place in
+	 * the chain after the last answered call. */
+	cr_assert_eq(e.record.version, 3);
+	cr_assert_str_eq(e.record.unanswered, "failed_precondition");
+	cr_assert_str_empty(e.record.result_sha256);
+	cr_assert_eq(e.record.sequence, 2);
+	cr_assert_str_eq(e.record.session, ds.fp);
+	cr_assert_str_eq(e.record.previous_sha256, first.run.record.record_sha256);
+	cr_assert(bh_record_verify(&e.record), "the record's own digest does not verify");
+	wire_error_free(&e);
+	wire_session_run_response_free(&first);
+	answer_free(a);
+
+	/* The next call is refused, nothing run, with the same end. */
+	a = daemon_cell(&d, d.run_token, ds.id, "python", "x");
+	wire_decode_error((int)a->status, a->body, a->len, &e);
+	cr_assert_eq(e.code, WIRE_FAILED_PRECONDITION, "%s", a->body);
+	cr_assert(e.not_dispatched && e.reason == WIRE_REFUSAL_REQUEST, "%s", a->body);
+	cr_assert(e.session_ended && e.end == WIRE_END_MAIN_PROCESS_ENDED, "%s", a->body);
+	wire_error_free(&e);
+	answer_free(a);
 }
