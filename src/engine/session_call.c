@@ -227,8 +227,13 @@ static void on_cell_reply(bh_engine *e, void *arg, struct sandbox *sb, const str
 		 * else happened; otherwise an OOM kill is the likeliest end. */
 		enum bh_end_reason end =
 			rep->breach ? BH_END_BOUNDARY_FAILED : BH_END_MAIN_PROCESS_ENDED;
+		/* Out of memory is failed_precondition, plimsoll's code for a call
+		 * its session did not survive: resource_exhausted is a shed
+		 * refusal's (HTTP 429, which invites a retry of code that may have
+		 * run), and plimsoll's Python client reads it as one, dropping the
+		 * SessionEnded detail. */
 		cell_unanswered(s, op,
-				rep->breach ? "data_loss" : rep->oom ? "resource_exhausted" : "unknown",
+				rep->breach ? "data_loss" : rep->oom ? "failed_precondition" : "unknown",
 				rep->lost, rep->oom, end);
 		op_free(op);
 		session_acting_done(s); /* ---- ci: attribution: the engine's verdict ---- */
