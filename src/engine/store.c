@@ -18,6 +18,7 @@ static const char *const migrations[] = {
 	bh_migration_003, /* data/migrations/003-cells.sql (stream) */
 	bh_migration_004, /* data/migrations/004-inflight.sql (inflight) */
 	bh_migration_005, /* data/migrations/005-attribution.sql (ci) */
+	bh_migration_006, /* data/migrations/006-egress-profile.sql (egress) */
 };
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -588,18 +589,19 @@ void store_set_work_bound(struct bh_store *s, uint64_t steps)
 }
 
 int store_session_hibernated(struct bh_store *s, const char *fingerprint, int64_t awake_ms,
-			     int64_t lifetime_ms, bh_error **err)
+			     int64_t lifetime_ms, const char *egress_profile, bh_error **err)
 {
 	sqlite3_stmt *st = store_prepare(s,
 				   "UPDATE sessions SET state = 'hibernated', awake_ms = ?, lifetime_ms = ?, "
-				   "hibernated_ms = ? WHERE fingerprint = ?",
+				   "hibernated_ms = ?, egress_profile = ? WHERE fingerprint = ?",
 				   err);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, awake_ms);
 	sqlite3_bind_int64(st, 2, lifetime_ms);
 	sqlite3_bind_int64(st, 3, (int64_t)now_real_ms());
-	store_bind_text(st, 4, fingerprint);
+	store_bind_text(st, 4, egress_profile ? egress_profile : "");
+	store_bind_text(st, 5, fingerprint);
 	return step_done(s, st, "record a hibernation", err);
 }
 
@@ -609,7 +611,7 @@ int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *
 		s,
 		"SELECT fingerprint, sandbox, runtime, tier, floor, principal, owner, run_key, created_ms, "
 		"coalesce(last_call_ms, 0), awake_ms, lifetime_ms, coalesce(hibernated_ms, 0), calls, "
-		"last_record_sha256 FROM sessions WHERE state = 'hibernated'",
+		"last_record_sha256, egress_profile FROM sessions WHERE state = 'hibernated'",
 		err);
 	if (!st)
 		return -1;
@@ -630,6 +632,7 @@ int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *
 			.hibernated_ms = sqlite3_column_int64(st, 12),
 			.calls = (uint64_t)sqlite3_column_int64(st, 13),
 			.last_record_sha256 = (const char *)sqlite3_column_text(st, 14),
+			.egress_profile = (const char *)sqlite3_column_text(st, 15),
 		};
 		fn(arg, &r);
 	}
