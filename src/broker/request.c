@@ -308,61 +308,155 @@ static void build_request(struct req *r, const char *credential, const struct bu
 /* ---- the answer ---- */
 
 /* The byte strings no answer may carry back: the credential and each
- * header value the profile adds (fixed text can be a secret too). */
+ * header value the profile adds (fixed text can be a secret too), as they
+ * are and in the forms an echo takes them: percent-encoded (every byte or
+ * some, %xx in either case, '+' for a space), hex (either case), and
+ * base64 (standard and URL-safe). A secret `bytes` is matched in all its
+ * byte-wise forms at once (bytes_match); one that is not (a base64 form)
+ * only as it is. */
+struct secret {
+	char *v;
+	bool bytes;
+};
 struct secrets {
-	char *v[16];
+	struct secret v[32];
 	size_t n;
 };
 
 static void secrets_free(struct secrets *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		OPENSSL_cleanse(s->v[i], strlen(s->v[i]));
-		free(s->v[i]);
+		OPENSSL_cleanse(s->v[i].v, strlen(s->v[i].v));
+		free(s->v[i].v);
 	}
 	s->n = 0;
 }
 
+static void secret_add(struct secrets *s, char *v, bool bytes)
+{
+	if (s->n < ARRAY_SIZE(s->v)) {
+		s->v[s->n++] = (struct secret){v, bytes};
+	} else {
+		OPENSSL_cleanse(v, strlen(v));
+		free(v);
+	}
+}
+
 /* The credential as base64 would carry it wherever it starts in an
  * encoded echo: cred[k..] for k = 0, 1, 2, without the last group's
- * characters (they depend on what follows). */
+ * characters (they depend on what follows); each in the standard and the
+ * URL-safe alphabet (no padding either way: the last group is left out). */
 static void secrets_base64(struct secrets *s, const char *cred)
 {
 	size_t n = strlen(cred);
-	for (size_t k = 0; k < 3 && n - k >= 12 && s->n < ARRAY_SIZE(s->v); k++) {
+	for (size_t k = 0; k < 3 && n - k >= 12; k++) {
 		size_t whole = (n - k) / 3 * 3;
 		char *enc = xzalloc(whole / 3 * 4 + 1);
 		EVP_EncodeBlock((unsigned char *)enc, (const unsigned char *)cred + k, (int)whole);
-		s->v[s->n++] = enc;
+		char *url = xstrdup(enc);
+		bool differs = false;
+		for (char *c = url; *c; c++) {
+			differs |= *c == '+' || *c == '/';
+			*c = *c == '+' ? '-' : *c == '/' ? '_' : *c;
+		}
+		secret_add(s, enc, false);
+		if (differs)
+			secret_add(s, url, false);
+		else
+			free(url);
 	}
 }
 
 static void secrets_fill(struct secrets *s, const struct bh_egress_profile *p, const char *cred)
 {
 	if (strlen(cred) >= 4)
-		s->v[s->n++] = xstrdup(cred);
+		secret_add(s, xstrdup(cred), true);
 	secrets_base64(s, cred);
-	for (size_t i = 0; i < p->n_headers && s->n < ARRAY_SIZE(s->v); i++) {
+	for (size_t i = 0; i < p->n_headers; i++) {
 		char *v = render(p->headers[i].template, cred);
 		if (strlen(v) >= 8) {
-			s->v[s->n++] = v;
+			secret_add(s, v, true);
 		} else {
 			free(v);
 		}
 	}
 }
 
-/* Replaces every occurrence of a secret in data[0..len) with SCRUBBED: a
- * new buffer. Longer secrets first, so "Bearer X" goes whole. */
+static int hex_value(uint8_t c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20; /* either case */
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* How many bytes of d[0..n) spell v percent-encoded (each byte as it is or
+ * as %xx, a space also as '+'); 0 when they do not. */
+static size_t percent_match(const char *v, const uint8_t *d, size_t n)
+{
+	size_t at = 0;
+	for (const uint8_t *b = (const uint8_t *)v; *b; b++) {
+		if (at < n && d[at] == *b) {
+			at++;
+		} else if (at < n && *b == ' ' && d[at] == '+') {
+			at++;
+		} else if (at + 2 < n && d[at] == '%' && hex_value(d[at + 1]) >= 0 &&
+			   hex_value(d[at + 2]) >= 0 &&
+			   (hex_value(d[at + 1]) << 4 | hex_value(d[at + 2])) == *b) {
+			at += 3;
+		} else {
+			return 0;
+		}
+	}
+	return at;
+}
+
+/* How many bytes of d[0..n) spell v in hex (two digits a byte, either
+ * case); 0 when they do not. */
+static size_t hex_match(const char *v, const uint8_t *d, size_t n)
+{
+	size_t at = 0;
+	for (const uint8_t *b = (const uint8_t *)v; *b; b++, at += 2)
+		if (at + 1 >= n || hex_value(d[at]) < 0 || hex_value(d[at + 1]) < 0 ||
+		    (hex_value(d[at]) << 4 | hex_value(d[at + 1])) != *b)
+			return 0;
+	return at;
+}
+
+static size_t secret_match(const struct secret *s, const uint8_t *d, size_t n)
+{
+	if (!s->bytes) {
+		size_t sl = strlen(s->v);
+		return sl <= n && !memcmp(d, s->v, sl) ? sl : 0;
+	}
+	size_t p = percent_match(s->v, d, n), h = hex_match(s->v, d, n);
+	return p > h ? p : h;
+}
+
+/* Whether c may open one of the secret's forms. */
+static bool secret_may_start(const struct secret *s, uint8_t c)
+{
+	uint8_t first = (uint8_t)s->v[0];
+	if (c == first)
+		return true;
+	if (!s->bytes)
+		return false;
+	static const char digits[] = "0123456789abcdef";
+	return c == '%' || (first == ' ' && c == '+') || (c | 0x20) == (uint8_t)digits[first >> 4];
+}
+
+/* Replaces every occurrence of a secret, in any of its forms, in
+ * data[0..len) with SCRUBBED: a new buffer. The longest match wins, so
+ * "Bearer X" goes whole. */
 static void scrub(const struct secrets *s, const uint8_t *data, size_t len, struct buf *out)
 {
 	size_t i = 0;
 	while (i < len) {
 		size_t best = 0;
 		for (size_t k = 0; k < s->n; k++) {
-			size_t sl = strlen(s->v[k]);
-			if (sl > best && sl <= len - i && !memcmp(data + i, s->v[k], sl))
-				best = sl;
+			size_t m = secret_match(&s->v[k], data + i, len - i);
+			if (m > best)
+				best = m;
 		}
 		if (best) {
 			buf_append(out, SCRUBBED, strlen(SCRUBBED));
@@ -374,7 +468,7 @@ static void scrub(const struct secrets *s, const uint8_t *data, size_t len, stru
 		while (j < len) {
 			bool may = false;
 			for (size_t k = 0; k < s->n && !may; k++)
-				may = data[j] == (uint8_t)s->v[k][0];
+				may = secret_may_start(&s->v[k], data[j]);
 			if (may)
 				break;
 			j++;
@@ -411,7 +505,7 @@ static bool answer(struct req *r, struct upstream_answer *a, const struct secret
 			continue;
 		bool named_by_secret = false;
 		for (size_t k = 0; k < sec->n; k++)
-			named_by_secret |= strstr(f->name, sec->v[k]) != NULL;
+			named_by_secret |= strstr(f->name, sec->v[k].v) != NULL;
 		if (named_by_secret)
 			continue; /* an echo in a header's name goes whole */
 		struct buf v = {0};
