@@ -153,6 +153,13 @@ int store_open(const char *path, bool readonly, bool sync_full, struct bh_store 
 			       -1, &col, NULL) == SQLITE_OK)
 		s->events_attributed = sqlite3_step(col) == SQLITE_ROW;
 	sqlite3_finalize(col);
+	/* ---- egress: and, from before migration 6, sessions without a profile ---- */
+	col = NULL;
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT 1 FROM pragma_table_xinfo('sessions') WHERE name = 'egress_profile'",
+			       -1, &col, NULL) == SQLITE_OK)
+		s->sessions_egress = sqlite3_step(col) == SQLITE_ROW;
+	sqlite3_finalize(col);
 	*out = s;
 	return 0;
 }
@@ -607,12 +614,18 @@ int store_session_hibernated(struct bh_store *s, const char *fingerprint, int64_
 
 int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *arg, bh_error **err)
 {
+#define HIBERNATED_COLUMNS                                                                         \
+	"SELECT fingerprint, sandbox, runtime, tier, floor, principal, owner, run_key, created_ms, " \
+	"coalesce(last_call_ms, 0), awake_ms, lifetime_ms, coalesce(hibernated_ms, 0), calls, "     \
+	"last_record_sha256, "
+	/* ---- egress: a store read as it is, from before migration 6, names no profile ---- */
 	sqlite3_stmt *st = store_prepare(
 		s,
-		"SELECT fingerprint, sandbox, runtime, tier, floor, principal, owner, run_key, created_ms, "
-		"coalesce(last_call_ms, 0), awake_ms, lifetime_ms, coalesce(hibernated_ms, 0), calls, "
-		"last_record_sha256, egress_profile FROM sessions WHERE state = 'hibernated'",
+		s->sessions_egress
+			? HIBERNATED_COLUMNS "egress_profile FROM sessions WHERE state = 'hibernated'"
+			: HIBERNATED_COLUMNS "'' FROM sessions WHERE state = 'hibernated'",
 		err);
+#undef HIBERNATED_COLUMNS
 	if (!st)
 		return -1;
 	while (sqlite3_step(st) == SQLITE_ROW) {
