@@ -4,6 +4,7 @@
  * answer returned stripped and scrubbed. Every refusal says why in its body
  * and in X-Bulkhead-Refusal; every request ends in one note. */
 #include "broker_priv.h"
+#include "secrets.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -16,7 +17,6 @@
 #define DEFAULT_RESPONSE_BYTES (4ull << 20)
 #define DEFAULT_IN_FLIGHT 16
 #define DEFAULT_UPSTREAM_MS 60000
-#define SCRUBBED "[redacted]"
 
 struct req {
 	struct bh_broker *b;
@@ -235,23 +235,6 @@ static bool serve_connect(struct req *r)
 
 /* ---- the upstream request ---- */
 
-static char *render(const char *template, const char *credential)
-{
-	struct buf out = {0};
-	const char *p = template;
-	for (;;) {
-		const char *at = strstr(p, "{credential}");
-		if (!at) {
-			buf_append(&out, p, strlen(p) + 1);
-			break;
-		}
-		buf_append(&out, p, (size_t)(at - p));
-		buf_append(&out, credential, strlen(credential));
-		p = at + strlen("{credential}");
-	}
-	return (char *)out.data;
-}
-
 static bool is_profile_header(const struct bh_egress_profile *p, const char *name)
 {
 	for (size_t i = 0; i < p->n_headers; i++)
@@ -292,7 +275,7 @@ static void build_request(struct req *r, const char *credential, const struct bu
 		buf_append(out, l, strlen(l));
 	}
 	for (size_t i = 0; i < p->n_headers; i++) {
-		cleanup_free char *v = render(p->headers[i].template, credential);
+		cleanup_free char *v = secrets_render(p->headers[i].template, credential);
 		cleanup_free char *l = xasprintf("%s: %s\r\n", p->headers[i].name, v);
 		buf_append(out, l, strlen(l));
 		OPENSSL_cleanse(v, strlen(v));
@@ -306,177 +289,6 @@ static void build_request(struct req *r, const char *credential, const struct bu
 }
 
 /* ---- the answer ---- */
-
-/* The byte strings no answer may carry back: the credential and each
- * header value the profile adds (fixed text can be a secret too), as they
- * are and in the forms an echo takes them: percent-encoded (every byte or
- * some, %xx in either case, '+' for a space), hex (either case), and
- * base64 (standard and URL-safe). A secret `bytes` is matched in all its
- * byte-wise forms at once (bytes_match); one that is not (a base64 form)
- * only as it is. */
-struct secret {
-	char *v;
-	bool bytes;
-};
-struct secrets {
-	struct secret v[32];
-	size_t n;
-};
-
-static void secrets_free(struct secrets *s)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		OPENSSL_cleanse(s->v[i].v, strlen(s->v[i].v));
-		free(s->v[i].v);
-	}
-	s->n = 0;
-}
-
-static void secret_add(struct secrets *s, char *v, bool bytes)
-{
-	if (s->n < ARRAY_SIZE(s->v)) {
-		s->v[s->n++] = (struct secret){v, bytes};
-	} else {
-		OPENSSL_cleanse(v, strlen(v));
-		free(v);
-	}
-}
-
-/* The credential as base64 would carry it wherever it starts in an
- * encoded echo: cred[k..] for k = 0, 1, 2, without the last group's
- * characters (they depend on what follows); each in the standard and the
- * URL-safe alphabet (no padding either way: the last group is left out). */
-static void secrets_base64(struct secrets *s, const char *cred)
-{
-	size_t n = strlen(cred);
-	for (size_t k = 0; k < 3 && n - k >= 12; k++) {
-		size_t whole = (n - k) / 3 * 3;
-		char *enc = xzalloc(whole / 3 * 4 + 1);
-		EVP_EncodeBlock((unsigned char *)enc, (const unsigned char *)cred + k, (int)whole);
-		char *url = xstrdup(enc);
-		bool differs = false;
-		for (char *c = url; *c; c++) {
-			differs |= *c == '+' || *c == '/';
-			*c = *c == '+' ? '-' : *c == '/' ? '_' : *c;
-		}
-		secret_add(s, enc, false);
-		if (differs)
-			secret_add(s, url, false);
-		else
-			free(url);
-	}
-}
-
-static void secrets_fill(struct secrets *s, const struct bh_egress_profile *p, const char *cred)
-{
-	if (strlen(cred) >= 4)
-		secret_add(s, xstrdup(cred), true);
-	secrets_base64(s, cred);
-	for (size_t i = 0; i < p->n_headers; i++) {
-		char *v = render(p->headers[i].template, cred);
-		if (strlen(v) >= 8) {
-			secret_add(s, v, true);
-		} else {
-			free(v);
-		}
-	}
-}
-
-static int hex_value(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20; /* either case */
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* How many bytes of d[0..n) spell v percent-encoded (each byte as it is or
- * as %xx, a space also as '+'); 0 when they do not. */
-static size_t percent_match(const char *v, const uint8_t *d, size_t n)
-{
-	size_t at = 0;
-	for (const uint8_t *b = (const uint8_t *)v; *b; b++) {
-		if (at < n && d[at] == *b) {
-			at++;
-		} else if (at < n && *b == ' ' && d[at] == '+') {
-			at++;
-		} else if (at + 2 < n && d[at] == '%' && hex_value(d[at + 1]) >= 0 &&
-			   hex_value(d[at + 2]) >= 0 &&
-			   (hex_value(d[at + 1]) << 4 | hex_value(d[at + 2])) == *b) {
-			at += 3;
-		} else {
-			return 0;
-		}
-	}
-	return at;
-}
-
-/* How many bytes of d[0..n) spell v in hex (two digits a byte, either
- * case); 0 when they do not. */
-static size_t hex_match(const char *v, const uint8_t *d, size_t n)
-{
-	size_t at = 0;
-	for (const uint8_t *b = (const uint8_t *)v; *b; b++, at += 2)
-		if (at + 1 >= n || hex_value(d[at]) < 0 || hex_value(d[at + 1]) < 0 ||
-		    (hex_value(d[at]) << 4 | hex_value(d[at + 1])) != *b)
-			return 0;
-	return at;
-}
-
-static size_t secret_match(const struct secret *s, const uint8_t *d, size_t n)
-{
-	if (!s->bytes) {
-		size_t sl = strlen(s->v);
-		return sl <= n && !memcmp(d, s->v, sl) ? sl : 0;
-	}
-	size_t p = percent_match(s->v, d, n), h = hex_match(s->v, d, n);
-	return p > h ? p : h;
-}
-
-/* Whether c may open one of the secret's forms. */
-static bool secret_may_start(const struct secret *s, uint8_t c)
-{
-	uint8_t first = (uint8_t)s->v[0];
-	if (c == first)
-		return true;
-	if (!s->bytes)
-		return false;
-	static const char digits[] = "0123456789abcdef";
-	return c == '%' || (first == ' ' && c == '+') || (c | 0x20) == (uint8_t)digits[first >> 4];
-}
-
-/* Replaces every occurrence of a secret, in any of its forms, in
- * data[0..len) with SCRUBBED: a new buffer. The longest match wins, so
- * "Bearer X" goes whole. */
-static void scrub(const struct secrets *s, const uint8_t *data, size_t len, struct buf *out)
-{
-	size_t i = 0;
-	while (i < len) {
-		size_t best = 0;
-		for (size_t k = 0; k < s->n; k++) {
-			size_t m = secret_match(&s->v[k], data + i, len - i);
-			if (m > best)
-				best = m;
-		}
-		if (best) {
-			buf_append(out, SCRUBBED, strlen(SCRUBBED));
-			i += best;
-			continue;
-		}
-		/* Copy up to the next byte that could start a secret. */
-		size_t j = i + 1;
-		while (j < len) {
-			bool may = false;
-			for (size_t k = 0; k < s->n && !may; k++)
-				may = secret_may_start(&s->v[k], data[j]);
-			if (may)
-				break;
-			j++;
-		}
-		buf_append(out, data + i, j - i);
-		i = j;
-	}
-}
 
 /* Headers the upstream may not hand the sandbox: the hop's own, framing
  * (the broker frames again), and anything credential-shaped. */
@@ -509,7 +321,7 @@ static bool answer(struct req *r, struct upstream_answer *a, const struct secret
 		if (named_by_secret)
 			continue; /* an echo in a header's name goes whole */
 		struct buf v = {0};
-		scrub(sec, (const uint8_t *)f->value, strlen(f->value), &v);
+		secrets_scrub(sec, (const uint8_t *)f->value, strlen(f->value), &v);
 		buf_append(&out, f->name, strlen(f->name));
 		buf_append(&out, ": ", 2);
 		buf_append(&out, v.data, v.len);
@@ -517,7 +329,7 @@ static bool answer(struct req *r, struct upstream_answer *a, const struct secret
 		buf_free(&v);
 	}
 	struct buf body = {0};
-	scrub(sec, a->body.data, a->body.len, &body);
+	secrets_scrub(sec, a->body.data, a->body.len, &body);
 	bool no_body = status == 204 || status == 304;
 	if (!no_body) {
 		cleanup_free char *cl =
