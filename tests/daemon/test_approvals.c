@@ -726,6 +726,18 @@ Test(approvals, a_project_run_is_held_listing_its_steps_and_runs_only_once_appro
 	snprintf(id, sizeof id, "%s", h->id);
 	snprintf(digest, sizeof digest, "%s", h->request_sha256);
 	wire_operator_approvals_free(&l);
+	/* `bulkhead approvals show` names it a project and lists its steps */
+	char path[4200], out[8192], args[256];
+	snprintf(path, sizeof path, "%s/op.token", d.dir);
+	FILE *tf = fopen(path, "w");
+	cr_assert_not_null(tf);
+	fprintf(tf, "%s\n", d.op_token);
+	fclose(tf);
+	snprintf(args, sizeof args, "show %s", id);
+	cr_assert_eq(cli(out, sizeof out, args), 0, "%s", out);
+	cr_expect(strstr(out, ", project)\nrequest ") != NULL, "%s", out);
+	cr_expect(strstr(out, "--- steps (") != NULL, "%s", out);
+	cr_expect(strstr(out, "$ cat in.txt > approved.txt\n$ echo built\n") != NULL, "%s", out);
 	usleep(300 * 1000);
 	cr_assert(!work_has(&s, "approved.txt"), "the held project ran before approval");
 
