@@ -178,4 +178,3 @@ void secrets_scrub(const struct secrets *s, const uint8_t *data, size_t len, str
 		i = j;
 	}
 }
-

@@ -98,8 +98,8 @@ static int show(const struct wire_operator_approvals *a, const char *id)
 		printf(" (%s, %s)\nrequest %s\n--- %s (%llu bytes) ---\n%s\n",
 		       cli_out_field(stdout, h->isolation),
 		       cli_out_field(stdout, project ? "project" : h->language), h->request_sha256,
-		       project ? "steps" : "code",
-		       (unsigned long long)h->code_bytes, h->code_omitted
+		       project ? "steps" : "code", (unsigned long long)h->code_bytes,
+		       h->code_omitted
 			       ? "(not in this listing: more is held than one answer carries; "
 				 "decide the older calls first, or deny)"
 			       : cli_out_field(stdout, h->code));

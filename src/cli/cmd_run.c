@@ -71,13 +71,12 @@ static void on_snippet(void *arg, const struct bh_snippet_result *res, const bh_
 
 #define RUN_USAGE                                                                                  \
 	"usage: bulkhead run [--tier T] [--floor T] [--lang python|javascript] [--timeout-ms N]\n" \
-	"                    [--output-cap N] [--raw] " CLI_GRANT_USAGE " CODE|-\n"              \
-	"       bulkhead run --project DIR --step CMD [--step CMD]... [--artifact PATH]...\n"     \
-	"                    [--save-artifacts DIR] [--tier T] [--floor T] [--timeout-ms N]\n"   \
+	"                    [--output-cap N] [--raw] " CLI_GRANT_USAGE " CODE|-\n"                \
+	"       bulkhead run --project DIR --step CMD [--step CMD]... [--artifact PATH]...\n"      \
+	"                    [--save-artifacts DIR] [--tier T] [--floor T] [--timeout-ms N]\n"     \
 	"                    [--raw] " CLI_GRANT_USAGE "\n"
 
-static const char run_help[] =
-	RUN_USAGE
+static const char run_help[] = RUN_USAGE
 	"Runs code once in a fresh sandbox (deleted after), or a project: DIR's files in /work,\n"
 	"the steps in order by /bin/sh, stopping at the first that fails.\n"
 	"  --tier T, --floor T the tier to run on / the weakest one acceptable\n"

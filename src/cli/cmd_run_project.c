@@ -9,8 +9,8 @@
  * program's; a line per step and one for the outcome go to stderr. Exit:
  * the last step's status when the run completed, 124 when it timed out,
  * 125 when it could not set up or bulkhead failed. ---- */
-#include "cli.h"
 #include "channel.h"
+#include "cli.h"
 #include "cli_out.h"
 #include "run_grant.h" /* ---- egress ---- */
 

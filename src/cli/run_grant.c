@@ -24,8 +24,8 @@ struct cli_grant {
 int cli_grant_opt(struct cli_grant_opts *g, int argc, char **argv, int *i)
 {
 	const char *a = argv[*i];
-	const char **slot = !strcmp(a, "--grant")	  ? &g->profile
-			    : !strcmp(a, "--profiles")	  ? &g->profiles
+	const char **slot = !strcmp(a, "--grant")         ? &g->profile
+			    : !strcmp(a, "--profiles")    ? &g->profiles
 			    : !strcmp(a, "--upstream-ca") ? &g->upstream_ca
 							  : NULL;
 	if (!slot)

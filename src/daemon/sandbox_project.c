@@ -121,9 +121,9 @@ static bool held_for_approval(struct call *c, const struct wire_run_request *w, 
 	project_of(w, &p);
 	char digest[65];
 	bh_project_request_digest(&p, digest); /* the engine's own fields: one definition */
-	enum bh_tier tier = s ? bh_session_tier(s)
-			      : c->srv->cfg->tier > BH_TIER_NONE ? c->srv->cfg->tier
-								 : bh_engine_best_tier(c->srv->e);
+	enum bh_tier tier = s                                  ? bh_session_tier(s)
+			    : c->srv->cfg->tier > BH_TIER_NONE ? c->srv->cfg->tier
+							       : bh_engine_best_tier(c->srv->e);
 	struct approval_subject held = {
 		.procedure = procedure,
 		.session = s,

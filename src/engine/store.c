@@ -13,7 +13,7 @@
 /* Migrations are numbered; each runs once, in order, inside a transaction,
  * and PRAGMA user_version records how far a store has come. */
 static const char *const migrations[] = {
-	bh_schema_sql,	 /* data/schema.sql */
+	bh_schema_sql,    /* data/schema.sql */
 	bh_migration_002, /* data/migrations/002-hibernation.sql */
 	bh_migration_003, /* data/migrations/003-cells.sql (stream) */
 	bh_migration_004, /* data/migrations/004-inflight.sql (inflight) */
@@ -155,9 +155,10 @@ int store_open(const char *path, bool readonly, bool sync_full, struct bh_store 
 	sqlite3_finalize(col);
 	/* ---- egress: and, from before migration 6, sessions without a profile ---- */
 	col = NULL;
-	if (sqlite3_prepare_v2(s->db,
-			       "SELECT 1 FROM pragma_table_xinfo('sessions') WHERE name = 'egress_profile'",
-			       -1, &col, NULL) == SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		    s->db,
+		    "SELECT 1 FROM pragma_table_xinfo('sessions') WHERE name = 'egress_profile'",
+		    -1, &col, NULL) == SQLITE_OK)
 		s->sessions_egress = sqlite3_step(col) == SQLITE_ROW;
 	sqlite3_finalize(col);
 	*out = s;
@@ -598,10 +599,11 @@ void store_set_work_bound(struct bh_store *s, uint64_t steps)
 int store_session_hibernated(struct bh_store *s, const char *fingerprint, int64_t awake_ms,
 			     int64_t lifetime_ms, const char *egress_profile, bh_error **err)
 {
-	sqlite3_stmt *st = store_prepare(s,
-				   "UPDATE sessions SET state = 'hibernated', awake_ms = ?, lifetime_ms = ?, "
-				   "hibernated_ms = ?, egress_profile = ? WHERE fingerprint = ?",
-				   err);
+	sqlite3_stmt *st = store_prepare(
+		s,
+		"UPDATE sessions SET state = 'hibernated', awake_ms = ?, lifetime_ms = ?, "
+		"hibernated_ms = ?, egress_profile = ? WHERE fingerprint = ?",
+		err);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, awake_ms);
@@ -614,17 +616,18 @@ int store_session_hibernated(struct bh_store *s, const char *fingerprint, int64_
 
 int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *arg, bh_error **err)
 {
-#define HIBERNATED_COLUMNS                                                                         \
+#define HIBERNATED_COLUMNS                                                                           \
 	"SELECT fingerprint, sandbox, runtime, tier, floor, principal, owner, run_key, created_ms, " \
-	"coalesce(last_call_ms, 0), awake_ms, lifetime_ms, coalesce(hibernated_ms, 0), calls, "     \
+	"coalesce(last_call_ms, 0), awake_ms, lifetime_ms, coalesce(hibernated_ms, 0), calls, "      \
 	"last_record_sha256, "
 	/* ---- egress: a store read as it is, from before migration 6, names no profile ---- */
-	sqlite3_stmt *st = store_prepare(
-		s,
-		s->sessions_egress
-			? HIBERNATED_COLUMNS "egress_profile FROM sessions WHERE state = 'hibernated'"
-			: HIBERNATED_COLUMNS "'' FROM sessions WHERE state = 'hibernated'",
-		err);
+	sqlite3_stmt *st =
+		store_prepare(s,
+			      s->sessions_egress ? HIBERNATED_COLUMNS
+				      "egress_profile FROM sessions WHERE state = 'hibernated'"
+						 : HIBERNATED_COLUMNS
+				      "'' FROM sessions WHERE state = 'hibernated'",
+			      err);
 #undef HIBERNATED_COLUMNS
 	if (!st)
 		return -1;

@@ -158,9 +158,10 @@ static void *upconn_main(void *arg)
 		char extra[8192], b[8192];
 		int el = 0, bl = snprintf(b, sizeof b, "{\"plain_hex\":\"deadbeef\"");
 		for (int k = 0; k < ECHO_FORMS; k++) {
-			el += snprintf(extra + el, sizeof extra - (size_t)el, "X-Echo-%d: %s\r\n", k,
+			el += snprintf(extra + el, sizeof extra - (size_t)el, "X-Echo-%d: %s\r\n",
+				       k, forms[k]);
+			bl += snprintf(b + bl, sizeof b - (size_t)bl, ",\"form%d\":\"%s\"", k,
 				       forms[k]);
-			bl += snprintf(b + bl, sizeof b - (size_t)bl, ",\"form%d\":\"%s\"", k, forms[k]);
 		}
 		bl += snprintf(b + bl, sizeof b - (size_t)bl, "}");
 		respond(uc->ssl, "200 OK", extra, b, (size_t)bl);
@@ -395,12 +396,12 @@ void fixture_init(struct fixture *f)
 	snprintf(o, sizeof o, "https://rebind.test:%u", f->other.port);
 	p->origins[1] = strv(o);
 	static const char *const routes[][2] = {
-		{"GET", "/v1/items"},   {"GET", "/v1/items/*"}, {"GET", "/v1/items/*/detail"},
+		{"GET", "/v1/items"},   {"GET", "/v1/items/*"},  {"GET", "/v1/items/*/detail"},
 		{"GET", "/v1/echo"},    {"GET", "/v1/redirect"}, {"GET", "/v1/slow"},
-		{"GET", "/v1/big"},     {"GET", "/v1/chunked"}, {"GET", "/v1/gzip"},
-		{"POST", "/v1/upload"}, {"HEAD", "/v1/items"},  {"GET", "/steal"},
-		{"GET", "/v1/echo64"},  {"GET", "/v1/busy"},    {"GET", "/simple/*/"},  {"GET", "/files/*"},
-		{"GET", "/v1/echoenc"}, /* ---- egress ---- */
+		{"GET", "/v1/big"},     {"GET", "/v1/chunked"},  {"GET", "/v1/gzip"},
+		{"POST", "/v1/upload"}, {"HEAD", "/v1/items"},   {"GET", "/steal"},
+		{"GET", "/v1/echo64"},  {"GET", "/v1/busy"},     {"GET", "/simple/*/"},
+		{"GET", "/files/*"},    {"GET", "/v1/echoenc"}, /* ---- egress ---- */
 	};
 	p->n_routes = sizeof routes / sizeof routes[0];
 	p->routes = calloc(p->n_routes, sizeof *p->routes);
@@ -649,7 +650,8 @@ void echo_encodings(const char *v, char forms[ECHO_FORMS][ECHO_FORM_MAX])
 		if (c == ' ')
 			at[2] += (size_t)sprintf(forms[2] + at[2], "+");
 		else if (i % 2)
-			at[2] += (size_t)sprintf(forms[2] + at[2], "%%%c%c", up[c >> 4], lo[c & 15]);
+			at[2] +=
+				(size_t)sprintf(forms[2] + at[2], "%%%c%c", up[c >> 4], lo[c & 15]);
 		else
 			at[2] += (size_t)sprintf(forms[2] + at[2], "%c", c);
 		/* 3, 4: hex, lower and upper case */

@@ -197,8 +197,9 @@ Test(egress_hibernate,
 	reload_until("third");
 	a = daemon_call(&d, d.op_token, OPS "Resume", body);
 	cr_assert_neq(a->status, 200, "%s", a->body);
-	cr_assert(strstr(a->body, "this hibernated session holds egress profile e2e, which cannot be "
-				  "held again"),
+	cr_assert(strstr(a->body,
+			 "this hibernated session holds egress profile e2e, which cannot be "
+			 "held again"),
 		  "%s", a->body);
 	cr_assert(strstr(a->body, "it stays hibernated"), "%s", a->body);
 	answer_free(a);

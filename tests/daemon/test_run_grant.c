@@ -47,7 +47,8 @@ static void stop(void)
 	fixture_fini(&f);
 }
 
-Test(run_grant, a_granted_javascript_run_and_project_reach_the_upstream_and_never_print_the_credential,
+Test(run_grant,
+     a_granted_javascript_run_and_project_reach_the_upstream_and_never_print_the_credential,
      .init = start, .fini = stop, .timeout = 180)
 {
 	char out[16384], line[1024], headers[16384], want[256];
@@ -95,15 +96,18 @@ Test(run_grant, a_granted_javascript_run_and_project_reach_the_upstream_and_neve
 	cr_assert_eq(upstream_hits(&f.api), hits + 1, "an ungranted run reached the upstream");
 
 	/* What cannot hold a grant says so, and nothing runs. */
-	rc = harness_sh_into(out, sizeof out,
-			     "%s run --state '%s/state' --grant e2e --profiles '%s' 'print(1)' 2>&1",
-			     BH_TEST_CLI, dir, profiles);
+	rc = harness_sh_into(
+		out, sizeof out,
+		"%s run --state '%s/state' --grant e2e --profiles '%s' 'print(1)' 2>&1",
+		BH_TEST_CLI, dir, profiles);
 	cr_assert_eq(rc, 2, "%s", out);
-	cr_assert(strstr(out, "--grant holds a profile for a javascript run or a project"), "%s", out);
-	rc = harness_sh_into(out, sizeof out,
-			     "%s run --state '%s/state' --lang javascript --grant nope --profiles '%s' "
-			     "'1' 2>&1",
-			     BH_TEST_CLI, dir, profiles);
+	cr_assert(strstr(out, "--grant holds a profile for a javascript run or a project"), "%s",
+		  out);
+	rc = harness_sh_into(
+		out, sizeof out,
+		"%s run --state '%s/state' --lang javascript --grant nope --profiles '%s' "
+		"'1' 2>&1",
+		BH_TEST_CLI, dir, profiles);
 	cr_assert_eq(rc, 125, "%s", out);
 	cr_assert(strstr(out, "--grant nope: "), "%s", out);
 	cr_assert(strstr(out, " names no such profile"), "%s", out);
@@ -113,5 +117,6 @@ Test(run_grant, a_granted_javascript_run_and_project_reach_the_upstream_and_neve
 	cr_assert(strstr(out, "--grant e2e needs --profiles FILE"), "%s", out);
 	rc = harness_sh_into(out, sizeof out, "%s run --help", BH_TEST_CLI);
 	cr_assert_eq(rc, 0, "%s", out);
-	cr_assert(strstr(out, "--grant PROFILE     hold this egress profile for the run"), "%s", out);
+	cr_assert(strstr(out, "--grant PROFILE     hold this egress profile for the run"), "%s",
+		  out);
 }

@@ -40,15 +40,17 @@ static void version_5_store(void)
 	const char *const steps[] = {bh_schema_sql, bh_migration_002, bh_migration_003,
 				     bh_migration_004, bh_migration_005};
 	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
-		cr_assert_eq(sqlite3_exec(d, steps[i], NULL, NULL, NULL), SQLITE_OK, "migration %zu: %s",
-			     i + 1, sqlite3_errmsg(d));
-	cr_assert_eq(sqlite3_exec(d,
-				  "PRAGMA user_version = 5; INSERT INTO sessions (fingerprint, sandbox, "
-				  "runtime, tier, state, engine_pid, lease_until_ms, created_ms, "
-				  "expires_ms, hibernated_ms) VALUES ('fp1', 'bh-s-1', 'runsc', 'kernel', "
-				  "'hibernated', 1, 0, 1, 2, 3)",
-				  NULL, NULL, NULL),
-		     SQLITE_OK, "%s", sqlite3_errmsg(d));
+		cr_assert_eq(sqlite3_exec(d, steps[i], NULL, NULL, NULL), SQLITE_OK,
+			     "migration %zu: %s", i + 1, sqlite3_errmsg(d));
+	cr_assert_eq(
+		sqlite3_exec(
+			d,
+			"PRAGMA user_version = 5; INSERT INTO sessions (fingerprint, sandbox, "
+			"runtime, tier, state, engine_pid, lease_until_ms, created_ms, "
+			"expires_ms, hibernated_ms) VALUES ('fp1', 'bh-s-1', 'runsc', 'kernel', "
+			"'hibernated', 1, 0, 1, 2, 3)",
+			NULL, NULL, NULL),
+		SQLITE_OK, "%s", sqlite3_errmsg(d));
 	sqlite3_close(d);
 }
 
@@ -77,7 +79,8 @@ static void read_rows(bool readonly, struct seen *s)
 	store_close(st);
 }
 
-Test(store_egress, a_store_from_before_migration_6_lists_its_hibernated_sessions_and_then_keeps_a_profile,
+Test(store_egress,
+     a_store_from_before_migration_6_lists_its_hibernated_sessions_and_then_keeps_a_profile,
      .init = setup, .fini = teardown)
 {
 	version_5_store();
