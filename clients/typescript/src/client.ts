@@ -274,13 +274,19 @@ const num = (v: unknown): number => (v == null || v === "" ? 0 : Number(v));
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
 const bool = (v: unknown): boolean => v === true;
 
-function parseRun(o: unknown, kind: "javascript" | "cell"): RunAnswer {
+/** An answered run's object, holding a record and exactly the result kind asked for. */
+function answeredRun(o: unknown, kind: "javascript" | "cell" | "project"): Record<string, unknown> {
   if (!o || typeof o !== "object") throw new TypeError("the answer carries no run");
   const j = o as Record<string, unknown>;
   if (!j.record) throw new TypeError("the answer carries no run record");
   const kinds = ["javascript", "project", "module", "cell"].filter((k) => j[k] !== undefined);
   if (kinds.length !== 1 || kinds[0] !== kind)
     throw new TypeError(`the answer's result is ${kinds.join("+") || "missing"}, the request was a ${kind}`);
+  return j;
+}
+
+function parseRun(o: unknown, kind: "javascript" | "cell"): RunAnswer {
+  const j = answeredRun(o, kind);
   const r = j[kind] as Record<string, unknown>;
   return {
     sandbox: str(j.sandbox),
@@ -346,12 +352,7 @@ function parseProjectResult(o: unknown): ProjectResult {
 }
 
 function parseProject(o: unknown): ProjectAnswer {
-  if (!o || typeof o !== "object") throw new TypeError("the answer carries no run");
-  const j = o as Record<string, unknown>;
-  if (!j.record) throw new TypeError("the answer carries no run record");
-  const kinds = ["javascript", "project", "module", "cell"].filter((k) => j[k] !== undefined);
-  if (kinds.length !== 1 || kinds[0] !== "project")
-    throw new TypeError(`the answer's result is ${kinds.join("+") || "missing"}, the request was a project`);
+  const j = answeredRun(o, "project");
   return {
     sandbox: str(j.sandbox),
     isolation: str(j.isolation),
@@ -391,6 +392,21 @@ export function checkUnanswered(sent: RequestFields, r: RunRecord): string | nul
   if (r.softwareRuleId) return "the record's software rule is not the request's";
   if (!verifyRecord(r)) return `record digest ${r.recordSha256} does not match its fields`;
   return null;
+}
+
+/** A single Run's answer, parsed and checked against what was sent; it carries no session fields. */
+function checkedSingle<T extends AnsweredRun>(sent: RequestFields, parse: () => T): T {
+  let run: T;
+  try {
+    run = parse();
+  } catch (e) {
+    throw dataLoss((e as Error).message);
+  }
+  const problem = checkAnswered(sent, run);
+  if (problem) throw dataLoss(problem);
+  const r = run.record;
+  if (r.session || r.sequence !== 0n || r.previousSha256) throw dataLoss("a single run's record carries session fields");
+  return run;
 }
 
 function validFloor(f: string | undefined): string {
@@ -457,17 +473,7 @@ export class Client {
     if (floor) body.minimumIsolation = floor;
     if (timeoutMs) body.timeoutMs = timeoutMs;
     const { json } = await this.call("Run", body, o.signal);
-    let run: RunAnswer;
-    try {
-      run = parseRun(json, "javascript");
-    } catch (e) {
-      throw dataLoss((e as Error).message);
-    }
-    const problem = checkAnswered(sent, run);
-    if (problem) throw dataLoss(problem);
-    const r = run.record;
-    if (r.session || r.sequence !== 0n || r.previousSha256) throw dataLoss("a single run's record carries session fields");
-    return run;
+    return checkedSingle(sent, () => parseRun(json, "javascript"));
   }
 
   /** A project in a fresh sandbox (plimsoll's ProjectRun), its answer checked as a snippet's is:
@@ -491,17 +497,7 @@ export class Client {
     if (floor) body.minimumIsolation = floor;
     if (timeoutMs) body.timeoutMs = timeoutMs;
     const { json } = await this.call("Run", body, o.signal);
-    let run: ProjectAnswer;
-    try {
-      run = parseProject(json);
-    } catch (e) {
-      throw dataLoss((e as Error).message);
-    }
-    const problem = checkAnswered(sent, run);
-    if (problem) throw dataLoss(problem);
-    const r = run.record;
-    if (r.session || r.sequence !== 0n || r.previousSha256) throw dataLoss("a single run's record carries session fields");
-    return run;
+    return checkedSingle(sent, () => parseProject(json));
   }
 
   /** Opens a session; its fingerprint and tier are checked (a session that fails is closed). */
