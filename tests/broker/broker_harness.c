@@ -662,4 +662,9 @@ void echo_encodings(const char *v, char forms[ECHO_FORMS][ECHO_FORM_MAX])
 	const char *cred = strchr(v, ' ');
 	cred = cred ? cred + 1 : v;
 	EVP_EncodeBlock((unsigned char *)forms[5], (const unsigned char *)cred, (int)strlen(cred));
+	/* 6: the same in base64url, unpadded (JWTs, URLs) */
+	size_t k = 0;
+	for (const char *c = forms[5]; *c && *c != '='; c++)
+		forms[6][k++] = *c == '+' ? '-' : *c == '/' ? '_' : *c;
+	forms[6][k] = '\0';
 }

@@ -895,6 +895,31 @@ Test(broker, a_credential_echoed_percent_encoded_or_in_hex_is_scrubbed_in_header
 	free(got);
 }
 
+/* ---- egress: a credential whose base64 holds '+' and '/' (so its base64url
+ * differs): echoed in either alphabet, it is scrubbed too. ---- */
+Test(broker, a_credential_echoed_in_base64url_is_scrubbed_as_its_base64_is)
+{
+	static const char cred[] = "s3cr3t~~~?>?token-7f1d";
+	setenv(TEST_CRED_ENV, cred, 1); /* read at the hold (fixture_init set the usual one) */
+	start_held();
+	int st;
+	char *got = get("/v1/echoenc", &st);
+	cr_assert_eq(st, 200, "%s", got);
+	char forms[ECHO_FORMS][ECHO_FORM_MAX];
+	echo_encodings("Bearer s3cr3t~~~?>?token-7f1d", forms);
+	cr_assert(strpbrk(forms[5], "+/") && strpbrk(forms[6], "-_"),
+		  "the credential's base64 does not tell the alphabets apart: %s %s", forms[5], forms[6]);
+	for (int k = 0; k < ECHO_FORMS; k++) {
+		cr_assert_null(strstr(got, forms[k]), "form %d (%s) reached the sandbox: %s", k,
+			       forms[k], got);
+		char header[64];
+		snprintf(header, sizeof header, "X-Echo-%d: [redacted]", k);
+		cr_assert(strstr(got, header), "form %d's header: %s", k, got);
+	}
+	cr_assert_null(strstr(got, cred), "%s", got);
+	free(got);
+}
+
 Test(broker, calls_in_flight_past_the_budget_are_refused)
 {
 	fx.profile.budgets.max_in_flight = 1;
