@@ -105,4 +105,15 @@ void buf_free(struct buf *b);
  * or -errno; on failure dest is as it was. */
 int bh_save_file(const char *dest, const void *data, size_t len, bool overwrite);
 
+/* ---- egress: error text for the modules whose fallible functions take
+ * `char **why` last (the daemon's small modules, the profiles file): on
+ * failure they return -1 with *why set to a malloc'd sentence the caller
+ * shows and frees (why may be NULL: nobody asked). ---- */
+/* Replaces *why with the formatted text; always returns -1. */
+int why_set(char **why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Like why_set, with ": strerror(err)" appended. */
+int why_errno(char **why, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Puts "PREFIX: " in front of the text already in *why. */
+void why_prefix(char **why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

@@ -409,6 +409,9 @@ struct bh_project_result {
 typedef void (*bh_project_cb)(void *arg, const struct bh_project_result *res, const bh_error *err);
 int bh_run_project(bh_engine *e, const struct bh_project *req, bh_project_cb cb, void *arg,
 		   bh_error **err);
+/* ---- egress: the request digest a project run's record will carry (an
+ * approval held before the engine sees the call names it) ---- */
+void bh_project_request_digest(const struct bh_project *req, char out[65]);
 
 /* ---- sessions: one sandbox kept warm for many calls ------------------------- */
 

@@ -4,6 +4,7 @@
  * answer returned stripped and scrubbed. Every refusal says why in its body
  * and in X-Bulkhead-Refusal; every request ends in one note. */
 #include "broker_priv.h"
+#include "secrets.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -16,7 +17,6 @@
 #define DEFAULT_RESPONSE_BYTES (4ull << 20)
 #define DEFAULT_IN_FLIGHT 16
 #define DEFAULT_UPSTREAM_MS 60000
-#define SCRUBBED "[redacted]"
 
 struct req {
 	struct bh_broker *b;
@@ -235,23 +235,6 @@ static bool serve_connect(struct req *r)
 
 /* ---- the upstream request ---- */
 
-static char *render(const char *template, const char *credential)
-{
-	struct buf out = {0};
-	const char *p = template;
-	for (;;) {
-		const char *at = strstr(p, "{credential}");
-		if (!at) {
-			buf_append(&out, p, strlen(p) + 1);
-			break;
-		}
-		buf_append(&out, p, (size_t)(at - p));
-		buf_append(&out, credential, strlen(credential));
-		p = at + strlen("{credential}");
-	}
-	return (char *)out.data;
-}
-
 static bool is_profile_header(const struct bh_egress_profile *p, const char *name)
 {
 	for (size_t i = 0; i < p->n_headers; i++)
@@ -292,7 +275,7 @@ static void build_request(struct req *r, const char *credential, const struct bu
 		buf_append(out, l, strlen(l));
 	}
 	for (size_t i = 0; i < p->n_headers; i++) {
-		cleanup_free char *v = render(p->headers[i].template, credential);
+		cleanup_free char *v = secrets_render(p->headers[i].template, credential);
 		cleanup_free char *l = xasprintf("%s: %s\r\n", p->headers[i].name, v);
 		buf_append(out, l, strlen(l));
 		OPENSSL_cleanse(v, strlen(v));
@@ -306,83 +289,6 @@ static void build_request(struct req *r, const char *credential, const struct bu
 }
 
 /* ---- the answer ---- */
-
-/* The byte strings no answer may carry back: the credential and each
- * header value the profile adds (fixed text can be a secret too). */
-struct secrets {
-	char *v[16];
-	size_t n;
-};
-
-static void secrets_free(struct secrets *s)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		OPENSSL_cleanse(s->v[i], strlen(s->v[i]));
-		free(s->v[i]);
-	}
-	s->n = 0;
-}
-
-/* The credential as base64 would carry it wherever it starts in an
- * encoded echo: cred[k..] for k = 0, 1, 2, without the last group's
- * characters (they depend on what follows). */
-static void secrets_base64(struct secrets *s, const char *cred)
-{
-	size_t n = strlen(cred);
-	for (size_t k = 0; k < 3 && n - k >= 12 && s->n < ARRAY_SIZE(s->v); k++) {
-		size_t whole = (n - k) / 3 * 3;
-		char *enc = xzalloc(whole / 3 * 4 + 1);
-		EVP_EncodeBlock((unsigned char *)enc, (const unsigned char *)cred + k, (int)whole);
-		s->v[s->n++] = enc;
-	}
-}
-
-static void secrets_fill(struct secrets *s, const struct bh_egress_profile *p, const char *cred)
-{
-	if (strlen(cred) >= 4)
-		s->v[s->n++] = xstrdup(cred);
-	secrets_base64(s, cred);
-	for (size_t i = 0; i < p->n_headers && s->n < ARRAY_SIZE(s->v); i++) {
-		char *v = render(p->headers[i].template, cred);
-		if (strlen(v) >= 8) {
-			s->v[s->n++] = v;
-		} else {
-			free(v);
-		}
-	}
-}
-
-/* Replaces every occurrence of a secret in data[0..len) with SCRUBBED: a
- * new buffer. Longer secrets first, so "Bearer X" goes whole. */
-static void scrub(const struct secrets *s, const uint8_t *data, size_t len, struct buf *out)
-{
-	size_t i = 0;
-	while (i < len) {
-		size_t best = 0;
-		for (size_t k = 0; k < s->n; k++) {
-			size_t sl = strlen(s->v[k]);
-			if (sl > best && sl <= len - i && !memcmp(data + i, s->v[k], sl))
-				best = sl;
-		}
-		if (best) {
-			buf_append(out, SCRUBBED, strlen(SCRUBBED));
-			i += best;
-			continue;
-		}
-		/* Copy up to the next byte that could start a secret. */
-		size_t j = i + 1;
-		while (j < len) {
-			bool may = false;
-			for (size_t k = 0; k < s->n && !may; k++)
-				may = data[j] == (uint8_t)s->v[k][0];
-			if (may)
-				break;
-			j++;
-		}
-		buf_append(out, data + i, j - i);
-		i = j;
-	}
-}
 
 /* Headers the upstream may not hand the sandbox: the hop's own, framing
  * (the broker frames again), and anything credential-shaped. */
@@ -411,11 +317,11 @@ static bool answer(struct req *r, struct upstream_answer *a, const struct secret
 			continue;
 		bool named_by_secret = false;
 		for (size_t k = 0; k < sec->n; k++)
-			named_by_secret |= strstr(f->name, sec->v[k]) != NULL;
+			named_by_secret |= strstr(f->name, sec->v[k].v) != NULL;
 		if (named_by_secret)
 			continue; /* an echo in a header's name goes whole */
 		struct buf v = {0};
-		scrub(sec, (const uint8_t *)f->value, strlen(f->value), &v);
+		secrets_scrub(sec, (const uint8_t *)f->value, strlen(f->value), &v);
 		buf_append(&out, f->name, strlen(f->name));
 		buf_append(&out, ": ", 2);
 		buf_append(&out, v.data, v.len);
@@ -423,7 +329,7 @@ static bool answer(struct req *r, struct upstream_answer *a, const struct secret
 		buf_free(&v);
 	}
 	struct buf body = {0};
-	scrub(sec, a->body.data, a->body.len, &body);
+	secrets_scrub(sec, a->body.data, a->body.len, &body);
 	bool no_body = status == 204 || status == 304;
 	if (!no_body) {
 		cleanup_free char *cl =

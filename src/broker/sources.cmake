@@ -12,6 +12,7 @@ bh_library(bulkhead-broker src/broker
   src/broker/http_parse.c
   src/broker/profile_copy.c
   src/broker/request.c
+  src/broker/secrets.c # ---- egress: the scrub ----
   src/broker/stream.c
   src/broker/target.c
   src/broker/upstream.c)

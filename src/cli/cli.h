@@ -18,6 +18,9 @@ struct cli_common {
 	const char *state_dir;
 	int verbose;
 	uint32_t prove_tiers; /* bh_config's: a command pinned to one tier proves only it */
+	/* ---- egress: a broker's ops for the engine (run --grant; NULL: none) ---- */
+	const struct bh_egress_ops *egress;
+	void *egress_arg;
 };
 
 /* Parses --state DIR and -v wherever they appear; returns the index of the

@@ -93,9 +93,12 @@ static int show(const struct wire_operator_approvals *a, const char *id)
 		       cli_out_field(stdout, h->procedure), cli_out_field(stdout, h->principal));
 		if (*h->session)
 			printf(" in session %s", cli_out_field(stdout, h->session));
-		printf(" (%s, %s)\nrequest %s\n--- code (%llu bytes) ---\n%s\n",
-		       cli_out_field(stdout, h->isolation), cli_out_field(stdout, h->language),
-		       h->request_sha256, (unsigned long long)h->code_bytes,
+		/* ---- egress: a project names its steps, in no one language ---- */
+		bool project = !strcmp(h->kind, "project");
+		printf(" (%s, %s)\nrequest %s\n--- %s (%llu bytes) ---\n%s\n",
+		       cli_out_field(stdout, h->isolation),
+		       cli_out_field(stdout, project ? "project" : h->language), h->request_sha256,
+		       project ? "steps" : "code", (unsigned long long)h->code_bytes,
 		       h->code_omitted
 			       ? "(not in this listing: more is held than one answer carries; "
 				 "decide the older calls first, or deny)"

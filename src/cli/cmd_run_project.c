@@ -9,9 +9,10 @@
  * program's; a line per step and one for the outcome go to stderr. Exit:
  * the last step's status when the run completed, 124 when it timed out,
  * 125 when it could not set up or bulkhead failed. ---- */
-#include "cli.h"
 #include "channel.h"
+#include "cli.h"
 #include "cli_out.h"
+#include "run_grant.h" /* ---- egress ---- */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +34,7 @@ struct project_args {
 	const char *steps[MAX_LIST];
 	const char *artifacts[MAX_LIST];
 	struct bh_file files[MAX_DIR_FILES];
+	struct cli_grant_opts grant; /* ---- egress: --grant ---- */
 };
 
 /* The files found under --project, for nftw's callback. */
@@ -182,6 +184,11 @@ static int parse_args(int argc, char **argv, struct cli_common *c, struct projec
 			return -1;
 		if (r > 0)
 			continue;
+		r = cli_grant_opt(&a->grant, argc, argv, &i); /* ---- egress ---- */
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			continue;
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		bool takes = strcmp(o, "--raw") != 0;
 		if (takes && !v) {
@@ -227,11 +234,12 @@ static int parse_args(int argc, char **argv, struct cli_common *c, struct projec
 	if (!a->dir || !a->req.n_steps) {
 		cli_error("usage: bulkhead run --project DIR --step CMD [--step CMD]... "
 			  "[--artifact PATH]... [--save-artifacts DIR] [--tier T] [--floor T] "
-			  "[--timeout-ms N] [--raw]");
+			  "[--timeout-ms N] [--raw] " CLI_GRANT_USAGE);
 		return -1;
 	}
 	a->req.steps = a->steps;
 	a->req.artifacts = a->artifacts;
+	a->req.grant_profile = a->grant.profile; /* ---- egress ---- */
 	return 0;
 }
 
@@ -255,11 +263,18 @@ int cmd_run_project(int argc, char **argv)
 		return CLI_EXIT_BULKHEAD;
 	if (a.req.tier != BH_TIER_UNKNOWN)
 		c.prove_tiers = 1u << a.req.tier;
-	bh_engine *e = cli_open_engine(&c, false);
-	if (!e) {
+	struct cli_grant *broker = NULL; /* ---- egress ---- */
+	if (cli_grant_start(&a.grant, &c, &broker) < 0) {
 		files_free(&a);
 		return CLI_EXIT_BULKHEAD;
 	}
+	bh_engine *e = cli_open_engine(&c, false);
+	if (!e) {
+		cli_grant_stop(broker);
+		files_free(&a);
+		return CLI_EXIT_BULKHEAD;
+	}
+	cli_grant_engine(broker, e);
 	struct project_outcome o = {.save_dir = a.save_dir};
 	bh_error *err = NULL;
 	if (bh_run_project(e, &a.req, on_project, &o, &err) < 0) {
@@ -270,7 +285,9 @@ int cmd_run_project(int argc, char **argv)
 		bh_error_free(err);
 		o.status = CLI_EXIT_BULKHEAD;
 	}
+	cli_grant_engine(broker, NULL);
 	bh_engine_close(e);
+	cli_grant_stop(broker);
 	files_free(&a);
 	return o.status;
 }

@@ -158,6 +158,9 @@ static bh_engine *open_engine(const struct cli_common *c, bool reprove, bool ski
 	cfg.skip_proofs = skip_proofs;
 	cfg.inspect_only = mode != OPEN_FULL;
 	cfg.read_only = mode == OPEN_READ;
+	/* ---- egress: run --grant's broker ---- */
+	cfg.egress = c->egress;
+	cfg.egress_arg = c->egress_arg;
 	bh_engine *e = NULL;
 	bh_error *err = NULL;
 	if (bh_engine_open(&cfg, &e, &err) < 0) {

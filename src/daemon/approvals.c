@@ -171,7 +171,8 @@ void approvals_hold(struct call *c, const struct approval_subject *what)
 		.session = info.fingerprint,
 		.isolation = bh_tier_name(what->tier),
 		.kind = what->kind,
-		.language = bh_language_name(what->language),
+		/* ---- egress: a project's steps are commands, in no one language ---- */
+		.language = strcmp(what->kind, "project") ? bh_language_name(what->language) : "",
 		.code = code,
 		.held_unix_ms = (int64_t)now_real,
 		.deadline_unix_ms = (int64_t)(now_real + a->timeout_ms),

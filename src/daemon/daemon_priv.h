@@ -261,6 +261,8 @@ struct bh_egress_profiles *daemon_egress_current(void *arg);
 /* The check before dispatch: true when it answered c with a refusal
  * (unknown or not this caller's: one text; not for sessions; no broker). */
 bool daemon_egress_refuse(struct call *c, const char *profile, bool in_session);
+/* ---- egress: the session's own profile, still the caller's to hold ---- */
+bool daemon_egress_session_refuse(struct call *c, bh_session *session);
 /* Fills Describe's grant fields for this caller; returns the list to free
  * once the answer is encoded (its strings are the set's). */
 struct wire_grant_profile *daemon_egress_describe(const struct call *c,

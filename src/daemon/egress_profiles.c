@@ -159,6 +159,32 @@ bool daemon_egress_refuse(struct call *c, const char *profile, bool in_session)
 	return false;
 }
 
+/* ---- egress: a session's own profile, checked again at each of its calls:
+ * a profiles reload may have removed it or taken it from this caller, and a
+ * hibernated session re-adopted by a new daemon holds it again at wake. The
+ * call is refused before it reaches the engine, so the session is not woken
+ * and its profile not held. ---- */
+bool daemon_egress_session_refuse(struct call *c, bh_session *session)
+{
+	struct bh_session_info info;
+	bh_session_get_info(session, &info);
+	const char *profile = info.egress_profile;
+	if (!profile || !*profile)
+		return false;
+	const struct bh_egress_profile *p = bh_egress_profiles_find(c->srv->profiles, profile);
+	if (p && bh_egress_profile_allows(p, principal_of(c)) && p->allow_in_sessions &&
+	    c->srv->egress_broker)
+		return false;
+	char name[WIRE_MAX_NAME_BYTES + 1];
+	shown(profile, name);
+	call_refuse(c, WIRE_PERMISSION_DENIED, WIRE_REFUSAL_PERMISSION,
+		    "this session holds egress profile %s, which is no longer yours to hold in a "
+		    "session (the profiles were reloaded without it, or without you in its "
+		    "principals); nothing ran: close the session and open another",
+		    name);
+	return true;
+}
+
 struct wire_grant_profile *daemon_egress_describe(const struct call *c,
 						  struct wire_describe_response *d)
 {

@@ -102,16 +102,42 @@ static void project_of(const struct wire_run_request *w, struct bh_project *p)
 	};
 }
 
-/* A person's approval holds a cell or a snippet; a project is not held
- * yet, so under an approval policy it is refused (nothing ran) rather than
- * let past the person. */
-static bool refused_for_approval(struct call *c)
+/* ---- egress: under an approval policy a project run is held like a code
+ * call: the person sees it named a project, its steps one a line ("$ step",
+ * the stored record's code), its files, and the request digest its record
+ * will carry. Approved, the call is decoded again and runs (c->approved). ---- */
+static bool held_for_approval(struct call *c, const struct wire_run_request *w, bh_session *s,
+			      const char *procedure)
 {
 	if (!approvals_wanted(c->srv, c))
 		return false;
-	call_refuse(c, WIRE_UNIMPLEMENTED, WIRE_REFUSAL_UNSUPPORTED,
-		    "project: this caller's calls wait for a person's approval, and a project "
-		    "cannot be held for one yet; send cells");
+	struct buf steps = {0};
+	for (size_t i = 0; i < w->project.n_steps; i++) {
+		buf_append(&steps, "$ ", 2);
+		buf_append(&steps, w->project.steps[i], strlen(w->project.steps[i]));
+		buf_append(&steps, "\n", 1);
+	}
+	struct bh_project p;
+	project_of(w, &p);
+	char digest[65];
+	bh_project_request_digest(&p, digest); /* the engine's own fields: one definition */
+	enum bh_tier tier = s                                  ? bh_session_tier(s)
+			    : c->srv->cfg->tier > BH_TIER_NONE ? c->srv->cfg->tier
+							       : bh_engine_best_tier(c->srv->e);
+	struct approval_subject held = {
+		.procedure = procedure,
+		.session = s,
+		.tier = tier,
+		.kind = "project",
+		.code = steps.data ? (const char *)steps.data : "",
+		.code_len = steps.len,
+		.files = w->project.files,
+		.n_files = w->project.n_files,
+		.request_sha256 = digest,
+		.grant_profile = p.grant_profile,
+	};
+	approvals_hold(c, &held);
+	buf_free(&steps);
 	return true;
 }
 
@@ -134,7 +160,7 @@ void sandbox_project_run(struct call *c, struct wire_run_request *req)
 	 * for a profile that is unknown and one this caller may not use) ---- */
 	if (daemon_egress_refuse(c, req->project.grant_profile, false))
 		return;
-	if (refused_for_approval(c))
+	if (held_for_approval(c, req, NULL, "Run"))
 		return;
 	struct project_ctx *x = take(c, req, false);
 	struct bh_project p;
@@ -153,7 +179,7 @@ void sandbox_project_session(struct call *c, bh_session *s, struct wire_session_
 	 * (plimsoll §4.7: whatever the call leaves running could use it) ---- */
 	if (daemon_egress_refuse(c, req->call.project.grant_profile, true))
 		return;
-	if (refused_for_approval(c))
+	if (held_for_approval(c, &req->call, s, "SessionRun"))
 		return;
 	struct project_ctx *x = take(c, &req->call, true);
 	x->tier = bh_session_tier(s);

@@ -412,7 +412,8 @@ static void session_run(struct call *c)
 	x->snippet = x->req.call.kind == WIRE_PAYLOAD_JAVASCRIPT;
 	/* ---- profiles: a snippet's grant, for this call only (a cell has none) ---- */
 	const char *grant = x->snippet ? x->req.call.javascript.grant_profile : NULL;
-	if (refuse_rule(c, &x->req.call.env.rule) || daemon_egress_refuse(c, grant, true)) {
+	if (refuse_rule(c, &x->req.call.env.rule) || daemon_egress_refuse(c, grant, true) ||
+	    daemon_egress_session_refuse(c, s)) { /* ---- egress: the session's own ---- */
 		cell_ctx_free(x);
 		return;
 	}

@@ -15,7 +15,6 @@ bh_library(bulkhead-daemon src/daemon
   src/daemon/ratelimit.c
   src/daemon/sandbox_service.c
   src/daemon/server.c
-  src/daemon/why.c
   # ---- approvals ----
   src/daemon/approvals.c
   src/daemon/operator_approvals.c

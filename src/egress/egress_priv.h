@@ -51,11 +51,8 @@ struct bh_egress_profiles {
 	unsigned *credential_line; /* per profile: where its credential was set (0: none) */
 };
 
-/* ---- errors: a malloc'd sentence in *why (may be NULL); always -1 ---- */
-int egress_why(char **why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int egress_why_errno(char **why, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-void egress_why_prefix(char **why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ---- errors: a malloc'd sentence in *why (may be NULL); always -1: the
+ * base's why_set, why_errno and why_prefix (base.h) ---- */
 /* The sentence as the public API's error (BH_E_INVALID), *why consumed. */
 int egress_fail(bh_error **err, char **why);
 

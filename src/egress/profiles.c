@@ -21,7 +21,7 @@ int bh_egress_profiles_load(const char *path, bh_egress_profiles **out, bh_error
 		rc = -1;
 	}
 	if (rc < 0) {
-		egress_why_prefix(&why, "%s", path);
+		why_prefix(&why, "%s", path);
 		return egress_fail(err, &why);
 	}
 	set->path = xstrdup(path);

@@ -130,7 +130,7 @@ static int want_fields(const struct line *l, size_t n, const char *form, char **
 {
 	if (l->n == n)
 		return 0;
-	return egress_why(why, "expected %s, found %zu field%s", form, l->n, l->n == 1 ? "" : "s");
+	return why_set(why, "expected %s, found %zu field%s", form, l->n, l->n == 1 ? "" : "s");
 }
 
 /* Grows an array of elements of size sz so one more fits. */
@@ -154,29 +154,29 @@ static int line_bytes_check(const char *s, size_t n, char **why)
 	for (size_t i = 0; i < n;) {
 		unsigned char c = (unsigned char)s[i];
 		if (c == '\0')
-			return egress_why(why, "contains a NUL byte");
+			return why_set(why, "contains a NUL byte");
 		if (c == '\r')
-			return egress_why(why, "contains a carriage return (CR); write the file with "
-					       "\\n line ends and no CR anywhere");
+			return why_set(why, "contains a carriage return (CR); write the file with "
+					    "\\n line ends and no CR anywhere");
 		if ((c < 0x20 && c != '\t') || c == 0x7f)
-			return egress_why(why, "contains the control character 0x%02x", c);
+			return why_set(why, "contains the control character 0x%02x", c);
 		if (c < 0x80) {
 			i++;
 			continue;
 		}
 		size_t k = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
 		if (!k || c > 0xf4 || n - i < k)
-			return egress_why(why, "is not valid UTF-8");
+			return why_set(why, "is not valid UTF-8");
 		uint32_t cp = c & (0xff >> (k + 1));
 		for (size_t j = 1; j < k; j++) {
 			unsigned char d = (unsigned char)s[i + j];
 			if ((d & 0xc0) != 0x80)
-				return egress_why(why, "is not valid UTF-8");
+				return why_set(why, "is not valid UTF-8");
 			cp = cp << 6 | (d & 0x3f);
 		}
 		if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
 		    (cp >= 0xd800 && cp <= 0xdfff))
-			return egress_why(why, "is not valid UTF-8");
+			return why_set(why, "is not valid UTF-8");
 		i += k;
 	}
 	return 0;
@@ -194,8 +194,8 @@ static int unknown_key(const struct field *f, char **why)
 		snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", k ? ", " : "",
 			 key_names[k]);
 	if (plain)
-		return egress_why(why, "unknown key \"%.*s\" (known: %s)", (int)f->len, f->s, known);
-	return egress_why(why, "unknown key of %zu characters (known: %s)", f->len, known);
+		return why_set(why, "unknown key \"%.*s\" (known: %s)", (int)f->len, f->s, known);
+	return why_set(why, "unknown key of %zu characters (known: %s)", f->len, known);
 }
 
 /* ---- the keys ---- */
@@ -210,8 +210,8 @@ static int count_parse(const struct field *f, uint64_t lo, uint64_t hi, uint64_t
 		v = v * 10 + (uint64_t)(f->s[i] - '0');
 	}
 	if (!ok || v < lo || v > hi)
-		return egress_why(why, "%s is a whole number from %llu to %llu", what,
-				  (unsigned long long)lo, (unsigned long long)hi);
+		return why_set(why, "%s is a whole number from %llu to %llu", what,
+			       (unsigned long long)lo, (unsigned long long)hi);
 	*out = v;
 	return 0;
 }
@@ -224,10 +224,10 @@ static int size_in(const struct field *f, uint64_t lo, uint64_t hi, uint64_t *ou
 		return -1;
 	if (v < lo || v > hi) {
 		if (lo == 0)
-			return egress_why(why, "%s is at most %llu MiB (0: no cap)", what,
-					  (unsigned long long)(hi >> 20));
-		return egress_why(why, "%s is from %llu bytes to %llu MiB", what,
-				  (unsigned long long)lo, (unsigned long long)(hi >> 20));
+			return why_set(why, "%s is at most %llu MiB (0: no cap)", what,
+				       (unsigned long long)(hi >> 20));
+		return why_set(why, "%s is from %llu bytes to %llu MiB", what,
+			       (unsigned long long)lo, (unsigned long long)(hi >> 20));
 	}
 	*out = v;
 	return 0;
@@ -239,8 +239,8 @@ static int key_description(struct parse *p, const struct line *l, char **why)
 {
 	struct field r = rest_after(l, 0);
 	if (r.len == 0 || r.len > EGRESS_DESCRIPTION_MAX)
-		return egress_why(why, "a description is 1 to %u bytes of text after the key",
-				  EGRESS_DESCRIPTION_MAX);
+		return why_set(why, "a description is 1 to %u bytes of text after the key",
+			       EGRESS_DESCRIPTION_MAX);
 	p->cur->description = dup_field(&r);
 	return 0;
 }
@@ -254,13 +254,13 @@ static int key_origin(struct parse *p, const struct line *l, char **why)
 		return -1;
 	for (size_t i = 0; i < c->n_origins; i++)
 		if (!strcmp(c->origins[i], o)) {
-			egress_why(why, "origin %s is listed twice in profile \"%s\"", o, c->name);
+			why_set(why, "origin %s is listed twice in profile \"%s\"", o, c->name);
 			free(o);
 			return -1;
 		}
 	if (c->n_origins == EGRESS_MAX_ORIGINS) {
 		free(o);
-		return egress_why(why, "a profile lists at most %u origins", EGRESS_MAX_ORIGINS);
+		return why_set(why, "a profile lists at most %u origins", EGRESS_MAX_ORIGINS);
 	}
 	c->origins = grow(c->origins, c->n_origins, &p->n_origins_cap, sizeof *c->origins);
 	c->origins[c->n_origins++] = o;
@@ -276,10 +276,10 @@ static int key_route(struct parse *p, const struct line *l, char **why)
 		return -1;
 	for (size_t i = 0; i < c->n_routes; i++)
 		if (field_is(&l->f[1], c->routes[i].method) && field_is(&l->f[2], c->routes[i].pattern))
-			return egress_why(why, "route %s %s is listed twice in profile \"%s\"",
-					  c->routes[i].method, c->routes[i].pattern, c->name);
+			return why_set(why, "route %s %s is listed twice in profile \"%s\"",
+				       c->routes[i].method, c->routes[i].pattern, c->name);
 	if (c->n_routes == EGRESS_MAX_ROUTES)
-		return egress_why(why, "a profile lists at most %u routes", EGRESS_MAX_ROUTES);
+		return why_set(why, "a profile lists at most %u routes", EGRESS_MAX_ROUTES);
 	c->routes = grow(c->routes, c->n_routes, &p->n_routes_cap, sizeof *c->routes);
 	c->routes[c->n_routes++] = (struct bh_egress_route){dup_field(&l->f[1]), dup_field(&l->f[2])};
 	return 0;
@@ -290,7 +290,7 @@ static int key_credential(struct parse *p, const struct line *l, char **why)
 	struct bh_egress_credential *cr = &p->cur->credential;
 	static const char form[] = "credential none | file PATH | env NAME | command PATH [ARG...]";
 	if (l->n < 2)
-		return egress_why(why, "expected %s", form);
+		return why_set(why, "expected %s", form);
 	const struct field *kind = &l->f[1];
 	if (field_is(kind, "none"))
 		return want_fields(l, 2, "credential none", why);
@@ -312,10 +312,10 @@ static int key_credential(struct parse *p, const struct line *l, char **why)
 	}
 	if (field_is(kind, "command")) {
 		if (l->n < 3)
-			return egress_why(why, "expected credential command PATH [ARG...]");
+			return why_set(why, "expected credential command PATH [ARG...]");
 		if (l->n - 2 > EGRESS_MAX_ARGS)
-			return egress_why(why, "a credential command has at most %u words",
-					  EGRESS_MAX_ARGS);
+			return why_set(why, "a credential command has at most %u words",
+				       EGRESS_MAX_ARGS);
 		if (egress_abs_path_check("a credential command", l->f[2].s, l->f[2].len, why) < 0)
 			return -1;
 		cr->source = BH_EGRESS_CREDENTIAL_COMMAND;
@@ -324,7 +324,7 @@ static int key_credential(struct parse *p, const struct line *l, char **why)
 			cr->argv[i - 2] = dup_field(&l->f[i]);
 		return 0;
 	}
-	return egress_why(why, "expected %s", form);
+	return why_set(why, "expected %s", form);
 }
 
 static int key_lifetime(struct parse *p, const struct line *l, char **why)
@@ -335,8 +335,8 @@ static int key_lifetime(struct parse *p, const struct line *l, char **why)
 	if (!field_is(&l->f[1], "0") && egress_duration_ms_parse(l->f[1].s, l->f[1].len, &ms, why) < 0)
 		return -1;
 	if (ms % 1000 || ms > (uint64_t)EGRESS_CEILING_LIFETIME_S * 1000)
-		return egress_why(why, "credential-lifetime is whole seconds up to 24h (0: a fresh "
-				       "credential for every hold)");
+		return why_set(why, "credential-lifetime is whole seconds up to 24h (0: a fresh "
+				    "credential for every hold)");
 	p->cur->credential.lifetime_s = (uint32_t)(ms / 1000);
 	return 0;
 }
@@ -345,7 +345,7 @@ static int key_header(struct parse *p, const struct line *l, char **why)
 {
 	struct bh_egress_profile *c = p->cur;
 	if (l->n < 3)
-		return egress_why(why, "expected header NAME VALUE (the value may hold {credential})");
+		return why_set(why, "expected header NAME VALUE (the value may hold {credential})");
 	const struct field *name = &l->f[1];
 	struct field value = rest_after(l, 1);
 	bool uses = false;
@@ -355,10 +355,10 @@ static int key_header(struct parse *p, const struct line *l, char **why)
 	for (size_t i = 0; i < c->n_headers; i++)
 		if (strlen(c->headers[i].name) == name->len &&
 		    !strncasecmp(c->headers[i].name, name->s, name->len))
-			return egress_why(why, "header %s is set twice in profile \"%s\"",
-					  c->headers[i].name, c->name);
+			return why_set(why, "header %s is set twice in profile \"%s\"",
+				       c->headers[i].name, c->name);
 	if (c->n_headers == EGRESS_MAX_HEADERS)
-		return egress_why(why, "a profile sets at most %u headers", EGRESS_MAX_HEADERS);
+		return why_set(why, "a profile sets at most %u headers", EGRESS_MAX_HEADERS);
 	if (uses && !p->first_placeholder)
 		p->first_placeholder = l->no;
 	c->headers = grow(c->headers, c->n_headers, &p->n_headers_cap, sizeof *c->headers);
@@ -399,11 +399,11 @@ static int key_budget(struct parse *p, const struct line *l, enum key k, char **
 		if (egress_duration_ms_parse(f->s, f->len, &v, why) < 0)
 			return -1;
 		if (v < EGRESS_FLOOR_TIMEOUT_MS || v > EGRESS_CEILING_TIMEOUT_MS)
-			return egress_why(why, "upstream-timeout is from 100ms to 5m");
+			return why_set(why, "upstream-timeout is from 100ms to 5m");
 		b->upstream_timeout_ms = (uint32_t)v;
 		return 0;
 	default:
-		return egress_why(why, "%s is not a budget", what);
+		return why_set(why, "%s is not a budget", what);
 	}
 }
 
@@ -411,10 +411,10 @@ static int key_principals(struct parse *p, const struct line *l, char **why)
 {
 	struct bh_egress_profile *c = p->cur;
 	if (l->n < 2)
-		return egress_why(why, "expected principals NAME... (client names from the clients "
-				       "file, or *)");
+		return why_set(why, "expected principals NAME... (client names from the clients "
+				    "file, or *)");
 	if (l->n - 1 > EGRESS_MAX_PRINCIPALS)
-		return egress_why(why, "a profile names at most %u principals", EGRESS_MAX_PRINCIPALS);
+		return why_set(why, "a profile names at most %u principals", EGRESS_MAX_PRINCIPALS);
 	c->principals = xzalloc((l->n - 1) * sizeof *c->principals);
 	/* Read the names from the text itself: a long list has more fields
 	 * than struct line keeps. */
@@ -429,19 +429,22 @@ static int key_principals(struct parse *p, const struct line *l, char **why)
 			s++;
 		size_t n = (size_t)(s - start);
 		if (!egress_principal_ok(start, n))
-			return egress_why(why, "principal %zu is not a client name (1-64 letters, digits, "
-					       "'.', '_', '-' or '@', starting with a letter or a "
-					       "digit) nor *",
-					  c->n_principals + 1);
+			return why_set(why,
+				       "principal %zu is not a client name (1-64 letters, digits, "
+				       "'.', '_', '-' or '@', starting with a letter or a "
+				       "digit) nor *",
+				       c->n_principals + 1);
 		for (size_t i = 0; i < c->n_principals; i++)
 			if (strlen(c->principals[i]) == n && !memcmp(c->principals[i], start, n))
-				return egress_why(why, "principal %s is named twice", c->principals[i]);
+				return why_set(why, "principal %s is named twice",
+					       c->principals[i]);
 		c->principals[c->n_principals++] = xstrndup(start, n);
 	}
 	if (c->n_principals > 1)
 		for (size_t i = 0; i < c->n_principals; i++)
 			if (!strcmp(c->principals[i], "*"))
-				return egress_why(why, "* already means every principal: name it alone");
+				return why_set(why,
+					       "* already means every principal: name it alone");
 	return 0;
 }
 
@@ -454,7 +457,7 @@ static int key_sessions(struct parse *p, const struct line *l, char **why)
 	else if (field_is(&l->f[1], "no"))
 		p->cur->allow_in_sessions = false;
 	else
-		return egress_why(why, "allow-in-sessions is yes or no");
+		return why_set(why, "allow-in-sessions is yes or no");
 	return 0;
 }
 
@@ -467,27 +470,32 @@ static int profile_check(const struct parse *p, char **why)
 	const unsigned *at = p->at;
 	int rc = 0;
 	if (c->n_origins && !c->n_routes)
-		rc = egress_why(why, "profile \"%s\" lists origins but no route, so it reaches "
-				     "nothing; add a route, or drop the origins",
-				c->name);
+		rc = why_set(why,
+			     "profile \"%s\" lists origins but no route, so it reaches "
+			     "nothing; add a route, or drop the origins",
+			     c->name);
 	else if (c->n_routes && !c->n_origins)
-		rc = egress_why(why, "profile \"%s\" lists routes but no origin", c->name);
+		rc = why_set(why, "profile \"%s\" lists routes but no origin", c->name);
 	else if (!c->n_principals)
-		rc = egress_why(why, "profile \"%s\" names no principals (add `principals NAME...`, "
-				     "or `principals *` for every client)",
-				c->name);
+		rc = why_set(why,
+			     "profile \"%s\" names no principals (add `principals NAME...`, "
+			     "or `principals *` for every client)",
+			     c->name);
 	else if (c->credential.source != BH_EGRESS_CREDENTIAL_NONE && !p->first_placeholder)
-		rc = egress_why(why, "profile \"%s\" has a credential (line %u) that no header "
-				     "sends: add a header whose value holds {credential}",
-				c->name, at[K_CREDENTIAL]);
+		rc = why_set(why,
+			     "profile \"%s\" has a credential (line %u) that no header "
+			     "sends: add a header whose value holds {credential}",
+			     c->name, at[K_CREDENTIAL]);
 	else if (c->credential.source == BH_EGRESS_CREDENTIAL_NONE && p->first_placeholder)
-		rc = egress_why(why, "profile \"%s\": the header on line %u sends {credential}, but "
-				     "the profile has no credential",
-				c->name, p->first_placeholder);
+		rc = why_set(why,
+			     "profile \"%s\": the header on line %u sends {credential}, but "
+			     "the profile has no credential",
+			     c->name, p->first_placeholder);
 	else if (at[K_LIFETIME] && c->credential.source != BH_EGRESS_CREDENTIAL_COMMAND)
-		rc = egress_why(why, "profile \"%s\": credential-lifetime (line %u) applies only to "
-				     "a credential command",
-				c->name, at[K_LIFETIME]);
+		rc = why_set(why,
+			     "profile \"%s\": credential-lifetime (line %u) applies only to "
+			     "a credential command",
+			     c->name, at[K_LIFETIME]);
 	return rc;
 }
 
@@ -508,7 +516,7 @@ static int profile_end(struct parse *p, char **why)
 	if (!p->cur)
 		return 0;
 	if (profile_check(p, why) < 0) {
-		egress_why_prefix(why, "line %u", p->at[K_PROFILE]);
+		why_prefix(why, "line %u", p->at[K_PROFILE]);
 		return -1;
 	}
 	if (!p->cur->description)
@@ -525,14 +533,14 @@ static int key_profile(struct parse *p, const struct line *l, char **why)
 		return -1;
 	const struct field *name = &l->f[1];
 	if (!egress_profile_name_ok(name->s, name->len))
-		return egress_why(why, "a profile's name is 1-64 of a-z, 0-9, '.', '_' and '-', "
-				       "starting with a letter or a digit");
+		return why_set(why, "a profile's name is 1-64 of a-z, 0-9, '.', '_' and '-', "
+				    "starting with a letter or a digit");
 	for (size_t i = 0; i < p->n; i++)
 		if (field_is(name, p->v[i].name))
-			return egress_why(why, "profile \"%s\" is already defined on line %u",
-					  p->v[i].name, p->line[i]);
+			return why_set(why, "profile \"%s\" is already defined on line %u",
+				       p->v[i].name, p->line[i]);
 	if (p->n == EGRESS_MAX_PROFILES)
-		return egress_why(why, "a file defines at most %u profiles", EGRESS_MAX_PROFILES);
+		return why_set(why, "a file defines at most %u profiles", EGRESS_MAX_PROFILES);
 	if (p->n == p->cap) {
 		size_t cap = p->cap;
 		p->v = grow(p->v, p->n, &cap, sizeof *p->v);
@@ -562,11 +570,11 @@ static int statement(struct parse *p, const struct line *l, char **why)
 	if (k == K_PROFILE)
 		return profile_end(p, why) < 0 ? -2 : key_profile(p, l, why);
 	if (!p->cur)
-		return egress_why(why, "%s comes before any profile (start one with `profile NAME`)",
-				  key_names[k]);
+		return why_set(why, "%s comes before any profile (start one with `profile NAME`)",
+			       key_names[k]);
 	if (key_once(k) && p->at[k])
-		return egress_why(why, "%s is already set for profile \"%s\" on line %u", key_names[k],
-				  p->cur->name, p->at[k]);
+		return why_set(why, "%s is already set for profile \"%s\" on line %u", key_names[k],
+			       p->cur->name, p->at[k]);
 	p->at[k] = l->no;
 	switch ((enum key)k) {
 	case K_DESCRIPTION:
@@ -662,7 +670,7 @@ int egress_profiles_parse(const char *text, size_t len, bh_egress_profiles **out
 	*out = set;
 	return 0;
 fail_line:
-	egress_why_prefix(why, "line %u", l.no);
+	why_prefix(why, "line %u", l.no);
 fail:
 	parse_free(&p);
 	return -1;

@@ -18,17 +18,18 @@ static int owner_mode_check(const struct stat *st, const char *what, const char 
 			    bool secret, char **why)
 {
 	if (st->st_uid != 0 && st->st_uid != geteuid())
-		return egress_why(why, "refusing %s %s: it is owned by uid %u, neither root nor us "
-				       "(uid %u)",
-				  what, path, (unsigned)st->st_uid, (unsigned)geteuid());
+		return why_set(why,
+			       "refusing %s %s: it is owned by uid %u, neither root nor us "
+			       "(uid %u)",
+			       what, path, (unsigned)st->st_uid, (unsigned)geteuid());
 	if (st->st_mode & (S_IWGRP | S_IWOTH))
-		return egress_why(why, "refusing %s %s: it is %s-writable (mode %04o; chmod go-w %s)",
-				  what, path, st->st_mode & S_IWOTH ? "world" : "group",
-				  (unsigned)(st->st_mode & 07777), path);
+		return why_set(why, "refusing %s %s: it is %s-writable (mode %04o; chmod go-w %s)",
+			       what, path, st->st_mode & S_IWOTH ? "world" : "group",
+			       (unsigned)(st->st_mode & 07777), path);
 	if (secret && (st->st_mode & (S_IRGRP | S_IROTH)))
-		return egress_why(why, "refusing %s %s: it is %s-readable (mode %04o; chmod go-r %s)",
-				  what, path, st->st_mode & S_IROTH ? "world" : "group",
-				  (unsigned)(st->st_mode & 07777), path);
+		return why_set(why, "refusing %s %s: it is %s-readable (mode %04o; chmod go-r %s)",
+			       what, path, st->st_mode & S_IROTH ? "world" : "group",
+			       (unsigned)(st->st_mode & 07777), path);
 	return 0;
 }
 
@@ -37,23 +38,23 @@ int egress_read_file(const char *path, char **text, size_t *len, char **why)
 	static const char what[] = "the profiles file";
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
-		return egress_why_errno(why, errno, "cannot open %s %s", what, path);
+		return why_errno(why, errno, "cannot open %s %s", what, path);
 	struct stat st;
 	int rc = -1;
 	char *buf = NULL;
 	if (fstat(fd, &st) < 0) {
-		egress_why_errno(why, errno, "cannot stat %s %s", what, path);
+		why_errno(why, errno, "cannot stat %s %s", what, path);
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		egress_why(why, "%s %s is not a regular file", what, path);
+		why_set(why, "%s %s is not a regular file", what, path);
 		goto out;
 	}
 	if (owner_mode_check(&st, what, path, false, why) < 0)
 		goto out;
 	if ((uintmax_t)st.st_size > EGRESS_FILE_MAX) {
-		egress_why(why, "refusing %s %s: %jd bytes is more than the %u allowed", what, path,
-			   (intmax_t)st.st_size, EGRESS_FILE_MAX);
+		why_set(why, "refusing %s %s: %jd bytes is more than the %u allowed", what, path,
+			(intmax_t)st.st_size, EGRESS_FILE_MAX);
 		goto out;
 	}
 	buf = xzalloc((size_t)st.st_size + 2);
@@ -64,14 +65,14 @@ int egress_read_file(const char *path, char **text, size_t *len, char **why)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			egress_why_errno(why, errno, "cannot read %s %s", what, path);
+			why_errno(why, errno, "cannot read %s %s", what, path);
 			goto out;
 		}
 		if (r == 0)
 			break;
 		got += (size_t)r;
 		if (got > (size_t)st.st_size) {
-			egress_why(why, "%s %s changed while it was read; try again", what, path);
+			why_set(why, "%s %s changed while it was read; try again", what, path);
 			goto out;
 		}
 	}
@@ -89,11 +90,11 @@ out:
 static int regular_file(const char *what, const char *path, struct stat *st, char **why)
 {
 	if (lstat(path, st) < 0)
-		return egress_why_errno(why, errno, "%s %s", what, path);
+		return why_errno(why, errno, "%s %s", what, path);
 	if (S_ISLNK(st->st_mode))
-		return egress_why(why, "%s %s is a symbolic link; name the file itself", what, path);
+		return why_set(why, "%s %s is a symbolic link; name the file itself", what, path);
 	if (!S_ISREG(st->st_mode))
-		return egress_why(why, "%s %s is not a regular file", what, path);
+		return why_set(why, "%s %s is not a regular file", what, path);
 	return 0;
 }
 
@@ -108,14 +109,15 @@ static int credential_check(const struct bh_egress_credential *c, char **why)
 		    owner_mode_check(&st, "the credential file", c->file, true, why) < 0)
 			return -1;
 		if (st.st_size == 0)
-			return egress_why(why, "the credential file %s is empty", c->file);
+			return why_set(why, "the credential file %s is empty", c->file);
 		return 0;
 	case BH_EGRESS_CREDENTIAL_ENV: {
 		/* Never the value: only whether there is one. */
 		const char *v = getenv(c->env);
 		if (!v || !*v)
-			return egress_why(why, "the daemon's environment has no %s (credential env %s)",
-					  c->env, c->env);
+			return why_set(why,
+				       "the daemon's environment has no %s (credential env %s)",
+				       c->env, c->env);
 		return 0;
 	}
 	case BH_EGRESS_CREDENTIAL_COMMAND:
@@ -123,19 +125,19 @@ static int credential_check(const struct bh_egress_credential *c, char **why)
 		    owner_mode_check(&st, "the credential command", c->argv[0], false, why) < 0)
 			return -1;
 		if (access(c->argv[0], X_OK) < 0)
-			return egress_why_errno(why, errno, "the credential command %s is not executable",
-						c->argv[0]);
+			return why_errno(why, errno, "the credential command %s is not executable",
+					 c->argv[0]);
 		return 0;
 	}
-	return egress_why(why, "unknown credential source");
+	return why_set(why, "unknown credential source");
 }
 
 int egress_check_sources(const bh_egress_profiles *set, char **why)
 {
 	for (size_t i = 0; i < set->n; i++)
 		if (credential_check(&set->v[i].credential, why) < 0) {
-			egress_why_prefix(why, "line %u: profile \"%s\"", set->credential_line[i],
-					  set->v[i].name);
+			why_prefix(why, "line %u: profile \"%s\"", set->credential_line[i],
+				   set->v[i].name);
 			return -1;
 		}
 	return 0;

@@ -11,55 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-/* ---- errors ---- */
-
-static char *vformat(const char *fmt, va_list ap)
-{
-	char *s = NULL;
-	if (vasprintf(&s, fmt, ap) < 0)
-		abort();
-	return s;
-}
-
-int egress_why(char **why, const char *fmt, ...)
-{
-	if (!why)
-		return -1;
-	va_list ap;
-	va_start(ap, fmt);
-	free(*why);
-	*why = vformat(fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-int egress_why_errno(char **why, int err, const char *fmt, ...)
-{
-	if (!why)
-		return -1;
-	va_list ap;
-	va_start(ap, fmt);
-	char *head = vformat(fmt, ap);
-	va_end(ap);
-	free(*why);
-	*why = xasprintf("%s: %s", head, strerror(err));
-	free(head);
-	return -1;
-}
-
-void egress_why_prefix(char **why, const char *fmt, ...)
-{
-	if (!why || !*why)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	char *head = vformat(fmt, ap);
-	va_end(ap);
-	char *text = xasprintf("%s: %s", head, *why);
-	free(head);
-	free(*why);
-	*why = text;
-}
+/* ---- errors (why_set and its kin are the base's) ---- */
 
 int egress_fail(bh_error **err, char **why)
 {
@@ -126,25 +78,27 @@ static bool digits(const char *s, size_t n)
 static int dns_name_check(const char *h, size_t n, char **why)
 {
 	if (n > 253)
-		return egress_why(why, "the host is longer than 253 characters");
+		return why_set(why, "the host is longer than 253 characters");
 	size_t label = 0;
 	for (size_t i = 0; i <= n; i++) {
 		if (i == n || h[i] == '.') {
 			if (label == 0)
-				return egress_why(why, "the host has an empty label (\"..\", or a dot at "
-						       "either end)");
+				return why_set(why,
+					       "the host has an empty label (\"..\", or a dot at "
+					       "either end)");
 			if (label > 63)
-				return egress_why(why, "a label of the host is longer than 63 characters");
+				return why_set(why,
+					       "a label of the host is longer than 63 characters");
 			if (h[i - 1] == '-' || h[i - label] == '-')
-				return egress_why(why, "a label of the host starts or ends with '-'");
+				return why_set(why, "a label of the host starts or ends with '-'");
 			label = 0;
 			continue;
 		}
 		char c = h[i];
 		if (c >= 'A' && c <= 'Z')
-			return egress_why(why, "write the host in lower case");
+			return why_set(why, "write the host in lower case");
 		if (!lower_alnum(c) && c != '-')
-			return egress_why(why, "the host may hold only letters, digits, '-' and '.'");
+			return why_set(why, "the host may hold only letters, digits, '-' and '.'");
 		label++;
 	}
 	return 0;
@@ -157,19 +111,21 @@ static int address_check(int family, const char *h, size_t n, char **why)
 	char in[INET6_ADDRSTRLEN + 1], back[INET6_ADDRSTRLEN];
 	unsigned char bin[16];
 	if (n >= sizeof in)
-		return egress_why(why, "the address is not an IP%s address",
-				  family == AF_INET ? "v4" : "v6");
+		return why_set(why, "the address is not an IP%s address",
+			       family == AF_INET ? "v4" : "v6");
 	memcpy(in, h, n);
 	in[n] = '\0';
 	struct in_addr a;
 	if (inet_pton(family, in, bin) != 1 && family == AF_INET && inet_aton(in, &a))
-		return egress_why(why, "the host is an IPv4 address in another notation; write it "
-				       "as %s", inet_ntoa(a));
+		return why_set(why,
+			       "the host is an IPv4 address in another notation; write it "
+			       "as %s",
+			       inet_ntoa(a));
 	if (inet_pton(family, in, bin) != 1)
-		return egress_why(why, "the address is not an IP%s address",
-				  family == AF_INET ? "v4" : "v6");
+		return why_set(why, "the address is not an IP%s address",
+			       family == AF_INET ? "v4" : "v6");
 	if (!inet_ntop(family, bin, back, sizeof back) || strcmp(back, in))
-		return egress_why(why, "write the address as %s", back);
+		return why_set(why, "write the address as %s", back);
 	return 0;
 }
 
@@ -184,8 +140,10 @@ static int other_notation_check(const char *h, size_t n, char **why)
 	memcpy(in, h, n);
 	in[n] = '\0';
 	if (inet_aton(in, &a))
-		return egress_why(why, "the host is an IPv4 address in another notation; write it "
-				       "as %s", inet_ntoa(a));
+		return why_set(why,
+			       "the host is an IPv4 address in another notation; write it "
+			       "as %s",
+			       inet_ntoa(a));
 	return 0;
 }
 
@@ -194,37 +152,38 @@ int egress_origin_canonical(const char *s, size_t n, char **out, char **why)
 	static const char https[] = "https://";
 	const size_t pre = sizeof https - 1;
 	if (n >= 7 && !strncasecmp(s, "http://", 7))
-		return egress_why(why, "origins are https:// only: the broker makes its own TLS "
-				       "connection to the upstream");
+		return why_set(why, "origins are https:// only: the broker makes its own TLS "
+				    "connection to the upstream");
 	if (n < pre || memcmp(s, https, pre))
-		return egress_why(why, "an origin is https://host or https://host:port");
+		return why_set(why, "an origin is https://host or https://host:port");
 	const char *h = s + pre, *end = s + n;
 	for (const char *p = h; p < end; p++) {
 		if (*p == '/')
-			return egress_why(why, "an origin has no path, not even \"/\" (routes name the "
-					       "paths)");
+			return why_set(why,
+				       "an origin has no path, not even \"/\" (routes name the "
+				       "paths)");
 		if (*p == '@')
-			return egress_why(why, "an origin has no user name or password");
+			return why_set(why, "an origin has no user name or password");
 		if (*p == '?' || *p == '#')
-			return egress_why(why, "an origin has no query or fragment");
+			return why_set(why, "an origin has no query or fragment");
 	}
 	const char *host = h, *host_end, *port = NULL;
 	if (h < end && *h == '[') {
 		const char *close = memchr(h, ']', (size_t)(end - h));
 		if (!close)
-			return egress_why(why, "an IPv6 host is written [address]");
+			return why_set(why, "an IPv6 host is written [address]");
 		if (address_check(AF_INET6, h + 1, (size_t)(close - h - 1), why) < 0)
 			return -1;
 		host_end = close + 1;
 		if (host_end < end && *host_end != ':')
-			return egress_why(why, "only \":port\" may follow ]");
+			return why_set(why, "only \":port\" may follow ]");
 	} else {
 		host_end = memchr(h, ':', (size_t)(end - h));
 		if (!host_end)
 			host_end = end;
 		size_t hn = (size_t)(host_end - h);
 		if (hn == 0)
-			return egress_why(why, "the origin names no host");
+			return why_set(why, "the origin names no host");
 		bool numeric = true;
 		for (size_t i = 0; numeric && i < hn; i++)
 			numeric = (h[i] >= '0' && h[i] <= '9') || h[i] == '.';
@@ -240,10 +199,11 @@ int egress_origin_canonical(const char *s, size_t n, char **out, char **why)
 		port = host_end + 1;
 		size_t pn = (size_t)(end - port);
 		if (!digits(port, pn) || pn > 5 || port[0] == '0')
-			return egress_why(why, "the port is 1 to 65535, in digits without a leading zero");
+			return why_set(why,
+				       "the port is 1 to 65535, in digits without a leading zero");
 		pv = strtoul(port, NULL, 10);
 		if (pv > 65535)
-			return egress_why(why, "the port is 1 to 65535");
+			return why_set(why, "the port is 1 to 65535");
 	}
 	*out = xasprintf("https://%.*s:%lu", (int)(host_end - host), host, pv);
 	return 0;
@@ -259,10 +219,10 @@ int egress_method_check(const char *s, size_t n, char **why)
 		if (strlen(methods[i]) == n && !memcmp(methods[i], s, n))
 			return 0;
 	if ((n == 7 && !strncasecmp(s, "CONNECT", 7)) || (n == 5 && !strncasecmp(s, "TRACE", 5)))
-		return egress_why(why, "a route may not allow CONNECT or TRACE (the broker handles "
-				       "CONNECT itself)");
-	return egress_why(why, "the method is * or one of GET, HEAD, POST, PUT, PATCH, DELETE, "
-			       "OPTIONS (upper case)");
+		return why_set(why, "a route may not allow CONNECT or TRACE (the broker handles "
+				    "CONNECT itself)");
+	return why_set(why, "the method is * or one of GET, HEAD, POST, PUT, PATCH, DELETE, "
+			    "OPTIONS (upper case)");
 }
 
 /* RFC 3986's pchar without '%': what a decoded, canonical segment holds. */
@@ -274,9 +234,9 @@ static bool pchar(char c)
 int egress_pattern_check(const char *s, size_t n, char **why)
 {
 	if (n == 0 || s[0] != '/')
-		return egress_why(why, "a route's pattern starts with '/'");
+		return why_set(why, "a route's pattern starts with '/'");
 	if (n > EGRESS_PATTERN_MAX)
-		return egress_why(why, "a route's pattern is at most %u bytes", EGRESS_PATTERN_MAX);
+		return why_set(why, "a route's pattern is at most %u bytes", EGRESS_PATTERN_MAX);
 	if (n == 1)
 		return 0;
 	size_t at = 1;
@@ -289,24 +249,26 @@ int egress_pattern_check(const char *s, size_t n, char **why)
 		if (len == 0 && at == n)
 			break;
 		if (len == 0)
-			return egress_why(why, "a route's pattern has no empty segment (\"//\")");
+			return why_set(why, "a route's pattern has no empty segment (\"//\")");
 		if ((len == 1 && seg[0] == '.') || (len == 2 && seg[0] == '.' && seg[1] == '.'))
-			return egress_why(why, "a route's pattern has no \".\" or \"..\" segment");
+			return why_set(why, "a route's pattern has no \".\" or \"..\" segment");
 		bool star = len == 1 && seg[0] == '*';
 		for (size_t i = 0; !star && i < len; i++) {
 			char c = seg[i];
 			if (c == '*')
-				return egress_why(why, "'*' matches a whole segment: write \"/*/\", never "
-						       "a part of one");
+				return why_set(why,
+					       "'*' matches a whole segment: write \"/*/\", never "
+					       "a part of one");
 			if (c == '%')
-				return egress_why(why, "a route's pattern is written decoded: no "
-						       "%%-escapes");
+				return why_set(why, "a route's pattern is written decoded: no "
+						    "%%-escapes");
 			if (c == '?' || c == '#')
-				return egress_why(why, "a route matches the path alone: no query or "
-						       "fragment");
+				return why_set(why, "a route matches the path alone: no query or "
+						    "fragment");
 			if (!pchar(c))
-				return egress_why(why, "a route's pattern may hold only letters, digits "
-						       "and -._~!$&'()+,;=:@ between its slashes");
+				return why_set(why,
+					       "a route's pattern may hold only letters, digits "
+					       "and -._~!$&'()+,;=:@ between its slashes");
 		}
 		at += len + 1;
 	}
@@ -331,16 +293,17 @@ int egress_header_name_check(const char *s, size_t n, char **why)
 		"content-length",
 	};
 	if (n == 0 || n > 64)
-		return egress_why(why, "a header's name is 1 to 64 characters");
+		return why_set(why, "a header's name is 1 to 64 characters");
 	for (size_t i = 0; i < n; i++)
 		if (!tchar(s[i]))
-			return egress_why(why, "a header's name is an HTTP token (letters, digits and "
-					       "!#$%%&'*+-.^_`|~)");
+			return why_set(why, "a header's name is an HTTP token (letters, digits and "
+					    "!#$%%&'*+-.^_`|~)");
 	for (size_t i = 0; i < ARRAY_SIZE(refused); i++)
 		if (strlen(refused[i]) == n && !strncasecmp(refused[i], s, n))
-			return egress_why(why, "%s is a hop-by-hop or framing header the broker sets "
-					       "itself; a profile may not add it",
-					  refused[i]);
+			return why_set(why,
+				       "%s is a hop-by-hop or framing header the broker sets "
+				       "itself; a profile may not add it",
+				       refused[i]);
 	return 0;
 }
 
@@ -350,26 +313,27 @@ int egress_template_check(const char *s, size_t n, bool *uses, char **why)
 {
 	*uses = false;
 	if (n == 0)
-		return egress_why(why, "a header needs a value after its name");
+		return why_set(why, "a header needs a value after its name");
 	if (n > EGRESS_TEMPLATE_MAX)
-		return egress_why(why, "a header's value is at most %u bytes", EGRESS_TEMPLATE_MAX);
+		return why_set(why, "a header's value is at most %u bytes", EGRESS_TEMPLATE_MAX);
 	const size_t pl = sizeof PLACEHOLDER - 1;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (c == '\r' || c == '\n')
-			return egress_why(why, "a header's value may not hold CR or LF");
+			return why_set(why, "a header's value may not hold CR or LF");
 		if ((c < 0x20 && c != '\t') || c >= 0x7f)
-			return egress_why(why, "a header's value is visible ASCII, spaces and tabs");
+			return why_set(why, "a header's value is visible ASCII, spaces and tabs");
 		if (c == '}')
-			return egress_why(why, "a stray '}' in a header's value (the one placeholder "
-					       "is " PLACEHOLDER ")");
+			return why_set(why, "a stray '}' in a header's value (the one placeholder "
+					    "is " PLACEHOLDER ")");
 		if (c != '{')
 			continue;
 		if (n - i < pl || memcmp(s + i, PLACEHOLDER, pl))
-			return egress_why(why, "the one placeholder a header's value may hold is "
-					       PLACEHOLDER);
+			return why_set(
+				why,
+				"the one placeholder a header's value may hold is " PLACEHOLDER);
 		if (*uses)
-			return egress_why(why, PLACEHOLDER " appears more than once in one header");
+			return why_set(why, PLACEHOLDER " appears more than once in one header");
 		*uses = true;
 		i += pl - 1;
 	}
@@ -381,20 +345,21 @@ int egress_template_check(const char *s, size_t n, bool *uses, char **why)
 int egress_abs_path_check(const char *what, const char *s, size_t n, char **why)
 {
 	if (n == 0 || s[0] != '/')
-		return egress_why(why, "%s must be an absolute path", what);
+		return why_set(why, "%s must be an absolute path", what);
 	if (n > EGRESS_PATH_MAX)
-		return egress_why(why, "%s is longer than %u bytes", what, EGRESS_PATH_MAX);
+		return why_set(why, "%s is longer than %u bytes", what, EGRESS_PATH_MAX);
 	if (n == 1)
-		return egress_why(why, "%s must name a file, not /", what);
+		return why_set(why, "%s must name a file, not /", what);
 	for (size_t at = 1; at <= n;) {
 		const char *seg = s + at;
 		const char *slash = memchr(seg, '/', n - at);
 		size_t len = slash ? (size_t)(slash - seg) : n - at;
 		if (len == 0 || (len == 1 && seg[0] == '.') ||
 		    (len == 2 && seg[0] == '.' && seg[1] == '.'))
-			return egress_why(why, "%s must be written plainly: no \"//\", \".\", \"..\" or "
-					       "trailing '/'",
-					  what);
+			return why_set(why,
+				       "%s must be written plainly: no \"//\", \".\", \"..\" or "
+				       "trailing '/'",
+				       what);
 		at += len + 1;
 	}
 	return 0;
@@ -405,8 +370,9 @@ int egress_env_name_check(const char *s, size_t n, char **why)
 	bool ok = n > 0 && n <= 128 && !(s[0] >= '0' && s[0] <= '9');
 	for (size_t i = 0; ok && i < n; i++)
 		ok = alnum(s[i]) || s[i] == '_';
-	return ok ? 0 : egress_why(why, "an environment variable's name is letters, digits and '_', "
-					"not starting with a digit");
+	return ok ? 0
+		  : why_set(why, "an environment variable's name is letters, digits and '_', "
+				 "not starting with a digit");
 }
 
 /* ---- numbers ---- */
@@ -442,8 +408,8 @@ int egress_size_parse(const char *s, size_t n, uint64_t *out, char **why)
 				*out = v << units[i].shift;
 				return 0;
 			}
-	return egress_why(why, "a size is a number of bytes, or a number with KiB, MiB or GiB "
-			       "(\"4MiB\")");
+	return why_set(why, "a size is a number of bytes, or a number with KiB, MiB or GiB "
+			    "(\"4MiB\")");
 }
 
 int egress_duration_ms_parse(const char *s, size_t n, uint64_t *out, char **why)
@@ -460,5 +426,5 @@ int egress_duration_ms_parse(const char *s, size_t n, uint64_t *out, char **why)
 				*out = v * units[i].ms;
 				return 0;
 			}
-	return egress_why(why, "a duration is a number with ms, s, m or h (\"30s\")");
+	return why_set(why, "a duration is a number with ms, s, m or h (\"30s\")");
 }

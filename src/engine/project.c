@@ -353,6 +353,26 @@ void project_request_fields(const struct project_call *pc, struct bh_request_fie
 	};
 }
 
+/* ---- egress: the same fields over the caller's request, borrowed (no
+ * copy, no nonce: a digest only) ---- */
+void bh_project_request_digest(const struct bh_project *req, char out[65])
+{
+	struct project_call pc = {
+		.files = (struct bh_file *)req->files,
+		.n_files = req->n_files,
+		.steps = (char **)req->steps,
+		.n_steps = req->n_steps,
+		.artifacts = (char **)req->artifacts,
+		.n_artifacts = req->n_artifacts,
+		.grant_profile = (char *)(req->grant_profile ? req->grant_profile : ""),
+		.floor = req->floor,
+		.sent_timeout_ms = req->has_sent_timeout ? req->sent_timeout_ms : req->timeout_ms,
+	};
+	struct bh_request_fields rf;
+	project_request_fields(&pc, &rf);
+	bh_request_digest(&rf, out);
+}
+
 void project_result_fields(const struct project_outcome *o, struct bh_result_fields *rf)
 {
 	*rf = (struct bh_result_fields){

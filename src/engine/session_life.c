@@ -81,7 +81,7 @@ static void on_hibernated(bh_engine *e, void *arg, struct sandbox *sb, const bh_
 	session_egress_detach(s); /* ---- egress: no socket while on disk ---- */
 	set_state(s, BH_SESSION_HIBERNATED);
 	store_session_hibernated(e->store, s->fp, (int64_t)(s->awake_used_us / 1000u),
-				 (int64_t)s->lifetime_ms, NULL);
+				 (int64_t)s->lifetime_ms, s->egress_profile, NULL);
 	engine_maybe_crash(e, "hibernated"); /* the row says so: the next engine restores it */
 	s->retention_t = loop_timer(e->loop, e->policy.retention_ms, session_on_retention, s);
 	s->hibernated_ms = (int64_t)now_real_ms();
@@ -270,10 +270,21 @@ void session_wake(bh_session *s)
 	}
 	loop_timer_cancel(e->loop, s->sleep_t);
 	s->sleep_t = NULL;
-	/* ---- egress: the socket is back before the sandbox is ---- */
+	/* ---- egress: the socket is back before the sandbox is. A profile that
+	 * cannot be held again (gone from the profiles file since, or a broker
+	 * that is not there) keeps the session on disk: nothing it left running
+	 * gets a credential, and a profiles reload that brings the profile back
+	 * lets the next call wake it. ---- */
 	if (hibernated && session_egress_attach(s, &err) < 0) {
-		end_session(s, BH_END_MAIN_PROCESS_ENDED, err->msg);
+		bh_error *plain = NULL;
+		bh_refuse(&plain, BH_REFUSAL_PERMISSION,
+			  "this hibernated session holds egress profile %s, which cannot be held "
+			  "again (%s); it stays hibernated: restore the profile and reload the "
+			  "profiles, or close the session",
+			  s->egress_profile ? s->egress_profile : "", err->msg);
 		bh_error_free(err);
+		stay_hibernated(s, plain);
+		bh_error_free(plain);
 		return;
 	}
 	set_state(s, BH_SESSION_WAKING);

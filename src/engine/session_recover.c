@@ -150,6 +150,10 @@ static void readopt(void *arg, const struct store_hibernated_row *r)
 	s->principal = xstrdup(r->principal);
 	s->owner = xstrdup(r->owner);
 	s->run_key = xstrdup(r->run_key);
+	/* ---- egress: its profile, held again at wake (looked up in the set
+	 * current then; the daemon checks the caller may still use it) ---- */
+	if (r->egress_profile && *r->egress_profile)
+		s->egress_profile = xstrdup(r->egress_profile);
 	s->calls = r->calls;
 	snprintf(s->last_record, sizeof s->last_record, "%s", r->last_record_sha256);
 	s->created_ms = r->created_ms;

@@ -13,11 +13,12 @@
 /* Migrations are numbered; each runs once, in order, inside a transaction,
  * and PRAGMA user_version records how far a store has come. */
 static const char *const migrations[] = {
-	bh_schema_sql,	 /* data/schema.sql */
+	bh_schema_sql,    /* data/schema.sql */
 	bh_migration_002, /* data/migrations/002-hibernation.sql */
 	bh_migration_003, /* data/migrations/003-cells.sql (stream) */
 	bh_migration_004, /* data/migrations/004-inflight.sql (inflight) */
 	bh_migration_005, /* data/migrations/005-attribution.sql (ci) */
+	bh_migration_006, /* data/migrations/006-egress-profile.sql (egress) */
 };
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -151,6 +152,14 @@ int store_open(const char *path, bool readonly, bool sync_full, struct bh_store 
 			       "SELECT 1 FROM pragma_table_xinfo('events') WHERE name = 'request_id'",
 			       -1, &col, NULL) == SQLITE_OK)
 		s->events_attributed = sqlite3_step(col) == SQLITE_ROW;
+	sqlite3_finalize(col);
+	/* ---- egress: and, from before migration 6, sessions without a profile ---- */
+	col = NULL;
+	if (sqlite3_prepare_v2(
+		    s->db,
+		    "SELECT 1 FROM pragma_table_xinfo('sessions') WHERE name = 'egress_profile'",
+		    -1, &col, NULL) == SQLITE_OK)
+		s->sessions_egress = sqlite3_step(col) == SQLITE_ROW;
 	sqlite3_finalize(col);
 	*out = s;
 	return 0;
@@ -588,29 +597,38 @@ void store_set_work_bound(struct bh_store *s, uint64_t steps)
 }
 
 int store_session_hibernated(struct bh_store *s, const char *fingerprint, int64_t awake_ms,
-			     int64_t lifetime_ms, bh_error **err)
+			     int64_t lifetime_ms, const char *egress_profile, bh_error **err)
 {
-	sqlite3_stmt *st = store_prepare(s,
-				   "UPDATE sessions SET state = 'hibernated', awake_ms = ?, lifetime_ms = ?, "
-				   "hibernated_ms = ? WHERE fingerprint = ?",
-				   err);
+	sqlite3_stmt *st = store_prepare(
+		s,
+		"UPDATE sessions SET state = 'hibernated', awake_ms = ?, lifetime_ms = ?, "
+		"hibernated_ms = ?, egress_profile = ? WHERE fingerprint = ?",
+		err);
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, awake_ms);
 	sqlite3_bind_int64(st, 2, lifetime_ms);
 	sqlite3_bind_int64(st, 3, (int64_t)now_real_ms());
-	store_bind_text(st, 4, fingerprint);
+	store_bind_text(st, 4, egress_profile ? egress_profile : "");
+	store_bind_text(st, 5, fingerprint);
 	return step_done(s, st, "record a hibernation", err);
 }
 
 int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *arg, bh_error **err)
 {
-	sqlite3_stmt *st = store_prepare(
-		s,
-		"SELECT fingerprint, sandbox, runtime, tier, floor, principal, owner, run_key, created_ms, "
-		"coalesce(last_call_ms, 0), awake_ms, lifetime_ms, coalesce(hibernated_ms, 0), calls, "
-		"last_record_sha256 FROM sessions WHERE state = 'hibernated'",
-		err);
+#define HIBERNATED_COLUMNS                                                                           \
+	"SELECT fingerprint, sandbox, runtime, tier, floor, principal, owner, run_key, created_ms, " \
+	"coalesce(last_call_ms, 0), awake_ms, lifetime_ms, coalesce(hibernated_ms, 0), calls, "      \
+	"last_record_sha256, "
+	/* ---- egress: a store read as it is, from before migration 6, names no profile ---- */
+	sqlite3_stmt *st =
+		store_prepare(s,
+			      s->sessions_egress ? HIBERNATED_COLUMNS
+				      "egress_profile FROM sessions WHERE state = 'hibernated'"
+						 : HIBERNATED_COLUMNS
+				      "'' FROM sessions WHERE state = 'hibernated'",
+			      err);
+#undef HIBERNATED_COLUMNS
 	if (!st)
 		return -1;
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -630,6 +648,7 @@ int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *
 			.hibernated_ms = sqlite3_column_int64(st, 12),
 			.calls = (uint64_t)sqlite3_column_int64(st, 13),
 			.last_record_sha256 = (const char *)sqlite3_column_text(st, 14),
+			.egress_profile = (const char *)sqlite3_column_text(st, 15),
 		};
 		fn(arg, &r);
 	}

@@ -128,6 +128,7 @@ void *store_db(struct bh_store *s);
  * steps; store_untrusted.h), lowered to meet it without a huge store. */
 void store_set_work_bound(struct bh_store *s, uint64_t steps);
 extern const char bh_migration_005[]; /* ---- ci: attribution ---- */
+extern const char bh_migration_006[]; /* ---- egress: a session's profile ---- */
 
 extern const char bh_schema_sql[]; /* data/schema.sql, embedded */
 extern const char bh_migration_002[];
@@ -140,13 +141,16 @@ int store_search(struct bh_store *s, enum bh_search_stream stream, const char *t
 		 bh_search_fn fn, void *arg, bh_error **err);
 
 /* A session gone to disk: enough for the next engine to re-adopt it. */
+/* egress_profile: the profile the session holds for its life (NULL or "":
+ * none), held again when the next engine wakes it (migration 006). */
 int store_session_hibernated(struct bh_store *s, const char *fingerprint, int64_t awake_ms,
-			     int64_t lifetime_ms, bh_error **err);
+			     int64_t lifetime_ms, const char *egress_profile, bh_error **err);
 struct store_hibernated_row {
 	const char *fingerprint, *sandbox, *runtime, *tier, *floor, *principal, *owner, *run_key;
 	int64_t created_ms, last_call_ms, awake_ms, lifetime_ms, hibernated_ms;
 	uint64_t calls;
 	const char *last_record_sha256;
+	const char *egress_profile; /* "" for none */
 };
 typedef void (*store_hibernated_fn)(void *arg, const struct store_hibernated_row *row);
 int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *arg, bh_error **err);

@@ -43,6 +43,7 @@ struct bh_store {
 	size_t n_cache;
 	struct wal_watch wal;
 	bool events_attributed; /* ---- ci: its events have actor and request_id (migration 5) ---- */
+	bool sessions_egress; /* ---- egress: its sessions name their profile (migration 6) ---- */
 };
 
 /* A kept statement, or a fresh one-off when it is in use (release hands

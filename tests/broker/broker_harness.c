@@ -148,7 +148,24 @@ static void *upconn_main(void *arg)
 
 	char path[512] = "";
 	sscanf(line, "%*s %511s", path);
-	if (!strncmp(path, "/v1/echo", 8)) {
+	if (!strcmp(path, "/v1/echoenc")) { /* ---- egress: encoded echoes ---- */
+		char auth[512] = "";
+		const char *a = strcasestr(buf, "\r\nauthorization:");
+		if (a && a < end)
+			sscanf(a + 16, " %511[^\r]", auth);
+		char forms[ECHO_FORMS][ECHO_FORM_MAX];
+		echo_encodings(auth, forms);
+		char extra[8192], b[8192];
+		int el = 0, bl = snprintf(b, sizeof b, "{\"plain_hex\":\"deadbeef\"");
+		for (int k = 0; k < ECHO_FORMS; k++) {
+			el += snprintf(extra + el, sizeof extra - (size_t)el, "X-Echo-%d: %s\r\n",
+				       k, forms[k]);
+			bl += snprintf(b + bl, sizeof b - (size_t)bl, ",\"form%d\":\"%s\"", k,
+				       forms[k]);
+		}
+		bl += snprintf(b + bl, sizeof b - (size_t)bl, "}");
+		respond(uc->ssl, "200 OK", extra, b, (size_t)bl);
+	} else if (!strncmp(path, "/v1/echo", 8)) {
 		/* An upstream that hands the credential back, in a header and
 		 * in the body. */
 		char auth[512] = "";
@@ -379,11 +396,12 @@ void fixture_init(struct fixture *f)
 	snprintf(o, sizeof o, "https://rebind.test:%u", f->other.port);
 	p->origins[1] = strv(o);
 	static const char *const routes[][2] = {
-		{"GET", "/v1/items"},   {"GET", "/v1/items/*"}, {"GET", "/v1/items/*/detail"},
+		{"GET", "/v1/items"},   {"GET", "/v1/items/*"},  {"GET", "/v1/items/*/detail"},
 		{"GET", "/v1/echo"},    {"GET", "/v1/redirect"}, {"GET", "/v1/slow"},
-		{"GET", "/v1/big"},     {"GET", "/v1/chunked"}, {"GET", "/v1/gzip"},
-		{"POST", "/v1/upload"}, {"HEAD", "/v1/items"},  {"GET", "/steal"},
-		{"GET", "/v1/echo64"},  {"GET", "/v1/busy"},    {"GET", "/simple/*/"},  {"GET", "/files/*"},
+		{"GET", "/v1/big"},     {"GET", "/v1/chunked"},  {"GET", "/v1/gzip"},
+		{"POST", "/v1/upload"}, {"HEAD", "/v1/items"},   {"GET", "/steal"},
+		{"GET", "/v1/echo64"},  {"GET", "/v1/busy"},     {"GET", "/simple/*/"},
+		{"GET", "/files/*"},    {"GET", "/v1/echoenc"}, /* ---- egress ---- */
 	};
 	p->n_routes = sizeof routes / sizeof routes[0];
 	p->routes = calloc(p->n_routes, sizeof *p->routes);
@@ -613,4 +631,40 @@ bool fixture_wait_notes(struct fixture *f, int n)
 		usleep(10000);
 	}
 	return false;
+}
+
+/* ---- egress: the forms an upstream's echo of a header value takes ---- */
+void echo_encodings(const char *v, char forms[ECHO_FORMS][ECHO_FORM_MAX])
+{
+	static const char lo[] = "0123456789abcdef", up[] = "0123456789ABCDEF";
+	size_t n = strlen(v);
+	for (int k = 0; k < ECHO_FORMS; k++)
+		forms[k][0] = '\0';
+	size_t at[ECHO_FORMS] = {0};
+	for (size_t i = 0; i < n && 3 * (i + 1) < ECHO_FORM_MAX; i++) {
+		unsigned char c = (unsigned char)v[i];
+		/* 0, 1: every byte %xx, lower and upper case */
+		at[0] += (size_t)sprintf(forms[0] + at[0], "%%%c%c", lo[c >> 4], lo[c & 15]);
+		at[1] += (size_t)sprintf(forms[1] + at[1], "%%%c%c", up[c >> 4], up[c & 15]);
+		/* 2: some bytes encoded, mixed case, a space as '+' (a form encoder) */
+		if (c == ' ')
+			at[2] += (size_t)sprintf(forms[2] + at[2], "+");
+		else if (i % 2)
+			at[2] +=
+				(size_t)sprintf(forms[2] + at[2], "%%%c%c", up[c >> 4], lo[c & 15]);
+		else
+			at[2] += (size_t)sprintf(forms[2] + at[2], "%c", c);
+		/* 3, 4: hex, lower and upper case */
+		at[3] += (size_t)sprintf(forms[3] + at[3], "%c%c", lo[c >> 4], lo[c & 15]);
+		at[4] += (size_t)sprintf(forms[4] + at[4], "%c%c", up[c >> 4], up[c & 15]);
+	}
+	/* 5: base64 of the credential alone, past "Bearer " */
+	const char *cred = strchr(v, ' ');
+	cred = cred ? cred + 1 : v;
+	EVP_EncodeBlock((unsigned char *)forms[5], (const unsigned char *)cred, (int)strlen(cred));
+	/* 6: the same in base64url, unpadded (JWTs, URLs) */
+	size_t k = 0;
+	for (const char *c = forms[5]; *c && *c != '='; c++)
+		forms[6][k++] = *c == '+' ? '-' : *c == '/' ? '_' : *c;
+	forms[6][k] = '\0';
 }

@@ -77,4 +77,14 @@ char *client_connect_tls(struct fixture *f, const char *target, const char *sni,
 /* A shell command's stdout (malloc'd), its exit status in *rc. */
 char *run_cmd(const char *cmd, int *rc);
 
+/* ---- egress: the forms an upstream's echo of a header value takes (the
+ * upstream's /v1/echoenc answers with each, in a header X-Echo-K and a body
+ * field formK): 0 every byte %xx, 1 every byte %XX, 2 some bytes encoded in
+ * mixed case and a space as '+', 3 hex, 4 HEX, 5 base64 of what follows
+ * the value's first space (the credential of "Bearer X"), 6 the same in
+ * unpadded base64url. ---- */
+#define ECHO_FORMS 7
+#define ECHO_FORM_MAX 800
+void echo_encodings(const char *v, char forms[ECHO_FORMS][ECHO_FORM_MAX]);
+
 #endif

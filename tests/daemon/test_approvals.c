@@ -690,3 +690,98 @@ Test(approvals, a_call_that_timed_out_is_the_desks_clocks_event, .init = start_s
 			 "%s", ev);
 	free(ev);
 }
+
+/* ---- egress: a project run is held like a code call ---- */
+
+/* Under --approval required a session's project run waits for the person:
+ * the approval row names it a project with its steps one a line and its
+ * files, and the request digest its record will carry; approved, it runs
+ * and answers as if never held. A one-shot Run's project is held as well,
+ * and denied it is refused with nothing run. */
+Test(approvals, a_project_run_is_held_listing_its_steps_and_runs_only_once_approved,
+     .init = start_required, .fini = stop, .timeout = 120)
+{
+	struct session s;
+	open_session(&s, d.run_token);
+	char body[1024];
+	snprintf(body, sizeof body,
+		 "{\"protocol\":3,\"sessionId\":\"%s\",\"project\":{"
+		 "\"files\":[{\"path\":\"in.txt\",\"content\":\"seed\"}],"
+		 "\"steps\":[\"cat in.txt > approved.txt\",\"echo built\"],"
+		 "\"artifacts\":[\"approved.txt\"]}}",
+		 s.id);
+	struct agent g = {.token = d.run_token, .path = SVC "SessionRun", .body = body};
+	agent_start(&g);
+	struct wire_operator_approvals l = wait_held(1);
+	const struct wire_operator_approval *h = &l.approvals[0];
+	cr_expect_str_eq(h->procedure, "SessionRun");
+	cr_expect_str_eq(h->session, s.fp);
+	cr_expect_str_eq(h->kind, "project");
+	cr_expect_str_eq(h->language, "");
+	cr_expect_str_eq(h->code, "$ cat in.txt > approved.txt\n$ echo built\n");
+	cr_assert_eq(l.n_files, 1);
+	cr_expect_str_eq(l.files[0].name, "in.txt");
+	cr_expect_str_eq(l.files[0].text, "seed");
+	char id[32], digest[65];
+	snprintf(id, sizeof id, "%s", h->id);
+	snprintf(digest, sizeof digest, "%s", h->request_sha256);
+	wire_operator_approvals_free(&l);
+	/* `bulkhead approvals show` names it a project and lists its steps */
+	char path[4200], out[8192], args[256];
+	snprintf(path, sizeof path, "%s/op.token", d.dir);
+	FILE *tf = fopen(path, "w");
+	cr_assert_not_null(tf);
+	fprintf(tf, "%s\n", d.op_token);
+	fclose(tf);
+	snprintf(args, sizeof args, "show %s", id);
+	cr_assert_eq(cli(out, sizeof out, args), 0, "%s", out);
+	cr_expect(strstr(out, ", project)\nrequest ") != NULL, "%s", out);
+	cr_expect(strstr(out, "--- steps (") != NULL, "%s", out);
+	cr_expect(strstr(out, "$ cat in.txt > approved.txt\n$ echo built\n") != NULL, "%s", out);
+	usleep(300 * 1000);
+	cr_assert(!work_has(&s, "approved.txt"), "the held project ran before approval");
+
+	struct answer *a = decide(d.op_token, id, "approve", "builds one file");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	answer_free(a);
+	a = agent_join(&g);
+	cr_assert_eq(a->status, 200, "the approved project did not answer: %s", a->body);
+	struct wire_session_run_response r;
+	struct wire_status st;
+	cr_assert_eq(wire_decode_session_run_response(a->body, a->len, &r, &st), 0, "%s", st.msg);
+	cr_assert(r.has_run && r.run.has_record, "%s", a->body);
+	cr_expect_str_eq(r.run.result.kind, "project");
+	cr_expect_eq(r.run.result.outcome, BH_PROJECT_COMPLETED, "%s", a->body);
+	cr_expect_eq(r.run.result.n_steps, 2);
+	cr_expect_str_eq(r.run.record.request_sha256, digest,
+			 "the held row named another request digest than the record's");
+	cr_expect(bh_record_verify(&r.run.record));
+	wire_session_run_response_free(&r);
+	answer_free(a);
+	cr_expect(work_has(&s, "approved.txt"), "the approved project did not run");
+	char *ev = approval_events(digest);
+	cr_expect(strstr(ev, "approved by watcher; request ") != NULL, "%s", ev);
+	free(ev);
+
+	/* A one-shot Run's project: held, denied, nothing ran. */
+	struct agent one = {.token = d.run_token,
+			    .path = SVC "Run",
+			    .body = "{\"protocol\":3,\"project\":{\"steps\":[\"echo never\"]}}"};
+	agent_start(&one);
+	l = wait_held(1);
+	cr_expect_str_eq(l.approvals[0].procedure, "Run");
+	cr_expect_str_eq(l.approvals[0].kind, "project");
+	cr_expect_str_eq(l.approvals[0].code, "$ echo never\n");
+	snprintf(id, sizeof id, "%s", l.approvals[0].id);
+	wire_operator_approvals_free(&l);
+	a = decide(d.op_token, id, "deny", "not today");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	answer_free(a);
+	a = agent_join(&one);
+	cr_assert_eq(a->status, 403, "%s", a->body);
+	struct wire_error e = error_of(a);
+	cr_expect(strstr(e.message, "denied by watcher: not today; nothing ran") != NULL, "%s",
+		  e.message);
+	wire_error_free(&e);
+	answer_free(a);
+}

@@ -344,8 +344,9 @@ static void draw_one(struct app *a, struct view *v, int top, int bottom)
 	fmt_age(waiting, sizeof waiting, r->held_ms, now);
 	deadline_text(left, sizeof left, r->deadline_ms, now);
 	int y = top, skip = l->scroll;
+	/* ---- egress: a project's steps are in no one language: its kind says it ---- */
 	snprintf(line, sizeof line, "%s of %s on %s (%s)", r->procedure, r->principal, r->tier,
-		 r->language);
+		 *r->language ? r->language : r->kind);
 	put_lines(&y, bottom, &skip, a->cols, line);
 	snprintf(line, sizeof line, "session  %s", *r->session ? r->session : "- (a one-shot Run)");
 	put_lines(&y, bottom, &skip, a->cols, line);

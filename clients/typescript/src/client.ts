@@ -10,7 +10,7 @@
  * and there is no checked answer for it: ` otherwise.
  */
 import { BulkheadError, dataLoss, decodeDetails, refused, refusalByName, sessionEndOf, type SessionEnd } from "./errors.js";
-import { fingerprintOf, recordFromJson, requestDigest, resultDigest, verifyRecord, type RequestFields, type RunRecord } from "./record.js";
+import { fingerprintOf, recordFromJson, requestDigest, resultDigest, verifyRecord, type RequestFields, type ResultFields, type RunRecord } from "./record.js";
 import { Transport, type Exchange, type FetchLike } from "./transport.js";
 import { ownerDigestWith, ownerKey } from "./owner.js";
 
@@ -73,6 +73,71 @@ export interface RunAnswer {
   durationMs: number;
   record: RunRecord;
   result: ExecResult;
+}
+
+/* ---- egress: project runs (plimsoll's ProjectRun; the C client's bh_client_run_project) ---- */
+
+/** proto3 JSON names a project's outcome; the digest takes its number. */
+export const PROJECT_OUTCOMES = [
+  "PROJECT_OUTCOME_UNSPECIFIED",
+  "PROJECT_OUTCOME_COMPLETED",
+  "PROJECT_OUTCOME_SETUP_FAILED",
+  "PROJECT_OUTCOME_TIMED_OUT",
+  "PROJECT_OUTCOME_PROTOCOL_ERROR",
+] as const;
+export type ProjectOutcome = (typeof PROJECT_OUTCOMES)[number];
+
+export interface ProjectStep {
+  command: string;
+  stdout: Uint8Array;
+  stderr: Uint8Array;
+  /** 124 at the deadline. */
+  exitCode: number;
+  timedOut: boolean;
+  durationMs: number;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+}
+
+export interface ProjectArtifact {
+  path: string;
+  content: Uint8Array;
+}
+
+export interface ProjectResult {
+  kind: "project";
+  /** How the run concluded: a failing step is still COMPLETED (its exitCode says it failed). */
+  outcome: ProjectOutcome;
+  outcomeNumber: number;
+  outcomeDetail: string;
+  artifactsTruncated: boolean;
+  steps: ProjectStep[];
+  artifacts: ProjectArtifact[];
+}
+
+export interface ProjectAnswer {
+  sandbox: string;
+  isolation: string;
+  environment: string;
+  softwareIdentity: string;
+  durationMs: number;
+  record: RunRecord;
+  result: ProjectResult;
+}
+
+export interface ProjectOptions {
+  /** Written into /work before the first step (UTF-8 text, paths relative). */
+  files?: CellFile[];
+  /** 1 to 20 shell commands, run in order by /bin/sh in /work, stopping after the first that fails. */
+  steps: string[];
+  /** Paths under /work read back once the steps end. */
+  artifacts?: string[];
+  /** An egress profile held for this run only (Describe's supportsProjectGrants). */
+  grantProfile?: string;
+  minimumIsolation?: Tier;
+  /** The whole run's budget (the daemon's default 30 s, at most 120 s). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
 }
 
 export interface CellAnswer {
@@ -209,13 +274,19 @@ const num = (v: unknown): number => (v == null || v === "" ? 0 : Number(v));
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
 const bool = (v: unknown): boolean => v === true;
 
-function parseRun(o: unknown, kind: "javascript" | "cell"): RunAnswer {
+/** An answered run's object, holding a record and exactly the result kind asked for. */
+function answeredRun(o: unknown, kind: "javascript" | "cell" | "project"): Record<string, unknown> {
   if (!o || typeof o !== "object") throw new TypeError("the answer carries no run");
   const j = o as Record<string, unknown>;
   if (!j.record) throw new TypeError("the answer carries no run record");
   const kinds = ["javascript", "project", "module", "cell"].filter((k) => j[k] !== undefined);
   if (kinds.length !== 1 || kinds[0] !== kind)
     throw new TypeError(`the answer's result is ${kinds.join("+") || "missing"}, the request was a ${kind}`);
+  return j;
+}
+
+function parseRun(o: unknown, kind: "javascript" | "cell"): RunAnswer {
+  const j = answeredRun(o, kind);
   const r = j[kind] as Record<string, unknown>;
   return {
     sandbox: str(j.sandbox),
@@ -238,8 +309,63 @@ function parseRun(o: unknown, kind: "javascript" | "cell"): RunAnswer {
   };
 }
 
+/** What checkAnswered looks at: a snippet's, a cell's or a project's answer. */
+interface AnsweredRun {
+  sandbox: string;
+  isolation: string;
+  environment: string;
+  softwareIdentity: string;
+  record: RunRecord;
+  result: ResultFields;
+}
+
+/** A ProjectResult read strictly: a malformed one is the daemon's fault (thrown as TypeError). */
+function parseProjectResult(o: unknown): ProjectResult {
+  if (!o || typeof o !== "object" || Array.isArray(o)) throw new TypeError("the project result is not an object");
+  const r = o as Record<string, unknown>;
+  const outcome = r.outcome === undefined ? "PROJECT_OUTCOME_UNSPECIFIED" : r.outcome;
+  const outcomeNumber = PROJECT_OUTCOMES.indexOf(outcome as ProjectOutcome);
+  if (outcomeNumber < 0) throw new TypeError(`the project's outcome ${JSON.stringify(outcome)} is not one plimsoll names`);
+  const list = (v: unknown, what: string): Record<string, unknown>[] => {
+    if (v === undefined) return [];
+    if (!Array.isArray(v) || v.some((x) => !x || typeof x !== "object" || Array.isArray(x))) throw new TypeError(`the project's ${what} is not a list of objects`);
+    return v as Record<string, unknown>[];
+  };
+  return {
+    kind: "project",
+    outcome: outcome as ProjectOutcome,
+    outcomeNumber,
+    outcomeDetail: str(r.outcomeDetail),
+    artifactsTruncated: bool(r.artifactsTruncated),
+    steps: list(r.steps, "steps").map((st) => ({
+      command: str(st.command),
+      stdout: bytesOfB64(st.stdout),
+      stderr: bytesOfB64(st.stderr),
+      exitCode: num(st.exitCode),
+      timedOut: bool(st.timedOut),
+      durationMs: num(st.durationMs),
+      stdoutTruncated: bool(st.stdoutTruncated),
+      stderrTruncated: bool(st.stderrTruncated),
+    })),
+    artifacts: list(r.artifacts, "artifacts").map((a) => ({ path: str(a.path), content: bytesOfB64(a.content) })),
+  };
+}
+
+function parseProject(o: unknown): ProjectAnswer {
+  const j = answeredRun(o, "project");
+  return {
+    sandbox: str(j.sandbox),
+    isolation: str(j.isolation),
+    environment: str(j.environment),
+    softwareIdentity: str(j.softwareIdentity),
+    durationMs: num(j.durationMs),
+    record: recordFromJson(j.record),
+    result: parseProjectResult(j.project),
+  };
+}
+
 /** Why an answered run does not hold against what was sent, or null. */
-export function checkAnswered(sent: RequestFields, run: RunAnswer): string | null {
+export function checkAnswered(sent: RequestFields, run: AnsweredRun): string | null {
   const r = run.record;
   if (r.version !== 2) return `protocol ${PROTOCOL} requires record version 2, the record is version ${r.version}`;
   const want = requestDigest(sent);
@@ -266,6 +392,21 @@ export function checkUnanswered(sent: RequestFields, r: RunRecord): string | nul
   if (r.softwareRuleId) return "the record's software rule is not the request's";
   if (!verifyRecord(r)) return `record digest ${r.recordSha256} does not match its fields`;
   return null;
+}
+
+/** A single Run's answer, parsed and checked against what was sent; it carries no session fields. */
+function checkedSingle<T extends AnsweredRun>(sent: RequestFields, parse: () => T): T {
+  let run: T;
+  try {
+    run = parse();
+  } catch (e) {
+    throw dataLoss((e as Error).message);
+  }
+  const problem = checkAnswered(sent, run);
+  if (problem) throw dataLoss(problem);
+  const r = run.record;
+  if (r.session || r.sequence !== 0n || r.previousSha256) throw dataLoss("a single run's record carries session fields");
+  return run;
 }
 
 function validFloor(f: string | undefined): string {
@@ -332,17 +473,31 @@ export class Client {
     if (floor) body.minimumIsolation = floor;
     if (timeoutMs) body.timeoutMs = timeoutMs;
     const { json } = await this.call("Run", body, o.signal);
-    let run: RunAnswer;
-    try {
-      run = parseRun(json, "javascript");
-    } catch (e) {
-      throw dataLoss((e as Error).message);
-    }
-    const problem = checkAnswered(sent, run);
-    if (problem) throw dataLoss(problem);
-    const r = run.record;
-    if (r.session || r.sequence !== 0n || r.previousSha256) throw dataLoss("a single run's record carries session fields");
-    return run;
+    return checkedSingle(sent, () => parseRun(json, "javascript"));
+  }
+
+  /** A project in a fresh sandbox (plimsoll's ProjectRun), its answer checked as a snippet's is:
+   *  record version 2, request and result digests (plimsoll's project encoding), provider, tier,
+   *  environment, the record's own digest, no session fields, tier >= floor. */
+  async runProject(o: ProjectOptions): Promise<ProjectAnswer> {
+    if (!o || !Array.isArray(o.steps) || o.steps.length === 0)
+      throw refused("invalid_argument", "request", "a project needs at least one step");
+    const floor = validFloor(o.minimumIsolation);
+    const timeoutMs = o.timeoutMs && o.timeoutMs > 0 ? Math.trunc(o.timeoutMs) : 0;
+    const grantProfile = validGrant(o.grantProfile);
+    const files = (o.files ?? []).map((f) => ({ path: f.path, content: f.content }));
+    const steps = [...o.steps];
+    const artifacts = [...(o.artifacts ?? [])];
+    const sent: RequestFields = { protocol: PROTOCOL, minimumIsolation: floor, timeoutMs, kind: "project", files, steps, artifacts, grantProfile };
+    const project: Record<string, unknown> = { steps };
+    if (files.length) project.files = files;
+    if (artifacts.length) project.artifacts = artifacts;
+    if (grantProfile) project.grantProfile = grantProfile;
+    const body: Record<string, unknown> = { protocol: PROTOCOL, project };
+    if (floor) body.minimumIsolation = floor;
+    if (timeoutMs) body.timeoutMs = timeoutMs;
+    const { json } = await this.call("Run", body, o.signal);
+    return checkedSingle(sent, () => parseProject(json));
   }
 
   /** Opens a session; its fingerprint and tier are checked (a session that fails is closed). */

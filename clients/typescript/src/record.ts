@@ -42,15 +42,20 @@ export interface RequestFields {
   timeoutMs: number;
   softwareMode?: string;
   softwareIdentities?: string[];
-  kind: "javascript" | "cell" | "";
+  kind: "javascript" | "cell" | "project" | "";
   code?: string | Bytes;
   grantProfile?: string;
   language?: string;
   files?: { path: string; content: string | Bytes }[];
+  /** A project's (plimsoll.md §5.2): its commands and the artifact paths asked for. */
+  steps?: string[];
+  artifacts?: string[];
 }
 
-/** What the result digest covers. */
-export interface ResultFields {
+/** What the result digest covers: a snippet's or a cell's, or a project's. */
+export type ResultFields = ExecResultFields | ProjectResultFields;
+
+export interface ExecResultFields {
   kind: "javascript" | "cell";
   exitCode: number;
   timedOut: boolean;
@@ -60,6 +65,24 @@ export interface ResultFields {
   stderrTruncated: boolean;
   interpreterStarted?: boolean;
   interpreterEnded?: boolean;
+}
+
+/** A project's result as digested (plimsoll.md §5.2); outcome by its enum number. */
+export interface ProjectResultFields {
+  kind: "project";
+  outcomeNumber: number;
+  outcomeDetail: string;
+  artifactsTruncated: boolean;
+  steps: {
+    command: string;
+    exitCode: number;
+    timedOut: boolean;
+    stdout: Bytes;
+    stderr: Bytes;
+    stdoutTruncated: boolean;
+    stderrTruncated: boolean;
+  }[];
+  artifacts: { path: string; content: Bytes }[];
 }
 
 const utf8 = new TextEncoder();
@@ -110,12 +133,40 @@ export function requestDigest(r: RequestFields): string {
     const files = r.files ?? [];
     d.field("language", r.language ?? "").field("code", r.code ?? "").int("files", files.length);
     for (const f of files) d.field("file_path", f.path).field("file_content", f.content);
+  } else if (r.kind === "project") {
+    const files = r.files ?? [];
+    const steps = r.steps ?? [];
+    const artifacts = r.artifacts ?? [];
+    d.field("grant_profile", r.grantProfile ?? "").int("files", files.length);
+    for (const f of files) d.field("file_path", f.path).field("file_content", f.content);
+    d.int("steps", steps.length);
+    for (const c of steps) d.field("step_command", c);
+    d.int("artifacts", artifacts.length);
+    for (const a of artifacts) d.field("artifact_path", a);
   }
   return d.hex();
 }
 
 export function resultDigest(r: ResultFields): string {
   const d = new Digest("plimsoll.run-result.v1");
+  if (r.kind === "project") {
+    d.field("kind", "project")
+      .int("outcome", r.outcomeNumber)
+      .field("outcome_detail", r.outcomeDetail)
+      .bool("artifacts_truncated", r.artifactsTruncated)
+      .int("steps", r.steps.length);
+    for (const st of r.steps)
+      d.field("step_command", st.command)
+        .int("step_exit_code", st.exitCode)
+        .bool("step_timed_out", st.timedOut)
+        .field("step_stdout", st.stdout)
+        .field("step_stderr", st.stderr)
+        .bool("step_stdout_truncated", st.stdoutTruncated)
+        .bool("step_stderr_truncated", st.stderrTruncated);
+    d.int("artifacts", r.artifacts.length);
+    for (const a of r.artifacts) d.field("artifact_path", a.path).field("artifact_content", a.content);
+    return d.hex();
+  }
   d.field("kind", r.kind)
     .int("exit_code", r.exitCode)
     .bool("timed_out", r.timedOut)

@@ -1,4 +1,6 @@
-#include "why.h"
+/* Error text for the small modules that take `char **why` last (base.h):
+ * the daemon's and the profiles file's, one definition. */
+#include "base.h"
 
 #include <stdarg.h>
 #include <stdio.h>
