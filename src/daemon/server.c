@@ -392,6 +392,13 @@ int bh_daemon_serve(const struct bh_daemon_config *cfg, char **why)
 		teardown(&s);
 		return -1;
 	}
+	/* ---- config: where it listens, in the daemon's log (the CLI's
+	 * on_ready prints only its "ready" line on stdout) ---- */
+	if (s.n_ls > 1)
+		daemon_log(BH_LOG_INFO, NULL, "listening on %s and %s (port %d)", s.socket_path,
+			   cfg->listen, s.ls[1].port);
+	else
+		daemon_log(BH_LOG_INFO, NULL, "listening on %s", s.socket_path);
 	if (cfg->on_ready)
 		cfg->on_ready(cfg->on_ready_arg, s.socket_path, s.n_ls > 1 ? s.ls[1].port : 0);
 	uint64_t next_sweep = now_mono_ms() + 1000, next_poll = 0;
