@@ -12,7 +12,8 @@
 
 /* serve's own complaints, in the daemon's log format: under --log-format
  * json every line on stderr is one JSON object, these too. */
-static void say(enum daemon_log_format format, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(enum daemon_log_format format, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 static void say(enum daemon_log_format format, const char *fmt, ...)
 {
 	char *msg = NULL;
@@ -99,8 +100,9 @@ int cmd_serve(int argc, char **argv)
 		if (flags.d.log_format == DAEMON_LOG_JSON)
 			say(flags.d.log_format, "%s", why);
 		else
-			cli_error("%s\nusage: bulkhead serve [OPTION...]  (bulkhead serve --help lists them)",
-				  why);
+			cli_error(
+				"%s\nusage: bulkhead serve [OPTION...]  (bulkhead serve --help lists them)",
+				why);
 		free(why);
 		return CLI_EXIT_USAGE;
 	}
@@ -113,8 +115,9 @@ int cmd_serve(int argc, char **argv)
 		abort();
 	int rc = 0;
 	if (read_config(s, &flags, &why) < 0) {
-		say(flags.given[serve_option_find("log-format") - serve_options] ? flags.d.log_format
-										  : s->d.log_format,
+		say(flags.given[serve_option_find("log-format") - serve_options]
+			    ? flags.d.log_format
+			    : s->d.log_format,
 		    "serve: %s", why);
 		free(why);
 		rc = CLI_EXIT_USAGE;

@@ -53,10 +53,11 @@ static int checked_open(const char *path, struct stat *st, bool *missing, char *
 	if (no) {
 		close(fd);
 		/* Whoever can write it decides who may call: chmod go-w. */
-		return fail(why,
-			    "refusing the config file %s: it %s (owner uid %u, mode %04o); it must be "
-			    "a file of root's or ours that only its owner may write",
-			    path, no, (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777));
+		return fail(
+			why,
+			"refusing the config file %s: it %s (owner uid %u, mode %04o); it must be "
+			"a file of root's or ours that only its owner may write",
+			path, no, (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777));
 	}
 	return fd;
 }
@@ -82,8 +83,10 @@ int serve_read_config(const char *path, char **text, size_t *len, bool *missing,
 			int saved = r < 0 ? errno : 0;
 			free(buf);
 			close(fd);
-			return saved ? fail(why, "cannot read the config file %s: %s", path, strerror(saved))
-				     : fail(why, "the config file %s changed while it was read", path);
+			return saved ? fail(why, "cannot read the config file %s: %s", path,
+					    strerror(saved))
+				     : fail(why, "the config file %s changed while it was read",
+					    path);
 		}
 		if (r == 0)
 			break;
@@ -133,20 +136,22 @@ int serve_parse_config(struct serve_settings *s, char *text, size_t len, const c
 			continue;
 		char *eq = strchr(l, '=');
 		if (!eq)
-			return fail(why, "%s:%u: %.64s: not a setting (key = value)", name, line, l);
+			return fail(why, "%s:%u: %.64s: not a setting (key = value)", name, line,
+				    l);
 		char *key = trim(l, eq), *value = trim(eq + 1, eq + 1 + strlen(eq + 1));
 		const struct serve_option *o = serve_option_find(key);
 		if (!o)
-			return fail(why, "%s:%u: %.64s: not a setting of bulkhead serve (bulkhead serve "
-					 "--help lists them)",
+			return fail(why,
+				    "%s:%u: %.64s: not a setting of bulkhead serve (bulkhead serve "
+				    "--help lists them)",
 				    name, line, key);
 		size_t i = (size_t)(o - serve_options);
 		if (o->kind == SERVE_META)
-			return fail(why, "%s:%u: %s: a flag of the command line, not a setting", name,
-				    line, key);
+			return fail(why, "%s:%u: %s: a flag of the command line, not a setting",
+				    name, line, key);
 		if (first[i] && o->kind != SERVE_LIST)
-			return fail(why, "%s:%u: %s: given twice (first on line %u)", name, line, key,
-				    first[i]);
+			return fail(why, "%s:%u: %s: given twice (first on line %u)", name, line,
+				    key, first[i]);
 		char *w = NULL;
 		if (serve_option_set(s, o, value, &w) < 0) {
 			fail(why, "%s:%u: %s: %s", name, line, key, w);

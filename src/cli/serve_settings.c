@@ -65,7 +65,8 @@ static bool directory_ok(const char *dir)
 /* A value --print-config can write back as one line that reads the same. */
 static bool string_ok(const char *s)
 {
-	if (!*s || s[0] == ' ' || s[0] == '\t' || s[strlen(s) - 1] == ' ' || s[strlen(s) - 1] == '\t')
+	if (!*s || s[0] == ' ' || s[0] == '\t' || s[strlen(s) - 1] == ' ' ||
+	    s[strlen(s) - 1] == '\t')
 		return false;
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
 		if (*p < 0x20 || *p == 0x7f)
@@ -118,12 +119,14 @@ int serve_option_set(struct serve_settings *s, const struct serve_option *o, con
 	case SERVE_COUNT:
 	case SERVE_NUMBER:
 		if ((v = number_in(text, o->lo, o->hi)) < 0)
-			return fail(why, "not a valid value (a number from %lld to %lld)", o->lo, o->hi);
+			return fail(why, "not a valid value (a number from %lld to %lld)", o->lo,
+				    o->hi);
 		store(at, o->size, v);
 		return 0;
 	case SERVE_DURATION:
 		if ((v = duration_ms(text)) < o->lo || v > o->hi)
-			return fail(why, "not a valid value (a duration: a number with ms, s, m or h)");
+			return fail(why,
+				    "not a valid value (a duration: a number with ms, s, m or h)");
 		store(at, o->size, v);
 		return 0;
 	case SERVE_CHOICE:
@@ -135,21 +138,27 @@ int serve_option_set(struct serve_settings *s, const struct serve_option *o, con
 		return fail(why, "not a valid value (%s)", o->arg);
 	case SERVE_DIR:
 		if (!directory_ok(text))
-			return fail(why, "not a valid value (an absolute path of a directory that exists)");
+			return fail(
+				why,
+				"not a valid value (an absolute path of a directory that exists)");
 		*(const char **)at = text;
 		return 0;
 	case SERVE_STRING:
 	case SERVE_META:
 		if (!string_ok(text))
-			return fail(why, "not a valid value (not empty, no control characters, no blank at "
-					 "either end)");
+			return fail(
+				why,
+				"not a valid value (not empty, no control characters, no blank at "
+				"either end)");
 		*(const char **)at = text;
 		return 0;
 	case SERVE_LIST: {
 		unsigned *n = (unsigned *)((char *)s + o->count_offset);
 		if (!string_ok(text))
-			return fail(why, "not a valid value (not empty, no control characters, no blank at "
-					 "either end)");
+			return fail(
+				why,
+				"not a valid value (not empty, no control characters, no blank at "
+				"either end)");
 		if (*n >= (unsigned)o->hi)
 			return fail(why, "given more than %lld times", o->hi);
 		((const char **)at)[(*n)++] = text;
@@ -206,8 +215,19 @@ int serve_parse_argv(struct serve_settings *s, int argc, char **argv, char **why
 		}
 		if (o && o->kind == SERVE_LIST && !s->given[o - serve_options])
 			*(unsigned *)((char *)s + o->count_offset) = 0;
-		if (!o || serve_option_set(s, o, v, NULL) < 0)
-			return fail(why, "serve: %s %s: not an option, or not a valid value for it", a, v);
+		if (!o)
+			return fail(why, "serve: %s %s: not an option, or not a valid value for it",
+				    a, v);
+		char *w = NULL;
+		if (serve_option_set(s, o, v, &w) < 0) {
+			/* The command's old words, then what the value should be. */
+			static const char invalid[] = "not a valid value ";
+			bool paren = !strncmp(w, invalid, sizeof invalid - 1);
+			fail(why, "serve: %s %s: not an option, or not a valid value for it%s%s", a,
+			     v, paren ? " " : ": ", paren ? w + sizeof invalid - 1 : w);
+			free(w);
+			return -1;
+		}
 		s->given[o - serve_options] = true;
 	}
 	return 0;
@@ -372,10 +392,12 @@ void serve_print_help(FILE *out)
 			}
 			fprintf(out, "%*s", HELP_COLUMN - n, "");
 			char *text = NULL;
-			bool dflt = o->dflt && strcmp(o->dflt, "false") && strcmp(o->dflt, "(none)");
+			bool dflt =
+				o->dflt && strcmp(o->dflt, "false") && strcmp(o->dflt, "(none)");
 			if (asprintf(&text, "%s%s%.*s%s", o->help, dflt ? " (default: " : "",
 				     dflt ? (int)strlen(o->dflt) - (o->dflt[0] == '(' ? 2 : 0) : 0,
-				     dflt ? o->dflt + (o->dflt[0] == '(') : "", dflt ? ")" : "") < 0)
+				     dflt ? o->dflt + (o->dflt[0] == '(') : "",
+				     dflt ? ")" : "") < 0)
 				abort();
 			put_wrapped(out, text, HELP_COLUMN);
 			free(text);

@@ -50,14 +50,14 @@ struct serve_option {
 	const char *name;  /* the long flag without "--", and the file's key */
 	const char *alias; /* another spelling on the command line ("-v"), or NULL */
 	enum serve_option_kind kind;
-	long long lo, hi;  /* numbers and durations (ms): the range; lists: hi names */
+	long long lo, hi; /* numbers and durations (ms): the range; lists: hi names */
 	const struct serve_choice *choices; /* SERVE_CHOICE: ended by a NULL word */
-	size_t offset, size;    /* the field in struct serve_settings */
-	size_t count_offset;    /* SERVE_LIST: its unsigned count */
+	size_t offset, size;                /* the field in struct serve_settings */
+	size_t count_offset;                /* SERVE_LIST: its unsigned count */
 	enum serve_section section;
-	const char *arg;   /* in --help: "N", "DUR", "FILE" (NULL for a flag) */
-	const char *help;  /* --help's text; "\n" continues on an indented line */
-	const char *dflt;  /* the value when unset, in the file's syntax, or
+	const char *arg;  /* in --help: "N", "DUR", "FILE" (NULL for a flag) */
+	const char *help; /* --help's text; "\n" continues on an indented line */
+	const char *dflt; /* the value when unset, in the file's syntax, or
 			      "(words)" when it has none to write */
 };
 

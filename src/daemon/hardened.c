@@ -59,29 +59,33 @@ void hardened_check_settings(struct hardened *h, const struct bh_daemon_config *
 	if (cfg->listen && !listen_is_loopback(cfg->listen) &&
 	    !(cfg->tls.cert_path && cfg->tls.key_path))
 		add(h, "--listen %s is off loopback without TLS: give --tls-cert and --tls-key%s",
-		    cfg->listen, cfg->insecure_cleartext ? " (--insecure-cleartext is not enough)" : "");
+		    cfg->listen,
+		    cfg->insecure_cleartext ? " (--insecure-cleartext is not enough)" : "");
 	if (cfg->tier != BH_TIER_KERNEL)
-		add(h, "the tier is not pinned to kernel (--tier %s): give --tier kernel, so "
-		       "every session gets the kernel tier",
-		    cfg->tier > BH_TIER_NONE ? bh_tier_name(cfg->tier) : "unset: the strongest proven");
+		add(h,
+		    "the tier is not pinned to kernel (--tier %s): give --tier kernel, so "
+		    "every session gets the kernel tier",
+		    cfg->tier > BH_TIER_NONE ? bh_tier_name(cfg->tier)
+					     : "unset: the strongest proven");
 	static const struct {
 		size_t at;
 		const char *flag, *what;
 	} caps[] = {
 		{offsetof(struct bh_daemon_config, engine.policy.max_sessions), "--max-sessions",
 		 "the sessions in all"},
-		{offsetof(struct bh_daemon_config, engine.policy.max_per_principal), "--per-principal",
-		 "one principal's sessions"},
+		{offsetof(struct bh_daemon_config, engine.policy.max_per_principal),
+		 "--per-principal", "one principal's sessions"},
 		{offsetof(struct bh_daemon_config, engine.policy.max_per_owner), "--per-owner",
 		 "one owner's sessions"},
-		{offsetof(struct bh_daemon_config, engine.policy.memory_budget_mb), "--memory-budget",
-		 "the sandboxes' memory in all"},
+		{offsetof(struct bh_daemon_config, engine.policy.memory_budget_mb),
+		 "--memory-budget", "the sandboxes' memory in all"},
 		{offsetof(struct bh_daemon_config, rate_per_minute), "--rate",
 		 "one principal's calls a minute"},
 	};
 	for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
 		if (!*(const uint32_t *)((const char *)cfg + caps[i].at))
-			add(h, "%s is not set: the cap on %s must be chosen, not left to its default",
+			add(h,
+			    "%s is not set: the cap on %s must be chosen, not left to its default",
 			    caps[i].flag, caps[i].what);
 }
 
@@ -118,7 +122,8 @@ static void kernel_tier_check(struct hardened *h, bh_engine *e)
 		if (t[i].tier == BH_TIER_KERNEL) {
 			if (!t[i].offered)
 				add(h, "the kernel tier is not proven here: %s",
-				    t[i].reason && *t[i].reason ? t[i].reason : "its smoke test failed");
+				    t[i].reason && *t[i].reason ? t[i].reason
+								: "its smoke test failed");
 			return;
 		}
 	add(h, "the kernel tier is not proven here: the engine has no kernel tier");
@@ -137,8 +142,8 @@ int hardened_verdict(struct hardened *h, bh_engine *e, char **why)
 	if (!h->n)
 		return 0;
 	report(h);
-	return why_set(why, "--hardened: refusing to start: %zu violation%s (each logged above)", h->n,
-		       h->n == 1 ? "" : "s");
+	return why_set(why, "--hardened: refusing to start: %zu violation%s (each logged above)",
+		       h->n, h->n == 1 ? "" : "s");
 }
 
 void hardened_done(struct hardened *h)

@@ -16,7 +16,7 @@
 #define HARDENED_PROOF_DEADLINE_MS 180000 /* a first runsc proof takes seconds */
 
 struct hardened {
-	bool on;        /* cfg->hardened */
+	bool on; /* cfg->hardened */
 	bool reported;
 	size_t n;
 	char *lines[HARDENED_MAX_VIOLATIONS];

@@ -45,10 +45,11 @@ static int hardened_serve(const char *args, char *err, size_t errlen, bool *sock
 	snprintf(dir, sizeof dir, "%s/hardened-XXXXXX", test_root());
 	cr_assert_not_null(mkdtemp(dir));
 	chmod(dir, 0711);
-	int rc = harness_sh_into(err, errlen,
-				 "BULKHEAD_INTERP='%s' BULKHEAD_EVIDENCE='%s/evidence' %s serve --no-config "
-				 "--hardened --state '%s/state' --socket '%s/sock' %s 2>&1 >'%s/stdout'",
-				 BH_TEST_INTERP, test_root(), BH_TEST_CLI, dir, dir, args, dir);
+	int rc = harness_sh_into(
+		err, errlen,
+		"BULKHEAD_INTERP='%s' BULKHEAD_EVIDENCE='%s/evidence' %s serve --no-config "
+		"--hardened --state '%s/state' --socket '%s/sock' %s 2>&1 >'%s/stdout'",
+		BH_TEST_INTERP, test_root(), BH_TEST_CLI, dir, dir, args, dir);
 	char path[4200];
 	snprintf(path, sizeof path, "%s/sock", dir);
 	*socket_made = access(path, F_OK) == 0;
@@ -57,9 +58,10 @@ static int hardened_serve(const char *args, char *err, size_t errlen, bool *sock
 	cr_expect(out && !strstr(out, "ready"), "it said ready: %s", out ? out : "");
 	free(out);
 	char ignored[64];
-	harness_sh_into(ignored, sizeof ignored,
-			"BULKHEAD_INTERP='%s' %s gc --state '%s/state' >/dev/null 2>&1; rm -rf '%s'",
-			BH_TEST_INTERP, BH_TEST_CLI, dir, dir);
+	harness_sh_into(
+		ignored, sizeof ignored,
+		"BULKHEAD_INTERP='%s' %s gc --state '%s/state' >/dev/null 2>&1; rm -rf '%s'",
+		BH_TEST_INTERP, BH_TEST_CLI, dir, dir);
 	return rc;
 }
 
@@ -75,23 +77,30 @@ Test(hardened, three_unsafe_settings_are_named_together_and_nothing_starts)
 	cr_expect_eq(rc, 125, "exit %d: %s", rc, err);
 	cr_expect(!sock, "a listener was bound: %s", err);
 	cr_expect_eq(lines_with(err, "error: hardened: "), 3, "not three violations:\n%s", err);
-	cr_expect_eq(lines_with(err, "hardened: --open: callers are not authenticated"), 1, "%s", err);
-	cr_expect_eq(lines_with(err, "hardened: the tier is not pinned to kernel (--tier container)"),
+	cr_expect_eq(lines_with(err, "hardened: --open: callers are not authenticated"), 1, "%s",
+		     err);
+	cr_expect_eq(lines_with(err,
+				"hardened: the tier is not pinned to kernel (--tier container)"),
 		     1, "%s", err);
 	cr_expect_eq(lines_with(err, "hardened: --rate is not set"), 1, "%s", err);
 	cr_expect(strstr(err, "--hardened: refusing to start: 3 violations"), "%s", err);
 
 	/* Everything wrong at once: a TCP listener off loopback without TLS
-	 * (it is never bound: the verdict comes first), a clients file that
+	 * (the operator's word for it is not enough; it is never bound: the
+	 * verdict comes first), a clients file that
 	 * does not exist, the tier left to the proofs, every cap unset. */
-	rc = hardened_serve("--listen 10.255.255.1:8746 --clients /nonexistent/bulkhead-clients", err,
-			    sizeof err, &sock);
+	rc = hardened_serve("--listen 10.255.255.1:8746 --insecure-cleartext "
+			    "--clients /nonexistent/bulkhead-clients",
+			    err, sizeof err, &sock);
 	cr_expect_eq(rc, 125, "exit %d: %s", rc, err);
 	cr_expect_eq(lines_with(err, "error: hardened: "), 8, "not eight violations:\n%s", err);
-	cr_expect_eq(lines_with(err, "--listen 10.255.255.1:8746 is off loopback without TLS"), 1, "%s",
-		     err);
+	cr_expect_eq(lines_with(err,
+				"--listen 10.255.255.1:8746 is off loopback without TLS: give "
+				"--tls-cert and --tls-key (--insecure-cleartext is not enough)"),
+		     1, "%s", err);
 	cr_expect_eq(lines_with(err, "hardened: clients file: "), 1, "%s", err);
-	cr_expect_eq(lines_with(err, "the tier is not pinned to kernel (--tier unset"), 1, "%s", err);
+	cr_expect_eq(lines_with(err, "the tier is not pinned to kernel (--tier unset"), 1, "%s",
+		     err);
 	static const char *const caps[] = {"--max-sessions", "--per-principal", "--per-owner",
 					   "--memory-budget", "--rate"};
 	for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {

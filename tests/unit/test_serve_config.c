@@ -78,7 +78,8 @@ Test(serve_config, a_setting_from_the_file_applies_and_a_flag_overrides_it)
 	cr_expect(has_line(out, "max-sessions = 7"), "%s", out);
 	cr_expect(has_line(out, "idle = 90s"), "%s", out);
 	cr_expect(has_line(out, "open = true"), "%s", out);
-	cr_expect(has_line(out, "allowed-host = a.example") && has_line(out, "allowed-host = b.example"),
+	cr_expect(has_line(out, "allowed-host = a.example") &&
+			  has_line(out, "allowed-host = b.example"),
 		  "%s", out);
 	cr_expect(has_line(out, "# rate = 600"), "a default is a comment: %s", out);
 
@@ -88,23 +89,26 @@ Test(serve_config, a_setting_from_the_file_applies_and_a_flag_overrides_it)
 	cr_expect(has_line(out, "max-sessions = 9") && !strstr(out, "max-sessions = 7"), "%s", out);
 	cr_expect(has_line(out, "idle = 90s"), "the file's other settings stay: %s", out);
 	/* A repeated flag replaces the file's list as a whole. */
-	cr_expect(has_line(out, "allowed-host = c.example") && !strstr(out, "a.example"), "%s", out);
+	cr_expect(has_line(out, "allowed-host = c.example") && !strstr(out, "a.example"), "%s",
+		  out);
 }
 
 Test(serve_config, print_config_read_back_as_the_file_prints_the_same)
 {
 	char first[16384], again[16384], args[8192];
-	cr_assert_eq(serve(first, sizeof first,
-			   "--no-config --print-config --tier kernel --listen 127.0.0.1:0 --pool-age 90s "
-			   "--retention 36h --approval-timeout 1500ms --hardened --log-format json "
-			   "--trusted-proxy 127.0.0.9 --trusted-proxy ::1 --shutdown hibernate -v"),
-		     0, "%s", first);
+	cr_assert_eq(
+		serve(first, sizeof first,
+		      "--no-config --print-config --tier kernel --listen 127.0.0.1:0 --pool-age 90s "
+		      "--retention 36h --approval-timeout 1500ms --hardened --log-format json "
+		      "--trusted-proxy 127.0.0.9 --trusted-proxy ::1 --shutdown hibernate -v"),
+		0, "%s", first);
 	const char *path = config_text("printed.conf", first);
 	snprintf(args, sizeof args, "--config '%s' --print-config", path);
 	cr_assert_eq(serve(again, sizeof again, args), 0, "%s", again);
 	cr_assert_str_eq(again, first);
-	cr_expect(has_line(first, "approval-timeout = 1500ms") && has_line(first, "retention = 36h") &&
-			  has_line(first, "verbose = 1") && has_line(first, "tier = kernel"),
+	cr_expect(has_line(first, "approval-timeout = 1500ms") &&
+			  has_line(first, "retention = 36h") && has_line(first, "verbose = 1") &&
+			  has_line(first, "tier = kernel"),
 		  "%s", first);
 }
 
@@ -114,7 +118,8 @@ Test(serve_config, what_is_not_exactly_a_setting_is_refused_with_its_line)
 	static const struct {
 		const char *text, *expect;
 	} cases[] = {
-		{"idle = 5m\n\n# fine so far\nbogus = 1\n", ":4: bogus: not a setting of bulkhead serve"},
+		{"idle = 5m\n\n# fine so far\nbogus = 1\n",
+		 ":4: bogus: not a setting of bulkhead serve"},
 		{"max-sessions = 8x\n", ":1: max-sessions: not a valid value"},
 		{"idle = 5m\nidle = 6m\n", ":2: idle: given twice (first on line 1)"},
 		{"open = yes\n", ":1: open: not a valid value (true or false)"},
@@ -132,7 +137,8 @@ Test(serve_config, what_is_not_exactly_a_setting_is_refused_with_its_line)
 		cr_expect_eq(rc, 2, "case %zu exited %d: %s", i, rc, out);
 		cr_expect(strstr(out, "bad.conf") && strstr(out, cases[i].expect),
 			  "case %zu: wanted \"%s\": %s", i, cases[i].expect, out);
-		cr_expect(!strstr(out, "# bulkhead serve: the effective"), "case %zu printed: %s", i, out);
+		cr_expect(!strstr(out, "# bulkhead serve: the effective"), "case %zu printed: %s",
+			  i, out);
 	}
 }
 
@@ -154,7 +160,8 @@ Test(serve_config, a_nul_byte_an_overlong_line_or_too_many_names_are_refused)
 
 	char names[2048] = "";
 	for (int i = 0; i <= DAEMON_MAX_NAMES; i++)
-		snprintf(names + strlen(names), sizeof names - strlen(names), "allowed-host = h%d\n", i);
+		snprintf(names + strlen(names), sizeof names - strlen(names),
+			 "allowed-host = h%d\n", i);
 	path = config_text("names.conf", names);
 	snprintf(args, sizeof args, "--config '%s' --print-config", path);
 	cr_expect_eq(serve(out, sizeof out, args), 2, "%s", out);
@@ -170,7 +177,8 @@ Test(serve_config, a_file_others_could_write_or_a_missing_named_one_is_refused)
 		const char *path = config_file("open.conf", "idle = 5m\n", 10, modes[i]);
 		snprintf(args, sizeof args, "--config '%s' --print-config", path);
 		cr_expect_eq(serve(out, sizeof out, args), 2, "%s", out);
-		cr_expect(strstr(out, "refusing the config file") && strstr(out, why[i]), "%s", out);
+		cr_expect(strstr(out, "refusing the config file") && strstr(out, why[i]), "%s",
+			  out);
 	}
 	const char *path = config_file("theirs.conf", "idle = 5m\n", 10, 0644);
 	cr_assert_eq(chown(path, 4242, 4242), 0);
