@@ -414,7 +414,8 @@ const struct serve_option serve_options[] = {
 	 .section = SERVE_SECTION_SERVICE,
 	 .arg = "FILE",
 	 .help = "read the settings from FILE (which must exist) instead of\n" SERVE_CONFIG_DEFAULT
-		 " (read when it exists); flags override the file"},
+		 " (read when it exists); flags override the file; of --config and --no-config\n"
+		 "the later counts"},
 	{.name = "no-config",
 	 .kind = SERVE_META,
 	 AT(no_config),

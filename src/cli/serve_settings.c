@@ -205,6 +205,8 @@ int serve_parse_argv(struct serve_settings *s, int argc, char **argv, char **why
 				store(field(s, o), o->size, load(field(s, o), o->size) + 1);
 			else
 				store(field(s, o), o->size, 1);
+			if (!strcmp(o->name, "no-config"))
+				s->config_path = NULL;
 			s->given[o - serve_options] = true;
 			continue;
 		}
@@ -229,6 +231,10 @@ int serve_parse_argv(struct serve_settings *s, int argc, char **argv, char **why
 			return -1;
 		}
 		s->given[o - serve_options] = true;
+		/* Of --config and --no-config, the later counts (a test's
+		 * harness says --no-config, the test itself --config). */
+		if (!strcmp(o->name, "config"))
+			s->no_config = false;
 	}
 	return 0;
 }

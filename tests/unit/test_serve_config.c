@@ -215,3 +215,15 @@ Test(serve_config, help_and_print_config_name_every_setting_of_the_table)
 		l += n + (l[n] == '\n');
 	}
 }
+
+Test(serve_config, of_config_and_no_config_the_later_counts)
+{
+	const char *path = config_text("later.conf", "max-sessions = 7\n");
+	char out[16384], args[8192];
+	snprintf(args, sizeof args, "--no-config --config '%s' --print-config", path);
+	cr_assert_eq(serve(out, sizeof out, args), 0, "%s", out);
+	cr_expect(has_line(out, "max-sessions = 7"), "%s", out);
+	snprintf(args, sizeof args, "--config '%s' --no-config --print-config", path);
+	cr_assert_eq(serve(out, sizeof out, args), 0, "%s", out);
+	cr_expect(has_line(out, "# max-sessions = 64"), "%s", out);
+}
