@@ -8,26 +8,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int fail(char **why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(char **why, const char *fmt, ...)
-{
-	if (!why)
-		return -1;
-	free(*why);
-	va_list ap;
-	va_start(ap, fmt);
-	if (vasprintf(why, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	return -1;
-}
 
 static int checked_open(const char *path, struct stat *st, bool *missing, char **why)
 {
@@ -36,7 +21,7 @@ static int checked_open(const char *path, struct stat *st, bool *missing, char *
 		int saved = errno;
 		if (missing)
 			*missing = saved == ENOENT;
-		return fail(why, "cannot open the config file %s: %s", path, strerror(saved));
+		return serve_fail(why, "cannot open the config file %s: %s", path, strerror(saved));
 	}
 	const char *no = NULL;
 	memset(st, 0, sizeof *st);
@@ -53,7 +38,7 @@ static int checked_open(const char *path, struct stat *st, bool *missing, char *
 	if (no) {
 		close(fd);
 		/* Whoever can write it decides who may call: chmod go-w. */
-		return fail(
+		return serve_fail(
 			why,
 			"refusing the config file %s: it %s (owner uid %u, mode %04o); it must be "
 			"a file of root's or ours that only its owner may write",
@@ -83,10 +68,11 @@ int serve_read_config(const char *path, char **text, size_t *len, bool *missing,
 			int saved = r < 0 ? errno : 0;
 			free(buf);
 			close(fd);
-			return saved ? fail(why, "cannot read the config file %s: %s", path,
-					    strerror(saved))
-				     : fail(why, "the config file %s changed while it was read",
-					    path);
+			return saved ? serve_fail(why, "cannot read the config file %s: %s", path,
+						  strerror(saved))
+				     : serve_fail(why,
+						  "the config file %s changed while it was read",
+						  path);
 		}
 		if (r == 0)
 			break;
@@ -123,10 +109,10 @@ int serve_parse_config(struct serve_settings *s, char *text, size_t len, const c
 		char *nl = memchr(p, '\n', (size_t)(end - p));
 		char *e = nl ? nl : end;
 		if (memchr(p, '\0', (size_t)(e - p)))
-			return fail(why, "%s:%u: a NUL byte: not a text file", name, line);
+			return serve_fail(why, "%s:%u: a NUL byte: not a text file", name, line);
 		if (e - p > SERVE_CONFIG_LINE_MAX)
-			return fail(why, "%s:%u: the line is longer than %d bytes", name, line,
-				    SERVE_CONFIG_LINE_MAX);
+			return serve_fail(why, "%s:%u: the line is longer than %d bytes", name,
+					  line, SERVE_CONFIG_LINE_MAX);
 		char *next = nl ? nl + 1 : end;
 		if (e > p && e[-1] == '\r')
 			e--;
@@ -136,25 +122,27 @@ int serve_parse_config(struct serve_settings *s, char *text, size_t len, const c
 			continue;
 		char *eq = strchr(l, '=');
 		if (!eq)
-			return fail(why, "%s:%u: %.64s: not a setting (key = value)", name, line,
-				    l);
+			return serve_fail(why, "%s:%u: %.64s: not a setting (key = value)", name,
+					  line, l);
 		char *key = trim(l, eq), *value = trim(eq + 1, eq + 1 + strlen(eq + 1));
 		const struct serve_option *o = serve_option_find(key);
 		if (!o)
-			return fail(why,
-				    "%s:%u: %.64s: not a setting of bulkhead serve (bulkhead serve "
-				    "--help lists them)",
-				    name, line, key);
+			return serve_fail(
+				why,
+				"%s:%u: %.64s: not a setting of bulkhead serve (bulkhead serve "
+				"--help lists them)",
+				name, line, key);
 		size_t i = (size_t)(o - serve_options);
 		if (o->kind == SERVE_META)
-			return fail(why, "%s:%u: %s: a flag of the command line, not a setting",
-				    name, line, key);
+			return serve_fail(why,
+					  "%s:%u: %s: a flag of the command line, not a setting",
+					  name, line, key);
 		if (first[i] && o->kind != SERVE_LIST)
-			return fail(why, "%s:%u: %s: given twice (first on line %u)", name, line,
-				    key, first[i]);
+			return serve_fail(why, "%s:%u: %s: given twice (first on line %u)", name,
+					  line, key, first[i]);
 		char *w = NULL;
 		if (serve_option_set(s, o, value, &w) < 0) {
-			fail(why, "%s:%u: %s: %s", name, line, key, w);
+			serve_fail(why, "%s:%u: %s: %s", name, line, key, w);
 			free(w);
 			return -1;
 		}

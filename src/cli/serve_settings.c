@@ -9,8 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int fail(char **why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(char **why, const char *fmt, ...)
+int serve_fail(char **why, const char *fmt, ...)
 {
 	if (!why)
 		return -1;
@@ -113,20 +112,20 @@ int serve_option_set(struct serve_settings *s, const struct serve_option *o, con
 	switch (o->kind) {
 	case SERVE_FLAG:
 		if (strcmp(text, "true") && strcmp(text, "false"))
-			return fail(why, "not a valid value (true or false)");
+			return serve_fail(why, "not a valid value (true or false)");
 		store(at, o->size, !strcmp(text, "true"));
 		return 0;
 	case SERVE_COUNT:
 	case SERVE_NUMBER:
 		if ((v = number_in(text, o->lo, o->hi)) < 0)
-			return fail(why, "not a valid value (a number from %lld to %lld)", o->lo,
-				    o->hi);
+			return serve_fail(why, "not a valid value (a number from %lld to %lld)",
+					  o->lo, o->hi);
 		store(at, o->size, v);
 		return 0;
 	case SERVE_DURATION:
 		if ((v = duration_ms(text)) < o->lo || v > o->hi)
-			return fail(why,
-				    "not a valid value (a duration: a number with ms, s, m or h)");
+			return serve_fail(
+				why, "not a valid value (a duration: a number with ms, s, m or h)");
 		store(at, o->size, v);
 		return 0;
 	case SERVE_CHOICE:
@@ -135,10 +134,10 @@ int serve_option_set(struct serve_settings *s, const struct serve_option *o, con
 				store(at, o->size, c->value);
 				return 0;
 			}
-		return fail(why, "not a valid value (%s)", o->arg);
+		return serve_fail(why, "not a valid value (%s)", o->arg);
 	case SERVE_DIR:
 		if (!directory_ok(text))
-			return fail(
+			return serve_fail(
 				why,
 				"not a valid value (an absolute path of a directory that exists)");
 		*(const char **)at = text;
@@ -146,7 +145,7 @@ int serve_option_set(struct serve_settings *s, const struct serve_option *o, con
 	case SERVE_STRING:
 	case SERVE_META:
 		if (!string_ok(text))
-			return fail(
+			return serve_fail(
 				why,
 				"not a valid value (not empty, no control characters, no blank at "
 				"either end)");
@@ -155,17 +154,17 @@ int serve_option_set(struct serve_settings *s, const struct serve_option *o, con
 	case SERVE_LIST: {
 		unsigned *n = (unsigned *)((char *)s + o->count_offset);
 		if (!string_ok(text))
-			return fail(
+			return serve_fail(
 				why,
 				"not a valid value (not empty, no control characters, no blank at "
 				"either end)");
 		if (*n >= (unsigned)o->hi)
-			return fail(why, "given more than %lld times", o->hi);
+			return serve_fail(why, "given more than %lld times", o->hi);
 		((const char **)at)[(*n)++] = text;
 		return 0;
 	}
 	}
-	return fail(why, "not a valid value");
+	return serve_fail(why, "not a valid value");
 }
 
 /* "--name" or "--name=value" or the alias: the option, and *inline_value
@@ -212,21 +211,23 @@ int serve_parse_argv(struct serve_settings *s, int argc, char **argv, char **why
 		}
 		if (!v) {
 			if (i + 1 >= argc || a[0] != '-')
-				return fail(why, "serve: unexpected \"%s\"", a);
+				return serve_fail(why, "serve: unexpected \"%s\"", a);
 			v = argv[++i];
 		}
 		if (o && o->kind == SERVE_LIST && !s->given[o - serve_options])
 			*(unsigned *)((char *)s + o->count_offset) = 0;
 		if (!o)
-			return fail(why, "serve: %s %s: not an option, or not a valid value for it",
-				    a, v);
+			return serve_fail(
+				why, "serve: %s %s: not an option, or not a valid value for it", a,
+				v);
 		char *w = NULL;
 		if (serve_option_set(s, o, v, &w) < 0) {
 			/* The command's old words, then what the value should be. */
 			static const char invalid[] = "not a valid value ";
 			bool paren = !strncmp(w, invalid, sizeof invalid - 1);
-			fail(why, "serve: %s %s: not an option, or not a valid value for it%s%s", a,
-			     v, paren ? " " : ": ", paren ? w + sizeof invalid - 1 : w);
+			serve_fail(why,
+				   "serve: %s %s: not an option, or not a valid value for it%s%s",
+				   a, v, paren ? " " : ": ", paren ? w + sizeof invalid - 1 : w);
 			free(w);
 			return -1;
 		}

@@ -82,6 +82,8 @@ extern const size_t serve_options_count;
 extern const char *const serve_section_titles[SERVE_SECTION_COUNT];
 
 const struct serve_option *serve_option_find(const char *name);
+/* Replaces *why (when why is not NULL) with the text; returns -1. */
+int serve_fail(char **why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Sets one option from its text (a SERVE_FLAG takes "true" or "false").
  * -1 with *why ("not a valid value ...") when the text is not one of its
  * values. The text must outlive s. */
