@@ -5,10 +5,13 @@
 #include "why.h"
 
 #include <arpa/inet.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
 static void add(struct hardened *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add(struct hardened *h, const char *fmt, ...)
@@ -96,11 +99,26 @@ void hardened_take(struct hardened *h, char **why)
 	*why = NULL;
 }
 
-static void kernel_tier_check(struct hardened *h, bh_engine *e)
+/* Whether SIGTERM or SIGINT came (sigfd: the daemon's signalfd, which
+ * holds them until its loop runs): the proof is not waited for then. */
+static bool stop_asked(int sigfd)
+{
+	struct signalfd_siginfo si;
+	while (sigfd >= 0 && read(sigfd, &si, sizeof si) == sizeof si)
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+			return true;
+	return false;
+}
+
+static void kernel_tier_check(struct hardened *h, bh_engine *e, int sigfd)
 {
 	uint64_t deadline = now_mono_ms() + HARDENED_PROOF_DEADLINE_MS;
 	bool never = false;
 	while (!bh_engine_proven(e) && now_mono_ms() < deadline) {
+		if (stop_asked(sigfd)) {
+			add(h, "the kernel tier's proof was not waited for: asked to stop");
+			return;
+		}
 		bh_error *err = NULL;
 		if (bh_engine_wait(e, &never, 100, &err) < 0 && err->code != BH_E_TIMEOUT) {
 			add(h, "the kernel tier could not be proven: %s", err->msg);
@@ -136,9 +154,9 @@ static void report(struct hardened *h)
 	h->reported = true;
 }
 
-int hardened_verdict(struct hardened *h, bh_engine *e, char **why)
+int hardened_verdict(struct hardened *h, bh_engine *e, int sigfd, char **why)
 {
-	kernel_tier_check(h, e);
+	kernel_tier_check(h, e, sigfd);
 	if (!h->n)
 		return 0;
 	report(h);

@@ -26,10 +26,11 @@ struct hardened {
 void hardened_check_settings(struct hardened *h, const struct bh_daemon_config *cfg);
 /* A violation found on the way (the clients file did not load): takes *why. */
 void hardened_take(struct hardened *h, char **why);
-/* Waits (bounded) for the tiers' proofs and notes a kernel tier that is
- * not offered; then, when anything was found, logs each violation on its
- * own line and returns -1 with *why saying how many. */
-int hardened_verdict(struct hardened *h, bh_engine *e, char **why);
+/* Waits (bounded, and no longer once sigfd holds SIGTERM or SIGINT) for
+ * the tiers' proofs and notes a kernel tier that is not offered; then, when
+ * anything was found, logs each violation on its own line and returns -1
+ * with *why saying how many. */
+int hardened_verdict(struct hardened *h, bh_engine *e, int sigfd, char **why);
 /* For a cleanup attribute: logs what was found when setup stopped for
  * another reason before the verdict, then frees. */
 void hardened_done(struct hardened *h);

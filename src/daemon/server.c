@@ -299,7 +299,7 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 		return -1;
 	}
 	daemon_broker_engine(s, s->e); /* ---- profiles: its notes become events ---- */
-	if (hard.on && hardened_verdict(&hard, s->e, why) < 0) /* ---- config ---- */
+	if (hard.on && hardened_verdict(&hard, s->e, s->sigfd, why) < 0) /* ---- config ---- */
 		return -1;
 	s->socket_path = strdup(cfg->socket_path ? cfg->socket_path : DAEMON_DEFAULT_SOCKET);
 	int fd = unix_listener(s->socket_path, why);
