@@ -56,6 +56,8 @@ void daemon_log(enum bh_log_level level, const char *component, const char *fmt,
 void bh_daemon_log_line(enum daemon_log_format format, enum bh_log_level level,
 			const char *component, const char *msg)
 {
-	log_format = format;
+	/* Written only when it changes: the broker's threads read it. */
+	if (log_format != format)
+		log_format = format;
 	daemon_log(level, component, "%s", msg);
 }
