@@ -100,6 +100,21 @@ static char *trim(char *s, char *e)
 	return s;
 }
 
+/* What a refusal quotes of a line it could not read as a setting: the text
+ * when it is short and plain (a key is lowercase letters, digits and
+ * dashes), else words, so that neither a terminal nor a JSON log line
+ * carries the file's bytes. */
+static const char *quotable(const char *text)
+{
+	size_t n = strlen(text);
+	if (n > 64)
+		return "(a long line)";
+	for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+		if (*c < 0x20 || *c >= 0x7f)
+			return "(characters other than printable ASCII)";
+	return text;
+}
+
 int serve_parse_config(struct serve_settings *s, char *text, size_t len, const char *name,
 		       char **why)
 {
@@ -122,16 +137,16 @@ int serve_parse_config(struct serve_settings *s, char *text, size_t len, const c
 			continue;
 		char *eq = strchr(l, '=');
 		if (!eq)
-			return serve_fail(why, "%s:%u: %.64s: not a setting (key = value)", name,
-					  line, l);
+			return serve_fail(why, "%s:%u: %s: not a setting (key = value)", name, line,
+					  quotable(l));
 		char *key = trim(l, eq), *value = trim(eq + 1, eq + 1 + strlen(eq + 1));
 		const struct serve_option *o = serve_option_find(key);
 		if (!o)
 			return serve_fail(
 				why,
-				"%s:%u: %.64s: not a setting of bulkhead serve (bulkhead serve "
+				"%s:%u: %s: not a setting of bulkhead serve (bulkhead serve "
 				"--help lists them)",
-				name, line, key);
+				name, line, quotable(key));
 		size_t i = (size_t)(o - serve_options);
 		if (o->kind == SERVE_META)
 			return serve_fail(why,

@@ -128,6 +128,8 @@ Test(serve_config, what_is_not_exactly_a_setting_is_refused_with_its_line)
 		{"just words\n", ":1: just words: not a setting (key = value)"},
 		{"socket =\n", ":1: socket: not a valid value"},
 		{"capture-root = relative/dir\n", ":1: capture-root: not a valid value"},
+		{"\xc3\xa9t\xc3\xa9 = 1\n",
+		 ":1: (characters other than printable ASCII): not a setting of bulkhead serve"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *path = config_text("bad.conf", cases[i].text);
