@@ -97,4 +97,11 @@ struct bh_daemon_config {
  * could not start. */
 int bh_daemon_serve(const struct bh_daemon_config *cfg, char **why);
 
+/* ---- config: serve's own lines outside bh_daemon_serve (a setting
+ * refused, the engine's lines it passes on) in the daemon's log format, so
+ * that under --log-format json every line on stderr is one JSON object
+ * (src/daemon/log.h). component may be NULL. ---- */
+void bh_daemon_log_line(enum daemon_log_format format, enum bh_log_level level,
+			const char *component, const char *msg);
+
 #endif

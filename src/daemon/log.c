@@ -51,3 +51,13 @@ void daemon_log(enum bh_log_level level, const char *component, const char *fmt,
 	free(line);
 	cJSON_Delete(o);
 }
+
+/* ---- config ---- */
+void bh_daemon_log_line(enum daemon_log_format format, enum bh_log_level level,
+			const char *component, const char *msg)
+{
+	/* Written only when it changes: the broker's threads read it. */
+	if (log_format != format)
+		log_format = format;
+	daemon_log(level, component, "%s", msg);
+}

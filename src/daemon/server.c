@@ -4,6 +4,7 @@
  * flight finish (up to the drain deadline), then close the engine, which
  * ends or hibernates the sessions per its shutdown policy. */
 #include "daemon_priv.h"
+#include "hardened.h" /* ---- config ---- */
 #include "why.h"
 
 #include <arpa/inet.h>
@@ -222,6 +223,12 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 	s->cfg = cfg;
 	s->sigfd = -1;
 	daemon_log_set_format(cfg->log_format);
+	/* ---- config: --hardened names every violation at once, before any
+	 * listener binds (hardened.c); what setup stops on meanwhile comes
+	 * after the ones found so far ---- */
+	__attribute__((cleanup(hardened_done))) struct hardened hard = {.on = cfg->hardened};
+	if (hard.on)
+		hardened_check_settings(&hard, cfg);
 	if (cfg->open && cfg->listen)
 		return why_set(why, "--open (no authentication) is allowed only on the unix socket, "
 				    "not with --listen");
@@ -229,7 +236,9 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 		const char *path = cfg->clients_path ? cfg->clients_path : CLIENTS_DEFAULT_PATH;
 		if (clients_load(path, &s->clients, why) < 0) {
 			why_prefix(why, "clients file");
-			return -1;
+			if (!hard.on) /* ---- config ---- */
+				return -1;
+			hardened_take(&hard, why);
 		}
 	}
 	/* ---- profiles: before anything listens, so a bad file stops us ---- */
@@ -290,6 +299,8 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 		return -1;
 	}
 	daemon_broker_engine(s, s->e); /* ---- profiles: its notes become events ---- */
+	if (hard.on && hardened_verdict(&hard, s->e, s->sigfd, why) < 0) /* ---- config ---- */
+		return -1;
 	s->socket_path = strdup(cfg->socket_path ? cfg->socket_path : DAEMON_DEFAULT_SOCKET);
 	int fd = unix_listener(s->socket_path, why);
 	if (fd < 0)
@@ -392,6 +403,13 @@ int bh_daemon_serve(const struct bh_daemon_config *cfg, char **why)
 		teardown(&s);
 		return -1;
 	}
+	/* ---- config: where it listens, in the daemon's log (the CLI's
+	 * on_ready prints only its "ready" line on stdout) ---- */
+	if (s.n_ls > 1)
+		daemon_log(BH_LOG_INFO, NULL, "listening on %s and %s (port %d)", s.socket_path,
+			   cfg->listen, s.ls[1].port);
+	else
+		daemon_log(BH_LOG_INFO, NULL, "listening on %s", s.socket_path);
 	if (cfg->on_ready)
 		cfg->on_ready(cfg->on_ready_arg, s.socket_path, s.n_ls > 1 ? s.ls[1].port : 0);
 	uint64_t next_sweep = now_mono_ms() + 1000, next_poll = 0;

@@ -37,3 +37,5 @@ if(TARGET bulkhead-broker)
 endif()
 # ---- project ----
 target_sources(bulkhead-daemon PRIVATE src/daemon/sandbox_project.c)
+# ---- config: serve --hardened ----
+target_sources(bulkhead-daemon PRIVATE src/daemon/hardened.c)

@@ -55,7 +55,7 @@ void daemon_restart(struct daemon *d, const char *extra)
 	char cmd[32768];
 	snprintf(cmd, sizeof cmd,
 		 "exec %s serve --state '%s/state' --socket '%s' --clients '%s/clients' "
-		 "--audit '%s/audit.log' %s",
+		 "--audit '%s/audit.log' --no-config %s", /* config: never the host's file */
 		 BH_TEST_CLI, d->dir, d->sock, d->dir, d->dir, extra ? extra : "");
 	int out[2];
 	cr_assert_eq(pipe(out), 0);
