@@ -133,6 +133,13 @@ check "the unit is /lib/systemd/system/bulkhead.service, 0644" mode_is /lib/syst
 check "the config is /etc/bulkhead/bulkhead.conf, 0644 root" mode_is /etc/bulkhead/bulkhead.conf 644 root:root
 check "dpkg knows bulkhead.conf as a conffile" \
 	bash -c "chroot '$root' dpkg-query -W -f='\${Conffiles}' bulkhead | grep -q ' /etc/bulkhead/bulkhead.conf '"
+# serve reads the shipped file at every start: it must be one serve takes.
+# (A serve before the config file, issue 19's config part, has no
+# --print-config and reads no file: nothing to check.)
+if in_root /usr/bin/bulkhead serve --help | grep -q -- '--print-config'; then
+	check "serve takes the shipped bulkhead.conf (serve --print-config reads it)" \
+		bash -c "chroot '$root' /usr/bin/bulkhead serve --print-config >/dev/null"
+fi
 check "the clients file is there, empty, 0600 root (the operator's)" \
 	bash -c "[ ! -s '$root/etc/bulkhead/clients' ] && stat -c '%a %U' '$root/etc/bulkhead/clients' | grep -qx '600 root'"
 check "the bulkhead group exists, a system group" \
