@@ -39,7 +39,7 @@ rm -rf "$src"
 echo "package: $out/$deb"
 # lintian: errors fail the build, warnings are shown.
 lint=$out/lintian.txt
-lintian --no-tag-display-limit "$out/$deb" >"$lint" 2>&1 || true
+lintian --tag-display-limit 0 "$out/$deb" >"$lint" 2>&1 || true
 grep -E '^[EW]: ' "$lint" || echo "package: lintian: no errors and no warnings"
 if grep -q '^E: ' "$lint"; then
 	echo "package: lintian reports errors (above)" >&2
