@@ -238,9 +238,9 @@ static void state_key(const char *dir, char key[13])
 {
 	char real[PATH_MAX];
 	unsigned char md[SHA256_DIGEST_LENGTH];
-	if (!realpath(dir, real))
-		snprintf(real, sizeof real, "%s", dir);
-	SHA256((const unsigned char *)real, strlen(real), md);
+	/* A directory already gone is keyed by its name as given, whole. */
+	const char *path = realpath(dir, real) ? real : dir;
+	SHA256((const unsigned char *)path, strlen(path), md);
 	for (int i = 0; i < 6; i++)
 		snprintf(key + 2 * i, 3, "%02x", md[i]);
 }

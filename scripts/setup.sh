@@ -23,6 +23,9 @@ packages=(
 	python3-jsonschema
 	# the fuzz targets (scripts/fuzz.sh): clang with libFuzzer's runtime
 	clang libclang-rt-14-dev
+	# ---- package: scripts/package.sh (dpkg-buildpackage with debhelper, then
+	# lintian) and its install test (systemd-analyze verify) ----
+	debhelper lintian systemd
 )
 
 missing=()

@@ -175,17 +175,51 @@ fuzz_suite() {
 	echo "=== fuzz: $((SECONDS - fz_start))s"
 }
 
+# ---- package: the Debian package (scripts/package.sh: the Release build a
+# packager runs, with Debian's flags and -Werror, tests compiled; lintian) in
+# the background beside the sanitized unit and runtime suites through the broker's, then
+# its install test (tests/install: dpkg into a clean root, the unit's
+# ExecStart, one call, remove and purge; ~25 s). ----
+# step NAME BUDGET COMMAND...: a step that is no criterion suite, timed, a
+# failure counted once (its own output says what failed).
+step() {
+	local name=$1 budget=$2 st=$SECONDS
+	shift 2
+	echo "=== $name (budget ${budget}s)"
+	if ! timeout --kill-after=10 "$budget" "$@"; then
+		suites_failed+=("$name")
+		failed=$((failed + 1))
+		echo "--- $name: failed (see above)" >>"$failures"
+	fi
+	echo "=== $name: $((SECONDS - st))s"
+}
+package_build() { step package 900 bash scripts/package.sh; }
+# ---- package: clang builds everything too (CI's one clang build of the whole
+# tree, -Werror, tests included), after the fuzz targets in their background
+# job: the fuzz build compiles only what it fuzzes, with sanitizers. ----
+clang_build() {
+	step clang 900 bash -c 'CC=clang cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+		{ cmake --build build-clang -j"$(nproc)" >build-clang/build.log 2>&1 ||
+			{ grep -a -E "error" build-clang/build.log | head -20; false; }; }'
+}
+fuzz_and_clang() {
+	fuzz_suite
+	clang_build
+}
+
 # The sanitized build beside the plain unit and runtime suites.
 bg asan-build asan_build
 suite unit 300 build/tests/test_unit --jobs 2
 suite runtime 900 build/tests/test_runtime --jobs 2
 echo "=== asan build (beside unit and runtime)"
 bg_join asan-build || { echo "asan build failed"; exit 1; }
+bg package package_build # ---- package ----
 suite unit-asan 400 build-asan/tests/test_unit --jobs 2
 suite runtime-asan 1200 build-asan/tests/test_runtime --jobs 2
 suite hostile 600 build/tests/test_hostile --jobs 2
-# The fuzz targets' build and runs beside the daemon and client suites.
-bg fuzz fuzz_suite
+# The fuzz targets' build and runs beside the daemon and client suites, then
+# the clang build of everything (---- package ----).
+bg fuzz fuzz_and_clang
 suite daemon 600 build/tests/test_daemon --jobs 2
 suite daemon-asan 900 build-asan/tests/test_daemon --jobs 2
 suite client 600 build/tests/test_client --jobs 1
@@ -194,6 +228,10 @@ suite client-asan 900 build-asan/tests/test_client --jobs 1
 # CA made by the test); ~30 s plain ----
 suite broker 300 build/tests/test_broker --jobs 2
 suite broker-asan 400 build-asan/tests/test_broker --jobs 2
+# ---- package: joined, then the install test of what it built (the build
+# had unit-asan through the broker suites beside it) ----
+echo "=== package (beside unit-asan through broker)"
+bg_join package && suite install 180 bash tests/install/test_install.sh build-package/bulkhead_*_amd64.deb
 bg_join fuzz
 # 32 sessions x 100 cells, churn, and 64 sessions x 50 cells beside 60 s of churn; ~1.5 min.
 suite load 600 build/tests/test_load --jobs 1

@@ -87,7 +87,7 @@ struct view *app_push(struct app *a, const struct view_ops *ops, const char *arg
 	v->ops = ops;
 	v->app = a;
 	v->t.sort_col = -1;
-	snprintf(v->arg, sizeof v->arg, "%s", arg ? arg : "");
+	v->arg = xstrdup(arg ? arg : "");
 	v->below = a->view;
 	a->view = v;
 	if (ops->load)
@@ -102,6 +102,7 @@ static void view_free(struct view *v)
 	table_clear(&v->t);
 	free(v->t.rows);
 	free(v->t.shown);
+	free(v->arg);
 	free(v);
 }
 

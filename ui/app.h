@@ -152,7 +152,8 @@ struct view {
 	const struct view_ops *ops;
 	struct table t;
 	char filter[128];
-	char arg[4096];  /* what it was opened for: a session, a run key, a record id, a scenario file */
+	char *arg;       /* what it was opened for: a session, a run key, a record id, a scenario file
+			  * (whole: a path cut to fit would name another file) */
 	char sub[160];   /* shown after the title: "(session 3f2a…)" */
 	void *priv;
 	int loading;     /* requests in flight for this view */

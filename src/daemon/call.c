@@ -195,11 +195,12 @@ static bool scope_for(const struct call *c, unsigned *scope)
 		*scope = CLIENT_SCOPE_OPERATOR;
 		return true;
 	}
-	if (!strncmp(c->procedure, SANDBOX_PREFIX + 1, strlen(SANDBOX_PREFIX) - 1)) {
+	/* The prefix without its leading '/': the procedure is named without it. */
+	if (!strncmp(c->procedure, &SANDBOX_PREFIX[1], strlen(SANDBOX_PREFIX) - 1)) {
 		*scope = CLIENT_SCOPE_CODE_RUN;
 		return true;
 	}
-	if (!strncmp(c->procedure, OPERATOR_PREFIX + 1, strlen(OPERATOR_PREFIX) - 1)) {
+	if (!strncmp(c->procedure, &OPERATOR_PREFIX[1], strlen(OPERATOR_PREFIX) - 1)) {
 		*scope = CLIENT_SCOPE_OPERATOR;
 		return true;
 	}

@@ -16,7 +16,7 @@ struct findings {
 	size_t n;
 };
 
-static struct bh_leak *add(struct findings *f, enum bh_leak_kind kind, const char *name)
+static struct bh_leak *add(struct findings *f, enum bh_leak_kind kind)
 {
 	f->v = realloc(f->v, (f->n + 1) * sizeof *f->v);
 	if (!f->v)
@@ -24,8 +24,26 @@ static struct bh_leak *add(struct findings *f, enum bh_leak_kind kind, const cha
 	struct bh_leak *l = &f->v[f->n++];
 	memset(l, 0, sizeof *l);
 	l->kind = kind;
-	snprintf(l->sandbox, sizeof l->sandbox, "%s", name);
 	l->first_seen_ms = (int64_t)now_real_ms();
+	return l;
+}
+
+/* A finding the reap takes by its name (a container, an image, a cgroup):
+ * a name longer than the field is none bulkhead made, and cut to fit it
+ * would name something else, which the reap would then take (images/ABC
+ * for images/ABCDEF). Left alone, and said; NULL. */
+static struct bh_leak *add_named(bh_engine *e, struct findings *f, enum bh_leak_kind kind,
+				 const char *name)
+{
+	size_t len = strlen(name);
+	if (len >= sizeof f->v->sandbox) {
+		bh_log(e, BH_LOG_WARN,
+		       "%s \"%.64s...\" (%zu bytes) left alone: longer than any name bulkhead makes",
+		       bh_leak_kind_name(kind), name, len);
+		return NULL;
+	}
+	struct bh_leak *l = add(f, kind);
+	memcpy(l->sandbox, name, len + 1);
 	return l;
 }
 
@@ -70,7 +88,9 @@ static void check_row(void *arg, const char *fp, const char *sandbox, const char
 		return;
 	if (in_list(c->running, c->n_running, sandbox))
 		return; /* reported as abandoned with the runtime's view */
-	struct bh_leak *l = add(c->f, BH_LEAK_GHOST, sandbox);
+	/* Reaped by its fingerprint alone: the name is only shown, cut to fit. */
+	struct bh_leak *l = add(c->f, BH_LEAK_GHOST);
+	snprintf(l->sandbox, sizeof l->sandbox, "%.63s", sandbox);
 	snprintf(l->fingerprint, sizeof l->fingerprint, "%s", fp);
 	snprintf(l->runtime, sizeof l->runtime, "%s", runtime);
 	if (!sandbox_name_valid(sandbox))
@@ -104,7 +124,10 @@ size_t bh_engine_leaks(bh_engine *e, struct bh_leak **out)
 			char fp[65] = "";
 			int64_t created = 0, pid = 0;
 			bool row = e->store && store_live_row(e->store, names[i], fp, &created, &pid);
-			struct bh_leak *l = add(&f, row ? BH_LEAK_ABANDONED : BH_LEAK_ORPHAN, names[i]);
+			struct bh_leak *l =
+				add_named(e, &f, row ? BH_LEAK_ABANDONED : BH_LEAK_ORPHAN, names[i]);
+			if (!l)
+				continue;
 			snprintf(l->runtime, sizeof l->runtime, "%s", rt->ops->name);
 			snprintf(l->fingerprint, sizeof l->fingerprint, "%s", fp);
 			if (row) {
@@ -135,7 +158,9 @@ size_t bh_engine_leaks(bh_engine *e, struct bh_leak **out)
 		if (info.end_reason != BH_END_NONE ||
 		    info.expires_unix_ms + OVERDUE_MARGIN_MS > now)
 			continue;
-		struct bh_leak *l = add(&f, BH_LEAK_OVERDUE, info.sandbox);
+		struct bh_leak *l = add_named(e, &f, BH_LEAK_OVERDUE, info.sandbox);
+		if (!l)
+			continue;
 		snprintf(l->fingerprint, sizeof l->fingerprint, "%s", info.fingerprint);
 		l->first_seen_ms = info.created_unix_ms;
 		snprintf(l->reason, sizeof l->reason, "%s past its lifetime by %lld s",
@@ -155,7 +180,9 @@ size_t bh_engine_leaks(bh_engine *e, struct bh_leak **out)
 			continue;
 		if (image_held(e, de->d_name))
 			continue;
-		struct bh_leak *l = add(&f, BH_LEAK_STALE_IMAGE, de->d_name);
+		struct bh_leak *l = add_named(e, &f, BH_LEAK_STALE_IMAGE, de->d_name);
+		if (!l)
+			continue;
 		snprintf(l->reason, sizeof l->reason, "a hibernation image no held session will restore");
 		snprintf(l->holder, sizeof l->holder, "%.300s/%.100s", images, de->d_name);
 	}
@@ -164,10 +191,13 @@ size_t bh_engine_leaks(bh_engine *e, struct bh_leak **out)
 	size_t ncg = cgroups_list(&e->cg, &cgs);
 	for (size_t i = 0; i < ncg; i++) {
 		if (!in_list(running, n_running, cgs[i]) && !held(e, cgs[i])) {
-			struct bh_leak *l = add(&f, BH_LEAK_STRAY_CGROUP, cgs[i]);
-			snprintf(l->reason, sizeof l->reason, "a cgroup below %s with no container",
-				 e->cg.parent);
-			snprintf(l->holder, sizeof l->holder, "/sys/fs/cgroup/*%s/%.100s", e->cg.parent, cgs[i]);
+			struct bh_leak *l = add_named(e, &f, BH_LEAK_STRAY_CGROUP, cgs[i]);
+			if (l) {
+				snprintf(l->reason, sizeof l->reason,
+					 "a cgroup below %s with no container", e->cg.parent);
+				snprintf(l->holder, sizeof l->holder, "/sys/fs/cgroup/*%s/%.100s",
+					 e->cg.parent, cgs[i]);
+			}
 		}
 		free(cgs[i]);
 	}

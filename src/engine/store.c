@@ -659,8 +659,8 @@ int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *
 long long store_prune(struct bh_store *s, int64_t cutoff_ms, bh_error **err)
 {
 	static const char *const steps[] = {
-		"DELETE FROM records WHERE session IN (SELECT fingerprint FROM sessions "
-		"WHERE state = 'ended' AND ended_ms < ?1)",
+		("DELETE FROM records WHERE session IN (SELECT fingerprint FROM sessions "
+		 "WHERE state = 'ended' AND ended_ms < ?1)"), /* one statement, two lines */
 		"DELETE FROM records WHERE session = '' AND ended_unix_ms < ?1",
 		"DELETE FROM sessions WHERE state = 'ended' AND ended_ms < ?1",
 		"DELETE FROM events WHERE at_ms < ?1",

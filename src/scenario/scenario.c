@@ -155,6 +155,9 @@ static int get_bool(struct ctx *c, const cJSON *obj, const char *key, const char
 static int get_enum(struct ctx *c, const cJSON *obj, const char *key, const char *label,
 		    const char *const *names, size_t n, const char *what, int *out)
 {
+	/* Written on every path, a failure's too: fail() is out of line, so
+	 * the optimiser cannot see that a caller reads it only after a 0. */
+	*out = -1;
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
 	if (!it)
 		return fail(c, "missing \"%s\"", label);
@@ -170,6 +173,7 @@ static int get_enum(struct ctx *c, const cJSON *obj, const char *key, const char
 
 static int hop_of(struct ctx *c, const cJSON *it, const char *label, enum scenario_hop *out)
 {
+	*out = SCENARIO_HOP_NONE; /* on every path, as get_enum's */
 	if (!cJSON_IsString(it) || !it->valuestring)
 		return fail(c, "\"%s\" is not a hop name", label);
 	for (int i = 0; i < SCENARIO_HOP_COUNT; i++)

@@ -254,7 +254,7 @@ EGRESS_TEST(a_granted_snippet_holds_its_profile_for_the_call_only)
 			      "    c = socket.socket(socket.AF_UNIX); c.connect('/run/host-api.sock')\n"
 			      "    c.sendall(b'GET ORIGIN/v1/items/' + path + b' HTTP/1.1\\r\\n\\r\\n')\n"
 			      "    return c.recv(4096).split(b'\\r\\n')[0].decode()\n")));
-	char code[512];
+	char code[sizeof code_buf]; /* whole: a cut cell would fail for another reason */
 	snprintf(code, sizeof code, "%s", at_upstream("fetch('ORIGIN/v1/items/granted').then(async r => "
 			   "console.log(r.status, await r.text(), process.env.HTTP_PROXY))"));
 	struct bh_cell c = {.language = BH_LANG_JAVASCRIPT, .code = code, .code_len = strlen(code),
@@ -308,7 +308,7 @@ static void on_snippet(void *arg, const struct bh_snippet_result *r, const bh_er
 
 EGRESS_TEST(a_fresh_run_with_a_grant_fetches_and_is_released_before_its_answer)
 {
-	char code[512];
+	char code[sizeof code_buf]; /* whole: a cut cell would fail for another reason */
 	snprintf(code, sizeof code, "%s", at_upstream("const r = await fetch('ORIGIN/v1/items/run'); "
 						      "console.log(r.status, await r.text())"));
 	struct bh_snippet sn = {.tier = tier, .floor = BH_TIER_UNKNOWN, .code = code,

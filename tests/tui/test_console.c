@@ -446,9 +446,14 @@ static void mask_usage(char *line, size_t cap)
 	size_t from = char_to_byte(line, usage_from), to = char_to_byte(line, usage_to);
 	if (from >= strlen(line))
 		return;
-	char out[8192];
+	char out[8192 + sizeof "<usage> "]; /* a whole line of the screen, and the mark */
 	snprintf(out, sizeof out, "%.*s<usage> %s", (int)from, line, line + to);
-	snprintf(line, cap, "%s", out);
+	/* Back into the line, cut to its cap as the screen's lines are. */
+	size_t len = strlen(out);
+	if (len >= cap)
+		len = cap - 1;
+	memcpy(line, out, len);
+	line[len] = '\0';
 }
 
 static char *normalise(const char *screen)

@@ -319,7 +319,7 @@ static void draw(struct app *a, struct view *v, int top, int bottom)
 							     : "no such cell");
 		return;
 	}
-	char status[256];
+	char status[sizeof p->flags + 128]; /* the flags whole, and the line's other fields */
 	status_line(p, status, sizeof status);
 	attron(theme_attr(p->following ? C_INFO : p->exit_code ? C_WARN : C_GOOD) | A_BOLD);
 	mvaddnstr(top, 1, status, a->cols - 2);

@@ -59,7 +59,9 @@ static void field(struct view *v, const char *name, enum ui_color c, const char 
 	free(text);
 }
 
-/* "UTC time (in 4m)" or "(3s ago)". */
+/* "UTC time (in 4m)" or "(3s ago)": at most WHEN_MAX bytes (utc, age and
+ * the words around them). */
+#define WHEN_MAX (48 + 16 + 16)
 static void when(char *buf, size_t n, int64_t at_ms, int64_t now)
 {
 	char utc[48], age[16];
@@ -80,7 +82,7 @@ static void clock_field(struct view *v, const char *name, int64_t at_ms, int64_t
 		field(v, name, C_DIM, "%s", stopped);
 		return;
 	}
-	char at[64];
+	char at[WHEN_MAX];
 	when(at, sizeof at, at_ms, now);
 	field(v, name, C_NORMAL, "%s", at);
 }

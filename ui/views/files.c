@@ -176,7 +176,7 @@ static void enter(struct app *a, struct view *v, const struct trow *row)
 	if (e->type == 'd') {
 		go(a, v, path);
 	} else if (e->type == 'f') {
-		char arg[sizeof v->arg];
+		char arg[64 + 1 + BH_MAX_PATH_BYTES + 1];
 		if (snprintf(arg, sizeof arg, "%.64s/%s", v->arg, path) >= (int)sizeof arg) {
 			app_flash(a, C_WARN, "%s: the path is too long to view here", shown);
 			return;

@@ -55,7 +55,9 @@ void history_page_title(struct history_page *p, char *sub, size_t n)
 	}
 	if (!strstr(sub, "(older: before #"))
 		snprintf(p->sub, sizeof p->sub, "%s", sub);
-	snprintf(sub, n, "%s%s(older: before #%lld)", p->sub, *p->sub ? " " : "",
+	/* The title cut so the page's place always shows (a view's sub is 160
+	 * bytes; the place at most 40). */
+	snprintf(sub, n, "%.100s%s(older: before #%lld)", p->sub, *p->sub ? " " : "",
 		 (long long)p->before[p->depth - 1]);
 }
 

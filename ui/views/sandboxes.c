@@ -238,7 +238,7 @@ static void load(struct app *a, struct view *v)
 struct act {
 	struct app *a;
 	char verb[16];
-	char fp[65];
+	char fp[sizeof ((struct trow *)0)->key]; /* the row's key, whole */
 };
 
 static void acted(void *arg, const char *err)
