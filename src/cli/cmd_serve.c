@@ -41,7 +41,16 @@ static const char usage[] =
 	"  calls) is kept as evidence (`bulkhead leaks`, `bulkhead gc`, the console's :leaks).\n"
 	"  --reap-leftovers    reap them at start instead, as the daemon takes over\n"
 	"  --capture-root DIR  an operator's Capture (the console's v) writes evidence folders\n"
-	"                      only below DIR, on this host (default: no captures over the API)\n";
+	"                      only below DIR, on this host (default: no captures over the API)\n"
+	/* ---- tls ---- */
+	"Off the machine: --listen may be any address once TLS is given (TLS 1.2 or newer).\n"
+	"  --tls-cert FILE     the PEM certificate chain the TCP listener serves (read again on SIGHUP)\n"
+	"  --tls-key FILE      its PEM private key (read again on SIGHUP)\n"
+	"  --tls-client-ca FILE ask callers for a certificate signed by these CAs; its subject\n"
+	"                      names a client (a clients line's subject=DN), with or instead of a token\n"
+	"  --insecure-cleartext listen off loopback WITHOUT TLS (tokens and code in cleartext)\n"
+	"  --allowed-host NAME a Host the daemon answers to besides loopback names (repeatable)\n"
+	"  --trusted-proxy ADDR a peer whose X-Forwarded-For/-Proto/-Host are believed (repeatable)\n";
 
 /* ---- remote ---- */
 static bool capture_root_ok(const char *dir)
@@ -128,6 +137,34 @@ int cmd_serve(int argc, char **argv)
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage, stdout);
 			return 0;
+		}
+		/* ---- tls ---- */
+		if (!strcmp(a, "--insecure-cleartext")) {
+			cfg.insecure_cleartext = true;
+			continue;
+		}
+		if (i + 1 < argc && (!strcmp(a, "--tls-cert") || !strcmp(a, "--tls-key") ||
+				     !strcmp(a, "--tls-client-ca") || !strcmp(a, "--allowed-host") ||
+				     !strcmp(a, "--trusted-proxy"))) {
+			const char *v = argv[++i];
+			bool host = !strcmp(a, "--allowed-host"), proxy = !strcmp(a, "--trusted-proxy");
+			unsigned *n = host ? &cfg.n_allowed_hosts : &cfg.n_trusted_proxies;
+			if (!*v || ((host || proxy) && *n == DAEMON_MAX_NAMES)) {
+				cli_error("serve: %s %s: %s", a, v,
+					  *v ? "given too many times (16 at most)" : "needs a value");
+				return CLI_EXIT_USAGE;
+			}
+			if (!strcmp(a, "--tls-cert"))
+				cfg.tls.cert_path = v;
+			else if (!strcmp(a, "--tls-key"))
+				cfg.tls.key_path = v;
+			else if (!strcmp(a, "--tls-client-ca"))
+				cfg.tls.client_ca_path = v;
+			else if (host)
+				cfg.allowed_hosts[(*n)++] = v;
+			else
+				cfg.trusted_proxies[(*n)++] = v;
+			continue;
 		}
 		if (i + 1 >= argc || a[0] != '-') {
 			cli_error("serve: unexpected \"%s\"\n%s", a, usage);
