@@ -296,6 +296,8 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 	if (cfg->open && cfg->listen)
 		return why_set(why, "--open (no authentication) is allowed only on the unix socket, "
 				    "not with --listen");
+	if (tls_setup(s, why) < 0) /* ---- tls: before anything listens ---- */
+		return -1;
 	if (!cfg->open) {
 		const char *path = cfg->clients_path ? cfg->clients_path : CLIENTS_DEFAULT_PATH;
 		if (clients_load(path, &s->clients, why) < 0) {
@@ -303,8 +305,6 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 			return -1;
 		}
 	}
-	if (tls_setup(s, why) < 0) /* ---- tls: before anything listens ---- */
-		return -1;
 	/* ---- profiles: before anything listens, so a bad file stops us ---- */
 	if (daemon_egress_load(s, why) < 0)
 		return -1;

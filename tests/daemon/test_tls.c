@@ -277,3 +277,135 @@ Test(tls, a_session_runs_over_https_and_what_does_not_verify_is_refused_in_words
 	cr_assert_null(m, "a fresh pair again, yet: %s", m);
 	bh_client_free(c);
 }
+
+/* The audit lines of the calls to procedure (caller frees). */
+static char *audit_of(const char *procedure)
+{
+	int rc;
+	return sh_out(&rc, "grep -h '\"procedure\":\"%s\"' '%s/audit.log'", procedure, d.dir);
+}
+
+/* A curl call through the listener: its output with the HTTP status last. */
+static char *curl_call(const char *opts, const char *path, const char *token)
+{
+	int rc;
+	char auth[256] = "";
+	if (token)
+		snprintf(auth, sizeof auth, "-H 'Authorization: Bearer %s'", token);
+	return sh_out(&rc, "cd '%s' && curl -sS --cacert ca.pem %s %s -H 'Content-Type: application/json' "
+			   "-d '{}' -w ' HTTP %%{http_code}' %s/%s 2>&1",
+		      pki, auth, opts, base, path);
+}
+
+#define DESCRIBE "plimsoll.v1.SandboxService/Describe"
+
+Test(tls, client_certificates_name_clients_and_only_trusted_proxies_forward, .init = start,
+     .fini = stop, .timeout = 240)
+{
+	/* A certificate-only client, and the runner's token line given the
+	 * worker's subject too: loaded on SIGHUP like any clients change. */
+	int rc;
+	free(sh_out(&rc, "printf 'worker-1 - code:run subject=" SUBJECT "\\n' >> '%s/clients'", d.dir));
+	cr_assert_eq(rc, 0);
+	int seen = log_count("clients loaded");
+	kill(d.pid, SIGHUP);
+	wait_log_more("clients loaded", seen);
+
+	/* ---- the certificate alone names worker-1 ---- */
+	bh_client *c = client(base, NULL, "ca", "worker");
+	char *m = describe_error(c);
+	cr_assert_null(m, "the worker's certificate was refused: %s", m);
+	bh_client_free(c);
+	char *audit = audit_of(DESCRIBE);
+	assert_has(audit, "\"principal\":\"worker-1\"");
+	free(audit);
+	/* ... and with the worker's certificate another client's token is refused */
+	assert_refused(client(base, d.run_token, "ca", "worker"),
+		       "the bearer token and the client certificate name different clients");
+	/* unmapped, or signed by another CA: refused like a bad token */
+	c = client(base, NULL, "ca", "nobody");
+	m = describe_error(c);
+	assert_has(m, "the client certificate's subject (CN=nobody,O=Example) is no client's");
+	free(m);
+	bh_client_free(c);
+	assert_refused(client(base, d.run_token, "ca", "forged"), "the client certificate is not valid");
+	/* without a certificate the token still works */
+	c = client(base, d.run_token, "ca", NULL);
+	m = describe_error(c);
+	cr_assert_null(m, "%s", m);
+	bh_client_free(c);
+	/* the clients file refuses a certificate-only line without a subject */
+	free(sh_out(&rc, "printf 'loose - code:run\\n' >> '%s/clients'", d.dir));
+	seen = log_count("kept the old clients");
+	kill(d.pid, SIGHUP);
+	wait_log_more("kept the old clients", seen);
+	char *log = serve_log();
+	assert_has(log, "a client without a token (DIGEST \"-\") needs a subject=DN");
+	free(log);
+
+	/* ---- Host: loopback names, the listen address, --allowed-host ---- */
+	char opts[256];
+	snprintf(opts, sizeof opts, "-H 'Host: api.example:%d'", d.port);
+	char *out = curl_call(opts, DESCRIBE, d.run_token);
+	assert_has(out, "HTTP 200");
+	free(out);
+	out = curl_call("-H 'Host: evil.example'", DESCRIBE, d.run_token);
+	assert_has(out, "HTTP 403");
+	assert_has(out, "the Host header must name this daemon");
+	free(out);
+	out = curl_call("-H 'Origin: https://api.example'", DESCRIBE, d.run_token);
+	assert_has(out, "HTTP 403");
+	assert_has(out, "an Origin header");
+	free(out);
+
+	/* ---- forwarded headers: believed from 127.0.0.5 only ---- */
+	const char *fwd = "-H 'X-Forwarded-For: 198.51.100.9, 203.0.113.7' "
+			  "-H 'X-Forwarded-Proto: https' -H 'X-Forwarded-Host: api.example'";
+	snprintf(opts, sizeof opts, "--interface 127.0.0.5 %s", fwd);
+	out = curl_call(opts, DESCRIBE, d.run_token);
+	assert_has(out, "HTTP 200");
+	free(out);
+	out = curl_call(fwd, DESCRIBE, d.run_token); /* from 127.0.0.1: the headers are ignored */
+	assert_has(out, "HTTP 200");
+	free(out);
+	audit = audit_of(DESCRIBE);
+	assert_has(audit, "\"client\":\"203.0.113.7\",\"tls\":true,\"forwardedProto\":\"https\"");
+	cr_assert_eq(count(audit, "\"client\":\"203.0.113.7\""), 1, "%s", audit);
+	cr_assert_eq(count(audit, "\"forwardedProto\""), 1, "%s", audit);
+	free(audit);
+	/* a trusted proxy's X-Forwarded-Host is checked as the Host would be */
+	out = curl_call("--interface 127.0.0.5 -H 'X-Forwarded-Host: evil.example'", DESCRIBE,
+			d.run_token);
+	assert_has(out, "HTTP 403");
+	assert_has(out, "the proxy's X-Forwarded-Host must name this daemon");
+	free(out);
+	/* ... and nobody else's is looked at */
+	out = curl_call("-H 'X-Forwarded-Host: evil.example'", DESCRIBE, d.run_token);
+	assert_has(out, "HTTP 200");
+	free(out);
+}
+
+/* Off loopback without TLS: refused before anything listens (192.0.2.1
+ * is TEST-NET-1, never this machine's), and with --insecure-cleartext the
+ * refusal is a loud line instead (the bind then fails: not our address). */
+Test(tls, a_listener_off_loopback_without_tls_is_refused_before_it_binds)
+{
+	int rc;
+	char *out = sh_out(&rc, "%s serve --state /nonexistent/state --socket /nonexistent/sock --clients "
+			  "/nonexistent/clients --listen 192.0.2.1:8443 2>&1", BH_TEST_CLI);
+	cr_assert_neq(rc, 0);
+	assert_has(out, "--listen 192.0.2.1:8443 is off loopback without TLS: give --tls-cert and --tls-key");
+	free(out);
+	out = sh_out(&rc, "%s serve --state /nonexistent/state --socket /nonexistent/sock --clients "
+			  "/nonexistent/clients --listen 192.0.2.1:8443 --tls-cert /nonexistent/c.pem "
+			  "--tls-key /nonexistent/k.pem 2>&1", BH_TEST_CLI);
+	cr_assert_neq(rc, 0);
+	assert_has(out, "the TLS certificate /nonexistent/c.pem");
+	free(out);
+	out = sh_out(&rc, "%s serve --state /nonexistent/state --socket /nonexistent/sock --clients "
+			  "/nonexistent/clients --listen 192.0.2.1:8443 --insecure-cleartext 2>&1",
+		     BH_TEST_CLI);
+	cr_assert_neq(rc, 0);
+	assert_has(out, "error: tls: --insecure-cleartext: listening on 192.0.2.1:8443 WITHOUT TLS");
+	free(out);
+}
