@@ -96,7 +96,7 @@ export class Transport {
         return;
       }
       if (u.protocol !== "http:") throw new TypeError(`bulkhead: ${o.target}: only https://, http:// to a loopback address or a unix socket`);
-      if (!LOOPBACK.has(u.hostname)) throw new TypeError(`bulkhead: ${o.target}: cleartext is accepted only to a loopback host`);
+      if (!LOOPBACK.has(u.hostname) && !/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(u.hostname)) throw new TypeError(`bulkhead: ${o.target}: cleartext is accepted only to a loopback host`);
       this.base = `${u.protocol}//${u.host}`;
     }
   }
@@ -148,7 +148,10 @@ export class Transport {
       });
     } catch (e) {
       const code = errCode(e);
-      return fail(NOT_CONNECTED.has(code), timeout.aborted, errWords(e));
+      // A TLS port answers cleartext by closing: say what that likely means.
+      const closed = code === "UND_ERR_SOCKET" || code === "ECONNRESET" || code === "UND_ERR_CLOSED";
+      const hint = closed && !timeout.aborted ? ` (${new URL(this.base!).host} closed the connection without an HTTP answer: if it serves TLS, use https://)` : "";
+      return fail(NOT_CONNECTED.has(code), timeout.aborted, errWords(e) + hint);
     }
     try {
       const reader = res.body?.getReader();
