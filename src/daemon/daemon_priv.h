@@ -26,6 +26,7 @@
 void daemon_keep_out_of_oom(void);
 
 struct server;
+struct tls_door; /* ---- tls ---- */
 struct event_wait; /* a parked ListEvents call (operator_service.c) */
 
 struct listener {
@@ -35,6 +36,7 @@ struct listener {
 	int port; /* tcp */
 	struct MHD_Daemon *mhd;
 	bool tls; /* ---- tls: the TCP listener speaks TLS ---- */
+	struct tls_door *door; /* its accepts (tls_door.c); NULL without TLS */
 };
 
 /* A connection, for the deadlines libmicrohttpd's inactivity timeout does

@@ -6,6 +6,7 @@
 #include "daemon_priv.h"
 #include "front_door.h"
 #include "tls.h"
+#include "tls_door.h"
 #include "why.h"
 
 #include <arpa/inet.h>
@@ -144,16 +145,18 @@ static int start_mhd(struct server *s, struct listener *l, char **why)
 {
 	unsigned max_conn = s->cfg->max_connections ? s->cfg->max_connections : 256; /* as setup's */
 	/* ---- tls: the TCP listener speaks TLS when a pair was given ---- */
-	struct MHD_OptionItem tls_ops[8] = {{MHD_OPTION_END, 0, NULL}};
+	struct MHD_OptionItem tls_ops[8] = {{MHD_OPTION_LISTEN_SOCKET, l->fd, NULL},
+					    {MHD_OPTION_END, 0, NULL}};
 	unsigned tls_flag = 0;
 	if (l->tcp && s->tls) {
+		/* Its accepts are tls_door's, which hands libmicrohttpd the
+		 * connections that start a handshake. */
 		daemon_tls_mhd_options(s->tls, tls_ops, sizeof tls_ops / sizeof tls_ops[0]);
-		tls_flag = MHD_USE_TLS;
+		tls_flag = MHD_USE_TLS | MHD_USE_NO_LISTEN_SOCKET;
 	}
 	l->mhd = MHD_start_daemon(
 		MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | tls_flag, 0, NULL, NULL,
 		daemon_on_request, l, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-		MHD_OPTION_LISTEN_SOCKET, l->fd,
 		MHD_OPTION_NOTIFY_COMPLETED, daemon_on_completed, l,
 		MHD_OPTION_NOTIFY_CONNECTION, daemon_on_connection, l,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)DAEMON_MAX_HEADER + 16384,
@@ -163,6 +166,8 @@ static int start_mhd(struct server *s, struct listener *l, char **why)
 	if (!l->mhd)
 		return why_set(why, "libmicrohttpd would not start on the %s listener%s",
 			       l->tcp ? "TCP" : "unix", tls_flag ? " (with TLS)" : "");
+	if (tls_flag) /* ---- tls ---- */
+		l->door = tls_door_new(l->fd, l->mhd);
 	return 0;
 }
 
@@ -223,16 +228,22 @@ static int tls_setup(struct server *s, char **why)
 
 static void run_once(struct server *s, int timeout)
 {
-	struct pollfd p[4];
+	struct pollfd p[4 + 1 + TLS_DOOR_MAX];
 	size_t n = 0;
 	p[n++] = (struct pollfd){.fd = bh_engine_fd(s->e), .events = POLLIN};
 	p[n++] = (struct pollfd){.fd = s->sigfd, .events = POLLIN};
 	for (size_t i = 0; i < s->n_ls; i++)
 		p[n++] = (struct pollfd){.fd = mhd_fd(&s->ls[i]), .events = POLLIN};
+	for (size_t i = 0; i < s->n_ls; i++) /* ---- tls ---- */
+		if (s->ls[i].door)
+			n += tls_door_pollfds(s->ls[i].door, p + n, sizeof p / sizeof p[0] - n);
 	poll(p, n, timeout);
 	bh_engine_process(s->e);
-	for (size_t i = 0; i < s->n_ls; i++)
+	for (size_t i = 0; i < s->n_ls; i++) {
+		if (s->ls[i].door) /* ---- tls ---- */
+			tls_door_process(s->ls[i].door);
 		MHD_run(s->ls[i].mhd);
+	}
 	if (p[1].revents & POLLIN) {
 		struct signalfd_siginfo si;
 		while (read(s->sigfd, &si, sizeof si) == sizeof si) {
@@ -422,6 +433,7 @@ static void teardown(struct server *s)
 			MHD_resume_connection(c->conn);
 		}
 	for (size_t i = 0; i < s->n_ls; i++) {
+		tls_door_free(s->ls[i].door); /* ---- tls ---- */
 		if (s->ls[i].mhd)
 			MHD_stop_daemon(s->ls[i].mhd);
 		if (s->ls[i].fd >= 0)

@@ -235,7 +235,20 @@ Test(tls, a_session_runs_over_https_and_what_does_not_verify_is_refused_in_words
 	/* Plain HTTP to the TLS port. */
 	char plain[64];
 	snprintf(plain, sizeof plain, "http://127.0.0.2:%d", d.port);
-	assert_refused(client(plain, d.both_token, NULL, NULL), "if it serves TLS, attach with https://");
+	char speaks[128];
+	snprintf(speaks, sizeof speaks, "this port speaks TLS: call https://%s/", host);
+	c = client(plain, d.both_token, NULL, NULL);
+	struct wire_describe_response info;
+	cr_assert_eq(bh_client_describe(c, &info, &err), -1);
+	assert_has(err->message, speaks);
+	cr_assert(err->not_dispatched, "the refusal lost its mark: %s", err->message);
+	bh_client_error_free(err);
+	err = NULL;
+	bh_client_free(c);
+	out = sh_out(&rc, "curl -sS -w ' HTTP %%{http_code}' %s/healthz 2>&1", plain);
+	assert_has(out, speaks);
+	assert_has(out, "HTTP 400");
+	free(out);
 	/* Older than TLS 1.2. */
 	out = sh_out(&rc, "curl -sS --tlsv1.1 --tls-max 1.1 --cacert '%s/ca.pem' %s/healthz 2>&1", pki,
 		     base);

@@ -71,9 +71,15 @@ test("a wrong CA and plain HTTP are refused, naming the host and the reason", as
   assert.match(none, new RegExp(`the TLS certificate of ${host} does not verify`));
   // Cleartext to a host off loopback is refused before anything is sent ...
   assert.throws(() => new Client({ target: `http://192.0.2.1:${d.port}`, token: d.token }), /cleartext is accepted only to a loopback host/);
-  // ... and plain HTTP to the TLS port gets no HTTP answer.
-  const plain = await refusal(new Client({ target: `http://127.0.0.2:${d.port}`, token: d.token }));
-  assert.match(plain, new RegExp(`127.0.0.2:${d.port} closed the connection without an HTTP answer: if it serves TLS, use https://`));
+  // ... and plain HTTP to the TLS port is answered, in cleartext, with where to go.
+  try {
+    await new Client({ target: `http://127.0.0.2:${d.port}`, token: d.token }).describe();
+    assert.fail("plain HTTP was answered");
+  } catch (e) {
+    assert.ok(e instanceof BulkheadError, String(e));
+    assert.match(e.message, new RegExp(`this port speaks TLS: call https://127.0.0.2:${d.port}/`));
+    assert.equal(e.notDispatched, true);
+  }
 });
 
 test("an expired certificate (swapped in by SIGHUP) is refused as expired", async () => {
