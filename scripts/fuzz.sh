@@ -6,7 +6,8 @@
 # sanitizer report fails the run; its reproducer is kept in build-fuzz/.
 #   bash scripts/fuzz.sh [TARGET...]      (targets: wire_requests wire_operator connect init_frame
 #                                          chan_check scenario history_store output_escape
-#                                          egress_profiles broker_http capture_manifest project_report)
+#                                          egress_profiles broker_http capture_manifest project_report
+#                                          clients_file)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-30}
@@ -18,6 +19,7 @@ targets=("$@")
 	broker_http     # broker
 	capture_manifest # report
 	project_report   # project
+	clients_file     # tls
 )
 failed=()
 for t in "${targets[@]}"; do
