@@ -307,8 +307,8 @@ static int approval_parse(const struct field *f, enum client_approval *out, unsi
 		if (klen > 32)
 			klen = 32;
 		return why_set(why,
-			       "line %u: unknown option \"%.*s\" (the fourth field may only be "
-			       "approval=required or approval=none)",
+			       "line %u: unknown option \"%.*s\" (after the scopes come only "
+			       "approval=required or approval=none, and subject=DN)",
 			       lineno, klen, f->s);
 	}
 	const char *v = f->s + strlen(key);
@@ -388,7 +388,7 @@ static int parse_line(const char *line, size_t len, unsigned lineno, struct clie
 				return -1;
 			continue;
 		}
-		if (approval)
+		if (approval && f[i].len >= 9 && !memcmp(f[i].s, "approval=", 9))
 			return why_set(why, "line %u: approval= is given twice", lineno);
 		if (approval_parse(&f[i], &e->approval, lineno, why) < 0)
 			return -1;

@@ -356,7 +356,8 @@ Test(auth, each_kind_of_bad_line_is_named)
 		{"b sha256:abc code:run\n", "64 hex digits"},
 		{"b %s\n", "found 2 fields"},
 		{"b %s operator extra\n", "unknown option \"extra\""},
-		{"b %s operator approval=none extra\n", "found 5 fields"},
+		{"b %s operator approval=none extra\n", "unknown option \"extra\""}, /* ---- tls ---- */
+		{"b %s operator approval=none subject=CN=b extra\n", "found 6 fields"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char text[512], line2[256];
