@@ -172,6 +172,13 @@ static int log_count(const char *words)
 	return n;
 }
 
+/* `bulkhead ls` attached to the daemon over TLS with ca's certificate. */
+static char *cli_ls(const char *ca, int *rc)
+{
+	return sh_out(rc, "BULKHEAD_TOKEN='%s' %s ls --attach %s --cacert '%s/%s.pem' 2>&1", d.both_token,
+		      BH_TEST_CLI, base, pki, ca);
+}
+
 static void reload(const char *pair, const char *words)
 {
 	int seen = log_count(words);
@@ -210,8 +217,7 @@ Test(tls, a_session_runs_over_https_and_what_does_not_verify_is_refused_in_words
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_assert_str_eq(out, "ok\n");
 	free(out);
-	out = sh_out(&rc, "BULKHEAD_TOKEN='%s' %s ls --attach %s --cacert '%s/ca.pem' 2>&1", d.both_token,
-		     BH_TEST_CLI, base, pki);
+	out = cli_ls("ca", &rc);
 	cr_assert_eq(rc, 0, "%s", out);
 	assert_has(out, "SESSION");
 	free(out);
@@ -223,8 +229,7 @@ Test(tls, a_session_runs_over_https_and_what_does_not_verify_is_refused_in_words
 	snprintf(words, sizeof words, "the TLS certificate of %s does not verify", host);
 	assert_refused(client(base, d.both_token, "other", NULL), words);
 	assert_refused(client(base, d.both_token, NULL, NULL), words); /* the system's CAs */
-	out = sh_out(&rc, "BULKHEAD_TOKEN='%s' %s ls --attach %s --cacert '%s/other.pem' 2>&1",
-		     d.both_token, BH_TEST_CLI, base, pki);
+	out = cli_ls("other", &rc);
 	cr_assert_neq(rc, 0);
 	assert_has(out, words);
 	free(out);
