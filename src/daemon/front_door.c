@@ -147,7 +147,7 @@ const char *front_door_refusal(struct call *c)
 	const char *xfh = via_proxy ? MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 								  "X-Forwarded-Host") : NULL;
 	if (xff) {
-		char fwd[128];
+		char fwd[sizeof c->client_addr];
 		last_item(xff, fwd, sizeof fwd);
 		if (ip_literal(fwd))
 			snprintf(c->client_addr, sizeof c->client_addr, "%s", fwd);
