@@ -50,6 +50,9 @@ void cli_client_error(const struct bh_client_error *err)
 			BH_CLIENT_TOKEN_ENV);
 	else if (err->code == WIRE_PERMISSION_DENIED)
 		fprintf(stderr, "bulkhead: this command needs a token with the scope it names\n");
+	/* ---- tls ---- */
+	else if (strstr(err->message, "the TLS certificate of ") && strstr(err->message, "does not verify"))
+		fprintf(stderr, "bulkhead: give the CA that signed the daemon's certificate with --cacert FILE\n");
 }
 
 char *cli_discover_daemon(const struct cli_common *c)
