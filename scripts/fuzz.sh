@@ -7,7 +7,7 @@
 #   bash scripts/fuzz.sh [TARGET...]      (targets: wire_requests wire_operator connect init_frame
 #                                          chan_check scenario history_store output_escape
 #                                          egress_profiles broker_http capture_manifest project_report
-#                                          serve_config)
+#                                          serve_config clients_file)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-30}
@@ -20,6 +20,7 @@ targets=("$@")
 	capture_manifest # report
 	project_report   # project
 	serve_config     # config
+	clients_file     # tls
 )
 failed=()
 for t in "${targets[@]}"; do

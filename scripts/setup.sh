@@ -11,6 +11,8 @@ packages=(
 	# libraries
 	libcjson-dev libsqlite3-dev libssl-dev libncurses-dev libcurl4-openssl-dev
 	libmicrohttpd-dev libcriterion-dev
+	# ---- tls: the daemon's TLS is libmicrohttpd's GnuTLS, which the daemon also calls (tls.c) ----
+	libgnutls28-dev
 	# the runtimes: crun (container tier) and gVisor's runsc (kernel tier)
 	crun runsc
 	# what cells import inside the sandbox (the sandbox sees the host's /usr)

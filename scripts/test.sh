@@ -245,6 +245,10 @@ bg ts typescript_suite
 # daemon where it attaches); ~180 s beside the TypeScript add-on.
 suite tui 480 build/tests/test_tui --jobs 2
 suite tui-asan 600 build-asan/tests/test_tui --jobs 2
+# ---- tls: a set of the attached screen tests again, the console attached
+# over https:// (--cacert) to a daemon serving TLS on 127.0.0.x:443; ~35 s.
+suite tui-tls 180 env BH_TUI_ATTACH_TLS=1 build/tests/test_tui --jobs 1 \
+	--filter 'console/attached_@(it_shows_a_session*|and_readonly*|describe_shows_the_cell*|live_follows*)'
 suite replay 300 build/tests/test_replay --jobs 2
 suite replay-asan 400 build-asan/tests/test_replay --jobs 2
 bg_join ts

@@ -1175,11 +1175,19 @@ static const struct ui_source_ops attached_ops = {
 
 struct ui_source *ui_source_attached(const char *target, const char *token, char **why)
 {
+	struct bh_client_options o = {.target = target, .token = token};
+	return ui_source_attached_with(&o, why);
+}
+
+/* ---- tls ---- */
+struct ui_source *ui_source_attached_with(const struct bh_client_options *opts, char **why)
+{
+	const char *target = opts->target, *token = opts->token;
 	struct attached *m = calloc(1, sizeof *m);
 	if (!m)
 		abort();
 	m->base.ops = &attached_ops;
-	struct bh_client_options o = {.target = target, .token = token};
+	struct bh_client_options o = *opts;
 	struct bh_client_error *err = NULL;
 	if (bh_client_new(&o, &m->c, &err) < 0) {
 		if (why && asprintf(why, "%s", err ? err->message : "cannot make a client") < 0)

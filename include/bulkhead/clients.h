@@ -9,7 +9,13 @@
  * A fourth field may set the client's approval policy (the approval desk,
  * docs/api.md): `approval=required` holds its code calls for a person's
  * decision, `approval=none` never holds them, whatever `serve --approval`
- * says; without it the daemon's default applies. Any other key is refused.
+ * says; without it the daemon's default applies.
+ *
+ * ---- tls ---- `subject=DN` (a fourth or fifth field) names the client whose
+ * verified certificate (serve --tls-client-ca) has that subject, written as
+ * RFC 4514 prints it, most specific first: `subject=CN=worker-1,O=Example`
+ * (no blanks). Such a client may leave its token out: a DIGEST of `-` means
+ * "certificate only". Any other key is refused.
  *
  * Blank lines and lines starting with '#' are ignored; a field starting with
  * '#' ends the line. The file holds digests only, never a token. Tokens are
@@ -31,6 +37,7 @@
 #define CLIENTS_TOKEN_MAX 1024      /* longer bearer values are refused unhashed */
 #define CLIENTS_FILE_MAX (1u << 20) /* a bigger file is refused */
 #define CLIENTS_DIGEST_LEN 32       /* SHA-256 */
+#define CLIENTS_SUBJECT_MAX 255     /* ---- tls: bytes of a subject=DN */
 
 enum client_scope {
 	CLIENT_SCOPE_CODE_RUN = 1u << 0, /* "code:run": the plimsoll.v1 SandboxService */
@@ -51,6 +58,10 @@ struct client_entry {
 	unsigned scopes;                          /* enum client_scope bits */
 	unsigned line;                            /* 1-based line in the file it came from */
 	enum client_approval approval;
+	/* ---- tls: the certificate subject that names it ("" none); no_token:
+	 * DIGEST was "-", only the certificate lets it in ---- */
+	char subject[CLIENTS_SUBJECT_MAX + 1];
+	bool no_token;
 };
 
 /* Who a token belongs to: a copy, valid after the table is reloaded or freed. */
@@ -78,6 +89,10 @@ const char *clients_path(const struct clients *c);
  * or -1 when the token is empty, too long or nobody's. */
 int clients_authenticate(struct clients *c, const char *token, size_t len,
 			 struct client_principal *who);
+/* ---- tls: the client whose subject= is exactly subject (compared as
+ * bytes, case and all). 0 and *who, or -1 when no line names it. ---- */
+int clients_by_subject(struct clients *c, const char *subject, struct client_principal *who);
+
 /* Takes the token out of an Authorization header value ("Bearer TOKEN",
  * the scheme matched case-insensitively). Returns 0 and points *token into
  * header, or -1 when the header is not a bearer credential. */

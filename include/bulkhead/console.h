@@ -18,6 +18,10 @@ struct ui_source *ui_source_embedded(const struct bh_config *cfg, char **why);
 struct ui_source *ui_source_store(const char *db_path, char **why);
 /* A daemon: a unix socket path or http://127.0.0.1:PORT, and a token. */
 struct ui_source *ui_source_attached(const char *target, const char *token, char **why);
+/* ---- tls: the same with every client option (an https:// target's CA, a
+ * client certificate) ---- */
+struct bh_client_options;
+struct ui_source *ui_source_attached_with(const struct bh_client_options *o, char **why);
 /* No source (`bulkhead replay`): every request answers that there is none. */
 struct ui_source *ui_source_none(void);
 

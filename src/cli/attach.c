@@ -20,9 +20,11 @@ int cli_attach_opt(struct cli_attach *a, int argc, char **argv, int *i)
 		a->no_attach = true;
 		return 1;
 	}
-	const char *names[] = {"--attach", "--token-file"};
-	const char **slots[] = {&a->target, &a->token_file};
-	for (size_t k = 0; k < 2; k++) {
+	/* ---- tls: --cacert, --cert, --key ---- */
+	const char *names[] = {"--attach", "--token-file", "--cacert", "--cert", "--key"};
+	const char **slots[] = {&a->target, &a->token_file, &a->cacert, &a->client_cert,
+				&a->client_key};
+	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
 		size_t n = strlen(names[k]);
 		if (!strncmp(arg, names[k], n) && arg[n] == '=') {
 			*slots[k] = arg + n + 1;
@@ -48,6 +50,9 @@ void cli_client_error(const struct bh_client_error *err)
 			BH_CLIENT_TOKEN_ENV);
 	else if (err->code == WIRE_PERMISSION_DENIED)
 		fprintf(stderr, "bulkhead: this command needs a token with the scope it names\n");
+	/* ---- tls ---- */
+	else if (strstr(err->message, "the TLS certificate of ") && strstr(err->message, "does not verify"))
+		fprintf(stderr, "bulkhead: give the CA that signed the daemon's certificate with --cacert FILE\n");
 }
 
 char *cli_discover_daemon(const struct cli_common *c)
@@ -85,7 +90,10 @@ int cli_attach(const struct cli_attach *a, const struct cli_common *c, enum cli_
 	/* Only worth attaching without a token when the daemon was named. */
 	if (!token && !a->target && mode == CLI_ATTACH_IF_TOKEN)
 		return 0;
-	struct bh_client_options o = {.target = target, .token = token};
+	struct bh_client_options o = {.target = target, .token = token,
+				      /* ---- tls ---- */
+				      .cacert = a->cacert, .client_cert = a->client_cert,
+				      .client_key = a->client_key};
 	int rc = bh_client_new(&o, out, &err);
 	if (token) {
 		explicit_bzero(token, strlen(token));

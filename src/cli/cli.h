@@ -51,6 +51,10 @@ struct cli_attach {
 	const char *target;     /* --attach SOCKET|URL */
 	const char *token_file; /* --token-file FILE; else $BULKHEAD_TOKEN */
 	bool no_attach;         /* --no-attach: never look for a daemon */
+	/* ---- tls: with --attach https://...: --cacert FILE (the daemon's CA;
+	 * default the system's), --cert FILE and --key FILE (a client
+	 * certificate, serve --tls-client-ca) ---- */
+	const char *cacert, *client_cert, *client_key;
 };
 enum cli_attach_mode {
 	CLI_ATTACH_EXPLICIT, /* only with --attach */

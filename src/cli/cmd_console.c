@@ -12,7 +12,8 @@
 
 static const char usage[] =
 	"usage: bulkhead [console] [--state DIR] [--attach SOCKET|URL] [--db FILE] [--readonly]\n"
-	"                [--view NAME] [--script FILE [--display]]\n";
+	"                [--view NAME] [--script FILE [--display]]\n"
+	"                [--cacert FILE] [--cert FILE --key FILE]  (--attach https://HOST:PORT)\n";
 
 int cmd_console(int argc, char **argv)
 {
@@ -20,6 +21,7 @@ int cmd_console(int argc, char **argv)
 	struct ui_options o = {0};
 	const char *attach = NULL, *db = NULL;
 	bool display = false;
+	struct bh_client_options tls = {0}; /* ---- tls ---- */
 	for (int i = 1; i < argc; i++) {
 		int r = cli_common_opt(&common, argc, argv, &i);
 		if (r < 0)
@@ -33,6 +35,13 @@ int cmd_console(int argc, char **argv)
 			display = true;
 		else if (!strcmp(a, "--attach") && i + 1 < argc)
 			attach = argv[++i];
+		/* ---- tls: an https daemon's CA, a client certificate ---- */
+		else if (!strcmp(a, "--cacert") && i + 1 < argc)
+			tls.cacert = argv[++i];
+		else if (!strcmp(a, "--cert") && i + 1 < argc)
+			tls.client_cert = argv[++i];
+		else if (!strcmp(a, "--key") && i + 1 < argc)
+			tls.client_key = argv[++i];
 		else if (!strcmp(a, "--db") && i + 1 < argc)
 			db = argv[++i];
 		else if (!strcmp(a, "--script") && i + 1 < argc)
@@ -64,7 +73,9 @@ int cmd_console(int argc, char **argv)
 	if (db) {
 		src = ui_source_store(db, &why);
 	} else if (attach) {
-		src = ui_source_attached(attach, getenv("BULKHEAD_TOKEN"), &why);
+		tls.target = attach; /* ---- tls ---- */
+		tls.token = getenv("BULKHEAD_TOKEN");
+		src = ui_source_attached_with(&tls, &why);
 	} else {
 		struct bh_config cfg;
 		if (cli_engine_config(&common, &cfg) < 0)

@@ -45,6 +45,8 @@ struct bh_client {
 	/* ---- hops ---- */
 	bh_client_tap_cb tap;
 	void *tap_arg;
+	/* ---- tls: PEM files (NULL: the system's CAs, no client certificate) ---- */
+	char *cacert, *client_cert, *client_key;
 };
 
 /* Starts one exchange; its callback runs from bh_client_process*. Returns

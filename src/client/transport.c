@@ -30,6 +30,7 @@ struct xfer {
 	void *arg;
 	struct xfer *prev, *next;
 	char procedure[40]; /* ---- hops ---- for the tap */
+	char tls_why[CURL_ERROR_SIZE + 256]; /* ---- tls: the reason, naming the host ---- */
 };
 
 /* ---- libcurl's wishes: sockets and the timer ---- */
@@ -129,6 +130,49 @@ static bool never_sent(CURLcode rc, CURL *easy)
 	return curl_easy_getinfo(easy, CURLINFO_REQUEST_SIZE, &sent) == CURLE_OK && sent == 0;
 }
 
+/* ---- tls ---- */
+/* The host:port of the base URL, for messages. */
+static const char *base_host(const bh_client *c)
+{
+	const char *h = strstr(c->base, "://");
+	return h ? h + 3 : c->base;
+}
+
+/* A failure whose cause is TLS (or its absence) says so with the host in
+ * it; any other keeps libcurl's words. */
+static const char *transport_reason(bh_client *c, struct xfer *x, CURLcode rc)
+{
+	const char *curl_why = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
+	bool https = !strncmp(c->base, "https://", 8);
+	switch (rc) {
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR:
+		snprintf(x->tls_why, sizeof x->tls_why,
+			 "the TLS certificate of %s does not verify: %s", base_host(c), curl_why);
+		return x->tls_why;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_ENGINE_NOTFOUND:
+	case CURLE_SSL_SHUTDOWN_FAILED:
+		snprintf(x->tls_why, sizeof x->tls_why, "TLS with %s failed: %s", base_host(c), curl_why);
+		return x->tls_why;
+	case CURLE_GOT_NOTHING:
+	case CURLE_RECV_ERROR:
+	case CURLE_WEIRD_SERVER_REPLY:
+		if (https || c->unix_path)
+			break;
+		snprintf(x->tls_why, sizeof x->tls_why,
+			 "%s (%s closed the connection without an HTTP answer: if it serves TLS, "
+			 "attach with https://)", curl_why, base_host(c));
+		return x->tls_why;
+	default:
+		break;
+	}
+	return curl_why;
+}
+
 static void finish(bh_client *c, struct xfer *x, CURLcode rc)
 {
 	curl_multi_remove_handle(c->multi, x->easy);
@@ -149,7 +193,7 @@ static void finish(bh_client *c, struct xfer *x, CURLcode rc)
 	if (rc != CURLE_OK) {
 		a.body = "";
 		a.unsent = never_sent(rc, x->easy);
-		a.transport_error = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
+		a.transport_error = transport_reason(c, x, rc); /* ---- tls ---- */
 	}
 	if (c->tap) /* ---- hops ---- */
 		c->tap(c->tap_arg, x->procedure, x->body, a.status, a.body);
@@ -404,6 +448,14 @@ struct xfer *xfer_start(bh_client *c, const char *path, const char *json, bh_cli
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)x);
+	/* ---- tls: the daemon's CA and our certificate; verification stays on ---- */
+	if (c->cacert)
+		curl_easy_setopt(e, CURLOPT_CAINFO, c->cacert);
+	if (c->client_cert)
+		curl_easy_setopt(e, CURLOPT_SSLCERT, c->client_cert);
+	if (c->client_key)
+		curl_easy_setopt(e, CURLOPT_SSLKEY, c->client_key);
+	curl_easy_setopt(e, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
 	CURLMcode mrc = curl_multi_add_handle(c->multi, e);
 	if (mrc != CURLM_OK) {
 		client_fail(err, client_error(WIRE_UNAVAILABLE, WIRE_REFUSAL_ENVIRONMENT, "libcurl: %s",
@@ -451,6 +503,9 @@ void bh_client_free(bh_client *c)
 	free(c->target);
 	free(c->base);
 	free(c->unix_path);
+	free(c->cacert); /* ---- tls ---- */
+	free(c->client_cert);
+	free(c->client_key);
 	if (c->auth) {
 		explicit_bzero(c->auth, strlen(c->auth));
 		free(c->auth);
@@ -487,6 +542,16 @@ int bh_client_new(const struct bh_client_options *opts, bh_client **out,
 		return -1;
 	}
 	c->target = xstrdup(opts->target);
+	/* ---- tls ---- */
+	if (!opts->client_cert != !opts->client_key) {
+		bh_client_free(c);
+		return client_fail(err, client_error(WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
+						     "a client certificate needs its key (and a key "
+						     "its certificate)"));
+	}
+	c->cacert = opts->cacert && *opts->cacert ? xstrdup(opts->cacert) : NULL;
+	c->client_cert = opts->client_cert ? xstrdup(opts->client_cert) : NULL;
+	c->client_key = opts->client_key ? xstrdup(opts->client_key) : NULL;
 	if (tok && *tok)
 		c->auth = xasprintf("Authorization: Bearer %s", tok);
 	c->connect_timeout_ms = opts->connect_timeout_ms ? opts->connect_timeout_ms : 10000;

@@ -36,6 +36,13 @@ void audit_call(struct server *s, const struct call *c)
 	if (c->who.name[0])
 		cJSON_AddStringToObject(o, "principal", c->who.name);
 	cJSON_AddStringToObject(o, "via", c->via->tcp ? "tcp" : "unix");
+	/* ---- tls: who called over TCP (a trusted proxy's client), how ---- */
+	if (c->client_addr[0])
+		cJSON_AddStringToObject(o, "client", c->client_addr);
+	if (c->via->tls)
+		cJSON_AddBoolToObject(o, "tls", true);
+	if (c->forwarded_proto[0])
+		cJSON_AddStringToObject(o, "forwardedProto", c->forwarded_proto);
 	cJSON_AddNumberToObject(o, "status", c->status);
 	cJSON_AddStringToObject(o, "code", wire_code_name(c->code));
 	if (c->session_fp[0])

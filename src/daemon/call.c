@@ -3,6 +3,7 @@
  * procedure dispatched, and its answer sent — at once, or after the engine
  * called back, with the connection suspended meanwhile. */
 #include "daemon_priv.h"
+#include "front_door.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -167,26 +168,6 @@ static bool request_id_ok(const char *v)
 	return true;
 }
 
-/* On TCP: a browser page must not reach us through DNS rebinding. */
-static const char *tcp_refusal(struct MHD_Connection *conn)
-{
-	if (MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin"))
-		return "requests from a browser page (an Origin header) are refused";
-	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-	if (!host)
-		return "a Host header is required";
-	char name[256];
-	snprintf(name, sizeof name, "%s", host);
-	char *colon = name[0] == '[' ? strstr(name, "]:") : strrchr(name, ':');
-	if (colon)
-		colon[name[0] == '[' ? 1 : 0] = '\0';
-	static const char *const loopback[] = {"localhost", "127.0.0.1", "[::1]", "::1"};
-	for (size_t i = 0; i < sizeof loopback / sizeof loopback[0]; i++)
-		if (!strcasecmp(name, loopback[i]))
-			return NULL;
-	return "the Host header must name this machine's loopback (localhost, 127.0.0.1 or [::1])";
-}
-
 static bool scope_for(const struct call *c, unsigned *scope)
 {
 	/* It tells how busy every tenant is: an operator's, unless the
@@ -222,11 +203,28 @@ static bool admit(struct call *c)
 							    MHD_HTTP_HEADER_AUTHORIZATION);
 		const char *tok = NULL;
 		size_t len = 0;
-		if (!h || clients_bearer_token(h, &tok, &len) < 0 ||
+		/* ---- tls: a verified client certificate names a client, with
+		 * or instead of a token; both must then name the same one ---- */
+		struct client_principal by_cert;
+		char cert_why[320];
+		int cert = front_door_certificate(c, &by_cert, cert_why, sizeof cert_why);
+		if (cert < 0) {
+			s->metrics.unauthenticated++;
+			call_refuse(c, WIRE_UNAUTHENTICATED, WIRE_REFUSAL_PERMISSION, "%s", cert_why);
+			return false;
+		}
+		if (cert > 0 && !h) {
+			c->who = by_cert;
+		} else if (!h || clients_bearer_token(h, &tok, &len) < 0 ||
 		    clients_authenticate(s->clients, tok, len, &c->who) < 0) {
 			s->metrics.unauthenticated++;
 			call_refuse(c, WIRE_UNAUTHENTICATED, WIRE_REFUSAL_PERMISSION,
 				    h ? "the bearer token is not valid" : "a bearer token is required");
+			return false;
+		} else if (cert > 0 && strcmp(by_cert.name, c->who.name)) {
+			s->metrics.unauthenticated++;
+			call_refuse(c, WIRE_UNAUTHENTICATED, WIRE_REFUSAL_PERMISSION,
+				    "the bearer token and the client certificate name different clients");
 			return false;
 		}
 	}
@@ -287,7 +285,7 @@ static void check_header(struct call *c, const char *url, const char *method)
 {
 	struct server *s = c->srv;
 	if (c->via->tcp) {
-		const char *why = tcp_refusal(c->conn);
+		const char *why = front_door_refusal(c); /* ---- tls: allowed hosts, proxies ---- */
 		if (why) {
 			call_refuse_early(c, 403, WIRE_PERMISSION_DENIED, "permission", why);
 			return;

@@ -307,8 +307,8 @@ static int approval_parse(const struct field *f, enum client_approval *out, unsi
 		if (klen > 32)
 			klen = 32;
 		return why_set(why,
-			       "line %u: unknown option \"%.*s\" (the fourth field may only be "
-			       "approval=required or approval=none)",
+			       "line %u: unknown option \"%.*s\" (after the scopes come only "
+			       "approval=required or approval=none, and subject=DN)",
 			       lineno, klen, f->s);
 	}
 	const char *v = f->s + strlen(key);
@@ -322,27 +322,54 @@ static int approval_parse(const struct field *f, enum client_approval *out, unsi
 	return 0;
 }
 
+/* ---- tls ---- */
+/* "subject=DN": a printable DN without blanks (RFC 4514, as GnuTLS prints a
+ * certificate's subject). */
+static int subject_parse(const struct field *f, char *out, unsigned lineno, char **why)
+{
+	static const char key[] = "subject=";
+	size_t klen = strlen(key);
+	const char *v = f->s + klen;
+	size_t vlen = f->len - klen;
+	if (vlen == 0 || vlen > CLIENTS_SUBJECT_MAX)
+		return why_set(why, "line %u: subject= needs a certificate subject of 1 to %u bytes "
+				    "(e.g. subject=CN=worker-1,O=Example)", lineno, CLIENTS_SUBJECT_MAX);
+	for (size_t i = 0; i < vlen; i++)
+		if ((unsigned char)v[i] < 0x21 || (unsigned char)v[i] == 0x7f)
+			return why_set(why, "line %u: the subject holds a control character", lineno);
+	memcpy(out, v, vlen);
+	out[vlen] = '\0';
+	return 0;
+}
+
+static bool is_subject(const struct field *f)
+{
+	return f->len >= 8 && !memcmp(f->s, "subject=", 8);
+}
+
 static int parse_line(const char *line, size_t len, unsigned lineno, struct client_entry *e,
 		      char **why)
 {
-	struct field f[4];
-	size_t n = split(line, len, f, 4);
-	if (n != 3 && n != 4) {
-		for (size_t i = 0; i < n && i < 4; i++)
+	struct field f[5];
+	size_t n = split(line, len, f, 5);
+	if (n < 3 || n > 5) {
+		for (size_t i = 0; i < n && i < 5; i++)
 			if (looks_like_token(&f[i]))
 				goto token;
 		return why_set(why,
-			       "line %u: expected NAME sha256:DIGEST SCOPES [approval=required|none], "
-			       "found %zu field%s",
+			       "line %u: expected NAME sha256:DIGEST SCOPES [approval=required|none] "
+			       "[subject=DN], found %zu field%s",
 			       lineno, n, n == 1 ? "" : "s");
 	}
-	if (looks_like_token(&f[0]) || looks_like_token(&f[1]) || (n == 4 && looks_like_token(&f[3])))
-		goto token;
+	for (size_t i = 0; i < n; i++)
+		if (i != 2 && looks_like_token(&f[i]))
+			goto token;
 	if (!name_ok(f[0].s, f[0].len))
 		return why_set(why, "line %u: the client name must be " NAME_RULE, lineno);
 	memcpy(e->name, f[0].s, f[0].len);
 	e->name[f[0].len] = '\0';
-	if (!digest_parse(f[1].s, f[1].len, e->digest))
+	e->no_token = f[1].len == 1 && f[1].s[0] == '-'; /* ---- tls: certificate only ---- */
+	if (!e->no_token && !digest_parse(f[1].s, f[1].len, e->digest))
 		return why_set(why,
 			       "line %u: the second field must be \"sha256:\" and the 64 hex digits of "
 			       "the SHA-256 of the client's token",
@@ -352,8 +379,24 @@ static int parse_line(const char *line, size_t len, unsigned lineno, struct clie
 		return -1;
 	}
 	e->approval = CLIENT_APPROVAL_DEFAULT;
-	if (n == 4 && approval_parse(&f[3], &e->approval, lineno, why) < 0)
-		return -1;
+	bool approval = false;
+	for (size_t i = 3; i < n; i++) {
+		if (is_subject(&f[i])) {
+			if (e->subject[0])
+				return why_set(why, "line %u: subject= is given twice", lineno);
+			if (subject_parse(&f[i], e->subject, lineno, why) < 0)
+				return -1;
+			continue;
+		}
+		if (approval && f[i].len >= 9 && !memcmp(f[i].s, "approval=", 9))
+			return why_set(why, "line %u: approval= is given twice", lineno);
+		if (approval_parse(&f[i], &e->approval, lineno, why) < 0)
+			return -1;
+		approval = true;
+	}
+	if (e->no_token && !e->subject[0])
+		return why_set(why, "line %u: a client without a token (DIGEST \"-\") needs a "
+				    "subject=DN its certificate proves", lineno);
 	e->line = lineno;
 	return 0;
 token:
@@ -398,7 +441,15 @@ int clients_parse(const char *text, size_t len, struct client_entry **out, size_
 					e->name, v[i].line);
 				goto fail;
 			}
-			if (!memcmp(v[i].digest, e->digest, CLIENTS_DIGEST_LEN)) {
+			/* ---- tls ---- */
+			if (e->subject[0] && !strcmp(v[i].subject, e->subject)) {
+				why_set(why, "line %u: client \"%s\" has the same subject as \"%s\" on "
+					"line %u; a certificate names one client", lineno, e->name,
+					v[i].name, v[i].line);
+				goto fail;
+			}
+			if (!e->no_token && !v[i].no_token &&
+			    !memcmp(v[i].digest, e->digest, CLIENTS_DIGEST_LEN)) {
 				why_set(why,
 					"line %u: client \"%s\" has the same token digest as \"%s\" on line "
 					"%u; every client needs its own token",
@@ -507,7 +558,8 @@ int clients_authenticate(struct clients *c, const char *token, size_t len,
 	pthread_rwlock_rdlock(&c->lock);
 	size_t found = 0, at = 0;
 	for (size_t i = 0; i < c->n; i++) {
-		size_t eq = is_zero((unsigned)CRYPTO_memcmp(digest, c->v[i].digest, CLIENTS_DIGEST_LEN));
+		size_t eq = is_zero((unsigned)CRYPTO_memcmp(digest, c->v[i].digest, CLIENTS_DIGEST_LEN)) &
+			    (size_t)!c->v[i].no_token; /* ---- tls: no token, no match ---- */
 		size_t mask = (size_t)0 - eq;
 		found |= eq;
 		at = (at & ~mask) | (i & mask);
@@ -521,6 +573,25 @@ int clients_authenticate(struct clients *c, const char *token, size_t len,
 	}
 	pthread_rwlock_unlock(&c->lock);
 	OPENSSL_cleanse(digest, sizeof digest);
+	return rc;
+}
+
+/* ---- tls ---- */
+int clients_by_subject(struct clients *c, const char *subject, struct client_principal *who)
+{
+	if (!subject || !*subject)
+		return -1;
+	pthread_rwlock_rdlock(&c->lock);
+	int rc = -1;
+	for (size_t i = 0; i < c->n && rc < 0; i++) {
+		if (!c->v[i].subject[0] || strcmp(c->v[i].subject, subject))
+			continue;
+		memcpy(who->name, c->v[i].name, sizeof who->name);
+		who->scopes = c->v[i].scopes;
+		who->approval = c->v[i].approval;
+		rc = 0;
+	}
+	pthread_rwlock_unlock(&c->lock);
 	return rc;
 }
 

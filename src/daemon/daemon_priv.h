@@ -26,6 +26,7 @@
 void daemon_keep_out_of_oom(void);
 
 struct server;
+struct tls_door; /* ---- tls ---- */
 struct event_wait; /* a parked ListEvents call (operator_service.c) */
 
 struct listener {
@@ -34,6 +35,8 @@ struct listener {
 	int fd;
 	int port; /* tcp */
 	struct MHD_Daemon *mhd;
+	bool tls; /* ---- tls: the TCP listener speaks TLS ---- */
+	struct tls_door *door; /* its accepts (tls_door.c); NULL without TLS */
 };
 
 /* A connection, for the deadlines libmicrohttpd's inactivity timeout does
@@ -85,6 +88,10 @@ struct call {
 	bool request_id_minted; /* the client sent none: the daemon's own, for the audit line only */
 	/* ---- profiles: the grant profile it named (as shown: printable ASCII) ---- */
 	char grant_profile[65];
+	/* ---- tls: over TCP, the client's address (a trusted proxy's
+	 * X-Forwarded-For, else the peer's) and the proxy's X-Forwarded-Proto ---- */
+	char client_addr[64];
+	char forwarded_proto[8];
 };
 
 /* ---- ci: attribution: who a call acts as, for the engine's events (the
@@ -131,6 +138,8 @@ struct server {
 	struct bh_egress_profiles *profiles; /* NULL: none (no --profiles) */
 	bool egress_broker;                  /* a broker runs: grants can be held */
 	struct bh_broker *broker;            /* egress_broker.c; NULL: none */
+	/* ---- tls: the pair and client CA (tls.c); NULL: no TLS ---- */
+	struct daemon_tls *tls;
 };
 
 /* ---- answers (call.c) ---- */

@@ -2,9 +2,9 @@
 #include "hardened.h"
 #include "base.h"
 #include "log.h"
+#include "tls.h" /* daemon_listen_is_loopback: the one rule */
 #include "why.h"
 
-#include <arpa/inet.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,40 +26,12 @@ static void add(struct hardened *h, const char *fmt, ...)
 	h->n++;
 }
 
-/* Whether --listen's host ("HOST", "HOST:PORT", "[V6]:PORT") is this
- * machine's loopback; a name other than localhost may resolve anywhere. */
-static bool listen_is_loopback(const char *spec)
-{
-	char host[256];
-	const char *end;
-	if (spec[0] == '[') {
-		spec++;
-		end = strchr(spec, ']');
-	} else {
-		end = strchr(spec, ':');
-		if (end && strchr(end + 1, ':')) /* a bare IPv6 literal */
-			end = NULL;
-	}
-	size_t n = end ? (size_t)(end - spec) : strlen(spec);
-	if (n >= sizeof host)
-		return false;
-	memcpy(host, spec, n);
-	host[n] = '\0';
-	struct in_addr v4;
-	struct in6_addr v6;
-	if (inet_pton(AF_INET, host, &v4) == 1)
-		return (ntohl(v4.s_addr) >> 24) == 127;
-	if (inet_pton(AF_INET6, host, &v6) == 1)
-		return IN6_IS_ADDR_LOOPBACK(&v6);
-	return !strcmp(host, "localhost");
-}
-
 void hardened_check_settings(struct hardened *h, const struct bh_daemon_config *cfg)
 {
 	if (cfg->open)
 		add(h, "--open: callers are not authenticated; drop it and give each principal "
 		       "a token in the clients file (--clients)");
-	if (cfg->listen && !listen_is_loopback(cfg->listen) &&
+	if (cfg->listen && !daemon_listen_is_loopback(cfg->listen) &&
 	    !(cfg->tls.cert_path && cfg->tls.key_path))
 		add(h, "--listen %s is off loopback without TLS: give --tls-cert and --tls-key%s",
 		    cfg->listen,

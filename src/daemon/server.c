@@ -5,6 +5,9 @@
  * ends or hibernates the sessions per its shutdown policy. */
 #include "daemon_priv.h"
 #include "hardened.h" /* ---- config ---- */
+#include "front_door.h"
+#include "tls.h"
+#include "tls_door.h"
 #include "why.h"
 
 #include <arpa/inet.h>
@@ -77,59 +80,95 @@ static int unix_listener(const char *path, char **why)
 	return fd;
 }
 
+/* Any IPv4 or [IPv6] address (setup refused one off loopback without TLS
+ * before we get here); "localhost" is 127.0.0.1. */
 static int tcp_listener(const char *spec, int *port_out, char **why)
 {
 	char host[256];
 	snprintf(host, sizeof host, "%s", spec);
 	int port = DAEMON_DEFAULT_PORT;
-	char *colon = strrchr(host, ':');
-	if (colon && host[0] != '[') {
+	char *name = host;
+	char *colon = NULL;
+	if (host[0] == '[') {
+		char *end = strchr(host, ']');
+		if (!end || (end[1] && end[1] != ':'))
+			return why_set(why, "--listen %s: an IPv6 address is written [ADDR]:PORT", spec);
+		*end = '\0';
+		name = host + 1;
+		colon = end[1] ? end + 1 : NULL;
+	} else {
+		colon = strrchr(host, ':');
+	}
+	if (colon) {
 		*colon = '\0';
 		char *end;
 		long p = strtol(colon + 1, &end, 10);
-		if (*end || p < 0 || p > 65535)
+		if (!colon[1] || *end || p < 0 || p > 65535)
 			return why_set(why, "--listen %s: the port is not a number from 0 to 65535", spec);
 		port = (int)p;
 	}
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	if (!strcmp(host, "localhost"))
-		snprintf(host, sizeof host, "127.0.0.1");
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-		return why_set(why, "--listen %s: give a loopback IPv4 address (127.0.0.1)", spec);
-	if ((ntohl(sa.sin_addr.s_addr) >> 24) != 127)
-		return why_set(why, "--listen %s: only a loopback address is allowed; put a proxy "
-				    "with TLS in front for anything else", spec);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (!strcmp(name, "localhost"))
+		name = "127.0.0.1";
+	struct sockaddr_storage ss = {0};
+	socklen_t sl;
+	struct sockaddr_in *sa4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sa6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, name, &sa4->sin_addr) == 1) {
+		sa4->sin_family = AF_INET;
+		sa4->sin_port = htons((uint16_t)port);
+		sl = sizeof *sa4;
+	} else if (inet_pton(AF_INET6, name, &sa6->sin6_addr) == 1) {
+		sa6->sin6_family = AF_INET6;
+		sa6->sin6_port = htons((uint16_t)port);
+		sl = sizeof *sa6;
+	} else {
+		return why_set(why, "--listen %s: give an IP address (127.0.0.1, 0.0.0.0, [::1]) and a port",
+			       spec);
+	}
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return why_errno(why, errno, "socket");
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 128) < 0) {
+	if (ss.ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 128) < 0) {
 		int saved = errno;
 		close(fd);
 		return why_errno(why, saved, "listen on %s", spec);
 	}
-	socklen_t len = sizeof sa;
-	getsockname(fd, (struct sockaddr *)&sa, &len);
-	*port_out = ntohs(sa.sin_port);
+	getsockname(fd, (struct sockaddr *)&ss, &sl);
+	*port_out = ntohs(ss.ss_family == AF_INET6 ? sa6->sin6_port : sa4->sin_port);
 	return fd;
 }
 
 static int start_mhd(struct server *s, struct listener *l, char **why)
 {
 	unsigned max_conn = s->cfg->max_connections ? s->cfg->max_connections : 256; /* as setup's */
+	/* ---- tls: the TCP listener speaks TLS when a pair was given ---- */
+	struct MHD_OptionItem tls_ops[8] = {{MHD_OPTION_LISTEN_SOCKET, l->fd, NULL},
+					    {MHD_OPTION_END, 0, NULL}};
+	unsigned tls_flag = 0;
+	if (l->tcp && s->tls) {
+		/* Its accepts are tls_door's, which hands libmicrohttpd the
+		 * connections that start a handshake. */
+		daemon_tls_mhd_options(s->tls, tls_ops, sizeof tls_ops / sizeof tls_ops[0]);
+		tls_flag = MHD_USE_TLS | MHD_USE_NO_LISTEN_SOCKET;
+	}
 	l->mhd = MHD_start_daemon(
-		MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+		MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | tls_flag, 0, NULL, NULL,
 		daemon_on_request, l, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-		MHD_OPTION_LISTEN_SOCKET, l->fd,
 		MHD_OPTION_NOTIFY_COMPLETED, daemon_on_completed, l,
 		MHD_OPTION_NOTIFY_CONNECTION, daemon_on_connection, l,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)DAEMON_MAX_HEADER + 16384,
 		MHD_OPTION_CONNECTION_LIMIT, max_conn,
-		MHD_OPTION_CONNECTION_TIMEOUT, DAEMON_IDLE_TIMEOUT_S, MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_TIMEOUT, DAEMON_IDLE_TIMEOUT_S,
+		MHD_OPTION_ARRAY, tls_ops, MHD_OPTION_END);
 	if (!l->mhd)
-		return why_set(why, "libmicrohttpd would not start on the %s listener",
-			       l->tcp ? "TCP" : "unix");
+		return why_set(why, "libmicrohttpd would not start on the %s listener%s",
+			       l->tcp ? "TCP" : "unix", tls_flag ? " (with TLS)" : "");
+	if (tls_flag) /* ---- tls ---- */
+		l->door = tls_door_new(l->fd, l->mhd);
 	return 0;
 }
 
@@ -153,23 +192,66 @@ static int loop_timeout(struct server *s)
 	return best;
 }
 
+/* ---- tls ---- */
+static void tls_reload(struct server *s)
+{
+	char *why = NULL;
+	if (daemon_tls_reload(s->tls, &why) < 0)
+		daemon_log(BH_LOG_ERROR, "tls", "SIGHUP: kept the certificate in use: %s", why);
+	else
+		daemon_log(BH_LOG_INFO, "tls", "SIGHUP: new handshakes use %s", s->cfg->tls.cert_path);
+	free(why);
+}
+
+/* Before anything listens: the pair loads, and a listener off loopback
+ * has TLS or the operator's word that it may go without. */
+static int tls_setup(struct server *s, char **why)
+{
+	const struct bh_daemon_config *cfg = s->cfg;
+	bool tls = cfg->tls.cert_path || cfg->tls.key_path || cfg->tls.client_ca_path;
+	if (front_door_check_config(cfg, why) < 0)
+		return -1;
+	if (tls && !cfg->listen)
+		return why_set(why, "--tls-cert and --tls-key are for the --listen address (the unix "
+				    "socket never speaks TLS)");
+	if (tls && daemon_tls_load(&cfg->tls, &s->tls, why) < 0)
+		return -1;
+	if (!cfg->listen || tls || daemon_listen_is_loopback(cfg->listen))
+		return 0;
+	if (!cfg->insecure_cleartext)
+		return why_set(why, "--listen %s is off loopback without TLS: give --tls-cert and "
+				    "--tls-key (or --insecure-cleartext, if tokens, code and answers "
+				    "may cross the network in cleartext)", cfg->listen);
+	daemon_log(BH_LOG_ERROR, "tls", "--insecure-cleartext: listening on %s WITHOUT TLS: bearer "
+		   "tokens, code and answers cross the network in cleartext", cfg->listen);
+	return 0;
+}
+
 static void run_once(struct server *s, int timeout)
 {
-	struct pollfd p[4];
+	struct pollfd p[4 + 1 + TLS_DOOR_MAX];
 	size_t n = 0;
 	p[n++] = (struct pollfd){.fd = bh_engine_fd(s->e), .events = POLLIN};
 	p[n++] = (struct pollfd){.fd = s->sigfd, .events = POLLIN};
 	for (size_t i = 0; i < s->n_ls; i++)
 		p[n++] = (struct pollfd){.fd = mhd_fd(&s->ls[i]), .events = POLLIN};
+	for (size_t i = 0; i < s->n_ls; i++) /* ---- tls ---- */
+		if (s->ls[i].door)
+			n += tls_door_pollfds(s->ls[i].door, p + n, sizeof p / sizeof p[0] - n);
 	poll(p, n, timeout);
 	bh_engine_process(s->e);
-	for (size_t i = 0; i < s->n_ls; i++)
+	for (size_t i = 0; i < s->n_ls; i++) {
+		if (s->ls[i].door) /* ---- tls ---- */
+			tls_door_process(s->ls[i].door);
 		MHD_run(s->ls[i].mhd);
+	}
 	if (p[1].revents & POLLIN) {
 		struct signalfd_siginfo si;
 		while (read(s->sigfd, &si, sizeof si) == sizeof si) {
 			if (si.ssi_signo == SIGHUP) /* ---- profiles ---- */
 				daemon_egress_reload(s);
+			if (si.ssi_signo == SIGHUP && s->tls) /* ---- tls ---- */
+				tls_reload(s);
 			if (si.ssi_signo == SIGHUP && s->clients) {
 				char *why = NULL;
 				if (clients_reload(s->clients, &why) < 0)
@@ -232,6 +314,8 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 	if (cfg->open && cfg->listen)
 		return why_set(why, "--open (no authentication) is allowed only on the unix socket, "
 				    "not with --listen");
+	if (tls_setup(s, why) < 0) /* ---- tls: before anything listens ---- */
+		return -1;
 	if (!cfg->open) {
 		const char *path = cfg->clients_path ? cfg->clients_path : CLIENTS_DEFAULT_PATH;
 		if (clients_load(path, &s->clients, why) < 0) {
@@ -311,7 +395,8 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 		fd = tcp_listener(cfg->listen, &port, why);
 		if (fd < 0)
 			return -1;
-		s->ls[s->n_ls++] = (struct listener){.srv = s, .tcp = true, .fd = fd, .port = port};
+		s->ls[s->n_ls++] = (struct listener){.srv = s, .tcp = true, .fd = fd, .port = port,
+						     .tls = s->tls != NULL};
 	}
 	for (size_t i = 0; i < s->n_ls; i++)
 		if (start_mhd(s, &s->ls[i], why) < 0)
@@ -359,6 +444,7 @@ static void teardown(struct server *s)
 			MHD_resume_connection(c->conn);
 		}
 	for (size_t i = 0; i < s->n_ls; i++) {
+		tls_door_free(s->ls[i].door); /* ---- tls ---- */
 		if (s->ls[i].mhd)
 			MHD_stop_daemon(s->ls[i].mhd);
 		if (s->ls[i].fd >= 0)
@@ -391,6 +477,7 @@ static void teardown(struct server *s)
 		audit_reads_flush(s, true); /* ---- truth: the last tallies ---- */
 	approvals_free(s->approvals); /* ---- approvals ---- */
 	daemon_egress_free(s);        /* ---- profiles ---- */
+	daemon_tls_free(s->tls);      /* ---- tls: after the listeners stopped ---- */
 	if (s->audit && s->audit != stderr)
 		fclose(s->audit);
 	free(s->ready.text);
@@ -406,8 +493,8 @@ int bh_daemon_serve(const struct bh_daemon_config *cfg, char **why)
 	/* ---- config: where it listens, in the daemon's log (the CLI's
 	 * on_ready prints only its "ready" line on stdout) ---- */
 	if (s.n_ls > 1)
-		daemon_log(BH_LOG_INFO, NULL, "listening on %s and %s (port %d)", s.socket_path,
-			   cfg->listen, s.ls[1].port);
+		daemon_log(BH_LOG_INFO, NULL, "listening on %s and %s://%s (port %d)", s.socket_path,
+			   cfg->tls.cert_path ? "https" : "http", cfg->listen, s.ls[1].port);
 	else
 		daemon_log(BH_LOG_INFO, NULL, "listening on %s", s.socket_path);
 	if (cfg->on_ready)

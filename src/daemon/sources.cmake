@@ -39,3 +39,7 @@ endif()
 target_sources(bulkhead-daemon PRIVATE src/daemon/sandbox_project.c)
 # ---- config: serve --hardened ----
 target_sources(bulkhead-daemon PRIVATE src/daemon/hardened.c)
+# ---- tls: serve --tls-cert/--tls-key/--tls-client-ca (libmicrohttpd's GnuTLS) ----
+pkg_check_modules(GNUTLS REQUIRED IMPORTED_TARGET gnutls)
+target_sources(bulkhead-daemon PRIVATE src/daemon/tls.c src/daemon/tls_door.c src/daemon/front_door.c)
+target_link_libraries(bulkhead-daemon PUBLIC PkgConfig::GNUTLS)

@@ -1,5 +1,6 @@
 #include "broker_harness.h"
 #include "broker_priv.h"
+#include "test_ca.h"
 
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
@@ -39,39 +40,22 @@ char *run_cmd(const char *cmd, int *rc)
 	return out;
 }
 
-static void sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof cmd, fmt, ap);
-	va_end(ap);
-	int rc = 0;
-	char *out = run_cmd(cmd, &rc);
-	cr_assert_eq(rc, 0, "%s failed: %s", cmd, out);
-	free(out);
-}
-
-/* ---- the test CA, made with the openssl CLI (not the broker's code) ---- */
+/* ---- the test CA (tests/support/test_ca.c: the openssl CLI, not the broker's code) ---- */
 
 static void make_ca(struct fixture *f)
 {
-	sh("cd '%s' && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
-	   "-keyout testca.key -out testca.pem -days 2 -subj '/CN=bulkhead broker test CA' "
-	   "-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign "
-	   ">/dev/null 2>&1",
-	   f->dir);
+	test_ca_make(f->dir, "testca", "bulkhead broker test CA");
 	snprintf(f->ca_pem, sizeof f->ca_pem, "%s/testca.pem", f->dir);
 }
 
 static void make_cert(struct fixture *f, const char *name, const char *addr)
 {
-	sh("cd '%s' && openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
-	   "-keyout %s.key -out %s.csr -subj '/CN=%s' >/dev/null 2>&1 && "
-	   "printf 'subjectAltName=DNS:%s,IP:%s\\nextendedKeyUsage=serverAuth\\n' > %s.ext && "
-	   "openssl x509 -req -in %s.csr -CA testca.pem -CAkey testca.key -CAcreateserial "
-	   "-days 2 -extfile %s.ext -out %s.pem >/dev/null 2>&1",
-	   f->dir, name, name, name, name, addr, name, name, name, name);
+	char san[300];
+	snprintf(san, sizeof san, "DNS:%s,IP:%s", name, addr);
+	char subject[300];
+	snprintf(subject, sizeof subject, "/CN=%s", name);
+	test_ca_cert(f->dir, &(struct test_cert){.ca = "testca", .name = name, .subject = subject,
+						  .san = san, .usage = "serverAuth"});
 }
 
 /* ---- upstreams ---- */

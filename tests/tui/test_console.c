@@ -21,6 +21,7 @@
 #include "plant.h" /* ---- report ---- */
 #include "screen_compare.h"
 #include "tamper_proxy.h"
+#include "test_ca.h" /* ---- tls ---- */
 #include "wire_operator.h" /* ---- light: the Overview poll's cap ---- */
 
 #include <criterion/criterion.h>
@@ -36,7 +37,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h> /* ---- tls ---- */
+#include <netinet/in.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -61,6 +65,7 @@ static struct daemon d;
 static bool have_daemon;
 static struct tamper_proxy px; /* between an attached console and its daemon */
 static char files[4200];   /* STATE-files: scripts, screens, store copies */
+static char tls_target[64]; /* ---- tls: https://127.0.0.2:PORT when attached over TLS ---- */
 static char orphan_root[4200];
 static pid_t live_pid;     /* a console fed through a FIFO */
 static int live_fd = -1;
@@ -482,6 +487,8 @@ static char *normalise(const char *screen)
 		snprintf(tilde, sizeof tilde, "~/%s", strrchr(h.state_dir, '/') + 1);
 		replace_literal(line, sizeof line, tilde, "<STATE>");
 		if (have_daemon) {
+			if (tls_target[0]) /* ---- tls: the target, named as the socket is ---- */
+				replace_literal(line, sizeof line, tls_target, "<DAEMON>/sock");
 			replace_literal(line, sizeof line, d.dir, "<DAEMON>");
 			snprintf(tilde, sizeof tilde, "~/%s", strrchr(d.dir, '/') + 1);
 			replace_literal(line, sizeof line, tilde, "<DAEMON>");
@@ -831,9 +838,58 @@ static void http_cell(const char *token, const char *id, const char *code)
 /* A daemon of the test's own (container tier) for a console to attach to:
  * the console's arguments (more after them) and its environment, the token
  * with both scopes. */
+/* ---- tls: BH_TUI_ATTACH_TLS=1 (scripts/test.sh runs a set of the attached
+ * tests so) makes the daemon serve https://127.0.0.2:PORT with a test CA
+ * and the console attach there with --cacert: the same screens, from a
+ * daemon reached over TLS. Only the header's "attached to TARGET" names it
+ * differently, and is read as the socket's name (tls_target). The port is
+ * https's own, 443, so the target is no longer than the socket's name and
+ * the header is cut at 80 columns where it always was; the first of
+ * 127.0.0.2..9 free on it is taken (tui and tui-asan may run at once). ---- */
+static int free_https_address(void)
+{
+	for (int x = 2; x <= 9; x++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		cr_assert_geq(fd, 0);
+		int one = 1;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(443),
+					 .sin_addr.s_addr = htonl(0x7f000000u | (unsigned)x)};
+		int r = bind(fd, (struct sockaddr *)&sa, sizeof sa);
+		close(fd);
+		if (r == 0)
+			return x;
+	}
+	cr_assert_fail("none of 127.0.0.2..9 has port 443 free");
+	return -1;
+}
+static bool attach_tls(void)
+{
+	const char *v = getenv("BH_TUI_ATTACH_TLS");
+	return v && !strcmp(v, "1");
+}
+
 static void attach_daemon(char args[4400], char env[512], const char *more)
 {
 	close_engine();
+	if (attach_tls()) { /* ---- tls ---- */
+		int x = free_https_address();
+		char san[32];
+		snprintf(san, sizeof san, "IP:127.0.0.%d", x);
+		test_ca_make(files, "ca", "bulkhead console TLS test CA");
+		test_ca_cert(files, &(struct test_cert){.ca = "ca", .name = "daemon", .subject = "/CN=daemon",
+							  .san = san, .usage = "serverAuth"});
+		char extra[9000];
+		snprintf(extra, sizeof extra,
+			 "--tier container --listen 127.0.0.%d:443 --tls-cert '%s/daemon.pem' "
+			 "--tls-key '%s/daemon.key'", x, files, files);
+		daemon_start(&d, extra);
+		have_daemon = true;
+		snprintf(tls_target, sizeof tls_target, "https://127.0.0.%d", x);
+		snprintf(env, 512, "BULKHEAD_TOKEN='%s'", d.both_token);
+		snprintf(args, 4400, "--attach %s --cacert '%s/ca.pem'%s", tls_target, files, more);
+		return;
+	}
 	daemon_start(&d, "--tier container");
 	have_daemon = true;
 	snprintf(env, 512, "BULKHEAD_TOKEN='%s'", d.both_token);

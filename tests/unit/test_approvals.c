@@ -53,7 +53,8 @@ Test(approvals_clients, an_unknown_key_or_value_is_refused_naming_the_line)
 		{"b " OTHER " code:run approval=\n", "approval must be"},
 		{"b " OTHER " code:run approval=Required\n", "approval must be"},
 		{"b " OTHER " code:run required\n", "unknown option \"required\""},
-		{"b " OTHER " code:run approval=none approval=none\n", "found 5 fields"},
+		{"b " OTHER " code:run approval=none approval=none\n", "approval= is given twice"},
+		{"b " OTHER " code:run approval=none subject=CN=b x\n", "found 6 fields"}, /* ---- tls ---- */
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char text[512];

@@ -356,7 +356,8 @@ Test(auth, each_kind_of_bad_line_is_named)
 		{"b sha256:abc code:run\n", "64 hex digits"},
 		{"b %s\n", "found 2 fields"},
 		{"b %s operator extra\n", "unknown option \"extra\""},
-		{"b %s operator approval=none extra\n", "found 5 fields"},
+		{"b %s operator approval=none extra\n", "unknown option \"extra\""}, /* ---- tls ---- */
+		{"b %s operator approval=none subject=CN=b extra\n", "found 6 fields"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char text[512], line2[256];
@@ -683,4 +684,60 @@ Test(admission, reconfiguring_cuts_buckets_to_the_new_burst)
 	for (int i = 0; i < 100; i++)
 		cr_assert_eq(ratelimit_admit(rl, "ci", T0, NULL), RATELIMIT_ADMIT, "no limits set");
 	ratelimit_free(rl);
+}
+
+/* ---- tls: a line's subject=DN names the client whose verified certificate
+ * has that subject (serve --tls-client-ca), with its token or instead of
+ * one (DIGEST "-"); read as strictly as the rest of the line ---- */
+#define TLS_DIGEST "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+Test(auth, a_subject_names_a_client_with_or_instead_of_its_token)
+{
+	write_file("ci " TLS_DIGEST " code:run subject=CN=ci,O=Example approval=required\n"
+		   "worker-1 - code:run subject=CN=worker-1,O=Example\n",
+		   0600);
+	struct clients *c = load_ok();
+	struct client_principal who;
+	cr_assert_eq(clients_by_subject(c, "CN=worker-1,O=Example", &who), 0);
+	cr_expect_str_eq(who.name, "worker-1");
+	cr_expect_eq(who.scopes, CLIENT_SCOPE_CODE_RUN);
+	cr_assert_eq(clients_by_subject(c, "CN=ci,O=Example", &who), 0);
+	cr_expect_str_eq(who.name, "ci");
+	cr_expect_eq(who.approval, CLIENT_APPROVAL_REQUIRED);
+	cr_expect_eq(clients_by_subject(c, "cn=worker-1,o=example", &who), -1, "case matters");
+	cr_expect_eq(clients_by_subject(c, "CN=worker-1", &who), -1);
+	cr_expect_eq(clients_by_subject(c, "", &who), -1);
+	/* A certificate-only client: no token is its, whatever hashes to zeros. */
+	cr_expect_eq(auth(c, "-", &who), -1);
+	char tok[CLIENTS_TOKEN_LEN + 1];
+	create("someone", "code:run", tok);
+	cr_expect_eq(auth(c, tok, &who), -1);
+	clients_free(c);
+}
+
+Test(auth, a_bad_subject_line_is_refused_naming_the_line)
+{
+	char long_line[600];
+	snprintf(long_line, sizeof long_line, "b - code:run subject=CN=%0300d\n", 0);
+	const struct {
+		const char *line2, *says;
+	} cases[] = {
+		{"b - code:run\n", "a client without a token (DIGEST \"-\") needs a subject=DN"},
+		{"b - code:run approval=none\n", "needs a subject=DN"},
+		{"b " TLS_DIGEST " code:run subject=\n", "subject= needs a certificate subject of 1 to 255 bytes"},
+		{long_line, "1 to 255 bytes"},
+		{"b " TLS_DIGEST " code:run subject=CN=b subject=CN=c\n", "subject= is given twice"},
+		{"b " TLS_DIGEST " code:run subject=CN=b\x01\n", "control character"},
+		{"b - code:run subject=CN=a,O=Example\n", "has the same subject as \"a\" on line 1"},
+		{"b -- code:run subject=CN=b\n", "the second field must be"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char text[1024];
+		snprintf(text, sizeof text, "a - operator subject=CN=a,O=Example\n%s", cases[i].line2);
+		write_file(text, 0600);
+		char *why = load_fails();
+		cr_expect(strstr(why, "line 2: ") != NULL, "case %zu: %s", i, why);
+		cr_expect(strstr(why, cases[i].says) != NULL, "case %zu: %s", i, why);
+		free(why);
+	}
 }

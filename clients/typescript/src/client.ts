@@ -9,6 +9,7 @@
  * dispatched (or nothing left this process), and `The code may have run,
  * and there is no checked answer for it: ` otherwise.
  */
+import { readFileSync } from "node:fs";
 import { BulkheadError, dataLoss, decodeDetails, refused, refusalByName, sessionEndOf, type SessionEnd } from "./errors.js";
 import { fingerprintOf, recordFromJson, requestDigest, resultDigest, verifyRecord, type RequestFields, type ResultFields, type RunRecord } from "./record.js";
 import { Transport, type Exchange, type FetchLike } from "./transport.js";
@@ -45,6 +46,11 @@ export interface ClientOptions {
   fetch?: FetchLike;
   /** One whole exchange; default 6 minutes. */
   callTimeoutMs?: number;
+  /** https://: the daemon's CA (PEM text); default the file named by $BULKHEAD_CACERT, else Node's CAs. */
+  ca?: string | Buffer;
+  /** https://: a client certificate and its key (PEM text), for `serve --tls-client-ca`. */
+  cert?: string | Buffer;
+  key?: string | Buffer;
 }
 
 export interface CellFile {
@@ -423,7 +429,8 @@ export class Client {
     const target =
       o.target ?? process.env.BULKHEAD_URL ?? (process.env.BULKHEAD_SOCKET ? `unix:${process.env.BULKHEAD_SOCKET}` : "unix:/run/bulkhead/bulkhead.sock");
     const token = o.token ?? process.env.BULKHEAD_TOKEN ?? "";
-    this.transport = new Transport({ target, token, fetch: o.fetch, callTimeoutMs: o.callTimeoutMs });
+    const ca = o.ca ?? (process.env.BULKHEAD_CACERT ? readFileSync(process.env.BULKHEAD_CACERT) : undefined);
+    this.transport = new Transport({ target, token, fetch: o.fetch, callTimeoutMs: o.callTimeoutMs, ca, cert: o.cert, key: o.key });
     this.#ownerKey = ownerKey(token);
   }
 

@@ -5,6 +5,7 @@
  * count or trace calls); a unix socket goes through node:http.
  */
 import { request as httpRequest } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { randomBytes } from "node:crypto";
 
 export const MAX_ANSWER_BYTES = 32 << 20;
@@ -27,11 +28,18 @@ export interface Exchange {
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
 export interface TransportOptions {
-  /** `http://127.0.0.1:PORT` (loopback only), `unix:/path/to.sock`, or `/path/to.sock`. */
+  /** `https://HOST:PORT` (any host: `serve --tls-cert`), `http://127.0.0.1:PORT` (loopback only),
+   *  `unix:/path/to.sock`, or `/path/to.sock`. */
   target: string;
   token?: string;
+  /** Over http:// only (https:// goes through node:https, which takes a CA). */
   fetch?: FetchLike;
   callTimeoutMs?: number;
+  /** https://: the CAs the daemon's certificate is checked against (PEM); default Node's. */
+  ca?: string | Buffer;
+  /** https://: a client certificate and its key (PEM), for `serve --tls-client-ca`. */
+  cert?: string | Buffer;
+  key?: string | Buffer;
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
@@ -67,6 +75,8 @@ export class Transport {
   private readonly token: string;
   private readonly fetchFn: FetchLike;
   private readonly timeoutMs: number;
+  private readonly agent?: HttpsAgent;
+  private readonly url?: URL;
 
   constructor(o: TransportOptions) {
     this.target = o.target;
@@ -77,8 +87,16 @@ export class Transport {
     else if (o.target.startsWith("/")) this.socketPath = o.target;
     else {
       const u = new URL(o.target);
-      if (u.protocol !== "http:") throw new TypeError(`bulkhead: ${o.target}: only http:// to a loopback address or a unix socket`);
-      if (!LOOPBACK.has(u.hostname)) throw new TypeError(`bulkhead: ${o.target}: cleartext is accepted only to a loopback host`);
+      if (u.protocol === "https:") {
+        if (u.pathname !== "/" || u.search || u.username) throw new TypeError(`bulkhead: ${o.target}: give the daemon's address without a path, query or user`);
+        if (!o.cert !== !o.key) throw new TypeError("bulkhead: a client certificate needs its key (and a key its certificate)");
+        this.url = u;
+        // TLS 1.2 or newer, verified: the daemon serves nothing older.
+        this.agent = new HttpsAgent({ keepAlive: true, ca: o.ca, cert: o.cert, key: o.key, minVersion: "TLSv1.2" });
+        return;
+      }
+      if (u.protocol !== "http:") throw new TypeError(`bulkhead: ${o.target}: only https://, http:// to a loopback address or a unix socket`);
+      if (!LOOPBACK.has(u.hostname) && !/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(u.hostname)) throw new TypeError(`bulkhead: ${o.target}: cleartext is accepted only to a loopback host`);
       this.base = `${u.protocol}//${u.host}`;
     }
   }
@@ -97,7 +115,12 @@ export class Transport {
   async call(path: string, json: string, signal?: AbortSignal): Promise<Exchange> {
     const requestId = newRequestId();
     const body = Buffer.from(json, "utf8");
-    return this.socketPath ? this.viaSocket(path, body, requestId, signal) : this.viaFetch(path, body, requestId, signal);
+    return this.socketPath || this.agent ? this.viaSocket(path, body, requestId, signal) : this.viaFetch(path, body, requestId, signal);
+  }
+
+  /** Closes the kept-alive TLS connections (the process may then exit at once). */
+  close(): void {
+    this.agent?.destroy();
   }
 
   private async viaFetch(path: string, body: Buffer, requestId: string, signal?: AbortSignal): Promise<Exchange> {
@@ -125,7 +148,10 @@ export class Transport {
       });
     } catch (e) {
       const code = errCode(e);
-      return fail(NOT_CONNECTED.has(code), timeout.aborted, errWords(e));
+      // A TLS port answers cleartext by closing: say what that likely means.
+      const closed = code === "UND_ERR_SOCKET" || code === "ECONNRESET" || code === "UND_ERR_CLOSED";
+      const hint = closed && !timeout.aborted ? ` (${new URL(this.base!).host} closed the connection without an HTTP answer: if it serves TLS, use https://)` : "";
+      return fail(NOT_CONNECTED.has(code), timeout.aborted, errWords(e) + hint);
     }
     try {
       const reader = res.body?.getReader();
@@ -170,22 +196,36 @@ export class Transport {
           resolve(x);
         }
       };
-      const req = httpRequest({
-        socketPath: this.socketPath,
-        path: `/${path}`,
-        method: "POST",
-        headers: { ...this.headers(requestId, body.length), Host: "localhost" },
-        signal,
-      });
+      const u = this.url;
+      const req = u
+        ? httpsRequest({
+            host: u.hostname.replace(/^\[|\]$/g, ""),
+            port: u.port || 443,
+            servername: /^[\d.]+$|:/.test(u.hostname) ? undefined : u.hostname,
+            path: `/${path}`,
+            method: "POST",
+            headers: this.headers(requestId, body.length),
+            agent: this.agent,
+            signal,
+          })
+        : httpRequest({
+            socketPath: this.socketPath,
+            path: `/${path}`,
+            method: "POST",
+            headers: { ...this.headers(requestId, body.length), Host: "localhost" },
+            signal,
+          });
       const timer = setTimeout(() => {
         done(fail(!connected, true, `no whole answer within ${this.timeoutMs} ms`));
         req.destroy();
       }, this.timeoutMs);
+      // Over TLS a byte of the request can leave only after the handshake.
+      const ready = u ? "secureConnect" : "connect";
       req.on("socket", (s) => {
-        if (!s.connecting) connected = true;
-        else s.once("connect", () => (connected = true));
+        if (!s.connecting && (!u || (s as { encrypted?: boolean; authorized?: boolean }).authorized)) connected = true;
+        else s.once(ready, () => (connected = true));
       });
-      req.on("error", (e) => done(fail(!connected || NOT_CONNECTED.has(errCode(e)), false, errWords(e))));
+      req.on("error", (e) => done(fail(!connected || NOT_CONNECTED.has(errCode(e)), false, u ? tlsWords(u, e) : errWords(e))));
       req.on("response", (res) => {
         const parts: Buffer[] = [];
         let n = 0;
@@ -217,6 +257,16 @@ export class Transport {
       req.end(body);
     });
   }
+}
+
+/** Node's certificate errors (their codes), named with the host. */
+const CERT_CODES = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ERR_TLS|HOSTNAME|ALTNAME|EPROTO|ERR_SSL/;
+
+function tlsWords(u: URL, e: unknown): string {
+  const code = errCode(e);
+  if (!CERT_CODES.test(code)) return errWords(e);
+  const what = /CERT|SELF_SIGNED|UNABLE_TO|ALTNAME|HOSTNAME/.test(code) ? `the TLS certificate of ${u.host} does not verify` : `TLS with ${u.host} failed`;
+  return `${what}: ${errWords(e)}`;
 }
 
 function fail(unsent: boolean, timedOut: boolean, words: string): Exchange {

@@ -38,7 +38,9 @@ function readyz(socketPath) {
 }
 
 /**
- * @param {{ args?: string[], readyMs?: number }} [o]
+ * @param {{ args?: string[], readyMs?: number, host?: string, tls?: boolean }} [o]
+ *   host: the --listen address (default 127.0.0.1); tls: the args hold
+ *   --tls-cert/--tls-key, so url is https://
  */
 export async function startDaemon(o = {}) {
   if (!existsSync(bulkheadBin)) throw new Error(`no bulkhead binary at ${bulkheadBin} (build it, or set BULKHEAD_BIN)`);
@@ -53,10 +55,11 @@ export async function startDaemon(o = {}) {
     .trim();
   const socket = join(dir, "bulkhead.sock");
   const port = await freePort();
+  const host = o.host ?? "127.0.0.1";
   const log = [];
   const child = spawn(
     bulkheadBin,
-    ["serve", "--state", join(dir, "state"), "--socket", socket, "--listen", `127.0.0.1:${port}`, "--clients", clients, "--audit", join(dir, "audit.log"), ...(o.args ?? [])],
+    ["serve", "--state", join(dir, "state"), "--socket", socket, "--listen", `${host}:${port}`, "--clients", clients, "--audit", join(dir, "audit.log"), ...(o.args ?? [])],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   child.stdout.on("data", (c) => log.push(String(c)));
@@ -100,7 +103,7 @@ export async function startDaemon(o = {}) {
     throw new Error(`bulkhead serve did not become ready: ${last.status} ${last.body}\n${log.join("")}`);
   }
   const tier = /ready: (\w+) tier/.exec(last.body)?.[1] ?? "";
-  return { dir, socket, url: `http://127.0.0.1:${port}`, token, tier, pid: child.pid, log, stop };
+  return { dir, socket, url: `${o.tls ? "https" : "http"}://${host}:${port}`, port, token, tier, pid: child.pid, log, stop };
 }
 
 /** A fetch that counts daemon procedures by URL suffix. */
