@@ -420,11 +420,11 @@ void daemon_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
  * was read. */
 static void refuse_connection(struct server *s, struct conn_watch *w)
 {
-	char msg[160], head[320];
+	char who[96], msg[224], head[400];
+	peer_describe(&w->peer, who, sizeof who);
 	int n = snprintf(msg, sizeof msg,
-			 "too many connections from your user (uid %d): at most %u at once on this "
-			 "listener\n",
-			 (int)w->peer, s->per_peer);
+			 "too many connections from %s: at most %u at once on this listener\n", who,
+			 s->per_peer);
 	int h = snprintf(head, sizeof head,
 			 "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
 			 "Connection: close\r\nContent-Length: %d\r\n\r\n%s",
@@ -442,9 +442,9 @@ static void refuse_connection(struct server *s, struct conn_watch *w)
 	if (now - s->peer_refusal_logged_ms >= 10000) {
 		daemon_log(BH_LOG_WARN, "http",
 			   "refused %llu connection(s) over the per-peer limit of %u "
-			   "(the last from uid %d on the %s listener)",
-			(unsigned long long)s->peer_refusals_unlogged, s->per_peer, (int)w->peer,
-			w->via->tcp ? "TCP" : "unix");
+			   "(the last from %s on the %s listener)",
+			   (unsigned long long)s->peer_refusals_unlogged, s->per_peer, who,
+			   w->via->tcp ? "TCP" : "unix");
 		s->peer_refusals_unlogged = 0;
 		s->peer_refusal_logged_ms = now;
 	}
@@ -465,11 +465,12 @@ void daemon_on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		w->phase = CONN_HEADER;
 		w->since_ms = now_mono_ms();
 		w->via = l;
-		w->peer = peer_uid(w->fd, l->tcp);
-		/* One local user must not hold every slot of a listener. */
+		peer_identify(w->fd, l->tcp, &w->peer);
+		/* One local user, or one remote address, must not hold every
+		 * slot of a listener. */
 		unsigned held = 0;
 		for (const struct conn_watch *o = s->conns; o; o = o->next)
-			held += o->via == l && !o->refused && o->peer == w->peer;
+			held += o->via == l && !o->refused && peer_same(&o->peer, &w->peer);
 		if (held >= s->per_peer)
 			refuse_connection(s, w);
 		w->next = s->conns;

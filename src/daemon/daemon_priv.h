@@ -47,7 +47,7 @@ struct conn_watch {
 	enum conn_phase phase;
 	uint64_t since_ms;
 	struct listener *via;
-	uid_t peer;         /* who holds it (peer.h) */
+	struct peer_id peer; /* who holds it (peer.h): a local uid, or a remote address */
 	bool refused;       /* over its peer's limit: answered 503, being closed */
 	struct conn_watch *prev, *next;
 };

@@ -4,7 +4,9 @@
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -73,4 +75,68 @@ uid_t peer_uid(int fd, bool tcp)
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &n) < 0 || n != sizeof cred)
 		return PEER_UNKNOWN;
 	return cred.uid;
+}
+
+bool peer_remote_key(const struct sockaddr *sa, socklen_t len, struct peer_id *out)
+{
+	if (sa->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
+		const struct in_addr *a = &((const struct sockaddr_in *)sa)->sin_addr;
+		if ((ntohl(a->s_addr) >> 24) == 127)
+			return false;
+		out->remote = true;
+		inet_ntop(AF_INET, a, out->addr, sizeof out->addr);
+		return true;
+	}
+	if (sa->sa_family != AF_INET6 || len < (socklen_t)sizeof(struct sockaddr_in6))
+		return false; /* not TCP over IP: a local peer */
+	const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+	if (IN6_IS_ADDR_LOOPBACK(a))
+		return false;
+	if (IN6_IS_ADDR_V4MAPPED(a)) { /* an IPv4 peer on a dual-stack listener */
+		struct in_addr v4;
+		memcpy(&v4, &a->s6_addr[12], sizeof v4);
+		if ((ntohl(v4.s_addr) >> 24) == 127)
+			return false;
+		out->remote = true;
+		inet_ntop(AF_INET, &v4, out->addr, sizeof out->addr);
+		return true;
+	}
+	struct in6_addr net = *a;
+	memset(&net.s6_addr[8], 0, 8);
+	char text[INET6_ADDRSTRLEN];
+	inet_ntop(AF_INET6, &net, text, sizeof text);
+	out->remote = true;
+	snprintf(out->addr, sizeof out->addr, "%s/64", text);
+	return true;
+}
+
+void peer_identify(int fd, bool tcp, struct peer_id *out)
+{
+	memset(out, 0, sizeof *out);
+	out->uid = PEER_UNKNOWN;
+	if (fd >= 0 && tcp) {
+		struct sockaddr_storage ss;
+		socklen_t n = sizeof ss;
+		if (getpeername(fd, (struct sockaddr *)&ss, &n) == 0 &&
+		    peer_remote_key((const struct sockaddr *)&ss, n, out))
+			return;
+	}
+	out->uid = peer_uid(fd, tcp);
+}
+
+bool peer_same(const struct peer_id *a, const struct peer_id *b)
+{
+	if (a->remote != b->remote)
+		return false;
+	return a->remote ? !strcmp(a->addr, b->addr) : a->uid == b->uid;
+}
+
+void peer_describe(const struct peer_id *p, char *buf, size_t n)
+{
+	if (p->remote)
+		snprintf(buf, n, "your address %s", p->addr);
+	else if (p->uid == PEER_UNKNOWN)
+		snprintf(buf, n, "peers whose user could not be found");
+	else
+		snprintf(buf, n, "your user (uid %d)", (int)p->uid);
 }
