@@ -3,8 +3,9 @@
 # (bulkhead.1, bulkhead-serve.1, ...) from the binary itself, so a page
 # cannot say what the binary does not: `bulkhead --help` gives the command
 # list (each page's NAME line), `bulkhead CMD --help` the page's body, shown
-# as the binary writes it. A command that does not answer --help yet refuses
-# it with its usage line, and that line is the page's synopsis.
+# as the binary writes it. Every command answers --help (exit 0, its usage on
+# stdout); one that does not is a bug in the binary, and no page is written
+# for it: this script fails, naming it.
 #   bash scripts/manpages.sh BULKHEAD OUTDIR
 # Run by `cmake --install` (CMakeLists.txt, the package block), so by
 # scripts/package.sh. Touches nothing but OUTDIR; needs no root, no daemon.
@@ -51,15 +52,10 @@ page bulkhead "a self-hosted code-execution sandbox service for AI agents" "$tmp
 
 while IFS=$'\t' read -r cmd what; do
 	body=$tmp/$cmd
-	if "$bin" "$cmd" --help >"$body" 2>"$tmp/err" </dev/null; then
-		:
-	else
-		# Its usage from its refusal of --help: "... (usage: bulkhead X ...)"
-		# or a line of its own that starts "usage:".
-		{
-			sed -n -e 's/^.*(\(usage: .*\))$/\1/p' -e '/^usage: /p' "$tmp/err" | head -1 | grep . ||
-				printf 'usage: bulkhead %s ...\n(this command does not describe its options yet)\n' "$cmd"
-		} >"$body"
+	if ! "$bin" "$cmd" --help >"$body" 2>"$tmp/err" </dev/null || [ ! -s "$body" ]; then
+		echo "manpages: $bin $cmd --help did not answer with its usage (exit 0, on stdout):" >&2
+		cat "$tmp/err" >&2
+		exit 1
 	fi
 	page "bulkhead-$cmd" "$what" "$body"
 done <"$tmp/list"

@@ -44,6 +44,43 @@ bh_engine *cli_open_engine_collect(const struct cli_common *c, bh_log_fn log);
 int cli_wait_proven(bh_engine *e);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* ---- help: each command has one usage string (its synopsis, then a line
+ * per option), printed on stdout for -h/--help and quoted by its refusals,
+ * so what --help says (and the man page made from it) is what a refusal
+ * says. The shared options' lines are written once, here. ---- */
+#define CLI_HELP_STATE                                                                              \
+	"  --state DIR         the state directory (else $BULKHEAD_STATE, else\n"                   \
+	"                      /var/lib/bulkhead)\n"
+#define CLI_HELP_VERBOSE "  -v, --verbose       say more on stderr (twice: debug)\n"
+#define CLI_HELP_COMMON CLI_HELP_STATE CLI_HELP_VERBOSE
+/* The options cli_attach_opt parses, for a command that can ask a daemon. */
+/* The options cli_attach_opt parses, for a command that can ask a daemon:
+ * two synopsis lines, each starting with indent. */
+#define CLI_ATTACH_SYNOPSIS(indent)                                                                 \
+	indent "[--attach SOCKET|URL] [--token-file FILE]\n" indent                                  \
+	       "[--cacert FILE] [--cert FILE --key FILE]\n"
+#define CLI_HELP_ATTACH_TO                                                                          \
+	"  --attach SOCKET|URL ask this daemon: its unix socket, or http(s)://HOST:PORT\n"
+#define CLI_HELP_TOKEN_FILE                                                                         \
+	"  --token-file FILE   the daemon's client token (else $BULKHEAD_TOKEN)\n"
+#define CLI_HELP_TLS                                                                                \
+	"  --cacert FILE       with https: the CA that signed the daemon's certificate\n"           \
+	"                      (default: the system's)\n"                                           \
+	"  --cert FILE, --key FILE\n"                                                               \
+	"                      with https: a client certificate and its key (serve\n"               \
+	"                      --tls-client-ca)\n"
+#define CLI_HELP_ATTACH CLI_HELP_ATTACH_TO CLI_HELP_TOKEN_FILE CLI_HELP_TLS
+/* Only where a daemon holding the state directory is looked for by itself. */
+#define CLI_HELP_NO_ATTACH "  --no-attach         never look for a daemon holding the state directory\n"
+/* -h or --help among argv[1..] (before a "--"): the command answers with
+ * its usage whatever else it was given. */
+bool cli_wants_help(int argc, char **argv);
+/* The usage on stdout; returns 0, the status to exit with. */
+int cli_help(const char *usage);
+/* A refusal: "bulkhead: WHY" and then the command's usage, on stderr;
+ * returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 
 /* ---- attach mode (attach.c) ---- */
 

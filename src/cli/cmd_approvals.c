@@ -21,11 +21,19 @@
 #define EXIT_NO_SUCH_CALL 1
 
 static const char usage_text[] =
-	"usage: bulkhead approvals [--json] [--attach SOCKET|URL] [--token-file FILE]\n"
+	"usage: bulkhead approvals [--json] [--state DIR] [-v]\n"
+	CLI_ATTACH_SYNOPSIS("                          ")
 	"       bulkhead approvals show ID\n"
 	"       bulkhead approvals approve ID [--reason TEXT]\n"
 	"       bulkhead approvals deny ID --reason TEXT\n"
-	"exit: 0 done, 1 no held call has that id (decided, timed out or never held), 2 usage\n";
+	"\n"
+	"The calls a daemon holds for approval (serve --approval), one held call, or its\n"
+	"decision; show, approve and deny take the options of the first line too.\n"
+	"  --json              the answer as JSON\n"
+	"  --reason TEXT       why (the agent is told it); deny needs one\n" CLI_HELP_COMMON
+	CLI_HELP_ATTACH
+	"exit: 0 done, 1 no held call has that id (decided, timed out or never held),\n"
+	"2 usage\n";
 
 /* The first line of the code, for a one-line row. */
 static void first_line(const char *code, char *out, size_t n)
@@ -148,6 +156,8 @@ int cmd_approvals(int argc, char **argv)
 	struct cli_attach at = {0};
 	bool json = false;
 	const char *verb = NULL, *id = NULL, *reason = NULL;
+	if (cli_wants_help(argc, argv))
+		return cli_help(usage_text);
 	for (int i = 1; i < argc; i++) {
 		int r = cli_shared_opt(&common, &at, argc, argv, &i);
 		if (r < 0)
@@ -159,9 +169,6 @@ int cmd_approvals(int argc, char **argv)
 			json = true;
 		} else if (!strcmp(a, "--reason") && i + 1 < argc) {
 			reason = argv[++i];
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fputs(usage_text, stdout);
-			return 0;
 		} else if (!verb &&
 			   (!strcmp(a, "approve") || !strcmp(a, "deny") || !strcmp(a, "show"))) {
 			verb = a;

@@ -61,12 +61,23 @@ static int verify(const char *dir)
 	return 0;
 }
 
+static const char usage[] =
+	"usage: bulkhead capture FINDING|SESSION --out DIR [--file PATH]...\n"
+	"                        [--state DIR] [-v] [--no-attach]\n"
+	CLI_ATTACH_SYNOPSIS("                        ")
+	"       bulkhead capture --verify DIR\n"
+	"\n"
+	"Evidence of a finding (what bulkhead leaks lists) or a session into a new\n"
+	"folder, before anything reaps it; beside a live daemon (--attach, or the one\n"
+	"holding the state directory) the daemon's engine captures.\n"
+	"  --out DIR           the new folder\n"
+	"  --file PATH         a file of the session's /work to capture too (repeatable)\n"
+	"  --verify DIR        check a folder against its MANIFEST instead\n" CLI_HELP_COMMON
+	CLI_HELP_ATTACH CLI_HELP_NO_ATTACH;
+
 static int usage_error(const char *why)
 {
-	cli_error("capture: %s (usage: bulkhead capture [--state DIR] [--attach SOCKET|URL | "
-		  "--no-attach] FINDING|SESSION --out DIR [--file PATH]... | bulkhead capture "
-		  "--verify DIR)", why);
-	return CLI_EXIT_USAGE;
+	return cli_usage_error(usage, "capture: %s", why);
 }
 
 /* ---- remote: the daemon's engine captures ---- */
@@ -92,6 +103,8 @@ static int capture_attached(bh_client *client, const char *target, const char *d
 
 int cmd_capture(int argc, char **argv)
 {
+	if (cli_wants_help(argc, argv))
+		return cli_help(usage);
 	struct cli_common c = {0};
 	struct cli_attach at = {0}; /* ---- remote ---- */
 	const char *target = NULL, *out = NULL, *verify_dir = NULL;

@@ -11,9 +11,19 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: bulkhead [console] [--state DIR] [--attach SOCKET|URL] [--db FILE] [--readonly]\n"
-	"                [--view NAME] [--script FILE [--display]]\n"
-	"                [--cacert FILE] [--cert FILE --key FILE]  (--attach https://HOST:PORT)\n";
+	"usage: bulkhead console [--state DIR] [-v] [--attach SOCKET|URL] [--db FILE]\n"
+	"                        [--readonly] [--view NAME] [--script FILE [--display]]\n"
+	"                        [--cacert FILE] [--cert FILE --key FILE]\n"
+	"       bulkhead [OPTION...]  (the same: the console is the default command)\n"
+	"\n"
+	"The operator console: of the daemon named with --attach, else of the one holding\n"
+	"the state directory, else of an engine it opens itself; the daemon's token\n"
+	"comes from $BULKHEAD_TOKEN.\n" CLI_HELP_COMMON CLI_HELP_ATTACH_TO CLI_HELP_TLS
+	"  --db FILE           a store (a copy: bulkhead backup) instead of an engine\n"
+	"  --readonly          change nothing: no lock, no store write, no sandbox\n"
+	"  --view NAME         the view to start in\n"
+	"  --script FILE       feed keys and :commands from FILE, headless (for tests)\n"
+	"  --display           with --script: draw the screen too\n";
 
 int cmd_console(int argc, char **argv)
 {
@@ -22,6 +32,8 @@ int cmd_console(int argc, char **argv)
 	const char *attach = NULL, *db = NULL;
 	bool display = false;
 	struct bh_client_options tls = {0}; /* ---- tls ---- */
+	if (cli_wants_help(argc, argv))
+		return cli_help(usage);
 	for (int i = 1; i < argc; i++) {
 		int r = cli_common_opt(&common, argc, argv, &i);
 		if (r < 0)
@@ -48,10 +60,7 @@ int cmd_console(int argc, char **argv)
 			o.script = argv[++i];
 		else if (!strcmp(a, "--view") && i + 1 < argc)
 			o.start_view = argv[++i];
-		else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fputs(usage, stdout);
-			return 0;
-		} else {
+		else {
 			cli_error("console: unexpected \"%s\"\n%s", a, usage);
 			return CLI_EXIT_USAGE;
 		}

@@ -13,12 +13,18 @@
 #include <string.h>
 #include <sys/stat.h>
 
+static const char usage_text[] =
+	"usage: bulkhead cp SESSION:PATH DEST [--force] [--state DIR] [-v] [--no-attach]\n"
+	CLI_ATTACH_SYNOPSIS("                   ")
+	"\n"
+	"Copies one file of a session's /work here, byte for byte (a symlink, a FIFO or\n"
+	"a device is refused). DEST, or DEST/NAME when DEST is a directory.\n"
+	"  -f, --force         replace DEST when it exists\n" CLI_HELP_COMMON CLI_HELP_ATTACH
+	CLI_HELP_NO_ATTACH;
+
 static int usage(const char *what)
 {
-	cli_error("cp: %s (usage: bulkhead cp SESSION:PATH DEST [--force] [--attach SOCKET|URL] "
-		  "[--token-file FILE] [--no-attach] [--state DIR])",
-		  what);
-	return CLI_EXIT_USAGE;
+	return cli_usage_error(usage_text, "cp: %s", what);
 }
 
 /* DEST, or DEST/NAME when DEST is a directory. Caller frees. */
@@ -63,6 +69,8 @@ static int copy(struct sandbox_files *x, const char *path, const char *dest, boo
 
 int cmd_cp(int argc, char **argv)
 {
+	if (cli_wants_help(argc, argv))
+		return cli_help(usage_text);
 	struct cli_common c = {0};
 	struct cli_attach at = {0};
 	const char *from = NULL, *dest = NULL;

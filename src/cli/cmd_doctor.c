@@ -151,8 +151,18 @@ static void interpreters(bh_engine *e, cJSON *json)
 	}
 }
 
+static const char usage[] =
+	"usage: bulkhead doctor [--json] [--state DIR] [-v]\n"
+	"\n"
+	"Proves every isolation tier now (reproving what was proven before) and prints\n"
+	"each one's evidence.\n"
+	"  --json              the evidence as JSON\n" CLI_HELP_COMMON
+	"Exit: 0 proven, 1 no tier is available on this host, 125 bulkhead failed.\n";
+
 int cmd_doctor(int argc, char **argv)
 {
+	if (cli_wants_help(argc, argv))
+		return cli_help(usage);
 	struct cli_common c = {0};
 	bool json = false;
 	for (int i = 1; i < argc; i++) {
@@ -165,9 +175,7 @@ int cmd_doctor(int argc, char **argv)
 			json = true;
 			continue;
 		}
-		cli_error("doctor: unknown argument \"%s\" (usage: bulkhead doctor [--json] [--state DIR])",
-			  argv[i]);
-		return CLI_EXIT_USAGE;
+		return cli_usage_error(usage, "doctor: unknown argument \"%s\"", argv[i]);
 	}
 	bh_engine *e = cli_open_engine(&c, true);
 	if (!e)

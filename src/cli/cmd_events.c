@@ -128,10 +128,22 @@ static bh_history *open_store(const struct cli_common *c)
 	return h;
 }
 
+static const char usage[] =
+	"usage: bulkhead events [--session FP] [--json] [--state DIR] [-v] [--no-attach]\n"
+	CLI_ATTACH_SYNOPSIS("                       ")
+	"\n"
+	"The engine's events oldest first, each with who acted and the request id that\n"
+	"ties it to the daemon's audit log: from the store (read-only), or attached\n"
+	"(--attach, or a daemon holding the state directory and a token to send) the\n"
+	"daemon's.\n"
+	"  --session FP        only this session's events\n"
+	"  --json              the events as one JSON array\n" CLI_HELP_COMMON CLI_HELP_ATTACH
+	CLI_HELP_NO_ATTACH;
+
 int cmd_events(int argc, char **argv)
 {
-	static const char usage[] = "bulkhead events [--session FP] [--json] [--state DIR] "
-				    "[--attach SOCKET|URL] [--token-file FILE] [--no-attach]";
+	if (cli_wants_help(argc, argv))
+		return cli_help(usage);
 	struct cli_common c = {0};
 	struct cli_attach at = {0};
 	struct events_out o = {0};
@@ -146,8 +158,7 @@ int cmd_events(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--json")) {
 			o.json = true;
 		} else {
-			cli_error("unknown argument \"%s\" (usage: %s)", argv[i], usage);
-			return CLI_EXIT_USAGE;
+			return cli_usage_error(usage, "unknown argument \"%s\"", argv[i]);
 		}
 	}
 	bh_client *client = NULL;

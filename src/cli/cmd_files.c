@@ -35,8 +35,18 @@ static void print_listing(const struct wire_operator_files *f, const char *path)
 		       cli_out_field(stdout, path), f->n);
 }
 
+static const char usage[] =
+	"usage: bulkhead files SESSION [PATH] [--state DIR] [-v] [--no-attach]\n"
+	CLI_ATTACH_SYNOPSIS("                      ")
+	"\n"
+	"A directory of a session's /work (PATH relative to it; none: /work itself) as\n"
+	"its sandbox's init lists it, like ls -l. SESSION is a fingerprint or the start\n"
+	"of one (bulkhead ls).\n" CLI_HELP_COMMON CLI_HELP_ATTACH CLI_HELP_NO_ATTACH;
+
 int cmd_files(int argc, char **argv)
 {
+	if (cli_wants_help(argc, argv))
+		return cli_help(usage);
 	struct cli_common c = {0};
 	struct cli_attach at = {0};
 	const char *session = NULL, *path = "";
@@ -48,11 +58,7 @@ int cmd_files(int argc, char **argv)
 		if (r > 0)
 			continue;
 		if (argv[i][0] == '-' || positional == 2) {
-			cli_error("files: unexpected argument \"%s\" (usage: bulkhead files SESSION "
-				  "[PATH] [--attach SOCKET|URL] [--token-file FILE] [--no-attach] "
-				  "[--state DIR])",
-				  argv[i]);
-			return CLI_EXIT_USAGE;
+			return cli_usage_error(usage, "files: unexpected argument \"%s\"", argv[i]);
 		}
 		if (positional++ == 0)
 			session = argv[i];
@@ -60,8 +66,7 @@ int cmd_files(int argc, char **argv)
 			path = argv[i];
 	}
 	if (!session) {
-		cli_error("files: which session? (usage: bulkhead files SESSION [PATH])");
-		return CLI_EXIT_USAGE;
+		return cli_usage_error(usage, "files: which session?");
 	}
 	/* "/work/x" and "x" name the same directory; "/work" is "". */
 	if (!strncmp(path, "/work", 5) && (path[5] == '/' || !path[5]))

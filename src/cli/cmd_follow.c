@@ -131,8 +131,20 @@ static int follow(bh_client *c, const char *fp, bool once)
 	}
 }
 
+static const char usage[] =
+	"usage: bulkhead follow SESSION [--once] [--state DIR] [-v]\n"
+	CLI_ATTACH_SYNOPSIS("                       ")
+	"\n"
+	"The running cell's output as it arrives, then each next cell's, until\n"
+	"interrupted. SESSION is a fingerprint or the start of one (bulkhead ls); the\n"
+	"daemon running it is asked (--attach, else the one holding the state directory).\n"
+	"  --once              end after the current cell (or the next, when none runs)\n"
+	CLI_HELP_COMMON CLI_HELP_ATTACH;
+
 int cmd_follow(int argc, char **argv)
 {
+	if (cli_wants_help(argc, argv))
+		return cli_help(usage);
 	struct cli_common c = {0};
 	struct cli_attach at = {0};
 	const char *session = NULL;
@@ -148,10 +160,7 @@ int cmd_follow(int argc, char **argv)
 		} else if (argv[i][0] != '-' && !session) {
 			session = argv[i];
 		} else {
-			cli_error("follow: unknown argument \"%s\" (usage: bulkhead follow SESSION "
-				  "[--once] [--attach SOCKET|URL] [--token-file FILE] [--state DIR])",
-				  cli_out_field(stderr, argv[i]));
-			return CLI_EXIT_USAGE;
+			return cli_usage_error(usage, "follow: unknown argument \"%s\"", argv[i]);
 		}
 	}
 	if (!session) {

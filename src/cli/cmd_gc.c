@@ -109,8 +109,31 @@ static int leaks_of_copy(const char *db, bool json)
 	return n ? 1 : 0;
 }
 
+static const char gc_usage[] =
+	"usage: bulkhead gc [--dry-run] [--json] [--state DIR] [-v] [--no-attach]\n"
+	CLI_ATTACH_SYNOPSIS("                   ")
+	"\n"
+	"Reaps what leaks finds: sandboxes, rows, images and cgroups nothing holds (a\n"
+	"daemon's engine reaps when one holds the state directory).\n"
+	"  --dry-run           only say what would be reaped\n"
+	"  --json              the findings as JSON\n" CLI_HELP_COMMON CLI_HELP_ATTACH
+	CLI_HELP_NO_ATTACH;
+
+static const char leaks_usage[] =
+	"usage: bulkhead leaks [--json] [--state DIR | --db FILE] [-v] [--no-attach]\n"
+	CLI_ATTACH_SYNOPSIS("                      ")
+	"\n"
+	"Lists the sandboxes, rows, images and cgroups nothing should hold (read-only).\n"
+	"  --json              the findings as JSON\n"
+	"  --db FILE           a copy of a store instead (bulkhead backup): only its rows\n"
+	CLI_HELP_COMMON CLI_HELP_ATTACH CLI_HELP_NO_ATTACH
+	"Exit: 0 nothing leaked, 1 something did, 2 usage, 125 bulkhead failed.\n";
+
 static int run(int argc, char **argv, bool gc)
 {
+	const char *usage = gc ? gc_usage : leaks_usage;
+	if (cli_wants_help(argc, argv))
+		return cli_help(usage);
 	const char *db = NULL; /* ---- light ---- */
 	struct cli_common c = {0};
 	struct cli_attach at = {0};
@@ -128,12 +151,8 @@ static int run(int argc, char **argv, bool gc)
 		else if (!gc && !strcmp(argv[i], "--db") && i + 1 < argc) /* ---- light ---- */
 			db = argv[++i];
 		else {
-			cli_error("%s: unknown argument \"%s\" (usage: bulkhead %s [--attach SOCKET|URL] "
-				  "[--token-file FILE] [--no-attach])",
-				  gc ? "gc" : "leaks", argv[i],
-				  gc ? "gc [--dry-run] [--json] [--state DIR]"
-				     : "leaks [--json] [--state DIR | --db FILE]");
-			return CLI_EXIT_USAGE;
+			return cli_usage_error(usage, "%s: unknown argument \"%s\"", gc ? "gc" : "leaks",
+					       argv[i]);
 		}
 	}
 	if (db) /* ---- light: a copy of a store, nothing else looked at ---- */

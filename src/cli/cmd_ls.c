@@ -118,8 +118,18 @@ static int embedded(const struct cli_common *c, bool json)
 	return 0;
 }
 
+static const char usage[] =
+	"usage: bulkhead ls [--json] [--state DIR] [-v] [--no-attach]\n"
+	CLI_ATTACH_SYNOPSIS("                   ")
+	"\n"
+	"The sessions a daemon holds (the one named with --attach, else the one holding\n"
+	"the state directory); with none, what an engine of this process sees.\n"
+	"  --json              the list as JSON\n" CLI_HELP_COMMON CLI_HELP_ATTACH CLI_HELP_NO_ATTACH;
+
 int cmd_ls(int argc, char **argv)
 {
+	if (cli_wants_help(argc, argv))
+		return cli_help(usage);
 	struct cli_common c = {0};
 	struct cli_attach at = {0};
 	bool json = false;
@@ -132,10 +142,7 @@ int cmd_ls(int argc, char **argv)
 		if (!strcmp(argv[i], "--json")) {
 			json = true;
 		} else {
-			cli_error("ls: unknown argument \"%s\" (usage: bulkhead ls [--json] [--attach "
-				  "SOCKET|URL] [--token-file FILE] [--no-attach] [--state DIR])",
-				  argv[i]);
-			return CLI_EXIT_USAGE;
+			return cli_usage_error(usage, "ls: unknown argument \"%s\"", argv[i]);
 		}
 	}
 	bh_client *client = NULL;

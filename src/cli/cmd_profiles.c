@@ -12,7 +12,13 @@
 #include <string.h>
 
 #define DEFAULT_PROFILES "/etc/bulkhead/profiles"
-#define USAGE "usage: bulkhead profiles check [FILE]   (default " DEFAULT_PROFILES ")"
+static const char usage[] =
+	"usage: bulkhead profiles check [FILE]\n"
+	"\n"
+	"Reads an egress profiles file exactly as serve --profiles does and says what\n"
+	"each profile allows, or the one problem with the file and its line (check an\n"
+	"edit before sending the daemon SIGHUP). Prints no credential.\n"
+	"  FILE                the profiles file (default " DEFAULT_PROFILES ")\n";
 
 static const char *credential_name(enum bh_egress_credential_source s)
 {
@@ -52,8 +58,10 @@ static void show(const struct bh_egress_profile *p)
 
 int cmd_profiles(int argc, char **argv)
 {
+	if (cli_wants_help(argc, argv))
+		return cli_help(usage);
 	if (argc < 2 || strcmp(argv[1], "check") || argc > 3) {
-		fprintf(stderr, "%s\n", USAGE);
+		fputs(usage, stderr);
 		return CLI_EXIT_USAGE;
 	}
 	const char *path = argc == 3 ? argv[2] : DEFAULT_PROFILES;

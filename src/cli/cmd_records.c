@@ -29,8 +29,36 @@ struct store_args {
 	const char *db; /* ---- light: verify --db FILE, a copy of a store ---- */
 };
 
+static const char records_usage[] =
+	"usage: bulkhead records [--session FP] [--json] [--state DIR] [-v] [--no-attach]\n"
+	CLI_ATTACH_SYNOPSIS("                        ")
+	"\n"
+	"The run records in the store, or attached (--attach, or a daemon holding the\n"
+	"state directory and a token to send) the daemon's.\n"
+	"  --session FP        only this session's records\n"
+	"  --json              the records as one JSON array\n" CLI_HELP_COMMON CLI_HELP_ATTACH
+	CLI_HELP_NO_ATTACH;
+
+static const char verify_usage[] =
+	"usage: bulkhead verify [--session FP] [--state DIR | --db FILE] [-v]\n"
+	"\n"
+	"Recomputes every record digest and chain link and names the first row that\n"
+	"does not match (read-only, beside a running engine too).\n"
+	"  --session FP        only this session's chain\n"
+	"  --db FILE           a copy of a store instead (bulkhead backup)\n" CLI_HELP_COMMON
+	"Exit: 0 every digest and link matches, 1 one does not, 125 the store could not\n"
+	"be read.\n";
+
+static const char backup_usage[] =
+	"usage: bulkhead backup FILE [--state DIR] [-v]\n"
+	"\n"
+	"Copies the store into FILE consistently while it is in use.\n" CLI_HELP_COMMON;
+
+/* 0 parsed, 1 the usage was asked for (and printed), -1 a usage error. */
 static int parse(int argc, char **argv, struct store_args *a, const char *usage, bool want_file)
 {
+	if (cli_wants_help(argc, argv))
+		return cli_help(usage) + 1;
 	for (int i = 1; i < argc; i++) {
 		int r = cli_shared_opt(&a->c, a->attachable ? &a->at : NULL, argc, argv, &i);
 		if (r < 0)
@@ -46,12 +74,12 @@ static int parse(int argc, char **argv, struct store_args *a, const char *usage,
 		} else if (want_file && !a->file && argv[i][0] != '-') {
 			a->file = argv[i];
 		} else {
-			cli_error("unknown argument \"%s\" (usage: %s)", argv[i], usage);
+			cli_usage_error(usage, "unknown argument \"%s\"", argv[i]);
 			return -1;
 		}
 	}
 	if (want_file && !a->file) {
-		cli_error("usage: %s", usage);
+		fputs(usage, stderr);
 		return -1;
 	}
 	return 0;
@@ -181,10 +209,9 @@ static int print_attached(bh_client *client, const char *session, struct json_ou
 int cmd_records(int argc, char **argv)
 {
 	struct store_args a = {.attachable = true};
-	if (parse(argc, argv, &a, "bulkhead records [--session FP] [--json] [--state DIR] "
-				  "[--attach SOCKET|URL] [--token-file FILE] [--no-attach]",
-		  false) < 0)
-		return CLI_EXIT_USAGE;
+	int parsed = parse(argc, argv, &a, records_usage, false);
+	if (parsed)
+		return parsed < 0 ? CLI_EXIT_USAGE : 0;
 	bh_client *client = NULL;
 	if (cli_attach(&a.at, &a.c, CLI_ATTACH_IF_TOKEN, &client) < 0)
 		return CLI_EXIT_BULKHEAD;
@@ -253,9 +280,9 @@ static int verify_row(void *arg, const struct bh_record_row *row)
 int cmd_verify(int argc, char **argv)
 {
 	struct store_args a = {0};
-	if (parse(argc, argv, &a, "bulkhead verify [--session FP] [--state DIR | --db FILE]", false) <
-	    0)
-		return CLI_EXIT_USAGE;
+	int parsed = parse(argc, argv, &a, verify_usage, false);
+	if (parsed)
+		return parsed < 0 ? CLI_EXIT_USAGE : 0;
 	bh_history *s = a.db ? open_copy(a.db) : open_store(&a.c); /* ---- light ---- */
 	if (!s)
 		return CLI_EXIT_BULKHEAD;
@@ -277,8 +304,9 @@ int cmd_verify(int argc, char **argv)
 int cmd_backup(int argc, char **argv)
 {
 	struct store_args a = {0};
-	if (parse(argc, argv, &a, "bulkhead backup FILE [--state DIR]", true) < 0)
-		return CLI_EXIT_USAGE;
+	int parsed = parse(argc, argv, &a, backup_usage, true);
+	if (parsed)
+		return parsed < 0 ? CLI_EXIT_USAGE : 0;
 	bh_history *s = open_store(&a.c);
 	if (!s)
 		return CLI_EXIT_BULKHEAD;

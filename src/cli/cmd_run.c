@@ -84,6 +84,7 @@ static const char run_help[] = RUN_USAGE
 	"  --timeout-ms N      the run's budget\n"
 	"  --output-cap N      bytes kept per stream\n"
 	"  --raw               write output's control bytes as they came\n" CLI_GRANT_HELP
+	CLI_HELP_COMMON
 	"Exit: the code's (or the last step's) status; 124 at the deadline; 125 when bulkhead\n"
 	"refused or failed.\n";
 

@@ -102,8 +102,25 @@ static int search_attached(bh_client *client, const char *query, size_t limit,
 	return summary(p, bh_search_parse(query, &text), limit);
 }
 
+static const char usage[] =
+	"usage: bulkhead search [--state DIR | --db FILE] [--limit N] [--json] [-v]\n"
+	"                       [--no-attach] [code:|stdout:|stderr:]TEXT\n"
+	CLI_ATTACH_SYNOPSIS("                       ")
+	"\n"
+	"Every stored cell's code, stdout and stderr, across all sessions, searched for\n"
+	"TEXT (a prefix keeps to one stream); attached (--attach, or a daemon holding the\n"
+	"state directory and a token to send), the daemon's store. -- before a TEXT that\n"
+	"starts with -.\n"
+	"  --db FILE           a copy of a store instead, read here (bulkhead backup)\n"
+	"  --limit N           at most N hits (default 50)\n"
+	"  --json              the hits as JSON\n" CLI_HELP_COMMON CLI_HELP_ATTACH
+	CLI_HELP_NO_ATTACH
+	"Exit: 0 a hit, 1 none, 2 usage, 125 bulkhead failed.\n";
+
 int cmd_search(int argc, char **argv)
 {
+	if (cli_wants_help(argc, argv))
+		return cli_help(usage);
 	struct cli_common c = {0};
 	struct cli_attach at = {0}; /* ---- remote ---- */
 	const char *db = NULL, *query = NULL;
@@ -124,11 +141,7 @@ int cmd_search(int argc, char **argv)
 		else if (!query && (argv[i][0] != '-' || !strcmp(argv[i], "--")))
 			query = !strcmp(argv[i], "--") && i + 1 < argc ? argv[++i] : argv[i];
 		else {
-			cli_error("search: unknown argument \"%s\" (usage: bulkhead search [--state DIR | "
-				  "--db FILE | --attach SOCKET|URL] [--limit N] [--json] "
-				  "[code:|stdout:|stderr:]TEXT)",
-				  cli_out_field(stderr, argv[i]));
-			return CLI_EXIT_USAGE;
+			return cli_usage_error(usage, "search: unknown argument \"%s\"", argv[i]);
 		}
 	}
 	if (!query) {

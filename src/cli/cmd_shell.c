@@ -150,8 +150,24 @@ char *cli_read_cell(FILE *in)
 	return cell;
 }
 
+static const char usage[] =
+	"usage: bulkhead shell [--tier T] [--floor T] [--lang python|javascript] [--raw]\n"
+	"                      [--state DIR] [-v] [--no-attach]\n"
+	CLI_ATTACH_SYNOPSIS("                      ")
+	"\n"
+	"A line REPL into one new warm session (a daemon's, attached). Each line is a\n"
+	"cell (end it with \\ to go on); :py and :js switch the language, :files [DIR]\n"
+	"lists /work, :read PATH prints a file, :close ends the session.\n"
+	"  --tier T, --floor T the tier to run on / the weakest one acceptable (none,\n"
+	"                      process, container, kernel, vm); attached, only --floor\n"
+	"  --lang L            python (default) or javascript\n"
+	"  --raw               write output's control bytes as they came\n" CLI_HELP_COMMON
+	CLI_HELP_ATTACH CLI_HELP_NO_ATTACH;
+
 int cmd_shell(int argc, char **argv)
 {
+	if (cli_wants_help(argc, argv))
+		return cli_help(usage);
 	struct cli_common c = {0};
 	struct bh_session_opts opts = {.tier = BH_TIER_UNKNOWN, .floor = BH_TIER_UNKNOWN};
 	enum bh_language lang = BH_LANG_PYTHON;
@@ -182,8 +198,7 @@ int cmd_shell(int argc, char **argv)
 			}
 			i++;
 		} else {
-			cli_error("shell: unknown argument \"%s\"", a);
-			return CLI_EXIT_USAGE;
+			return cli_usage_error(usage, "shell: unknown argument \"%s\"", a);
 		}
 	}
 	opts.languages = 1u << lang;

@@ -17,11 +17,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define USAGE                                                                                  \
-	"usage: bulkhead token create NAME --scope code:run[,operator] [--clients FILE]\n"     \
-	"                             [--approval required|none]\n"                            \
-	"       bulkhead token list [--clients FILE] [--json]\n"                               \
-	"       bulkhead token revoke NAME [--clients FILE]"
+static const char usage[] =
+	"usage: bulkhead token create NAME --scope code:run[,operator] [--clients FILE]\n"
+	"                             [--approval required|none]\n"
+	"       bulkhead token list [--clients FILE] [--json]\n"
+	"       bulkhead token revoke NAME [--clients FILE]\n"
+	"\n"
+	"Creates (printing the token once, alone on stdout), lists or revokes the\n"
+	"daemon's clients; a running daemon reads the file again on SIGHUP.\n"
+	"  --scope S           code:run (sessions and runs), operator, or both\n"
+	"  --approval P        required: hold the client's runs for approval; none: never\n"
+	"                      (default: the daemon's serve --approval)\n"
+	"  --clients FILE      the clients file (default " CLIENTS_DEFAULT_PATH ")\n"
+	"  --json              the list as JSON\n";
 
 struct token_args {
 	const char *verb;
@@ -54,13 +62,13 @@ static const char *opt_value(const char *opt, int argc, char **argv, int *i, boo
 static int parse(int argc, char **argv, struct token_args *a)
 {
 	if (argc < 2) {
-		fprintf(stderr, "%s\n", USAGE);
+		fputs(usage, stderr);
 		return -1;
 	}
 	a->verb = argv[1];
 	bool is_create = !strcmp(a->verb, "create"), is_list = !strcmp(a->verb, "list");
 	if (!is_create && !is_list && strcmp(a->verb, "revoke")) {
-		cli_error("token: unknown action \"%s\"\n%s", a->verb, USAGE);
+		cli_usage_error(usage, "token: unknown action \"%s\"", a->verb);
 		return -1;
 	}
 	for (int i = 2; i < argc; i++) {
@@ -89,19 +97,19 @@ static int parse(int argc, char **argv, struct token_args *a)
 				return -1;
 			}
 		} else if (bad) {
-			cli_error("token %s: %s needs a value\n%s", a->verb, argv[i], USAGE);
+			cli_usage_error(usage, "token %s: %s needs a value", a->verb, argv[i]);
 			return -1;
 		} else if (is_list && !strcmp(argv[i], "--json")) {
 			a->json = true;
 		} else if (!is_list && !a->name && argv[i][0] != '-') {
 			a->name = argv[i];
 		} else {
-			cli_error("token %s: unknown argument \"%s\"\n%s", a->verb, argv[i], USAGE);
+			cli_usage_error(usage, "token %s: unknown argument \"%s\"", a->verb, argv[i]);
 			return -1;
 		}
 	}
 	if (!is_list && !a->name) {
-		cli_error("token %s: which client? (a NAME is needed)\n%s", a->verb, USAGE);
+		cli_usage_error(usage, "token %s: which client? (a NAME is needed)", a->verb);
 		return -1;
 	}
 	if (is_create && !a->scope_given) {
@@ -222,11 +230,8 @@ static int list(const struct token_args *a)
 int cmd_token(int argc, char **argv)
 {
 	struct token_args a = {0};
-	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
-			  !strcmp(argv[1], "help"))) {
-		printf("%s\n\nThe clients file is --clients, else %s.\n", USAGE, CLIENTS_DEFAULT_PATH);
-		return 0;
-	}
+	if (cli_wants_help(argc, argv) || (argc >= 2 && !strcmp(argv[1], "help")))
+		return cli_help(usage);
 	if (parse(argc, argv, &a) < 0)
 		return CLI_EXIT_USAGE;
 	if (!strcmp(a.verb, "create"))

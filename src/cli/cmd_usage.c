@@ -56,8 +56,19 @@ static void print_usage(const struct wire_operator_usage *u)
 	}
 }
 
+static const char usage_text[] =
+	"usage: bulkhead usage [--json] [--state DIR] [-v]\n"
+	CLI_ATTACH_SYNOPSIS("                      ")
+	"\n"
+	"What each live sandbox of a daemon uses now (CPU, memory, pids, disk, calls a\n"
+	"minute) and the host's figures. Live sessions are a daemon's: the one named\n"
+	"with --attach, else the one holding the state directory.\n"
+	"  --json              the answer as JSON\n" CLI_HELP_COMMON CLI_HELP_ATTACH;
+
 int cmd_usage(int argc, char **argv)
 {
+	if (cli_wants_help(argc, argv))
+		return cli_help(usage_text);
 	struct cli_common c = {0};
 	struct cli_attach at = {0};
 	bool json = false;
@@ -71,11 +82,7 @@ int cmd_usage(int argc, char **argv)
 			json = true;
 			continue;
 		}
-		cli_error(
-			"usage: unknown argument \"%s\" (usage: bulkhead usage [--json] [--state DIR] "
-			"[--attach SOCKET|URL] [--token-file FILE])",
-			argv[i]);
-		return CLI_EXIT_USAGE;
+		return cli_usage_error(usage_text, "usage: unknown argument \"%s\"", argv[i]);
 	}
 	bh_client *client = NULL;
 	if (cli_attach(&at, &c, CLI_ATTACH_AUTO, &client) < 0)

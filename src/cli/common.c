@@ -23,6 +23,35 @@ void cli_error(const char *fmt, ...)
 	free(msg);
 }
 
+bool cli_wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return true;
+	return false;
+}
+
+int cli_help(const char *usage)
+{
+	fputs(usage, stdout);
+	return 0;
+}
+
+int cli_usage_error(const char *usage, const char *fmt, ...)
+{
+	char *msg = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	cli_error("%s", msg ? msg : fmt);
+	free(msg);
+	/* The usage is ours, not anyone's bytes: written as it is. */
+	fputs(usage, stderr);
+	return CLI_EXIT_USAGE;
+}
+
 static void log_to_stderr(void *arg, enum bh_log_level level, const char *msg)
 {
 	const struct cli_common *c = arg;

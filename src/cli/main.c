@@ -64,6 +64,9 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (!strcmp(argv[1], "version") && cli_wants_help(argc - 1, argv + 1))
+		return cli_help("usage: bulkhead version\n\nPrints bulkhead's version (as bulkhead "
+				"--version does).\n");
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
 		printf("bulkhead %s\n", BULKHEAD_VERSION);
 		return 0;
