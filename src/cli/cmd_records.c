@@ -57,8 +57,10 @@ static const char backup_usage[] =
 /* 0 parsed, 1 the usage was asked for (and printed), -1 a usage error. */
 static int parse(int argc, char **argv, struct store_args *a, const char *usage, bool want_file)
 {
-	if (cli_wants_help(argc, argv))
-		return cli_help(usage) + 1;
+	if (cli_wants_help(argc, argv)) {
+		cli_help(usage);
+		return 1;
+	}
 	for (int i = 1; i < argc; i++) {
 		int r = cli_shared_opt(&a->c, a->attachable ? &a->at : NULL, argc, argv, &i);
 		if (r < 0)

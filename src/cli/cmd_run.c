@@ -88,14 +88,6 @@ static const char run_help[] = RUN_USAGE
 	"Exit: the code's (or the last step's) status; 124 at the deadline; 125 when bulkhead\n"
 	"refused or failed.\n";
 
-static bool wants_help(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return true;
-	return false;
-}
-
 static char *read_all_stdin(size_t *len)
 {
 	size_t cap = 65536, n = 0;
@@ -131,10 +123,8 @@ static int parse_u32(const char *opt, const char *v, uint32_t *out)
 
 int cmd_run(int argc, char **argv)
 {
-	if (wants_help(argc, argv)) { /* ---- egress: --help ---- */
-		fputs(run_help, stdout);
-		return 0;
-	}
+	if (cli_wants_help(argc, argv)) /* ---- egress: --help ---- */
+		return cli_help(run_help);
 	if (cli_run_is_project(argc, argv)) /* ---- project ---- */
 		return cmd_run_project(argc, argv);
 	struct cli_common c = {0};
