@@ -162,6 +162,14 @@ man_body() {
 }
 check "bulkhead-serve(1) is serve --help, word for word" \
 	diff <(in_root /usr/bin/bulkhead serve --help) <(man_body bulkhead-serve)
+# Every command answers --help (scripts/manpages.sh fails otherwise): each
+# page is its command's usage, every option line of it.
+differs=
+for c in $commands; do
+	diff -q <(in_root /usr/bin/bulkhead "$c" --help) <(man_body "bulkhead-$c") >/dev/null ||
+		differs="$differs $c"
+done
+check "each command's page is its --help, word for word${differs:+ (not:$differs)}" test -z "$differs"
 
 # ---- the unit ----
 if in_root systemd-analyze verify /lib/systemd/system/bulkhead.service >"$scratch/verify.log" 2>&1 &&
