@@ -53,7 +53,6 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 	"                      /var/lib/bulkhead)\n"
 #define CLI_HELP_VERBOSE "  -v, --verbose       say more on stderr (twice: debug)\n"
 #define CLI_HELP_COMMON CLI_HELP_STATE CLI_HELP_VERBOSE
-/* The options cli_attach_opt parses, for a command that can ask a daemon. */
 /* The options cli_attach_opt parses, for a command that can ask a daemon:
  * two synopsis lines, each starting with indent. */
 #define CLI_ATTACH_SYNOPSIS(indent)                                                                 \

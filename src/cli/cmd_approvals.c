@@ -175,24 +175,18 @@ int cmd_approvals(int argc, char **argv)
 		} else if (verb && !id && a[0] != '-') {
 			id = a;
 		} else {
-			cli_error("approvals: unexpected \"%s\"\n%s", a, usage_text);
-			return CLI_EXIT_USAGE;
+			return cli_usage_error(usage_text, "approvals: unexpected \"%s\"", a);
 		}
 	}
-	if (verb && !id) {
-		cli_error(
-			"approvals %s: name the held call's ID (bulkhead approvals lists them)\n%s",
-			verb, usage_text);
-		return CLI_EXIT_USAGE;
-	}
-	if (verb && !strcmp(verb, "deny") && (!reason || !*reason)) {
-		cli_error("approvals deny: give a --reason (the agent is told it)\n%s", usage_text);
-		return CLI_EXIT_USAGE;
-	}
-	if (reason && (!verb || !strcmp(verb, "show"))) {
-		cli_error("approvals: --reason goes with approve or deny\n%s", usage_text);
-		return CLI_EXIT_USAGE;
-	}
+	if (verb && !id)
+		return cli_usage_error(
+			usage_text, "approvals %s: name the held call's ID (bulkhead approvals lists them)",
+			verb);
+	if (verb && !strcmp(verb, "deny") && (!reason || !*reason))
+		return cli_usage_error(usage_text,
+				       "approvals deny: give a --reason (the agent is told it)");
+	if (reason && (!verb || !strcmp(verb, "show")))
+		return cli_usage_error(usage_text, "approvals: --reason goes with approve or deny");
 	bh_client *client = NULL;
 	if (cli_attach(&at, &common, CLI_ATTACH_AUTO, &client) < 0)
 		return CLI_EXIT_BULKHEAD;

@@ -60,10 +60,8 @@ int cmd_console(int argc, char **argv)
 			o.script = argv[++i];
 		else if (!strcmp(a, "--view") && i + 1 < argc)
 			o.start_view = argv[++i];
-		else {
-			cli_error("console: unexpected \"%s\"\n%s", a, usage);
-			return CLI_EXIT_USAGE;
-		}
+		else
+			return cli_usage_error(usage, "console: unexpected \"%s\"", a);
 	}
 	if (attach && db) {
 		cli_error("console: --attach and --db name two different sources; pick one");
