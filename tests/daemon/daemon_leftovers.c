@@ -209,6 +209,18 @@ static void host_settled(const struct dead_daemon *dd)
 	free(was);
 }
 
+void dead_daemon_host_back_to(const struct dead_daemon *dd, const char *want)
+{
+	for (int i = 0; i < 200; i++) {
+		char *now = dead_daemon_host(dd);
+		bool same = !strcmp(now, want);
+		free(now);
+		if (same)
+			return;
+		usleep(100 * 1000);
+	}
+}
+
 /* ---- report: a crash loop, one turn of it ---- */
 void daemon_kill_holding_a_paused_sandbox(struct daemon *d, struct dead_daemon *dd)
 {

@@ -25,6 +25,10 @@ void daemon_kill_with_leftovers(struct daemon *d, struct dead_daemon *out);
 /* What the host holds of it now: the runtimes' lists with states, and the
  * engine's cgroups (caller frees). */
 char *dead_daemon_host(const struct dead_daemon *dd);
+/* Waits (20 s at most) until the host holds of it exactly want again: a
+ * daemon restarted on the directory proves its tiers with sandboxes of its
+ * own in the same runtimes and cgroup parent, gone once the proofs end. */
+void dead_daemon_host_back_to(const struct dead_daemon *dd, const char *want);
 /* Every file of the state directory with its size and modification time
  * (caller frees): equal before and after means nothing was written. */
 char *dead_daemon_files(const struct dead_daemon *dd);
