@@ -582,6 +582,23 @@ char *harness_sh(const char *fmt, ...)
 	return out;
 }
 
+void harness_scratch_dir(const char *name, char *dir, size_t dirlen, char *db, size_t dblen)
+{
+	const char *root = getenv("BULKHEAD_TEST_ROOT");
+	snprintf(dir, dirlen, "%s/%s-XXXXXX", root && *root ? root : "/tmp", name);
+	cr_assert_not_null(mkdtemp(dir), "mkdtemp %s: %s", dir, strerror(errno));
+	if (db)
+		snprintf(db, dblen, "%s/bulkhead.db", dir);
+}
+
+void harness_remove_dir(const char *dir)
+{
+	char cmd[4300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		cr_log_warn("could not remove %s", dir);
+}
+
 char *harness_slurp(const char *path)
 {
 	FILE *f = fopen(path, "r");

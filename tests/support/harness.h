@@ -67,6 +67,11 @@ char *harness_runtime_list(struct harness *h); /* sorted names, both runtimes */
 int harness_sh_into(char *out, size_t outlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A whole file, NUL-terminated (the caller frees it), or NULL when it cannot be read. */
 char *harness_slurp(const char *path);
+/* A new directory NAME-XXXXXX under $BULKHEAD_TEST_ROOT (else /tmp) into
+ * dir, and its bulkhead.db path into db (NULL: none); the test fails when
+ * it cannot be made. harness_remove_dir removes it whole. */
+void harness_scratch_dir(const char *name, char *dir, size_t dirlen, char *db, size_t dblen);
+void harness_remove_dir(const char *dir);
 /* A shell command's stdout (capped at 8 KiB), in a buffer the next call reuses. */
 char *harness_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *harness_cgroup_list(struct harness *h);  /* leaves below the engine's parent */

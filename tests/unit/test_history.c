@@ -6,6 +6,7 @@
  * readers (suite store_cli): `records --json` and `verify` over a large
  * store hold a row at a time, and a crafted one ends with an error. */
 #include "gen_store.h"
+#include "harness.h"
 #include "store.h"
 #include "store_untrusted.h"
 
@@ -31,18 +32,12 @@ static char db[4200];
 
 static void setup(void)
 {
-	const char *root = getenv("BULKHEAD_TEST_ROOT");
-	snprintf(dir, sizeof dir, "%s/history-XXXXXX", root && *root ? root : "/tmp");
-	cr_assert_not_null(mkdtemp(dir), "mkdtemp %s: %s", dir, strerror(errno));
-	snprintf(db, sizeof db, "%s/bulkhead.db", dir);
+	harness_scratch_dir("history", dir, sizeof dir, db, sizeof db);
 }
 
 static void teardown(void)
 {
-	char cmd[4200];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		cr_log_warn("could not remove %s", dir);
+	harness_remove_dir(dir);
 }
 
 static void small_store(void)

@@ -3,6 +3,7 @@
  * (its events say "" for both: not known), and once migrated an event keeps
  * what the engine was told, a name cut to the bytes a principal's may hold. */
 #include "bulkhead.h"
+#include "harness.h"
 #include "store.h"
 
 #include <criterion/criterion.h>
@@ -16,18 +17,12 @@ static char dir[4096], db[4200];
 
 static void setup(void)
 {
-	const char *root = getenv("BULKHEAD_TEST_ROOT");
-	snprintf(dir, sizeof dir, "%s/attribution-XXXXXX", root && *root ? root : "/tmp");
-	cr_assert_not_null(mkdtemp(dir), "mkdtemp %s: %s", dir, strerror(errno));
-	snprintf(db, sizeof db, "%s/bulkhead.db", dir);
+	harness_scratch_dir("attribution", dir, sizeof dir, db, sizeof db);
 }
 
 static void teardown(void)
 {
-	char cmd[4300];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		cr_log_warn("could not remove %s", dir);
+	harness_remove_dir(dir);
 }
 
 /* A store as the build before attribution left it: version 3, one event. */

@@ -4,6 +4,7 @@
  * hibernated sessions (naming no profile) when read as it is; once migrated
  * a hibernation keeps the profile's name. ---- */
 #include "bulkhead.h"
+#include "harness.h"
 #include "store.h"
 
 #include <criterion/criterion.h>
@@ -17,18 +18,12 @@ static char dir[4096], db[4200];
 
 static void setup(void)
 {
-	const char *root = getenv("BULKHEAD_TEST_ROOT");
-	snprintf(dir, sizeof dir, "%s/store-egress-XXXXXX", root && *root ? root : "/tmp");
-	cr_assert_not_null(mkdtemp(dir), "mkdtemp %s: %s", dir, strerror(errno));
-	snprintf(db, sizeof db, "%s/bulkhead.db", dir);
+	harness_scratch_dir("store-egress", dir, sizeof dir, db, sizeof db);
 }
 
 static void teardown(void)
 {
-	char cmd[4300];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		cr_log_warn("could not remove %s", dir);
+	harness_remove_dir(dir);
 }
 
 /* A store as the build before migration 6 left it: version 5, one
