@@ -5,6 +5,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <stdlib.h>
 #include <string.h>
 
 char *secrets_render(const char *template, const char *credential)
@@ -91,25 +92,56 @@ static int hex_value(uint8_t c)
 	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
+/* Adds at to the set pos[0..*n) unless it is there. */
+static void position_add(size_t *pos, size_t *n, size_t at)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (pos[i] == at)
+			return;
+	pos[(*n)++] = at;
+}
+
 /* How many bytes of d[0..n) spell v percent-encoded (each byte as it is or
- * as %xx, a space also as '+'); 0 when they do not. */
+ * as %xx, a space also as '+'); 0 when they do not. A byte may be read
+ * more than one way ("%" as itself or as "%25"), and a greedy reading
+ * misses an echo whose first '%' is an escape: every reading is followed,
+ * as the set of places in d where a prefix of v can end (after k bytes of
+ * v they lie in [k, 3k], so the set holds 2k+1 at most). The longest
+ * reading counts. */
 static size_t percent_match(const char *v, const uint8_t *d, size_t n)
 {
-	size_t at = 0;
-	for (const uint8_t *b = (const uint8_t *)v; *b; b++) {
-		if (at < n && d[at] == *b) {
-			at++;
-		} else if (at < n && *b == ' ' && d[at] == '+') {
-			at++;
-		} else if (at + 2 < n && d[at] == '%' && hex_value(d[at + 1]) >= 0 &&
-			   hex_value(d[at + 2]) >= 0 &&
-			   (hex_value(d[at + 1]) << 4 | hex_value(d[at + 2])) == *b) {
-			at += 3;
-		} else {
-			return 0;
-		}
+	size_t vl = strlen(v), cap = 2 * vl + 1;
+	size_t small[2][2 * 128 + 1];
+	size_t *now = small[0], *next = small[1];
+	size_t *heap = NULL;
+	if (cap > ARRAY_SIZE(small[0])) {
+		heap = xzalloc(2 * cap * sizeof *heap);
+		now = heap;
+		next = heap + cap;
 	}
-	return at;
+	size_t nn = 1, longest = 0;
+	now[0] = 0;
+	for (const uint8_t *b = (const uint8_t *)v; *b && nn; b++) {
+		size_t nx = 0;
+		for (size_t i = 0; i < nn; i++) {
+			size_t at = now[i];
+			if (at < n && (d[at] == *b || (*b == ' ' && d[at] == '+')))
+				position_add(next, &nx, at + 1);
+			if (at + 2 < n && d[at] == '%' && hex_value(d[at + 1]) >= 0 &&
+			    hex_value(d[at + 2]) >= 0 &&
+			    (hex_value(d[at + 1]) << 4 | hex_value(d[at + 2])) == *b)
+				position_add(next, &nx, at + 3);
+		}
+		size_t *t = now;
+		now = next;
+		next = t;
+		nn = nx;
+	}
+	for (size_t i = 0; i < nn; i++)
+		if (now[i] > longest)
+			longest = now[i];
+	free(heap);
+	return longest;
 }
 
 /* How many bytes of d[0..n) spell v in hex (two digits a byte, either
