@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -145,9 +146,20 @@ void store_files_private(const char *path)
 {
 	for (size_t i = 0; i < 2; i++) {
 		cleanup_free char *side = xasprintf("%s%s", path, sides[i]);
-		cleanup_close int fd = open_nofollow(AT_FDCWD, side, O_RDONLY | O_NONBLOCK, 0);
+		/* O_PATH, never an fd opened for reading: closing any such fd of the
+		 * -shm file drops every POSIX lock this process holds on it —
+		 * SQLite's own, among them the one that tells another process's
+		 * connection the WAL index is in use; that connection would then
+		 * reset (truncate) the index under our mapping: SIGBUS, or a
+		 * corrupt index. An O_PATH fd's close releases no lock. */
+		cleanup_close int fd = open_nofollow(AT_FDCWD, side, O_PATH, 0);
 		struct stat st;
-		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-			fchmod(fd, 0600);
+		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		char via[64];
+		snprintf(via, sizeof via, "/proc/self/fd/%d", fd);
+		if (chmod(via, 0600) < 0) {
+			/* Best effort: SQLite made them with the database's 0600. */
+		}
 	}
 }
