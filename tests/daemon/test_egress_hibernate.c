@@ -115,6 +115,7 @@ static struct answer *fetch(const char *sid)
 	return daemon_cell(&d, d.run_token, sid, "python", code);
 }
 
+/* The cell's stdout (the caller frees it); a is freed. */
 static char *stdout_of(struct answer *a)
 {
 	cr_assert_eq(a->status, 200, "%s", a->body);
@@ -124,6 +125,7 @@ static char *stdout_of(struct answer *a)
 	cr_assert(r.has_run, "%s", a->body);
 	char *out = strndup((const char *)r.run.result.out, r.run.result.out_len);
 	wire_session_run_response_free(&r);
+	answer_free(a);
 	return out;
 }
 
