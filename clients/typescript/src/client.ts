@@ -291,9 +291,9 @@ function answeredRun(o: unknown, kind: "javascript" | "cell" | "project"): Recor
   return j;
 }
 
-function parseRun(o: unknown, kind: "javascript" | "cell"): RunAnswer {
-  const j = answeredRun(o, kind);
-  const r = j[kind] as Record<string, unknown>;
+/* What every answered run carries besides its result: one reading for a
+ * snippet's, a cell's and a project's answer. */
+function runEnvelope(j: Record<string, unknown>) {
   return {
     sandbox: str(j.sandbox),
     isolation: str(j.isolation),
@@ -301,6 +301,14 @@ function parseRun(o: unknown, kind: "javascript" | "cell"): RunAnswer {
     softwareIdentity: str(j.softwareIdentity),
     durationMs: num(j.durationMs),
     record: recordFromJson(j.record),
+  };
+}
+
+function parseRun(o: unknown, kind: "javascript" | "cell"): RunAnswer {
+  const j = answeredRun(o, kind);
+  const r = j[kind] as Record<string, unknown>;
+  return {
+    ...runEnvelope(j),
     result: {
       kind,
       stdout: bytesOfB64(r.stdout),
@@ -360,12 +368,7 @@ function parseProjectResult(o: unknown): ProjectResult {
 function parseProject(o: unknown): ProjectAnswer {
   const j = answeredRun(o, "project");
   return {
-    sandbox: str(j.sandbox),
-    isolation: str(j.isolation),
-    environment: str(j.environment),
-    softwareIdentity: str(j.softwareIdentity),
-    durationMs: num(j.durationMs),
-    record: recordFromJson(j.record),
+    ...runEnvelope(j),
     result: parseProjectResult(j.project),
   };
 }
