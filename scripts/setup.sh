@@ -13,6 +13,9 @@ packages=(
 	libmicrohttpd-dev libcriterion-dev
 	# ---- tls: the daemon's TLS is libmicrohttpd's GnuTLS, which the daemon also calls (tls.c) ----
 	libgnutls28-dev
+	# ---- fleet (issue 20): NATS with JetStream is the fleet's distributed
+	# engine; libnats its C client (the fleet library and its tests) ----
+	nats-server libnats-dev
 	# the runtimes: crun (container tier) and gVisor's runsc (kernel tier)
 	crun runsc
 	# what cells import inside the sandbox (the sandbox sees the host's /usr)

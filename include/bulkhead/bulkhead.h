@@ -55,8 +55,13 @@ enum bh_end_reason {
 	BH_END_REAPED,             /* reconciliation or gc found its engine or its image gone */
 	BH_END_OOM,                /* the whole sandbox died of memory (the engine ends that
 				      main_process_ended today, its detail "oom") */
+	/* ---- fleet (issue 20): its host stopped heartbeating while it was
+	 * live. No engine ends a session so (the host is gone): the fleet's
+	 * directory does, and a daemon answers a call for it so (plimsoll's
+	 * main_process_ended, the detail naming the host) ---- */
+	BH_END_HOST_LOST,
 };
-#define BH_END_REASON_COUNT 16
+#define BH_END_REASON_COUNT 17
 const char *bh_end_reason_name(enum bh_end_reason r); /* "closed"; "" for NONE */
 /* 0 and *out, or -1 for a name that is no end reason ("" is NONE). */
 int bh_end_reason_parse(const char *name, enum bh_end_reason *out);
@@ -191,6 +196,14 @@ struct bh_config {
 	const struct bh_egress_ops *egress; /* the broker's; NULL: no broker, no socket
 					       mounted, a grant refused */
 	void *egress_arg;
+	/* ---- fleet (issue 20): where hibernation images live. NULL: the state
+	 * directory's images/. A fleet's hosts share one (a network filesystem
+	 * in production), so a hibernated conversation restores on any host
+	 * (bh_engine_adopt_hibernated). Checked as the state directory is
+	 * (bh_state_dir_check). In a shared directory an engine touches only
+	 * the images its own store names: another host's image is never
+	 * reaped, budgeted or listed as this engine's leak. ---- */
+	const char *images_dir;
 };
 
 #define BH_FAIR_SHARE UINT32_MAX /* bh_policy.max_per_principal: see there */
@@ -656,6 +669,45 @@ void bh_session_get_info(const bh_session *s, struct bh_session_info *out);
 size_t bh_engine_sessions(bh_engine *e, bh_session ***out);
 /* Pooled sandboxes of a tier ready to be handed to the next session. */
 size_t bh_engine_pool_ready(bh_engine *e, enum bh_tier tier);
+
+/* ---- fleet (issue 20): a hibernated session another engine may adopt ----
+ * What a host publishes of each of its hibernated sessions (in the fleet's
+ * directory) so that, when it is gone, another engine sharing its images
+ * directory continues the conversation: the same fingerprint, principal and
+ * owner, its chain going on from last_record_sha256, its variables and files
+ * restored from the image at the next call. Every field is checked by the
+ * adopting engine as input from outside (form, lengths, names): the
+ * directory is another machine's word. */
+#define BH_HIBERNATED_TEXT_MAX 256u
+struct bh_hibernated {
+	char fingerprint[65];      /* SHA-256 hex of the session id */
+	char sandbox[64];          /* its image: images_dir/<sandbox>, a name bulkhead makes */
+	enum bh_tier tier, floor;  /* tier: kernel (only gVisor hibernates here) */
+	char principal[BH_HIBERNATED_TEXT_MAX + 1];
+	char owner[BH_HIBERNATED_TEXT_MAX + 1];
+	char run_key[BH_HIBERNATED_TEXT_MAX + 1];
+	char egress_profile[BH_HIBERNATED_TEXT_MAX + 1]; /* "" none */
+	uint32_t languages;        /* 1 << bh_language started in it */
+	uint64_t calls;
+	char last_record_sha256[65]; /* the chain's head: the next record's prev */
+	int64_t created_unix_ms, last_call_unix_ms, hibernated_unix_ms;
+	uint32_t lifetime_ms;      /* its lifetime of awake time */
+	uint64_t awake_ms;         /* of it, used */
+};
+/* Fills *out from a hibernated session (its image complete on disk): 0, or
+ * -1 with *err when s is not hibernated. */
+int bh_session_hibernated(const bh_session *s, struct bh_hibernated *out, bh_error **err);
+/* Takes over a hibernated session another engine left in this engine's
+ * images directory: the image is renamed to a sandbox name of this engine's
+ * (the rename is the claim: of two engines adopting one image, exactly one
+ * succeeds, the other is refused with BH_E_NOT_DISPATCHED), a bundle made
+ * for it here, its row written to this store with origin_host and the chain
+ * head, an "adopted" event. *out is the session, hibernated; its next call
+ * restores it. Refused: a fingerprint this engine already holds, a field
+ * that does not check, an image that is missing, a link or not a directory,
+ * a tier this engine does not offer. Nothing is changed by a refusal. */
+int bh_engine_adopt_hibernated(bh_engine *e, const struct bh_hibernated *h,
+			       const char *origin_host, bh_session **out, bh_error **err);
 
 /* ---- stream: the running cell's output as it is produced ------------------- */
 

@@ -87,6 +87,23 @@ struct bh_daemon_config {
 	bool hardened;
 	/* serve --log-format text|json: the daemon's own lines (src/daemon/log.h) */
 	enum daemon_log_format { DAEMON_LOG_TEXT, DAEMON_LOG_JSON } log_format;
+	/* ---- fleet (issue 20): this daemon as one host of a fleet on NATS
+	 * (include/bulkhead/fleet.h). Any host answers any plimsoll.v1 call: an
+	 * OpenSession is placed on the host with the most room that proves its
+	 * floor (this one when it is as good) and a call for a session another
+	 * host holds is forwarded to it over NATS, its answer returned byte for
+	 * byte (the owner authenticates it and makes its records); a session
+	 * whose host is gone answers host_lost while it was live and is adopted
+	 * here from the shared images directory (engine.images_dir) while it was
+	 * hibernated. Every host of a fleet has the same clients file. ---- */
+	struct bh_daemon_fleet {
+		const char *servers;       /* serve --fleet URLS; NULL: no fleet */
+		const char *host_id;       /* serve --host-id; NULL: the machine's hostname */
+		const char *advertise;     /* serve --advertise: where consoles reach this host's
+					      API; NULL: the TCP listener, else the socket */
+		uint32_t heartbeat_ms;     /* --fleet-heartbeat-ms; 0: BH_FLEET_HEARTBEAT_MS */
+		uint32_t gone_ms;          /* --fleet-gone-ms; 0: BH_FLEET_GONE_MS */
+	} fleet;
 	/* Called once the listeners accept (tests and the CLI print "ready"). */
 	void (*on_ready)(void *arg, const char *socket_path, int tcp_port);
 	void *on_ready_arg;

@@ -70,6 +70,7 @@ static const char *const end_names[] = {
 	[BH_END_KILLED] = "killed",
 	[BH_END_REAPED] = "reaped",
 	[BH_END_OOM] = "oom",
+	[BH_END_HOST_LOST] = "host_lost",
 };
 NAMED(end_names, BH_END_REASON_COUNT);
 

@@ -222,6 +222,7 @@ enum wire_session_end wire_session_end_of(enum bh_end_reason reason)
 	case BH_END_REAPED:
 		return WIRE_END_SHUTDOWN;
 	case BH_END_OOM:
+	case BH_END_HOST_LOST:
 		return WIRE_END_MAIN_PROCESS_ENDED;
 	}
 	/* Not a value of the enum (a caller's cast): it still means the session

@@ -1319,6 +1319,7 @@ Test(wire, every_bulkhead_end_reason_maps_to_the_nearest_plimsoll_end)
 		{BH_END_KILLED, WIRE_END_CLOSED},
 		{BH_END_REAPED, WIRE_END_SHUTDOWN},
 		{BH_END_OOM, WIRE_END_MAIN_PROCESS_ENDED},
+		{BH_END_HOST_LOST, WIRE_END_MAIN_PROCESS_ENDED},
 	};
 	cr_assert_eq(sizeof t / sizeof t[0], BH_END_REASON_COUNT - 1,
 		     "every end reason is in the table");
