@@ -20,8 +20,8 @@
 
 static const char usage[] =
 	"usage: bulkhead record SCRIPT.json [-o OUT.json]\n"
-	"Plays the scripted conversation against a daemon of its own and writes the scenario\n"
-	"(default: data/scenarios/NAME.json beside the script's directory).\n";
+	"Plays the scripted conversation against a daemon of its own and writes the\n"
+	"scenario (default: data/scenarios/NAME.json beside the script's directory).\n";
 
 static const char *const counted[] = {"OpenSession", "SessionRun", "CloseSession"};
 

@@ -27,8 +27,8 @@
 #define CAPTURES_MAX 64
 
 static const char usage[] =
-	"usage: bulkhead report [--state DIR | --db FILE] [SUSPECT] [--format md|json] [--out PATH]\n"
-	"                       [--capture DIR]...\n"
+	"usage: bulkhead report [--state DIR | --db FILE] [SUSPECT] [--format md|json]\n"
+	"                       [--out PATH] [--capture DIR]...\n"
 	"\n"
 	"The incident report of what a dead engine left (the console's `e` in :leaks):\n"
 	"per suspect its timeline (events, records, the call that was running), each\n"

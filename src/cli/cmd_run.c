@@ -69,24 +69,26 @@ static void on_snippet(void *arg, const struct bh_snippet_result *res, const bh_
 	o->status = res->exit_code & 0xff;
 }
 
-#define RUN_USAGE                                                                                  \
-	"usage: bulkhead run [--tier T] [--floor T] [--lang python|javascript] [--timeout-ms N]\n" \
-	"                    [--output-cap N] [--raw] " CLI_GRANT_USAGE " CODE|-\n"                \
-	"       bulkhead run --project DIR --step CMD [--step CMD]... [--artifact PATH]...\n"      \
-	"                    [--save-artifacts DIR] [--tier T] [--floor T] [--timeout-ms N]\n"     \
-	"                    [--raw] " CLI_GRANT_USAGE "\n"
+#define RUN_USAGE                                                                       \
+	"usage: bulkhead run [--tier T] [--floor T] [--lang python|javascript]\n"      \
+	"                    [--timeout-ms N] [--output-cap N] [--raw]\n"              \
+	"                    " CLI_GRANT_USAGE " CODE|-\n"                             \
+	"       bulkhead run --project DIR --step CMD [--step CMD]... [--artifact P]...\n" \
+	"                    [--save-artifacts DIR] [--tier T] [--floor T]\n"          \
+	"                    [--timeout-ms N] [--raw]\n"                               \
+	"                    " CLI_GRANT_USAGE "\n"
 
 static const char run_help[] = RUN_USAGE
-	"Runs code once in a fresh sandbox (deleted after), or a project: DIR's files in /work,\n"
-	"the steps in order by /bin/sh, stopping at the first that fails.\n"
+	"Runs code once in a fresh sandbox (deleted after), or a project: DIR's files in\n"
+	"/work, the steps in order by /bin/sh, stopping at the first that fails.\n"
 	"  --tier T, --floor T the tier to run on / the weakest one acceptable\n"
 	"  --lang L            python (default) or javascript\n"
 	"  --timeout-ms N      the run's budget\n"
 	"  --output-cap N      bytes kept per stream\n"
 	"  --raw               write output's control bytes as they came\n" CLI_GRANT_HELP
 	CLI_HELP_COMMON
-	"Exit: the code's (or the last step's) status; 124 at the deadline; 125 when bulkhead\n"
-	"refused or failed.\n";
+	"Exit: the code's (or the last step's) status; 124 at the deadline; 125 when\n"
+	"bulkhead refused or failed.\n";
 
 static char *read_all_stdin(size_t *len)
 {

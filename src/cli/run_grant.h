@@ -28,13 +28,13 @@ void cli_grant_engine(struct cli_grant *g, bh_engine *e);
 void cli_grant_stop(struct cli_grant *g);
 
 #define CLI_GRANT_USAGE "[--grant PROFILE --profiles FILE [--upstream-ca PEM]]"
-#define CLI_GRANT_HELP                                                                              \
-	"  --grant PROFILE     hold this egress profile for the run (a javascript run or a\n"       \
-	"                      project; plimsoll's grantProfile): the code reaches the profile's\n" \
-	"                      origins through bulkhead's broker, which adds the credential on\n"   \
-	"                      the host; the sandbox never sees it\n"                               \
-	"  --profiles FILE     the egress profiles file naming it (as serve --profiles)\n"          \
-	"  --upstream-ca PEM   the CAs the upstreams' certificates are checked against\n"           \
+#define CLI_GRANT_HELP                                                                        \
+	"  --grant PROFILE     hold this egress profile for the run (a javascript run or\n"     \
+	"                      a project; plimsoll's grantProfile): the code reaches its\n"    \
+	"                      origins through bulkhead's broker, which adds the\n"            \
+	"                      credential on the host; the sandbox never sees it\n"            \
+	"  --profiles FILE     the egress profiles file naming it (as serve --profiles)\n"    \
+	"  --upstream-ca PEM   the CAs the upstreams' certificates are checked against\n"     \
 	"                      (default: the system's)\n"
 
 #endif

@@ -106,3 +106,20 @@ Test(cli_help, a_refusal_quotes_the_same_usage_on_stderr_with_exit_2)
 		  "the refusal's wording changed:\n%s", refusal);
 	cr_expect(strstr(refusal, help), "the refusal does not quote ls's usage:\n%s", refusal);
 }
+
+/* Help is read in a terminal, and the man pages are made from it: no line
+ * of any command's help is wider than 80 columns. */
+Test(cli_help, no_line_of_any_commands_help_is_wider_than_80_columns)
+{
+	static char out[HELP_MAX], err[HELP_MAX];
+	char names[MAX_COMMANDS][32];
+	size_t n = listed_commands(names);
+	for (size_t i = 0; i < n; i++) {
+		help_of(names[i], "--help", out, err);
+		size_t line = 1;
+		for (char *save = NULL, *l = strtok_r(out, "\n", &save); l;
+		     l = strtok_r(NULL, "\n", &save), line++)
+			cr_expect_leq(strlen(l), 80, "bulkhead %s --help, line %zu is %zu columns: %s",
+				      names[i], line, strlen(l), l);
+	}
+}
