@@ -955,6 +955,14 @@ struct bh_record_row {
 	const char *language, *flags;  /* "" for none */
 	int exit_code;
 	int64_t duration_us;
+	/* ---- fleet (issue 20): on each record bh_history_chains lists of a
+	 * chain that began in another engine's store (a session adopted from
+	 * it, bh_engine_adopt_hibernated): the sequence and digest of the
+	 * record there it goes on from, and the host it was adopted from, as
+	 * this store's row says (bh_chain_begin_after). 0, "" and "" for a
+	 * chain that began here, and in every other listing. ---- */
+	uint64_t chain_after;
+	const char *chain_after_sha256, *chain_origin;
 };
 /* Return non-zero to stop. Rows are valid only during the call. */
 typedef int (*bh_record_fn)(void *arg, const struct bh_record_row *row);

@@ -284,7 +284,7 @@ int bh_engine_adopt_hibernated(bh_engine *e, const struct bh_hibernated *h,
 	snprintf(detail, sizeof detail,
 		 "from host %s (its sandbox %s), after record %llu %.64s", origin_host, h->sandbox,
 		 (unsigned long long)h->calls, h->calls ? h->last_record_sha256 : "(none)");
-	if (store_session_adopted(e->store, &row, getpid(), detail, err) < 0) {
+	if (store_session_adopted(e->store, &row, origin_host, getpid(), detail, err) < 0) {
 		rm_rf(sb->bundle_dir);
 		if (sb->egress_dir)
 			rm_rf(sb->egress_dir);

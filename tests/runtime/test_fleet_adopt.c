@@ -193,6 +193,16 @@ Test(fleet_adopt, a_hibernated_conversation_goes_on_in_another_engine_with_one_c
 	snprintf(q, sizeof q, "SELECT sequence, previous_sha256 FROM records WHERE session = '%s'",
 		 m.hib.fingerprint);
 	cr_assert_str_eq(sql(state_b, q), want, "B's first record's prev is A's last digest");
+	/* B's store alone verifies: the chain goes on from A's record 1, which
+	 * A's store holds (and verifies there). */
+	char out[4096];
+	cr_assert_eq(harness_cli(&h, out, sizeof out, "verify"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "adopted from host host-a"), "%s", out);
+	cr_assert_not_null(strstr(out, "goes on here from record 1"), "%s", out);
+	cr_assert_not_null(strstr(out, "1 records verified"), "%s", out);
+	char *origin = sql(state_b, "SELECT origin_host, adopted_after, adopted_after_sha256 FROM sessions");
+	snprintf(want, sizeof want, "host-a|1|%s\n", m.last);
+	cr_assert_str_eq(origin, want, "the row says where its chain began");
 }
 
 /* One adopter in a process of its own: opens its engine on dir, waits for
