@@ -199,8 +199,10 @@ struct bh_config {
 	/* ---- fleet (issue 20): where hibernation images live. NULL: the state
 	 * directory's images/. A fleet's hosts share one (a network filesystem
 	 * in production), so a hibernated conversation restores on any host
-	 * (bh_engine_adopt_hibernated). Checked as the state directory is
-	 * (bh_state_dir_check). In a shared directory an engine touches only
+	 * (bh_engine_adopt_hibernated). Made if missing (0700), then checked
+	 * as the state directory is (bh_state_dir_check), where it really is;
+	 * refused at open in a sentence naming the images directory. In a
+	 * shared directory an engine touches only
 	 * the images its own store names: another host's image is never
 	 * reaped, budgeted or listed as this engine's leak. ---- */
 	const char *images_dir;
@@ -705,7 +707,18 @@ int bh_session_hibernated(const bh_session *s, struct bh_hibernated *out, bh_err
  * head, an "adopted" event. *out is the session, hibernated; its next call
  * restores it. Refused: a fingerprint this engine already holds, a field
  * that does not check, an image that is missing, a link or not a directory,
- * a tier this engine does not offer. Nothing is changed by a refusal. */
+ * a tier this engine does not offer. Nothing is changed by a refusal.
+ * Refusals are BH_E_NOT_DISPATCHED: BH_REFUSAL_REQUEST for the description
+ * and the image (a lost claim: "is not there: another engine adopted it
+ * first"), UNSUPPORTED for the tier, CAPACITY when admission (places, the
+ * principal's cap; no memory until it wakes) has no room. Its row keeps
+ * where its chain began (store migration 7: origin_host, adopted_after,
+ * adopted_after_sha256), which bh_history_chains gives on its records as
+ * bh_record_row.chain_after, so `bulkhead verify` of this store alone
+ * walks on from there (bh_chain_begin_after). The adopter's bundle is its
+ * own (paths, host uid range, egress mount if it has a broker): gVisor
+ * restores an image checkpointed under another state directory, bundle
+ * path and uid range (tests/runtime/test_fleet_adopt.c). */
 int bh_engine_adopt_hibernated(bh_engine *e, const struct bh_hibernated *h,
 			       const char *origin_host, bh_session **out, bh_error **err);
 
