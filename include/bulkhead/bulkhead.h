@@ -197,7 +197,10 @@ struct bh_config {
 					       mounted, a grant refused */
 	void *egress_arg;
 	/* ---- fleet (issue 20): where hibernation images live. NULL: the state
-	 * directory's images/. A fleet's hosts share one (a network filesystem
+	 * directory's images/, unless the state directory was opened with one
+	 * before (STATE/images-dir names it): then that one, so a command run
+	 * on the directory while its daemon is stopped does not take the
+	 * shared images for gone. A fleet's hosts share one (a network filesystem
 	 * in production), so a hibernated conversation restores on any host
 	 * (bh_engine_adopt_hibernated). Made if missing (0700), then checked
 	 * as the state directory is (bh_state_dir_check), where it really is;

@@ -427,3 +427,22 @@ Test(fleet_adopt, an_images_directory_others_can_write_or_a_link_is_refused_at_o
 	bh_error_free(err);
 	unlink(link);
 }
+
+/* An engine opened on a state directory without its images directory (a
+ * command run while the daemon is stopped) uses the one it was last opened
+ * with: its hibernated sessions are not taken for gone. */
+Test(fleet_adopt, a_state_directory_remembers_its_images_directory, .init = setup,
+     .fini = teardown, .timeout = 240)
+{
+	struct made m;
+	make_image(&m);
+	h = (struct harness){0};
+	harness_open_at(&h, state_a, NULL);
+	bh_session *s = bh_engine_find_session(h.e, m.id, "test");
+	cr_assert_not_null(s, "the hibernated session was not re-adopted\n%s", h.log);
+	cr_assert_str_eq(state_of(s), "hibernated", "%s", h.log);
+	struct cell_outcome *o = ok(s, "print(x + 1)");
+	cr_assert_str_eq(o->out, "42\n");
+	cell_outcome_free(o);
+	h.images_dir = images; /* teardown's sweep names it anyway */
+}
