@@ -144,6 +144,11 @@ static int check_description(bh_engine *e, const struct bh_hibernated *h, const 
 				 "a %s-tier session cannot be adopted: only the kernel tier (gVisor) "
 				 "hibernates here; nothing was changed",
 				 bh_tier_name(h->tier));
+	if (e->tiers[h->tier].proving)
+		return bh_refuse(err, BH_REFUSAL_ENVIRONMENT,
+				 "the %s tier is still being proven here: its hibernated session can "
+				 "be adopted once the proof is done; nothing was changed",
+				 bh_tier_name(h->tier));
 	if (!e->tiers[h->tier].report.offered || !e->runtimes[h->tier].path)
 		return bh_refuse(err, BH_REFUSAL_UNSUPPORTED,
 				 "the %s tier is not offered here (%s), so its hibernated session "
