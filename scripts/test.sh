@@ -228,6 +228,12 @@ suite client-asan 900 build-asan/tests/test_client --jobs 1
 # CA made by the test); ~30 s plain ----
 suite broker 300 build/tests/test_broker --jobs 2
 suite broker-asan 400 build-asan/tests/test_broker --jobs 2
+# ---- fleet (issue 20): libbulkhead-fleet against real nats-server clusters
+# on loopback (tests/fleet/nats_cluster.h: free ports, kill/restart a node,
+# a node cut off from its routes and healed), each test its own cluster;
+# ~40 s plain ----
+suite fleet 400 build/tests/test_fleet --jobs 2
+suite fleet-asan 400 build-asan/tests/test_fleet --jobs 2
 # ---- package: joined, then the install test of what it built (the build
 # had unit-asan through the broker suites beside it) ----
 echo "=== package (beside unit-asan through broker)"

@@ -104,7 +104,14 @@ static void on_closed(natsConnection *nc, void *arg)
 
 static void on_async_error(natsConnection *nc, natsSubscription *sub, natsStatus err, void *arg)
 {
-	fleet_set_error(arg, "NATS: %s", natsStatus_GetText(err));
+	bh_fleet *f = arg;
+	if (err == NATS_MISSED_HEARTBEAT) {
+		/* the watch's consumer may be lost (its server cut off or dead) */
+		pthread_mutex_lock(&f->lock);
+		f->watch_suspect = true;
+		pthread_mutex_unlock(&f->lock);
+	}
+	fleet_set_error(f, "NATS: %s", natsStatus_GetText(err));
 }
 
 /* ---- open ---- */
@@ -285,6 +292,8 @@ static void free_fleet(bh_fleet *f)
 	}
 	for (struct fleet_pending *p = f->pending, *next; p; p = next) {
 		next = p->next;
+		if (p->msg)
+			natsMsg_Destroy(p->msg);
 		free(p);
 	}
 	if (f->efd >= 0)

@@ -185,6 +185,8 @@ static void apply(bh_fleet *f, kvEntry *e)
 	uint64_t rev = kvEntry_Revision(e);
 	char name[BH_FLEET_ID_MAX + 1];
 	pthread_mutex_lock(&f->lock);
+	if (rev > f->highest_rev)
+		f->highest_rev = rev;
 	switch (fleet_key_parse(key, name)) {
 	case FLEET_KEY_HOST:
 		apply_host(f, key, name, e, del, rev);
@@ -255,9 +257,27 @@ static void watch_remake(bh_fleet *f, const char *why)
 	pthread_mutex_unlock(&f->lock);
 }
 
+/* The bucket's last sequence now, 0 when it cannot be read. */
+static uint64_t bucket_last_seq(bh_fleet *f)
+{
+	char stream[96];
+	snprintf(stream, sizeof stream, "KV_%s", f->bucket);
+	jsStreamInfo *si = NULL;
+	if (js_GetStreamInfo(&si, f->js, stream, NULL, NULL) != NATS_OK || !si)
+		return 0;
+	uint64_t last = si->State.LastSeq;
+	jsStreamInfo_Destroy(si);
+	return last;
+}
+
 static void *watch_main(void *arg)
 {
 	bh_fleet *f = arg;
+	/* A watch can fall silent without an error (its consumer's server cut
+	 * off, then caught up by a snapshot): every FLEET_RESYNC_MS the
+	 * bucket's last sequence is read, and a watch that has not delivered
+	 * up to the one read the time before is remade. */
+	uint64_t next_check = now_mono_ms() + FLEET_RESYNC_MS, expect = 0;
 	for (;;) {
 		pthread_mutex_lock(&f->lock);
 		kvWatcher *w = f->watcher;
@@ -270,18 +290,35 @@ static void *watch_main(void *arg)
 				break;
 		if (p)
 			fleet_wake_locked(f);
+		fleet_resend_locked(f, now);
 		bool stale = f->member && f->own_seen_mono_ms &&
 			     now - f->own_seen_mono_ms > f->gone_ms + f->heartbeat_ms &&
 			     natsConnection_Status(f->nc) == NATS_CONN_STATUS_CONNECTED;
+		bool suspect = f->watch_suspect;
+		f->watch_suspect = false;
+		uint64_t highest = f->highest_rev;
 		pthread_mutex_unlock(&f->lock);
 		if (stop)
 			break;
-		if (!w || stale) {
-			watch_remake(f, stale ? "its own heartbeats stopped coming back" : "it was lost");
+		const char *remake = !w ? "it was lost"
+				     : stale ? "its own heartbeats stopped coming back"
+				     : suspect ? "its server's heartbeats were missed"
+						: NULL;
+		if (!remake && now >= next_check) {
+			if (expect && highest < expect)
+				remake = "it fell behind the bucket";
+			uint64_t last = bucket_last_seq(f);
+			expect = last;
+			next_check = now_mono_ms() + FLEET_RESYNC_MS;
+		}
+		if (remake) {
+			watch_remake(f, remake);
+			expect = 0;
+			next_check = now_mono_ms() + FLEET_RESYNC_MS;
 			continue;
 		}
 		kvEntry *e = NULL;
-		natsStatus s = kvWatcher_Next(&e, w, 250);
+		natsStatus s = kvWatcher_Next(&e, w, 50); /* the resends' and deadlines' tick */
 		if (s == NATS_TIMEOUT)
 			continue;
 		if (s != NATS_OK) {

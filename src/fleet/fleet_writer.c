@@ -156,7 +156,9 @@ static void run_claim(bh_fleet *f, struct fleet_job *job, bool *won, char **why)
 		return;
 	}
 	char first[BH_FLEET_ID_MAX + 1] = "";
-	uint64_t lowest = first_claim(f, fp, job->last, first);
+	uint64_t lowest, until_read = now_mono_ms() + FLEET_WRITE_RETRY_MS;
+	while (!(lowest = first_claim(f, fp, job->last, first)) && retry_due(f, until_read))
+		;
 	if (!lowest) {
 		why_set(why, "the claims could not be read back");
 		return;
