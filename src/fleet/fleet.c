@@ -271,6 +271,7 @@ static int claim_host_id(bh_fleet *f, uint64_t deadline_extra, char **why)
 
 static void free_fleet(bh_fleet *f)
 {
+	fleet_requests_free(f);
 	if (f->call_sub)
 		natsSubscription_Destroy(f->call_sub);
 	if (f->inbox_sub)
@@ -559,6 +560,9 @@ void bh_fleet_get_status(bh_fleet *f, struct bh_fleet_status *out)
 		natsStatistics_Destroy(st);
 	}
 	pthread_mutex_lock(&f->lock);
+	uint64_t seen = f->fresh_mono_ms > f->own_seen_mono_ms ? f->fresh_mono_ms : f->own_seen_mono_ms;
+	uint64_t window = f->gone_ms > 3 * FLEET_RESYNC_MS ? f->gone_ms : 3 * FLEET_RESYNC_MS;
+	out->fresh = out->connected && seen && now_mono_ms() - seen < window;
 	out->rejected = f->rejected;
 	out->queued = f->jobs_queued;
 	snprintf(out->last_error, sizeof out->last_error, "%s", f->last_error);

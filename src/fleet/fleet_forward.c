@@ -523,7 +523,30 @@ void fleet_run_request(bh_fleet *f, struct fleet_event *ev)
 		r->req.header_names[i] = r->names[i];
 		r->req.header_values[i] = r->values[i];
 	}
+	r->next = f->requests;
+	if (r->next)
+		r->next->prev = r;
+	f->requests = r;
 	f->serve_fn(f->serve_arg, r, &r->req);
+}
+
+static void request_free(bh_fleet *f, struct bh_fleet_request *r)
+{
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		f->requests = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	natsMsg_Destroy(r->msg);
+	free(r->header_text);
+	free(r);
+}
+
+void fleet_requests_free(bh_fleet *f)
+{
+	while (f->requests)
+		request_free(f, f->requests);
 }
 
 void bh_fleet_serve(bh_fleet *f, bh_fleet_request_fn fn, void *arg)
@@ -570,9 +593,7 @@ int bh_fleet_reply(bh_fleet *f, struct bh_fleet_request *r, const struct bh_flee
 		pthread_mutex_unlock(&f->lock);
 	}
 	free(why);
-	natsMsg_Destroy(r->msg);
-	free(r->header_text);
-	free(r);
+	request_free(f, r);
 	return rc;
 }
 

@@ -92,6 +92,7 @@ struct fleet_host_rec {
 };
 
 struct bh_fleet_request {
+	struct bh_fleet_request *next, *prev; /* f->requests: not yet answered */
 	natsMsg *msg;
 	char reply[256];
 	char from[BH_FLEET_ID_MAX + 1];
@@ -153,6 +154,10 @@ struct bh_fleet {
 	bool initial_done;
 	uint64_t highest_rev;          /* the highest stream sequence the watch delivered */
 	bool watch_suspect;            /* libnats said the watch's server heartbeats were missed */
+	uint64_t fresh_mono_ms;        /* the watch was last found up to date with the bucket */
+	struct bh_fleet_request *requests; /* forwarded to us, not yet answered (freed at close) */
+	uint64_t own_written_mono_ms;  /* a member: its last heartbeat the bucket acknowledged */
+	uint64_t remake_logged_mono_ms; /* the watch's remakes are logged at most every 10 s */
 	uint64_t own_seen_mono_ms;     /* a member: when the watch last showed its own heartbeat */
 	unsigned subs_open;            /* subscriptions whose last callback may still run */
 	bool closed_cb_done;             /* the watch delivered what the bucket held */
@@ -194,6 +199,7 @@ void fleet_forward_stop(bh_fleet *f);
 int fleet_serve_start(bh_fleet *f, char **why);
 void fleet_run_answer(bh_fleet *f, struct fleet_event *ev);
 void fleet_run_request(bh_fleet *f, struct fleet_event *ev);
+void fleet_requests_free(bh_fleet *f); /* at close: the requests never answered */
 /* Expired forwards answered (f->lock held); the nearest deadline, 0 none. */
 uint64_t fleet_expire_locked(bh_fleet *f, uint64_t now_ms);
 /* Forwards due to be sent again (f->lock held). */

@@ -241,7 +241,14 @@ static void watch_remake(bh_fleet *f, const char *why)
 	}
 	if (stop)
 		return;
-	fleet_set_error(f, "the bucket's watch is remade (%s)", why);
+	pthread_mutex_lock(&f->lock);
+	bool say = now_mono_ms() - f->remake_logged_mono_ms >= 10000 || !f->remake_logged_mono_ms;
+	if (say)
+		f->remake_logged_mono_ms = now_mono_ms();
+	snprintf(f->last_error, sizeof f->last_error, "the bucket's watch is remade (%s)", why);
+	pthread_mutex_unlock(&f->lock);
+	if (say)
+		fleet_log(f, BH_LOG_WARN, "fleet: the bucket's watch is remade (%s)", why);
 	while (!stop) {
 		natsStatus s = watch_create(f);
 		if (s == NATS_OK)
@@ -253,7 +260,7 @@ static void watch_remake(bh_fleet *f, const char *why)
 	}
 	pthread_mutex_lock(&f->lock);
 	if (f->own_seen_mono_ms)
-		f->own_seen_mono_ms = now_mono_ms();
+		f->own_seen_mono_ms = now_mono_ms(); /* the new watch is given its own time */
 	pthread_mutex_unlock(&f->lock);
 }
 
@@ -278,6 +285,7 @@ static void *watch_main(void *arg)
 	 * bucket's last sequence is read, and a watch that has not delivered
 	 * up to the one read the time before is remade. */
 	uint64_t next_check = now_mono_ms() + FLEET_RESYNC_MS, expect = 0;
+	bool outage = false;
 	for (;;) {
 		pthread_mutex_lock(&f->lock);
 		kvWatcher *w = f->watcher;
@@ -291,9 +299,9 @@ static void *watch_main(void *arg)
 		if (p)
 			fleet_wake_locked(f);
 		fleet_resend_locked(f, now);
+		/* its heartbeats are acknowledged by the bucket, yet none came back */
 		bool stale = f->member && f->own_seen_mono_ms &&
-			     now - f->own_seen_mono_ms > f->gone_ms + f->heartbeat_ms &&
-			     natsConnection_Status(f->nc) == NATS_CONN_STATUS_CONNECTED;
+			     f->own_written_mono_ms > f->own_seen_mono_ms + f->gone_ms + f->heartbeat_ms;
 		bool suspect = f->watch_suspect;
 		f->watch_suspect = false;
 		uint64_t highest = f->highest_rev;
@@ -307,7 +315,19 @@ static void *watch_main(void *arg)
 		if (!remake && now >= next_check) {
 			if (expect && highest < expect)
 				remake = "it fell behind the bucket";
+			else if (expect) {
+				pthread_mutex_lock(&f->lock);
+				f->fresh_mono_ms = now_mono_ms();
+				pthread_mutex_unlock(&f->lock);
+			}
 			uint64_t last = bucket_last_seq(f);
+			/* After an outage of the bucket as seen from here (this
+			 * server cut off from the others, or no leader), the watch
+			 * is read afresh: a consumer caught up by a snapshot may
+			 * have skipped what others wrote meanwhile. */
+			if (last && outage)
+				remake = "the bucket answers again after an outage";
+			outage = !last;
 			expect = last;
 			next_check = now_mono_ms() + FLEET_RESYNC_MS;
 		}
@@ -333,6 +353,7 @@ static void *watch_main(void *arg)
 		if (!e) {
 			pthread_mutex_lock(&f->lock);
 			f->initial_done = true;
+			f->fresh_mono_ms = now_mono_ms();
 			pthread_cond_broadcast(&f->watch_cond);
 			pthread_mutex_unlock(&f->lock);
 			continue;

@@ -239,8 +239,13 @@ static void heartbeat(bh_fleet *f)
 	pthread_mutex_unlock(&f->lock);
 	/* One try: the next heartbeat is the retry. */
 	natsStatus s = kvStore_Put(NULL, f->kv, key, value, (int)strlen(value));
-	if (s != NATS_OK)
+	if (s != NATS_OK) {
 		fleet_set_error(f, "the heartbeat could not be written: %s", fleet_nats_why(s));
+		return;
+	}
+	pthread_mutex_lock(&f->lock);
+	f->own_written_mono_ms = now_mono_ms();
+	pthread_mutex_unlock(&f->lock);
 }
 
 static void *writer_main(void *arg)

@@ -461,7 +461,7 @@ struct nats_cluster *nats_cluster_start(unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		struct node *nd = &c->nodes[i];
 		snprintf(nd->name, sizeof nd->name, "n%u", i);
-		snprintf(nd->dir, sizeof nd->dir, "%s/%s", c->dir, nd->name);
+		snprintf(nd->dir, sizeof nd->dir, "%s/n%u", c->dir, i);
 		cr_assert_eq(mkdir(nd->dir, 0700), 0, "mkdir %s: %s", nd->dir, strerror(errno));
 	}
 	track(c);
