@@ -92,6 +92,14 @@ suite() {
 		echo "=== $name: collecting after a crashed daemon test in $d"
 		build/bulkhead gc --state "$d/state" >/dev/null && rm -rf "$d"
 	done
+	# ---- fleet: a fleet test that crashed or timed out could not stop its
+	# NATS cluster (its nodes died with it: PR_SET_PDEATHSIG); its directory
+	# is removed here ----
+	for d in "$BULKHEAD_TEST_ROOT"/nats-??????; do
+		[ -d "$d" ] || continue
+		echo "=== $name: removing a crashed fleet test's NATS cluster directory $d"
+		rm -rf "$d"
+	done
 	echo "=== $name: $((SECONDS - start))s"
 	rm -f "$log"
 }

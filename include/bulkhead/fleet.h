@@ -202,7 +202,8 @@ struct bh_fleet_status {
 	uint64_t rejected;      /* bucket values and messages refused as malformed */
 	uint64_t queued;        /* writes waiting for the bucket */
 	/* The local copy is current: the watch delivered what the bucket held
-	 * a moment ago (or, for a member, its own heartbeats come back). A
+	 * a moment ago (or, for a member, its own heartbeats come back), and
+	 * for a member the bucket still takes its heartbeats. A
 	 * reader cut off from NATS sees every other host go gone: one that is
 	 * not fresh must not judge another host lost. */
 	bool fresh;

@@ -563,6 +563,10 @@ void bh_fleet_get_status(bh_fleet *f, struct bh_fleet_status *out)
 	uint64_t seen = f->fresh_mono_ms > f->own_seen_mono_ms ? f->fresh_mono_ms : f->own_seen_mono_ms;
 	uint64_t window = f->gone_ms > 3 * FLEET_RESYNC_MS ? f->gone_ms : 3 * FLEET_RESYNC_MS;
 	out->fresh = out->connected && seen && now_mono_ms() - seen < window;
+	/* a member's copy is current only while the bucket takes its heartbeats
+	 * (a server cut off from the others may still answer reads a while) */
+	if (f->member)
+		out->fresh = out->fresh && f->own_written_mono_ms && now_mono_ms() - f->own_written_mono_ms < window;
 	out->rejected = f->rejected;
 	out->queued = f->jobs_queued;
 	snprintf(out->last_error, sizeof out->last_error, "%s", f->last_error);
