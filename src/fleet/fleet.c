@@ -426,6 +426,12 @@ int bh_fleet_open(const struct bh_fleet_config *cfg, bh_fleet **out, char **why)
 		goto fail;
 	if (fleet_writer_start(f, why) < 0)
 		goto fail;
+	int64_t max = natsConnection_GetMaxPayload(f->nc);
+	if (max > 0 && max < FLEET_MAX_PAYLOAD_NEEDED)
+		fleet_log(f, BH_LOG_WARN,
+			  "fleet: the NATS server's max_payload is %lld bytes: a forwarded call or answer larger "
+			  "is refused (run nats-server with max_payload of at least %u: bulkhead's bodies go to 8 MiB)",
+			  (long long)max, FLEET_MAX_PAYLOAD_NEEDED);
 	*out = f;
 	return 0;
 fail:

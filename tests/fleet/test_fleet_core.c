@@ -918,3 +918,35 @@ Test(fleet, open_refuses_what_it_cannot_use_and_says_why, .timeout = 60)
 	cr_assert(strstr(why, "cannot reach") && strstr(why, "127.0.0.1:1"), "%s", why);
 	free(why);
 }
+
+Test(fleet, a_server_run_with_nats_default_max_payload_refuses_a_large_call_with_a_why, .timeout = 60)
+{
+	/* nats-server's default is 1 MiB; bulkhead's bodies go to 8 MiB */
+	struct nats_cluster *c = nats_cluster_start_with(1, 1u << 20);
+	bh_fleet *a = open_fleet(nats_cluster_urls(c), "front");
+	bh_fleet *b = open_fleet(nats_cluster_urls(c), "owner");
+	struct served s = {.f = b};
+	bh_fleet_serve(b, serve_echo, &s);
+	bh_fleet *all[] = {a, b};
+	cr_assert(host_present_live(a, "owner", 5000));
+	uint8_t *body = pattern(2u << 20);
+	struct bh_fleet_msg req = {.path = "/p", .body = body, .body_len = 2u << 20};
+	struct answer ans = {0};
+	char *why = NULL;
+	cr_assert_eq(bh_fleet_forward(a, "owner", &req, 5000, on_answer, &ans, &why), -1, "refused before it is sent");
+	cr_assert(why && strstr(why, "max_payload") && strstr(why, "1048576"), "why: %s", why);
+	free(why);
+	why = NULL;
+	/* what fits still goes */
+	req.body_len = 512u << 10;
+	cr_assert_eq(bh_fleet_forward(a, "owner", &req, 5000, on_answer, &ans, &why), 0, "%s", why);
+	cr_assert(pump_until(all, 2, answered, &ans, 6000));
+	cr_assert_eq(ans.status, 201, "why: %s", ans.why);
+	cr_assert_eq(ans.body_len, 512u << 10);
+	free(ans.body);
+	cr_assert_eq(s.calls, 1, "the refused call never reached the owner");
+	free(body);
+	bh_fleet_close(b);
+	bh_fleet_close(a);
+	nats_cluster_stop(c);
+}
