@@ -154,6 +154,8 @@ struct bh_fleet {
 	bool initial_done;
 	uint64_t highest_rev;          /* the highest stream sequence the watch delivered */
 	bool watch_suspect;            /* libnats said the watch's server heartbeats were missed */
+	bool write_outage;             /* a member: its heartbeats are not being taken */
+	bool resync;                   /* ... and now are again: the watch is read afresh */
 	uint64_t fresh_mono_ms;        /* the watch was last found up to date with the bucket */
 	struct bh_fleet_request *requests; /* forwarded to us, not yet answered (freed at close) */
 	uint64_t own_written_mono_ms;  /* a member: its last heartbeat the bucket acknowledged */

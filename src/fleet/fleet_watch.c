@@ -302,8 +302,8 @@ static void *watch_main(void *arg)
 		/* its heartbeats are acknowledged by the bucket, yet none came back */
 		bool stale = f->member && f->own_seen_mono_ms &&
 			     f->own_written_mono_ms > f->own_seen_mono_ms + f->gone_ms + f->heartbeat_ms;
-		bool suspect = f->watch_suspect;
-		f->watch_suspect = false;
+		bool suspect = f->watch_suspect, resync = f->resync;
+		f->watch_suspect = f->resync = false;
 		uint64_t highest = f->highest_rev;
 		pthread_mutex_unlock(&f->lock);
 		if (stop)
@@ -311,7 +311,8 @@ static void *watch_main(void *arg)
 		const char *remake = !w ? "it was lost"
 				     : stale ? "its own heartbeats stopped coming back"
 				     : suspect ? "its server's heartbeats were missed"
-						: NULL;
+				     : resync	 ? "the bucket takes this host's heartbeats again after an outage"
+						 : NULL;
 		if (!remake && now >= next_check) {
 			if (expect && highest < expect)
 				remake = "it fell behind the bucket";

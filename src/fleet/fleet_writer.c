@@ -240,11 +240,20 @@ static void heartbeat(bh_fleet *f)
 	/* One try: the next heartbeat is the retry. */
 	natsStatus s = kvStore_Put(NULL, f->kv, key, value, (int)strlen(value));
 	if (s != NATS_OK) {
+		pthread_mutex_lock(&f->lock);
+		f->write_outage = true;
+		pthread_mutex_unlock(&f->lock);
 		fleet_set_error(f, "the heartbeat could not be written: %s", fleet_nats_why(s));
 		return;
 	}
 	pthread_mutex_lock(&f->lock);
 	f->own_written_mono_ms = now_mono_ms();
+	/* The bucket takes writes again after it did not: what others wrote
+	 * meanwhile may have reached this server by a snapshot its watch's
+	 * consumer skipped, so the watch is read afresh. */
+	if (f->write_outage)
+		f->resync = true;
+	f->write_outage = false;
 	pthread_mutex_unlock(&f->lock);
 }
 
