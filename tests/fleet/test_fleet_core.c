@@ -21,7 +21,24 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #define HB 100u    /* the tests' heartbeat */
+
+/* Every callback runs on the caller's thread (inside bh_fleet_process),
+ * never on one of libnats's or the library's: each callback checks. */
+static pthread_t caller;
+static bool caller_set, off_thread;
+
+static void on_caller_thread(void)
+{
+	if (!caller_set) {
+		caller = pthread_self();
+		caller_set = true;
+	} else if (!pthread_equal(caller, pthread_self())) {
+		off_thread = true;
+	}
+}
 #define GONE 600u  /* and their gone time */
 
 static uint64_t mono_ms(void)
@@ -40,12 +57,14 @@ static void sleep_ms(unsigned ms)
 /* The library's log lines, on stderr with the test's (BH_FLEET_TEST_LOG=1). */
 static void test_log(void *arg, enum bh_log_level level, const char *msg)
 {
+	on_caller_thread();
 	if (getenv("BH_FLEET_TEST_LOG"))
 		fprintf(stderr, "[%llu] %s: %s\n", (unsigned long long)(mono_ms() % 100000), (const char *)arg, msg);
 }
 
 static bh_fleet *open_fleet(const char *servers, const char *id)
 {
+	on_caller_thread(); /* the test's own thread is the caller */
 	struct bh_fleet_config cfg = {.servers = servers,
 				      .host_id = id,
 				      .heartbeat_ms = HB,
@@ -437,6 +456,7 @@ struct claim_result {
 
 static void on_claim(void *arg, bool won, const char *why)
 {
+	on_caller_thread();
 	struct claim_result *r = arg;
 	r->called = true;
 	r->won = won;
@@ -480,6 +500,7 @@ Test(fleet, of_two_members_claiming_one_entry_exactly_one_wins, .timeout = 120)
 		struct lookup_arg lw = {owner, e.fingerprint, winner, BH_FLEET_HIBERNATED};
 		cr_assert(pump_until(all, 3, entry_is, &lw, 10000), "the directory names the winner");
 	}
+	cr_assert_not(off_thread, "a callback ran off the caller's thread");
 	bh_fleet_close(d);
 	bh_fleet_close(b);
 	bh_fleet_close(owner);
@@ -509,6 +530,7 @@ static uint8_t *pattern(size_t n)
 
 static void serve_echo(void *arg, struct bh_fleet_request *r, const struct bh_fleet_msg *req)
 {
+	on_caller_thread();
 	struct served *s = arg;
 	s->calls++;
 	snprintf(s->path, sizeof s->path, "%s", req->path);
@@ -548,6 +570,7 @@ struct answer {
 
 static void on_answer(void *arg, const struct bh_fleet_msg *ans, const char *why)
 {
+	on_caller_thread();
 	struct answer *a = arg;
 	a->called = true;
 	a->at_ms = mono_ms();
@@ -649,6 +672,7 @@ Test(fleet, a_forwarded_call_with_a_binary_body_is_answered_byte_for_byte, .time
 	cr_assert(why && strstr(why, "nobody"), "why: %s", why);
 	free(why);
 	free(body);
+	cr_assert_not(off_thread, "a callback ran off the caller's thread");
 	bh_fleet_close(b);
 	bh_fleet_close(a);
 	nats_cluster_stop(c);
@@ -705,6 +729,7 @@ Test(fleet, a_forward_to_a_gone_or_silent_host_answers_why_within_its_timeout, .
 	cr_assert(strstr(late.why, "did not answer in time"), "why: %s", late.why);
 	pump_until(all, 2, NULL, NULL, 300); /* its late answer finds nobody waiting */
 	cr_assert_eq(held.calls, 1, "the silent host did get the call");
+	cr_assert_not(off_thread, "a callback or a log line ran off the caller's thread");
 	bh_fleet_close(silent);
 	bh_fleet_close(a);
 	nats_cluster_stop(c);
