@@ -26,6 +26,7 @@
  * this (docs/fleet.md). */
 #define FLEET_MAX_PAYLOAD_NEEDED (9u << 20)
 #define FLEET_DEFAULT_TIMEOUT_MS 30000u
+#define FLEET_CLAIM_WINDOW_MS 30000u /* claims older than this before mine do not count */
 #define FLEET_RESYNC_MS 2000u /* how often the watch is checked against the bucket's last sequence */
 #define FLEET_CLAIMS_TTL_NS (3600ll * 1000000000ll) /* a claim is decided in seconds: kept an hour (libnats: ns) */
 #define FLEET_NO_RESPONDER_RETRY_MS 600u /* a live host's call interest may still be crossing routes */
@@ -186,6 +187,8 @@ void fleet_queue_job(bh_fleet *f, struct fleet_job *job);
 char *fleet_my_host_value(bh_fleet *f); /* f->lock held: the heartbeat's value, the beat counted */
 /* A bucket write with its retries (a leader being elected): NATS_OK or the last status. */
 natsStatus fleet_put(bh_fleet *f, const char *key, const char *value, uint64_t *rev);
+/* The first claim under prefix in the claims bucket (fleet_writer.c). */
+uint64_t fleet_first_claim(bh_fleet *f, const char *prefix, uint64_t mine, char first[BH_FLEET_ID_MAX + 1]);
 natsStatus fleet_put_in(bh_fleet *f, kvStore *kv, const char *key, const char *value, uint64_t *rev);
 
 /* fleet_watch.c */

@@ -387,6 +387,42 @@ Test(fleet, a_second_member_under_a_live_id_is_refused_and_a_stale_one_is_taken_
 	nats_cluster_stop(c);
 }
 
+struct racer {
+	const char *servers;
+	bh_fleet *f;
+	char *why;
+	int rc;
+};
+
+static void *race_open(void *arg)
+{
+	struct racer *r = arg;
+	struct bh_fleet_config cfg = {.servers = r->servers, .host_id = "contested", .heartbeat_ms = HB,
+				      .gone_ms = GONE, .connect_timeout_ms = 15000};
+	r->rc = bh_fleet_open(&cfg, &r->f, &r->why);
+	return NULL;
+}
+
+Test(fleet, of_two_hosts_starting_under_one_id_at_once_exactly_one_is_a_member, .timeout = 120)
+{
+	struct nats_cluster *c = nats_cluster_start(3);
+	for (int round = 0; round < 3; round++) {
+		struct racer r[2] = {{.servers = nats_cluster_url(c, 1)}, {.servers = nats_cluster_url(c, 2)}};
+		pthread_t t[2];
+		for (int i = 0; i < 2; i++)
+			cr_assert_eq(pthread_create(&t[i], NULL, race_open, &r[i]), 0);
+		for (int i = 0; i < 2; i++)
+			pthread_join(t[i], NULL);
+		cr_assert_neq(r[0].rc, r[1].rc, "exactly one opens (round %d: %d '%s', %d '%s')", round, r[0].rc,
+			      r[0].why ? r[0].why : "", r[1].rc, r[1].why ? r[1].why : "");
+		struct racer *loser = r[0].rc ? &r[0] : &r[1], *winner = r[0].rc ? &r[1] : &r[0];
+		cr_assert(loser->why && strstr(loser->why, "live"), "why: %s", loser->why);
+		free(loser->why);
+		bh_fleet_close(winner->f); /* a clean leave: the next round starts from no record */
+	}
+	nats_cluster_stop(c);
+}
+
 /* ---- the directory ---- */
 
 Test(fleet, an_entry_put_by_one_member_is_looked_up_by_another, .timeout = 90)
