@@ -342,6 +342,7 @@ static void free_fleet(bh_fleet *f)
 	pthread_cond_destroy(&f->writer_cond);
 	pthread_cond_destroy(&f->sender_cond);
 	pthread_cond_destroy(&f->watch_cond);
+	fleet_keys_free(f);
 	free(f->hosts);
 	free(f->entries);
 	free(f->drains);

@@ -154,6 +154,8 @@ struct bh_fleet {
 	size_t n_drains, cap_drains;
 	bool initial_done;
 	uint64_t highest_rev;          /* the highest stream sequence the watch delivered */
+	char **keys;                   /* every key the watch delivered (a set: open addressing) */
+	size_t n_keys, cap_keys;
 	bool watch_suspect;            /* libnats said the watch's server heartbeats were missed */
 	bool write_outage;             /* a member: its heartbeats are not being taken */
 	bool resync;                   /* ... and now are again: the watch is read afresh */
@@ -194,6 +196,7 @@ natsStatus fleet_put_in(bh_fleet *f, kvStore *kv, const char *key, const char *v
 /* fleet_watch.c */
 int fleet_watch_start(bh_fleet *f, uint32_t timeout_ms, char **why);
 void fleet_watch_stop(bh_fleet *f);
+void fleet_keys_free(bh_fleet *f);
 /* f->lock held: the record of host id, NULL when none. */
 struct fleet_host_rec *fleet_host_find_locked(bh_fleet *f, const char *id);
 bool fleet_host_gone_locked(bh_fleet *f, const struct fleet_host_rec *r, uint64_t now_ms);

@@ -473,6 +473,17 @@ Test(fleet, an_entry_put_by_one_member_is_looked_up_by_another, .timeout = 90)
 	while (bh_fleet_lookup(a, e.fingerprint, &got) == 0 && mono_ms() < until)
 		pump_until(all, 2, NULL, NULL, 50);
 	cr_assert_eq(bh_fleet_lookup(a, e.fingerprint, &got), -1);
+	/* a reader opened now, on a bucket with delete markers, is whole and
+	 * stays so: its watch is not remade over and over (the markers count) */
+	bh_fleet *late = open_fleet(nats_cluster_urls(c), NULL);
+	bh_fleet *three[] = {a, b, late};
+	pump_until(three, 3, NULL, NULL, 5000);
+	struct bh_fleet_status lst;
+	bh_fleet_get_status(late, &lst);
+	cr_assert(lst.fresh);
+	cr_assert_null(strstr(lst.last_error, "remade"), "last error: %s", lst.last_error);
+	cr_assert_eq(bh_fleet_lookup(late, e.fingerprint, &got), -1, "a deleted entry is no entry");
+	bh_fleet_close(late);
 	/* refused at once: what would not check at another host */
 	struct bh_fleet_entry bad = hibernated_entry(8);
 	snprintf(bad.hib.sandbox, sizeof bad.hib.sandbox, "../escape");
