@@ -269,7 +269,7 @@ static int claim_host_id(bh_fleet *f, uint64_t deadline_extra, char **why)
 		uint64_t claim_rev = r ? r->revision : UINT64_MAX;
 		uint64_t rev = present ? r->revision : 0, inc = present ? r->h.incarnation : 0;
 		int64_t hb_unix = present ? r->h.heartbeat_unix_ms : 0;
-		bool stale = present && now_mono_ms() - r->h.seen_mono_ms >= f->gone_ms;
+		bool stale = present && fleet_host_gone_locked(f, r, now_mono_ms());
 		cleanup_free char *value = fleet_my_host_value(f);
 		pthread_mutex_unlock(&f->lock);
 		if (present && had && rev != rev0)

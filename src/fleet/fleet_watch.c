@@ -45,7 +45,10 @@ struct fleet_host_rec *fleet_host_find_locked(bh_fleet *f, const char *id)
 
 bool fleet_host_gone_locked(bh_fleet *f, const struct fleet_host_rec *r, uint64_t now_ms)
 {
-	return r->left || now_ms - (uint64_t)r->h.seen_mono_ms >= f->gone_ms;
+	/* never sooner than three of the host's own heartbeats: a host set to
+	 * beat slower than this reader's gone time is not gone between beats */
+	uint64_t gone = f->gone_ms > 3ull * r->heartbeat_ms ? f->gone_ms : 3ull * r->heartbeat_ms;
+	return r->left || now_ms - (uint64_t)r->h.seen_mono_ms >= gone;
 }
 
 static size_t entry_index(bh_fleet *f, const char *fp, bool *found)
