@@ -495,7 +495,8 @@ static void stop_all(bh_fleet *f)
 	fleet_forward_stop(f);
 	if (!f->nc)
 		return;
-	natsConnection_FlushTimeout(f->nc, 1000);
+	if (natsConnection_Status(f->nc) == NATS_CONN_STATUS_CONNECTED)
+		natsConnection_FlushTimeout(f->nc, 1000); /* the answers sent reach the server */
 	natsConnection_Close(f->nc);
 	/* No callback of libnats's may run once f is freed: wait for the
 	 * closed callback and every subscription's completion. */

@@ -269,7 +269,7 @@ static natsStatus watch_create(bh_fleet *f)
 {
 	kvWatchOptions wo;
 	kvWatchOptions_Init(&wo);
-	wo.Timeout = 5000;
+	wo.Timeout = 2000;
 	kvWatcher *w = NULL;
 	natsStatus s = kvStore_WatchAll(&w, f->kv, &wo);
 	if (s == NATS_OK) {
