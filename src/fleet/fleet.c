@@ -615,6 +615,7 @@ void bh_fleet_get_status(bh_fleet *f, struct bh_fleet_status *out)
 	if (f->member)
 		out->fresh = out->fresh && f->own_written_mono_ms && now_mono_ms() - f->own_written_mono_ms < window;
 	out->rejected = f->rejected;
+	out->id_taken = f->id_taken;
 	out->queued = f->jobs_queued;
 	snprintf(out->last_error, sizeof out->last_error, "%s", f->last_error);
 	pthread_mutex_unlock(&f->lock);

@@ -158,6 +158,7 @@ struct bh_fleet {
 	char **keys;                   /* every key the watch delivered (a set: open addressing) */
 	size_t n_keys, cap_keys;
 	bool watch_suspect;            /* libnats said the watch's server heartbeats were missed */
+	bool id_taken;                 /* a member: another incarnation wrote its host record */
 	bool write_outage;             /* a member: its heartbeats are not being taken */
 	bool resync;                   /* ... and now are again: the watch is read afresh */
 	uint64_t fresh_mono_ms;        /* the watch was last found up to date with the bucket */

@@ -124,6 +124,24 @@ static void apply_host(bh_fleet *f, const char *key, const char *id, kvEntry *e,
 	r->revision = rev;
 	if (f->member && f->own_seen_mono_ms && !strcmp(id, f->host_id) && v.h.incarnation == f->incarnation)
 		f->own_seen_mono_ms = now_mono_ms();
+	/* once a member: a record under its id from another incarnation */
+	if (f->member && f->own_seen_mono_ms && !strcmp(id, f->host_id) && v.h.incarnation != f->incarnation &&
+	    !f->id_taken) {
+		f->id_taken = true;
+		snprintf(f->last_error, sizeof f->last_error,
+			 "another host (incarnation %016llx) heartbeats under this host's id %s",
+			 (unsigned long long)v.h.incarnation, id);
+		struct fleet_event *ev = xzalloc(sizeof *ev);
+		ev->kind = EV_LOG;
+		ev->level = BH_LOG_ERROR;
+		ev->why = xasprintf("fleet: %s", f->last_error);
+		if (f->log)
+			fleet_queue_event_locked(f, ev);
+		else {
+			free(ev->why);
+			free(ev);
+		}
+	}
 }
 
 static void apply_entry(bh_fleet *f, const char *key, const char *fp, kvEntry *e, bool del, uint64_t rev)

@@ -1041,3 +1041,27 @@ Test(fleet, a_member_closing_while_nats_is_away_is_done_in_seconds, .timeout = 6
 		     (unsigned long long)(mono_ms() - t0));
 	nats_cluster_stop(c);
 }
+
+Test(fleet, a_member_whose_id_another_incarnation_writes_says_so, .timeout = 60)
+{
+	struct nats_cluster *c = nats_cluster_start(1);
+	bh_fleet *a = open_fleet(nats_cluster_urls(c), "twin");
+	struct bh_fleet_status st;
+	bh_fleet_get_status(a, &st);
+	cr_assert_not(st.id_taken);
+	/* as a host that found it stale during a partition would write it */
+	raw_put(nats_cluster_urls(c), "host.twin",
+		"{\"v\":1,\"id\":\"twin\",\"incarnation\":\"00000000000000aa\",\"tiers\":[],\"best_tier\":\"\","
+		"\"sessions\":0,\"hibernated\":0,\"max_sessions\":0,\"memory_budget_mb\":0,\"memory_used_mb\":0,"
+		"\"pool_ready\":0,\"load1\":0,\"draining\":false,\"api\":\"\",\"version\":\"\",\"started_unix_ms\":0,"
+		"\"heartbeat_unix_ms\":0,\"heartbeat_ms\":1000,\"beat\":1}");
+	uint64_t until = mono_ms() + 5000;
+	do {
+		pump_until(&a, 1, NULL, NULL, 50);
+		bh_fleet_get_status(a, &st);
+	} while (!st.id_taken && mono_ms() < until);
+	cr_assert(st.id_taken, "the member knows its id is taken");
+	cr_assert(strstr(st.last_error, "00000000000000aa"), "last error: %s", st.last_error);
+	bh_fleet_close(a);
+	nats_cluster_stop(c);
+}
