@@ -19,6 +19,16 @@ struct known_host {
 	bool gone;
 };
 
+/* A session this host just placed elsewhere: its caller's next call may
+ * come before the owner's directory entry reaches this host's copy. */
+#define FLEET_RECENT_OPENS 64u
+#define FLEET_RECENT_MS 30000u
+struct recent_open {
+	char fp[65];
+	char host[BH_FLEET_ID_MAX + 1];
+	uint64_t until_ms;
+};
+
 struct daemon_fleet {
 	struct server *srv;
 	bh_fleet *f;
@@ -33,6 +43,8 @@ struct daemon_fleet {
 	bool draining;       /* an operator asked (drain.<self>) */
 	char (*drained)[65]; /* sessions this drain asked to hibernate */
 	size_t n_drained;
+	struct recent_open recent[FLEET_RECENT_OPENS];
+	size_t next_recent;
 };
 
 /* This host's figures for its next heartbeat (fleet_member.c). */

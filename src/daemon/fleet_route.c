@@ -66,7 +66,43 @@ static void refuse_host_lost(struct call *c, const char *detail)
 struct forward_ctx {
 	struct call *c;
 	char host[BH_FLEET_ID_MAX + 1];
+	bool open;
 };
+
+/* An OpenSession another host answered: remembered for a while as that
+ * host's, in case the caller's next call is quicker than the directory. */
+static void remember_open(struct daemon_fleet *df, const char *host, const struct bh_fleet_msg *ans)
+{
+	if (ans->status != 200)
+		return;
+	struct wire_open_session_response r;
+	struct wire_status st;
+	if (wire_decode_open_session_response((const char *)ans->body, ans->body_len, &r, &st) < 0)
+		return;
+	if (r.session && strlen(r.session) == 64) {
+		struct recent_open *o = &df->recent[df->next_recent++ % FLEET_RECENT_OPENS];
+		snprintf(o->fp, sizeof o->fp, "%s", r.session);
+		snprintf(o->host, sizeof o->host, "%s", host);
+		o->until_ms = now_mono_ms() + FLEET_RECENT_MS;
+	}
+	wire_open_session_response_free(&r);
+}
+
+static bool recent_open(struct daemon_fleet *df, const char *fp, struct bh_fleet_entry *out)
+{
+	uint64_t now = now_mono_ms();
+	for (size_t i = 0; i < FLEET_RECENT_OPENS; i++) {
+		const struct recent_open *o = &df->recent[i];
+		if (o->until_ms > now && !strcmp(o->fp, fp)) {
+			memset(out, 0, sizeof *out);
+			snprintf(out->fingerprint, sizeof out->fingerprint, "%s", fp);
+			snprintf(out->host, sizeof out->host, "%s", o->host);
+			out->state = BH_FLEET_LIVE;
+			return true;
+		}
+	}
+	return false;
+}
 
 static void on_answer(void *arg, const struct bh_fleet_msg *ans, const char *why)
 {
@@ -77,6 +113,8 @@ static void on_answer(void *arg, const struct bh_fleet_msg *ans, const char *why
 		s->metrics.fleet_forward_failed++;
 	if (!c->gone) {
 		if (ans) {
+			if (x->open && s->fleet)
+				remember_open(s->fleet, x->host, ans);
 			call_answer_relayed(c, ans->status, ans->n_headers, ans->header_names,
 					    ans->header_values, ans->body, ans->body_len);
 		} else {
@@ -125,6 +163,7 @@ static void forward(struct call *c, const char *method, const char *host)
 		abort();
 	x->c = c;
 	snprintf(x->host, sizeof x->host, "%s", host);
+	x->open = !strcmp(method, "OpenSession");
 	c->fleet_routed = true;
 	call_pending(c, x, free);
 	char *why = NULL;
@@ -314,7 +353,8 @@ static bool route_session(struct call *c, const char *method)
 	struct daemon_fleet *df = s->fleet;
 	char fp[65];
 	struct bh_fleet_entry en;
-	if (!session_id_of(c, method, fp) || bh_fleet_lookup(df->f, fp, &en) < 0)
+	if (!session_id_of(c, method, fp) ||
+	    (bh_fleet_lookup(df->f, fp, &en) < 0 && !recent_open(df, fp, &en)))
 		return false; /* not in the directory: here, as today */
 	/* Another principal's session answers as an unknown one does: here. */
 	if (en.hib.principal[0] && strcmp(en.hib.principal, c->who.name))
