@@ -337,6 +337,11 @@ int daemon_fleet_timeout_ms(struct server *s);  /* -1: none */
 void daemon_fleet_process(struct server *s);
 /* Each pass of the loop: capacity, the directory, a drain (throttled). */
 void daemon_fleet_tick(struct server *s);
+/* At a stop, before the engine closes: hibernates what shutdown =
+ * hibernate would (so the directory says so before this host leaves),
+ * turning the loop with run_once until until_ms at most. */
+void daemon_fleet_before_close(struct server *s, void (*run_once)(struct server *s, int ms),
+			       uint64_t until_ms);
 /* A session opened, changed or ended here: the directory follows now. */
 void daemon_fleet_session_changed(struct server *s);
 /* Before a plimsoll.v1 procedure is handled here: true when the fleet took

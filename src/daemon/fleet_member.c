@@ -257,6 +257,32 @@ static void restart_sweep(struct daemon_fleet *df, bh_session **list, size_t n)
 	free(all);
 }
 
+/* The directory says another host holds a session this engine still has
+ * (it adopted the image while this host was cut off and counted gone), or
+ * that it ended host_lost: every host answers so, and this host holds
+ * nothing nobody can reach. Its sandbox is ended here; true when so. */
+static bool superseded(struct daemon_fleet *df, bh_session *s, const struct bh_session_info *info,
+		       struct published *p)
+{
+	struct bh_fleet_entry en;
+	if (bh_fleet_lookup(df->f, info->fingerprint, &en) < 0)
+		return false;
+	bool lost = en.state == BH_FLEET_ENDED;
+	/* Another live host's claim (a gone host's entry is what this host
+	 * just adopted, before its own claim reached this copy). */
+	struct bh_fleet_host h;
+	bool theirs = !lost && strcmp(en.host, df->self) && bh_fleet_host(df->f, en.host, &h) == 0 &&
+		      !h.gone;
+	if (!lost && !theirs)
+		return false;
+	daemon_log(BH_LOG_WARN, "fleet", "session %.12s: the directory says %s; ending it here",
+		   info->fingerprint, lost ? "it ended host_lost" : "another host holds it");
+	struct bh_actor who = {.name = "fleet:superseded"};
+	bh_session_kill_as(s, &who);
+	p->put = false; /* the entry is not this host's to delete */
+	return true;
+}
+
 static void directory_sync(struct server *s)
 {
 	struct daemon_fleet *df = s->fleet;
@@ -277,6 +303,8 @@ static void directory_sync(struct server *s)
 		if (!p)
 			p = published_add(df, info.fingerprint);
 		p->seen = true;
+		if (superseded(df, list[i], &info, p))
+			continue;
 		bool hib = info.state == BH_SESSION_HIBERNATED;
 		if (p->put && p->hibernated == hib)
 			continue;
@@ -400,6 +428,50 @@ static void drain(struct server *s)
 		}
 	}
 	free(list);
+}
+
+/* Before the engine closes at a stop: with shutdown = hibernate, the idle
+ * kernel-tier sessions are hibernated now (not by the closing engine) so
+ * that the directory says so before this host leaves, and another host can
+ * adopt them. run_once turns the loop meanwhile. */
+void daemon_fleet_before_close(struct server *s, void (*run_once)(struct server *s, int ms),
+			       uint64_t until_ms)
+{
+	struct daemon_fleet *df = s->fleet;
+	if (!df || !s->e)
+		return;
+	if (bh_engine_policy(s->e)->shutdown_hibernate) {
+		bh_session **list = NULL;
+		size_t n = bh_engine_sessions(s->e, &list);
+		struct bh_actor who = {.name = "fleet:stop"};
+		for (size_t i = 0; i < n; i++) {
+			struct bh_session_info info;
+			bh_session_get_info(list[i], &info);
+			if (info.tier != BH_TIER_KERNEL ||
+			    (info.state != BH_SESSION_READY && info.state != BH_SESSION_PAUSED))
+				continue;
+			char *fp = strdup(info.fingerprint);
+			bh_error *err = NULL;
+			if (!fp || bh_session_hibernate_as(list[i], &who, on_drain_hibernated, fp, &err) < 0) {
+				bh_error_free(err);
+				free(fp);
+			}
+		}
+		free(list);
+		for (bool busy = true; busy && now_mono_ms() < until_ms;) {
+			run_once(s, 50);
+			busy = false;
+			n = bh_engine_sessions(s->e, &list);
+			for (size_t i = 0; i < n; i++) {
+				struct bh_session_info info;
+				bh_session_get_info(list[i], &info);
+				busy |= info.state == BH_SESSION_HIBERNATING || info.state == BH_SESSION_PAUSING;
+			}
+			free(list);
+		}
+	}
+	directory_sync(s);
+	/* The directory's writes are the library's to flush at close. */
 }
 
 void daemon_fleet_tick(struct server *s)

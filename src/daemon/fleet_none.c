@@ -48,3 +48,9 @@ bool daemon_fleet_route(struct call *c, const char *method)
 	(void)c, (void)method;
 	return false;
 }
+
+void daemon_fleet_before_close(struct server *s, void (*run_once)(struct server *s, int ms),
+			       uint64_t until_ms)
+{
+	(void)s, (void)run_once, (void)until_ms;
+}

@@ -293,6 +293,8 @@ static void drain_and_close(struct server *s)
 		   budget);
 	while (engine_calls_pending(s) && now_mono_ms() < until)
 		run_once(s, 100);
+	/* ---- fleet: what hibernates is adoptable once the directory says so ---- */
+	daemon_fleet_before_close(s, run_once, until);
 	/* Closing the engine answers whatever still waits (refused: closing). */
 	audit_engine_events(s, false);
 	daemon_broker_engine(s, NULL); /* ---- profiles: no note reaches a closing engine ---- */
