@@ -22,6 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -547,4 +551,40 @@ Test(fleet_daemon, a_nats_node_killed_during_calls_loses_no_answered_record_and_
 		cr_assert_null(strstr(a->body, "\"kind\""), "host %d has leftovers: %s", i, a->body);
 		answer_free(a);
 	}
+}
+
+/* ---- joining ---- */
+
+Test(fleet_daemon, a_daemon_that_cannot_reach_nats_refuses_to_start_saying_why)
+{
+	/* A loopback port nobody listens on: bound, then closed. */
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof sa;
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sl), 0);
+	getsockname(fd, (struct sockaddr *)&sa, &sl);
+	int port = ntohs(sa.sin_port);
+	close(fd);
+	char dir[4096];
+	const char *root = getenv("BULKHEAD_TEST_ROOT");
+	snprintf(dir, sizeof dir, "%s/nojoin-XXXXXX", root && *root ? root : "/tmp/bulkhead-tests");
+	cr_assert_not_null(mkdtemp(dir));
+	char cmd[16384];
+	snprintf(cmd, sizeof cmd,
+		 "BULKHEAD_INTERP='%s' timeout 60 %s serve --state '%s/state' --socket '%s/sock' "
+		 "--open --no-config --fleet nats://127.0.0.1:%d --host-id lonely 2>&1 </dev/null",
+		 BH_TEST_INTERP, BH_TEST_CLI, dir, dir, port);
+	FILE *p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	char out[8192] = "";
+	size_t n = fread(out, 1, sizeof out - 1, p);
+	out[n] = '\0';
+	int st = pclose(p);
+	harness_remove_dir(dir);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 124,
+		  "serve started without its fleet: %s", out);
+	cr_assert_null(strstr(out, "ready "), "%s", out);
+	char want[64];
+	snprintf(want, sizeof want, "127.0.0.1:%d", port);
+	cr_assert(strstr(out, "cannot join") && strstr(out, want), "the reason is not given: %s", out);
 }
