@@ -54,6 +54,11 @@ int daemon_fleet_start(struct server *s, char **why)
 	const struct bh_daemon_config *cfg = s->cfg;
 	if (!cfg->fleet.servers)
 		return 0;
+	uint32_t hb = cfg->fleet.heartbeat_ms ? cfg->fleet.heartbeat_ms : BH_FLEET_HEARTBEAT_MS;
+	uint32_t gone = cfg->fleet.gone_ms ? cfg->fleet.gone_ms : BH_FLEET_GONE_MS;
+	if (gone < 3 * hb)
+		return why_set(why, "--fleet-gone-ms %u is less than three heartbeats (--fleet-heartbeat-ms "
+				    "%u): one late heartbeat would make a live host gone", gone, hb);
 	struct daemon_fleet *df = calloc(1, sizeof *df);
 	if (!df)
 		abort();
