@@ -196,6 +196,20 @@ static void end_lost(struct daemon_fleet *df, const struct bh_fleet_entry *seen,
 	bh_fleet_claim(df->f, seen, &ended, NULL, NULL);
 }
 
+static bool engine_holds(bh_engine *e, const char *fp)
+{
+	bh_session **list = NULL;
+	size_t n = bh_engine_sessions(e, &list);
+	bool held = false;
+	for (size_t i = 0; i < n && !held; i++) {
+		struct bh_session_info info;
+		bh_session_get_info(list[i], &info);
+		held = info.state != BH_SESSION_ENDED && !strcmp(info.fingerprint, fp);
+	}
+	free(list);
+	return held;
+}
+
 struct adopt_ctx {
 	struct call *c;
 	char method[32];
@@ -225,6 +239,13 @@ static void on_claimed(void *arg, bool won, const char *why)
 	}
 	if (!won && c->gone) {
 		call_wake(c); /* frees it */
+		return;
+	}
+	if (!won && engine_holds(s->e, seen.fingerprint)) {
+		/* This host's own claim came first (an earlier call adopted it). */
+		sandbox_service(c, method);
+		if (!c->engine_pending)
+			call_wake(c);
 		return;
 	}
 	if (!won) {
