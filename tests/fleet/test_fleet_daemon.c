@@ -35,8 +35,7 @@
 #define GONE_MS 1500
 
 static struct {
-	struct nats_cluster nats;
-	bool nats_up;
+	struct nats_cluster *nats;
 	struct daemon host[HOSTS];
 	char images[4096];
 	bh_fleet *watch; /* an observer: what the directory says */
@@ -125,7 +124,7 @@ static void host_extra(int i, char *out, size_t n)
 	snprintf(out, n,
 		 "--fleet '%s' --host-id %s --images-dir '%s' --fleet-heartbeat-ms %d "
 		 "--fleet-gone-ms %d --shutdown hibernate",
-		 nats_cluster_urls(&F.nats), host_id(i), F.images, HEARTBEAT_MS, GONE_MS);
+		 nats_cluster_urls(F.nats), host_id(i), F.images, HEARTBEAT_MS, GONE_MS);
 }
 
 /* Hosts after the first share its clients file and tokens: every host of a
@@ -145,7 +144,9 @@ static void host_start(int i)
 	snprintf(d->dir, sizeof d->dir, "%s/daemon-XXXXXX", root && *root ? root : "/tmp/bulkhead-tests");
 	cr_assert_not_null(mkdtemp(d->dir));
 	chmod(d->dir, 0711);
-	snprintf(d->sock, sizeof d->sock, "%s/sock", d->dir);
+	char dir[sizeof d->dir];
+	memcpy(dir, d->dir, sizeof dir);
+	snprintf(d->sock, sizeof d->sock, "%s/sock", dir);
 	char cmd[12000];
 	snprintf(cmd, sizeof cmd, "cp '%s/clients' '%s/clients'", first->dir, d->dir);
 	cr_assert_eq(system(cmd), 0);
@@ -158,13 +159,12 @@ static void host_start(int i)
 
 static void fleet_up(void)
 {
-	cr_assert_eq(nats_cluster_start(&F.nats, 3), 0, "the NATS cluster did not start");
-	F.nats_up = true;
+	F.nats = nats_cluster_start(3);
 	const char *root = getenv("BULKHEAD_TEST_ROOT");
 	snprintf(F.images, sizeof F.images, "%s/images-XXXXXX", root && *root ? root : "/tmp/bulkhead-tests");
 	cr_assert_not_null(mkdtemp(F.images));
 	chmod(F.images, 0711);
-	struct bh_fleet_config fc = {.servers = nats_cluster_urls(&F.nats)};
+	struct bh_fleet_config fc = {.servers = nats_cluster_urls(F.nats)};
 	char *why = NULL;
 	cr_assert_eq(bh_fleet_open(&fc, &F.watch, &why), 0, "observer: %s", why);
 	for (int i = 0; i < HOSTS; i++)
@@ -180,9 +180,9 @@ static void fleet_down(void)
 	if (F.watch)
 		bh_fleet_close(F.watch);
 	F.watch = NULL;
-	if (F.nats_up)
-		nats_cluster_stop(&F.nats);
-	F.nats_up = false;
+	if (F.nats)
+		nats_cluster_stop(F.nats);
+	F.nats = NULL;
 	if (F.images[0])
 		harness_remove_dir(F.images);
 	F.images[0] = '\0';
@@ -349,25 +349,6 @@ Test(fleet_daemon, an_unknown_or_foreign_session_id_answers_the_same_from_every_
 
 /* ---- (2) a host killed with a hibernated and a live session ---- */
 
-struct run_wait {
-	bool done;
-	struct bh_exec_output out;
-	bool failed;
-	char why[512];
-};
-
-static void on_run(void *arg, struct bh_exec_output *out, const struct bh_client_error *err)
-{
-	struct run_wait *w = arg;
-	w->done = true;
-	if (out)
-		w->out = *out;
-	else {
-		w->failed = true;
-		snprintf(w->why, sizeof w->why, "%s", err ? err->message : "");
-	}
-}
-
 static void manager_run(bh_manager *m, const char *code, struct bh_exec_output *out)
 {
 	struct bh_exec_input in = {.language = BH_LANG_PYTHON, .code = code};
@@ -514,7 +495,7 @@ Test(fleet_daemon, a_nats_node_killed_during_calls_loses_no_answered_record_and_
 	int answered = 0;
 	for (int k = 0; k < 24; k++) {
 		if (k == 8)
-			nats_cluster_kill(&F.nats, 0);
+			nats_cluster_kill(F.nats, 0);
 		int via = (owner + 1 + k % 2) % HOSTS; /* never the owner: forwarded */
 		char code[64];
 		snprintf(code, sizeof code, "print(%d)", k);
@@ -573,6 +554,7 @@ Test(fleet_daemon, a_daemon_that_cannot_reach_nats_refuses_to_start_saying_why)
 	const char *root = getenv("BULKHEAD_TEST_ROOT");
 	snprintf(dir, sizeof dir, "%s/nojoin-XXXXXX", root && *root ? root : "/tmp/bulkhead-tests");
 	cr_assert_not_null(mkdtemp(dir));
+	chmod(dir, 0711);
 	char cmd[16384];
 	snprintf(cmd, sizeof cmd,
 		 "BULKHEAD_INTERP='%s' timeout 60 %s serve --state '%s/state' --socket '%s/sock' "
