@@ -364,12 +364,13 @@ static void watch_hosts(struct daemon_fleet *df)
 		if (k->gone != hosts[i].gone) {
 			k->gone = hosts[i].gone;
 			if (k->gone)
-				daemon_log(BH_LOG_WARN, "fleet", "host %s is gone (no heartbeat); its live "
+				daemon_log(BH_LOG_WARN, "fleet", "host %s is gone (it left, or its heartbeat "
+					   "stopped); its live "
 					   "sessions answer host_lost, its hibernated ones are adopted on "
 					   "their next call", hosts[i].id);
 			else
-				daemon_log(BH_LOG_INFO, "fleet", "host %s joined (%u sessions, api %s)",
-					   hosts[i].id, hosts[i].sessions, hosts[i].api);
+				daemon_log(BH_LOG_INFO, "fleet", "host %s joined (%u sessions)",
+					   hosts[i].id, hosts[i].sessions);
 		}
 	}
 	free(hosts);
@@ -496,4 +497,15 @@ void daemon_fleet_tick(struct server *s)
 	}
 	directory_sync(s);
 	watch_hosts(df);
+	if (now >= df->next_tally_ms) {
+		df->next_tally_ms = now + 60000;
+		const struct metrics *m = &s->metrics;
+		if (m->fleet_forwarded != df->tallied_forwarded || m->fleet_served != df->tallied_served)
+			daemon_log(BH_LOG_INFO, "fleet", "in the last minute: %llu calls forwarded to the "
+				   "hosts holding their sessions, %llu served for other hosts",
+				   (unsigned long long)(m->fleet_forwarded - df->tallied_forwarded),
+				   (unsigned long long)(m->fleet_served - df->tallied_served));
+		df->tallied_forwarded = m->fleet_forwarded;
+		df->tallied_served = m->fleet_served;
+	}
 }

@@ -35,6 +35,8 @@ struct daemon_fleet {
 	char self[BH_FLEET_ID_MAX + 1];
 	char api[256];
 	uint64_t next_tick_ms, next_publish_ms;
+	/* the forwarding tally, a line a minute at most (audit lines name each call) */
+	uint64_t next_tally_ms, tallied_forwarded, tallied_served;
 	uint64_t restart_sweep_ms; /* 0: done */
 	struct published *published;
 	size_t n_published, cap_published;

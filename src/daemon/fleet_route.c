@@ -179,7 +179,6 @@ static void forward(struct call *c, const char *method, const char *host)
 		return;
 	}
 	s->metrics.fleet_forwarded++;
-	daemon_log(BH_LOG_DEBUG, "fleet", "forwarded %s to host %s", c->procedure, host);
 }
 
 /* ---- a gone host's sessions ---- */

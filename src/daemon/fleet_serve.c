@@ -60,8 +60,6 @@ void daemon_fleet_on_forwarded(void *arg, struct bh_fleet_request *r, const stru
 		return;
 	}
 	s->metrics.fleet_served++;
-	daemon_log(BH_LOG_DEBUG, "fleet", "serving %s forwarded by host %s", req->path + 1,
-		   bh_fleet_request_from(r));
 	call_run_headless(s, req->path, req->n_headers, req->header_names, req->header_values,
 			  req->body, req->body_len, deliver, r);
 }
