@@ -396,6 +396,17 @@ static void on_drain_hibernated(void *arg, const bh_error *err)
 	free(fp);
 }
 
+static void on_stop_hibernated(void *arg, const bh_error *err)
+{
+	char *fp = arg;
+	if (err)
+		daemon_log(BH_LOG_WARN, "fleet", "stop: session %.12s not hibernated: %s", fp, err->msg);
+	else
+		daemon_log(BH_LOG_INFO, "fleet", "stop: session %.12s hibernated, adoptable by the "
+			   "other hosts", fp);
+	free(fp);
+}
+
 static void drain(struct server *s)
 {
 	struct daemon_fleet *df = s->fleet;
@@ -458,7 +469,7 @@ void daemon_fleet_before_close(struct server *s, void (*run_once)(struct server 
 				continue;
 			char *fp = strdup(info.fingerprint);
 			bh_error *err = NULL;
-			if (!fp || bh_session_hibernate_as(list[i], &who, on_drain_hibernated, fp, &err) < 0) {
+			if (!fp || bh_session_hibernate_as(list[i], &who, on_stop_hibernated, fp, &err) < 0) {
 				bh_error_free(err);
 				free(fp);
 			}

@@ -370,7 +370,7 @@ Test(fleet_daemon, a_killed_host_s_hibernated_session_is_adopted_and_its_live_on
 	bh_client *ca = client_for(0, F.host[0].run_token);
 	bh_client_session *ha = adopt_on(ca, h.id, NULL);
 	char *out = cell(ha, "kept = 'the variables of host A'\nprint(len(kept))");
-	cr_assert_str_eq(out, "24\n");
+	cr_assert_str_eq(out, "23\n");
 	free(out);
 	char body[256];
 	snprintf(body, sizeof body, "{\"session\":\"%s\"}", h.fp);
