@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #define TICK_MS 200u           /* capacity and the directory at most this often */
-#define RESTART_SWEEP_MS 1500u /* after joining: the directory's copy has come in */
+#define RESTART_SWEEP_MS 1u /* at the first tick: bh_fleet_open read the whole bucket */
 
 static void fleet_log(void *arg, enum bh_log_level level, const char *msg)
 {
@@ -107,6 +107,7 @@ void daemon_fleet_stop(struct server *s)
 	free(df->published);
 	free(df->drained);
 	free(df->hosts);
+	free(df->lost);
 	free(df);
 	s->fleet = NULL;
 }
@@ -256,6 +257,12 @@ static void restart_sweep(struct daemon_fleet *df, bh_session **list, size_t n)
 			 "host %s stopped while it held the session (it restarted and no longer has it)",
 			 df->self);
 		bh_fleet_put_entry(df->f, &ended);
+		struct lost_entry *more = realloc(df->lost, (df->n_lost + 1) * sizeof *more);
+		if (!more)
+			abort();
+		df->lost = more;
+		snprintf(df->lost[df->n_lost].fp, sizeof df->lost[0].fp, "%s", en->fingerprint);
+		snprintf(df->lost[df->n_lost++].detail, sizeof df->lost[0].detail, "%s", ended.end_detail);
 		daemon_log(BH_LOG_WARN, "fleet", "session %.12s of this host's last run is gone: its "
 			   "directory entry now says host_lost", en->fingerprint);
 	}

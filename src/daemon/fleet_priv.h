@@ -46,6 +46,13 @@ struct daemon_fleet {
 	char (*drained)[65]; /* sessions this drain asked to hibernate */
 	size_t n_drained;
 	struct recent_open recent[FLEET_RECENT_OPENS];
+	/* The entries this host ended host_lost when it restarted: answered so
+	 * here at once, before the bucket's copy here shows the tombstones. */
+	struct lost_entry {
+		char fp[65];
+		char detail[256];
+	} *lost;
+	size_t n_lost;
 	size_t next_recent;
 };
 

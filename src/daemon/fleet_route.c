@@ -376,6 +376,12 @@ static bool route_session(struct call *c, const char *method)
 	if (!session_id_of(c, method, fp) ||
 	    (bh_fleet_lookup(df->f, fp, &en) < 0 && !recent_open(df, fp, &en)))
 		return false; /* not in the directory: here, as today */
+	for (size_t i = 0; i < df->n_lost; i++)
+		if (!strcmp(df->lost[i].fp, fp) && en.state != BH_FLEET_ENDED) {
+			snprintf(en.end_detail, sizeof en.end_detail, "%s", df->lost[i].detail);
+			en.state = BH_FLEET_ENDED;
+			en.end_reason = BH_END_HOST_LOST;
+		}
 	/* Another principal's session answers as an unknown one does: here. */
 	if (en.hib.principal[0] && strcmp(en.hib.principal, c->who.name))
 		return false;
