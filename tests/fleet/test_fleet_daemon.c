@@ -574,3 +574,42 @@ Test(fleet_daemon, a_daemon_that_cannot_reach_nats_refuses_to_start_saying_why)
 	snprintf(want, sizeof want, "127.0.0.1:%d", port);
 	cr_assert(strstr(out, "cannot join") && strstr(out, want), "the reason is not given: %s", out);
 }
+
+/* ---- drain ---- */
+
+Test(fleet_daemon, a_drained_host_hibernates_its_idle_sessions_and_new_ones_open_elsewhere)
+{
+	fleet_up();
+	set_drain(host_id(0), true);
+	set_drain(host_id(2), true);
+	struct daemon_session ds;
+	daemon_open_session(&F.host[1], &ds); /* placed on B, the one undrained */
+	wait_entry(ds.fp, BH_FLEET_LIVE, host_id(1), NULL);
+	answer_free(daemon_cell(&F.host[1], F.host[1].run_token, ds.id, "python", "y = 5"));
+	set_drain(host_id(0), false);
+	set_drain(host_id(2), false);
+	set_drain(host_id(1), true);
+	/* Its idle kernel-tier session goes to disk, by the drain's name. */
+	wait_entry(ds.fp, BH_FLEET_HIBERNATED, host_id(1), NULL);
+	struct answer *a = daemon_call(&F.host[1], F.host[1].op_token,
+				       "bulkhead.v1.OperatorService/ListEvents", "{}");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	cr_assert_not_null(strstr(a->body, "fleet:drain"), "no event names the drain: %s", a->body);
+	answer_free(a);
+	/* A session opened through the drained host is placed on another. */
+	struct daemon_session other;
+	daemon_open_session(&F.host[1], &other);
+	struct bh_fleet_entry e;
+	wait_entry(other.fp, BH_FLEET_LIVE, NULL, &e);
+	cr_assert_str_neq(e.host, host_id(1), "a drained host still takes new sessions");
+	/* Live state did not move: the hibernated one wakes on its host with its variable. */
+	a = daemon_cell(&F.host[0], F.host[0].run_token, ds.id, "python", "print(y)");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	struct wire_session_run_response r;
+	struct wire_status st;
+	cr_assert_eq(wire_decode_session_run_response(a->body, a->len, &r, &st), 0, "%s", st.msg);
+	cr_assert(r.run.result.out_len == 2 && !memcmp(r.run.result.out, "5\n", 2),
+		  "y is not 5 after the drain: %s", a->body);
+	wire_session_run_response_free(&r);
+	answer_free(a);
+}
