@@ -45,7 +45,7 @@ struct bh_fleet_config {
 	const char *host_id;   /* this member's id; NULL: an observer (no heartbeat, no calls served) */
 	const char *bucket;    /* NULL: BH_FLEET_BUCKET */
 	uint32_t replicas;     /* the bucket's replicas when this open creates it; 0: 3, or fewer
-				  when fewer servers are named */
+				  when the cluster has fewer servers */
 	uint32_t heartbeat_ms; /* 0: BH_FLEET_HEARTBEAT_MS */
 	uint32_t gone_ms;      /* 0: BH_FLEET_GONE_MS; at least 3 heartbeats */
 	uint32_t connect_timeout_ms; /* the first connection and the bucket; 0: 5 s */

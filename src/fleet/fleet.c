@@ -163,11 +163,16 @@ static void sleep_ms(unsigned ms)
 }
 
 /* A bucket, bound or created (JetStream may still be electing its leader
- * right after the servers start: retried until the deadline). */
+ * right after the servers start: retried until the deadline). Replicas:
+ * the configured number, or 3 stepping down to what the cluster has (a
+ * client may name one server of three: the cluster, not the list, says how
+ * many replicas fit). */
 static int open_one(bh_fleet *f, kvStore **kv, const char *name, const char *description, int replicas,
 		    int64_t ttl_ns, uint64_t deadline, char **why)
 {
 	natsStatus s;
+	bool step_down = replicas == 0;
+	int r = replicas ? replicas : 3;
 	for (;;) {
 		s = js_KeyValue(kv, f->js, name);
 		if (s == NATS_OK)
@@ -178,13 +183,18 @@ static int open_one(bh_fleet *f, kvStore **kv, const char *name, const char *des
 			kc.Bucket = name;
 			kc.Description = description;
 			kc.History = 1;
-			kc.Replicas = replicas;
+			kc.Replicas = r;
 			kc.StorageType = js_FileStorage;
 			kc.MaxValueSize = FLEET_VALUE_MAX;
 			kc.TTL = ttl_ns;
 			s = js_CreateKeyValue(kv, f->js, &kc);
 			if (s == NATS_OK)
 				return 0;
+			const char *text = fleet_nats_why(s);
+			if (step_down && r > 1 && (strstr(text, "replicas") || strstr(text, "insufficient resources"))) {
+				r--;
+				continue;
+			}
 		}
 		if (now_mono_ms() >= deadline)
 			break;
@@ -396,7 +406,7 @@ int bh_fleet_open(const struct bh_fleet_config *cfg, bh_fleet **out, char **why)
 		why_set(why, "JetStream: %s", fleet_nats_why(s));
 		goto fail;
 	}
-	int replicas = cfg->replicas ? (int)cfg->replicas : (n_urls < 3 ? n_urls : 3);
+	int replicas = (int)cfg->replicas; /* 0: 3, or what the cluster has */
 	if (open_bucket(f, replicas, deadline, why) < 0)
 		goto fail;
 	uint64_t left = deadline > now_mono_ms() ? deadline - now_mono_ms() : 1000;

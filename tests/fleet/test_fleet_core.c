@@ -37,10 +37,22 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
+/* The library's log lines, on stderr with the test's (BH_FLEET_TEST_LOG=1). */
+static void test_log(void *arg, enum bh_log_level level, const char *msg)
+{
+	if (getenv("BH_FLEET_TEST_LOG"))
+		fprintf(stderr, "[%llu] %s: %s\n", (unsigned long long)(mono_ms() % 100000), (const char *)arg, msg);
+}
+
 static bh_fleet *open_fleet(const char *servers, const char *id)
 {
-	struct bh_fleet_config cfg = {
-		.servers = servers, .host_id = id, .heartbeat_ms = HB, .gone_ms = GONE, .connect_timeout_ms = 15000};
+	struct bh_fleet_config cfg = {.servers = servers,
+				      .host_id = id,
+				      .heartbeat_ms = HB,
+				      .gone_ms = GONE,
+				      .connect_timeout_ms = 15000,
+				      .log = test_log,
+				      .log_arg = (void *)(id ? id : "observer")};
 	bh_fleet *f = NULL;
 	char *why = NULL;
 	int rc = bh_fleet_open(&cfg, &f, &why);
@@ -749,6 +761,7 @@ Test(fleet, a_node_cut_off_from_its_routes_and_healed, .timeout = 180)
 	cr_assert_gt(nats_cluster_routes(c, 0), 0, "node 0 has routes");
 	nats_cluster_cut(c, 0);
 	cr_assert_eq(nats_cluster_routes(c, 0), 0, "cut: no route to or from node 0");
+	cr_log_info("routes: node 1 %u, node 2 %u", nats_cluster_routes(c, 1), nats_cluster_routes(c, 2));
 	/* the majority goes on */
 	cr_assert(put_and_see(b, o, 2, "b", 30000), "the majority side writes and reads");
 	/* the cut-off side: a's heartbeats cannot reach the others, so it goes gone for them */
