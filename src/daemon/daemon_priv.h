@@ -103,6 +103,7 @@ struct call {
 	void *deliver_arg;
 	bool in_dispatch;  /* headless: dispatch has not returned yet */
 	bool fleet_routed; /* routed once (forwarded, or adopted and handled here) */
+	uint64_t fleet_first_ms; /* its first forward (retries end 5 s after it); 0: none */
 	/* An answer the owner of the session made, relayed byte for byte:
 	 * its headers replace the ones this daemon would add. */
 	struct call_relay *relay;

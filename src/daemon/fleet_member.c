@@ -19,6 +19,8 @@
 static void fleet_log(void *arg, enum bh_log_level level, const char *msg)
 {
 	(void)arg;
+	if (!strncmp(msg, "fleet: ", 7)) /* the component says so already */
+		msg += 7;
 	if (level >= BH_LOG_INFO)
 		daemon_log(level, "fleet", "%s", msg);
 }
@@ -108,6 +110,7 @@ void daemon_fleet_stop(struct server *s)
 	free(df->drained);
 	free(df->hosts);
 	free(df->lost);
+	free(df->retries);
 	free(df);
 	s->fleet = NULL;
 }
@@ -122,13 +125,18 @@ int daemon_fleet_timeout_ms(struct server *s)
 	if (!s->fleet)
 		return -1;
 	int t = bh_fleet_timeout_ms(s->fleet->f);
+	if (s->fleet->n_retries && (t < 0 || t > 50))
+		t = 50;
 	return t < 0 || t > (int)TICK_MS ? (int)TICK_MS : t;
 }
 
 void daemon_fleet_process(struct server *s)
 {
-	if (s->fleet)
-		bh_fleet_process(s->fleet->f);
+	if (!s->fleet)
+		return;
+	bh_fleet_process(s->fleet->f);
+	if (s->fleet->n_retries)
+		daemon_fleet_retry_due(s);
 }
 
 /* ---- capacity ---- */

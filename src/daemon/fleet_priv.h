@@ -54,7 +54,18 @@ struct daemon_fleet {
 	} *lost;
 	size_t n_lost;
 	size_t next_recent;
+	/* Forwards NATS had no responder for (nothing ran there): routed
+	 * again shortly, the owner being between two NATS servers. */
+	struct forward_retry {
+		struct call *c;
+		char method[32];
+		uint64_t due_ms;
+	} *retries;
+	size_t n_retries;
 };
+
+/* Routes again the forwards whose retry is due (fleet_route.c). */
+void daemon_fleet_retry_due(struct server *s);
 
 /* This host's figures for its next heartbeat (fleet_member.c). */
 void daemon_fleet_publish(struct server *s);

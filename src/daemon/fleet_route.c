@@ -21,6 +21,10 @@
 
 #define SANDBOX_PREFIX "/plimsoll.v1.SandboxService/"
 #define OPEN_FORWARD_MS 120000u /* an open waits for its tier at most this long */
+/* The library's words for a request no subscriber received: nothing ran. */
+#define NO_RESPONDER "no responder"
+#define RETRY_EVERY_MS 250u
+#define RETRY_FOR_MS 5000u
 
 /* The directory's key of a session: the engine's fingerprint of its id. */
 static void fingerprint_of(const char *id, char out[65])
@@ -66,6 +70,7 @@ static void refuse_host_lost(struct call *c, const char *detail)
 struct forward_ctx {
 	struct call *c;
 	char host[BH_FLEET_ID_MAX + 1];
+	char method[32];
 	bool open;
 };
 
@@ -104,14 +109,40 @@ static bool recent_open(struct daemon_fleet *df, const char *fp, struct bh_fleet
 	return false;
 }
 
+/* Nobody received it: routed again in a moment (the owner may be moving
+ * to another NATS server, or gone: the route then says so). */
+static bool retry_later(struct call *c, const char *method)
+{
+	struct daemon_fleet *df = c->srv->fleet;
+	uint64_t now = now_mono_ms();
+	if (!df || c->gone || now >= c->fleet_first_ms + RETRY_FOR_MS)
+		return false;
+	struct forward_retry *more = realloc(df->retries, (df->n_retries + 1) * sizeof *more);
+	if (!more)
+		abort();
+	df->retries = more;
+	struct forward_retry *r = &df->retries[df->n_retries++];
+	r->c = c;
+	snprintf(r->method, sizeof r->method, "%s", method);
+	r->due_ms = now + RETRY_EVERY_MS;
+	return true;
+}
+
 static void on_answer(void *arg, const struct bh_fleet_msg *ans, const char *why)
 {
 	struct forward_ctx *x = arg;
 	struct call *c = x->c;
 	struct server *s = c->srv;
+	bool nobody = !ans && why && !strncmp(why, NO_RESPONDER, strlen(NO_RESPONDER));
+	if (nobody && retry_later(c, x->method))
+		return; /* still pending: its ctx is freed when it is routed again */
 	if (!ans)
 		s->metrics.fleet_forward_failed++;
-	if (!c->gone) {
+	if (!c->gone && nobody) {
+		call_refuse(c, WIRE_UNAVAILABLE, WIRE_REFUSAL_CAPACITY,
+			    "host %s, which holds the session, is not reachable over the fleet: %s; "
+			    "nothing ran", x->host, why);
+	} else if (!c->gone) {
 		if (ans) {
 			if (x->open && s->fleet)
 				remember_open(s->fleet, x->host, ans);
@@ -164,6 +195,9 @@ static void forward(struct call *c, const char *method, const char *host)
 	x->c = c;
 	snprintf(x->host, sizeof x->host, "%s", host);
 	x->open = !strcmp(method, "OpenSession");
+	snprintf(x->method, sizeof x->method, "%s", method);
+	if (!c->fleet_first_ms)
+		c->fleet_first_ms = now_mono_ms();
 	c->fleet_routed = true;
 	call_pending(c, x, free);
 	char *why = NULL;
@@ -414,6 +448,35 @@ static bool route_session(struct call *c, const char *method)
 	end_lost(df, &en, detail);
 	refuse_host_lost(c, detail);
 	return true;
+}
+
+void daemon_fleet_retry_due(struct server *s)
+{
+	struct daemon_fleet *df = s->fleet;
+	uint64_t now = now_mono_ms();
+	for (size_t i = 0; i < df->n_retries;) {
+		struct forward_retry r = df->retries[i];
+		if (r.due_ms > now && !r.c->gone) {
+			i++;
+			continue;
+		}
+		df->retries[i] = df->retries[--df->n_retries];
+		struct call *c = r.c;
+		if (c->ctx_free)
+			c->ctx_free(c->ctx);
+		c->ctx = NULL;
+		c->ctx_free = NULL;
+		c->engine_pending = false;
+		if (c->gone) {
+			call_wake(c); /* frees it */
+			continue;
+		}
+		/* From the top: the directory may say otherwise by now. */
+		c->fleet_routed = false;
+		sandbox_service(c, r.method);
+		if (!c->engine_pending)
+			call_wake(c);
+	}
 }
 
 bool daemon_fleet_route(struct call *c, const char *method)
