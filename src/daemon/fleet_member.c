@@ -6,7 +6,7 @@
  * going, and drains when an operator asks. Routing (fleet_route.c) and the
  * calls other hosts forward here (fleet_serve.c) share its state. */
 #include "daemon_priv.h"
-#include "fleet_priv.h"
+#include "daemon_fleet.h"
 #include "why.h"
 
 #include <stdlib.h>

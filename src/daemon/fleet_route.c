@@ -12,7 +12,7 @@
  *    here from the shared images directory, then handled here.
  * A call another host forwarded (headless) is always handled here. */
 #include "daemon_priv.h"
-#include "fleet_priv.h"
+#include "daemon_fleet.h"
 
 #include <openssl/evp.h>
 #include <stdlib.h>

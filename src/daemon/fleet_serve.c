@@ -8,7 +8,7 @@
  * always handled here (fleet_route.c), so two hosts whose directories
  * disagree cannot bounce a call between them. */
 #include "daemon_priv.h"
-#include "fleet_priv.h"
+#include "daemon_fleet.h"
 
 #include <string.h>
 

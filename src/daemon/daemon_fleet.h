@@ -1,6 +1,6 @@
 /* What the daemon's fleet files share (serve --fleet, issue 20). */
-#ifndef BH_DAEMON_FLEET_PRIV_H
-#define BH_DAEMON_FLEET_PRIV_H
+#ifndef BH_DAEMON_FLEET_H
+#define BH_DAEMON_FLEET_H
 
 #include "fleet.h"
 
