@@ -424,6 +424,11 @@ Test(fleet_daemon, a_killed_host_s_hibernated_session_is_adopted_and_its_live_on
 	cr_assert(o2.fresh_sandbox);
 	cr_assert_str_eq(o2.stdout_text, "after\n");
 	bh_exec_output_free(&o2);
+	struct bh_manager_entry me;
+	cr_assert_eq(bh_manager_entries(m, &me, 1), 1);
+	struct bh_fleet_entry fresh;
+	wait_entry(me.fingerprint, BH_FLEET_LIVE, NULL, &fresh);
+	cr_assert_str_neq(fresh.host, host_id(0), "the retry landed on the dead host");
 	cr_assert_geq(metric(1, "bulkhead_fleet_host_lost_total"), 1);
 
 	bh_manager_dispose_all(m);
