@@ -39,6 +39,7 @@ static struct {
 	struct daemon host[HOSTS];
 	char images[4096];
 	bh_fleet *watch; /* an observer: what the directory says */
+	const char *tier_of[HOSTS]; /* --tier of a host (NULL: the strongest offered) */
 } F;
 
 static const char *host_id(int i)
@@ -123,8 +124,9 @@ static void host_extra(int i, char *out, size_t n)
 {
 	snprintf(out, n,
 		 "--fleet '%s' --host-id %s --images-dir '%s' --fleet-heartbeat-ms %d "
-		 "--fleet-gone-ms %d --shutdown hibernate",
-		 nats_cluster_urls(F.nats), host_id(i), F.images, HEARTBEAT_MS, GONE_MS);
+		 "--fleet-gone-ms %d --shutdown hibernate%s%s",
+		 nats_cluster_urls(F.nats), host_id(i), F.images, HEARTBEAT_MS, GONE_MS,
+		 F.tier_of[i] ? " --tier " : "", F.tier_of[i] ? F.tier_of[i] : "");
 }
 
 /* Hosts after the first share its clients file and tokens: every host of a
@@ -186,6 +188,7 @@ static void fleet_down(void)
 	if (F.images[0])
 		harness_remove_dir(F.images);
 	F.images[0] = '\0';
+	memset(F.tier_of, 0, sizeof F.tier_of);
 }
 
 /* kill -9: nothing of the host's own shutdown runs. */
@@ -618,4 +621,38 @@ Test(fleet_daemon, a_drained_host_hibernates_its_idle_sessions_and_new_ones_open
 		  "y is not 5 after the drain: %s", a->body);
 	wire_session_run_response_free(&r);
 	answer_free(a);
+}
+
+/* ---- placement by floor: the container tier where it matters ---- */
+
+Test(fleet_daemon, an_open_whose_floor_its_host_cannot_meet_is_placed_on_a_host_that_can)
+{
+	F.tier_of[1] = "container"; /* host B gives the container tier only */
+	fleet_up();
+	struct answer *a = daemon_call(&F.host[1], F.host[1].run_token,
+				       "plimsoll.v1.SandboxService/OpenSession",
+				       "{\"protocol\":3,\"minimumIsolation\":\"kernel\"}");
+	cr_assert_eq(a->status, 200, "a kernel floor through a container host: %s", a->body);
+	struct wire_open_session_response r;
+	struct wire_status st;
+	cr_assert_eq(wire_decode_open_session_response(a->body, a->len, &r, &st), 0, "%s", st.msg);
+	cr_assert_str_eq(r.isolation, "kernel");
+	struct bh_fleet_entry e;
+	wait_entry(r.session, BH_FLEET_LIVE, NULL, &e);
+	cr_assert_str_neq(e.host, host_id(1), "placed on the host that cannot meet its floor");
+	/* Its cells through B reach it there. */
+	char id[64];
+	snprintf(id, sizeof id, "%s", r.session_id);
+	wire_open_session_response_free(&r);
+	answer_free(a);
+	a = daemon_cell(&F.host[1], F.host[1].run_token, id, "python", "print(6 * 7)");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	answer_free(a);
+	/* A fresh Run stays on B, at B's tier. */
+	a = daemon_call(&F.host[1], F.host[1].run_token, "plimsoll.v1.SandboxService/Run",
+			"{\"protocol\":3,\"javascript\":{\"code\":\"console.log(1)\"}}");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	cr_assert_not_null(strstr(a->body, "\"container\""), "%s", a->body);
+	answer_free(a);
+	cr_assert_eq(metric(1, "bulkhead_fleet_served_total"), 0, "B served a forwarded call");
 }
