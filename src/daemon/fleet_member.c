@@ -94,6 +94,9 @@ int daemon_fleet_start(struct server *s, char **why)
 	df->restart_sweep_ms = now_mono_ms() + RESTART_SWEEP_MS;
 	daemon_log(BH_LOG_INFO, "fleet", "joined the fleet on %s as host %s (api %s)",
 		   cfg->fleet.servers, df->self, df->api);
+	if (!cfg->engine.images_dir)
+		daemon_log(BH_LOG_WARN, "fleet", "no --images-dir: this host's hibernated sessions are "
+			   "in its state directory, where no other host can adopt them if it dies");
 	return 0;
 }
 
