@@ -285,7 +285,8 @@ static void on_claimed(void *arg, bool won, const char *why)
 		/* Another host claimed it first: it is that host's now. */
 		struct bh_fleet_entry now;
 		struct bh_fleet_host h;
-		if (bh_fleet_lookup(df->f, seen.fingerprint, &now) == 0 && strcmp(now.host, seen.host) &&
+		if (!c->headless && bh_fleet_lookup(df->f, seen.fingerprint, &now) == 0 &&
+		    strcmp(now.host, seen.host) &&
 		    strcmp(now.host, df->self) && bh_fleet_host(df->f, now.host, &h) == 0 && !h.gone &&
 		    now.state != BH_FLEET_ENDED) {
 			forward(c, method, now.host);
@@ -431,10 +432,29 @@ static bool route_session(struct call *c, const char *method)
 	struct bh_fleet_host h;
 	bool gone = bh_fleet_host(df->f, en.host, &h) < 0 || h.gone;
 	if (!gone) {
+		if (c->headless)
+			return false; /* never forwarded twice: answered here, as today */
 		forward(c, method, en.host);
 		return true;
 	}
 	if (en.state == BH_FLEET_HIBERNATED) {
+		/* Adopted by a host that can restore it: this one when it gives
+		 * the session's tier and has proven it (a refusal then would
+		 * leave a claim nobody holds), else one the placement names. */
+		bool here = bh_engine_proven(s->e) && daemon_served_tier(s) >= en.hib.tier;
+		char other[BH_FLEET_ID_MAX + 1];
+		if (!here && !c->headless && bh_fleet_place(df->f, en.hib.tier, other) == 0 &&
+		    strcmp(other, df->self)) {
+			forward(c, method, other);
+			return true;
+		}
+		if (!here) {
+			call_refuse(c, WIRE_UNAVAILABLE, WIRE_REFUSAL_CAPACITY,
+				    "the session's host %s is gone and this host cannot restore its %s-tier "
+				    "image yet%s; nothing ran, retry", en.host, bh_tier_name(en.hib.tier),
+				    bh_engine_proven(s->e) ? "" : " (its tiers are still being proven)");
+			return true;
+		}
 		adopt(c, method, &en);
 		return true;
 	}
@@ -481,10 +501,12 @@ void daemon_fleet_retry_due(struct server *s)
 
 bool daemon_fleet_route(struct call *c, const char *method)
 {
-	if (!c->srv->fleet || c->headless || c->fleet_routed || c->approved)
+	if (!c->srv->fleet || c->fleet_routed || c->approved)
 		return false;
+	/* A forwarded call is never forwarded again (fleet_serve.c); it is
+	 * still refused host_lost, or adopts, as any call here would. */
 	if (!strcmp(method, "OpenSession"))
-		return route_open(c);
+		return !c->headless && route_open(c);
 	if (!strcmp(method, "SessionRun") || !strcmp(method, "CloseSession"))
 		return route_session(c, method);
 	return false; /* Describe, and Run: a fresh call stays on the host that got it */
