@@ -656,3 +656,43 @@ Test(fleet_daemon, an_open_whose_floor_its_host_cannot_meet_is_placed_on_a_host_
 	answer_free(a);
 	cr_assert_eq(metric(1, "bulkhead_fleet_served_total"), 0, "B served a forwarded call");
 }
+
+Test(fleet_daemon, a_call_through_a_container_host_for_a_lost_hibernated_session_is_adopted_by_a_kernel_host)
+{
+	F.tier_of[1] = "container";
+	fleet_up();
+	set_drain(host_id(1), true);
+	set_drain(host_id(2), true);
+	struct daemon_session h;
+	daemon_open_session(&F.host[0], &h);
+	wait_entry(h.fp, BH_FLEET_LIVE, host_id(0), NULL);
+	struct answer *a = daemon_cell(&F.host[0], F.host[0].run_token, h.id, "python", "z = 'kept'");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	answer_free(a);
+	char body[256];
+	snprintf(body, sizeof body, "{\"session\":\"%s\"}", h.fp);
+	a = daemon_call(&F.host[0], F.host[0].op_token, "bulkhead.v1.OperatorService/Hibernate", body);
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	answer_free(a);
+	wait_entry(h.fp, BH_FLEET_HIBERNATED, host_id(0), NULL);
+	set_drain(host_id(1), false);
+	set_drain(host_id(2), false);
+	host_kill(0);
+	for (int i = 0; i < 200 && !host_gone(host_id(0)); i++)
+		pump(50);
+	/* B cannot restore a kernel image: C, which can, adopts it. */
+	a = daemon_cell(&F.host[1], F.host[1].run_token, h.id, "python", "print(z)");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	struct wire_session_run_response r;
+	struct wire_status st;
+	cr_assert_eq(wire_decode_session_run_response(a->body, a->len, &r, &st), 0, "%s", st.msg);
+	cr_assert(r.run.result.out_len == 5 && !memcmp(r.run.result.out, "kept\n", 5), "%s", a->body);
+	cr_assert_str_eq(r.run.isolation, "kernel");
+	wire_session_run_response_free(&r);
+	answer_free(a);
+	wait_entry(h.fp, BH_FLEET_LIVE, host_id(2), NULL);
+	cr_assert_eq(metric(2, "bulkhead_fleet_adoptions_total"), 1);
+	char extra[8192];
+	host_extra(0, extra, sizeof extra);
+	daemon_restart(&F.host[0], extra);
+}
