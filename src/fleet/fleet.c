@@ -104,7 +104,14 @@ static void on_closed(natsConnection *nc, void *arg)
 
 static void on_async_error(natsConnection *nc, natsSubscription *sub, natsStatus err, void *arg)
 {
-	fleet_set_error(arg, "NATS: %s", natsStatus_GetText(err));
+	bh_fleet *f = arg;
+	if (err == NATS_MISSED_HEARTBEAT) {
+		/* the watch's consumer may be lost (its server cut off or dead) */
+		pthread_mutex_lock(&f->lock);
+		f->watch_suspect = true;
+		pthread_mutex_unlock(&f->lock);
+	}
+	fleet_set_error(f, "NATS: %s", natsStatus_GetText(err));
 }
 
 /* ---- open ---- */
@@ -264,6 +271,7 @@ static int claim_host_id(bh_fleet *f, uint64_t deadline_extra, char **why)
 
 static void free_fleet(bh_fleet *f)
 {
+	fleet_requests_free(f);
 	if (f->call_sub)
 		natsSubscription_Destroy(f->call_sub);
 	if (f->inbox_sub)
@@ -285,6 +293,8 @@ static void free_fleet(bh_fleet *f)
 	}
 	for (struct fleet_pending *p = f->pending, *next; p; p = next) {
 		next = p->next;
+		if (p->msg)
+			natsMsg_Destroy(p->msg);
 		free(p);
 	}
 	if (f->efd >= 0)
@@ -416,6 +426,12 @@ int bh_fleet_open(const struct bh_fleet_config *cfg, bh_fleet **out, char **why)
 		goto fail;
 	if (fleet_writer_start(f, why) < 0)
 		goto fail;
+	int64_t max = natsConnection_GetMaxPayload(f->nc);
+	if (max > 0 && max < FLEET_MAX_PAYLOAD_NEEDED)
+		fleet_log(f, BH_LOG_WARN,
+			  "fleet: the NATS server's max_payload is %lld bytes: a forwarded call or answer larger "
+			  "is refused (run nats-server with max_payload of at least %u: bulkhead's bodies go to 8 MiB)",
+			  (long long)max, FLEET_MAX_PAYLOAD_NEEDED);
 	*out = f;
 	return 0;
 fail:
@@ -550,6 +566,13 @@ void bh_fleet_get_status(bh_fleet *f, struct bh_fleet_status *out)
 		natsStatistics_Destroy(st);
 	}
 	pthread_mutex_lock(&f->lock);
+	uint64_t seen = f->fresh_mono_ms > f->own_seen_mono_ms ? f->fresh_mono_ms : f->own_seen_mono_ms;
+	uint64_t window = f->gone_ms > 3 * FLEET_RESYNC_MS ? f->gone_ms : 3 * FLEET_RESYNC_MS;
+	out->fresh = out->connected && seen && now_mono_ms() - seen < window;
+	/* a member's copy is current only while the bucket takes its heartbeats
+	 * (a server cut off from the others may still answer reads a while) */
+	if (f->member)
+		out->fresh = out->fresh && f->own_written_mono_ms && now_mono_ms() - f->own_written_mono_ms < window;
 	out->rejected = f->rejected;
 	out->queued = f->jobs_queued;
 	snprintf(out->last_error, sizeof out->last_error, "%s", f->last_error);

@@ -156,7 +156,9 @@ static void run_claim(bh_fleet *f, struct fleet_job *job, bool *won, char **why)
 		return;
 	}
 	char first[BH_FLEET_ID_MAX + 1] = "";
-	uint64_t lowest = first_claim(f, fp, job->last, first);
+	uint64_t lowest, until_read = now_mono_ms() + FLEET_WRITE_RETRY_MS;
+	while (!(lowest = first_claim(f, fp, job->last, first)) && retry_due(f, until_read))
+		;
 	if (!lowest) {
 		why_set(why, "the claims could not be read back");
 		return;
@@ -237,8 +239,13 @@ static void heartbeat(bh_fleet *f)
 	pthread_mutex_unlock(&f->lock);
 	/* One try: the next heartbeat is the retry. */
 	natsStatus s = kvStore_Put(NULL, f->kv, key, value, (int)strlen(value));
-	if (s != NATS_OK)
+	if (s != NATS_OK) {
 		fleet_set_error(f, "the heartbeat could not be written: %s", fleet_nats_why(s));
+		return;
+	}
+	pthread_mutex_lock(&f->lock);
+	f->own_written_mono_ms = now_mono_ms();
+	pthread_mutex_unlock(&f->lock);
 }
 
 static void *writer_main(void *arg)

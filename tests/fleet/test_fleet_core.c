@@ -286,7 +286,10 @@ Test(fleet, two_members_and_an_observer_see_each_others_host_records, .timeout =
 	struct bh_fleet_status st;
 	bh_fleet_get_status(a, &st);
 	cr_assert(st.connected);
+	cr_assert(st.fresh, "a member whose heartbeats come back is fresh");
 	cr_assert(strstr(st.server, "nats://127.0.0.1:"), "connected to %s", st.server);
+	bh_fleet_get_status(o, &st);
+	cr_assert(st.fresh, "an observer that read the bucket is fresh");
 	bh_fleet_close(o);
 	bh_fleet_close(b);
 	bh_fleet_close(a);
@@ -610,6 +613,17 @@ Test(fleet, a_forwarded_call_with_a_binary_body_is_answered_byte_for_byte, .time
 	cr_assert_str_eq(ans.names[3], "X-Served-By");
 	cr_assert_str_eq(ans.values[3], "owner");
 	free(ans.body);
+	/* the largest body bulkhead sends, 8 MiB, fits the servers' max_payload */
+	uint8_t *most = pattern(BH_FLEET_BODY_MAX);
+	struct bh_fleet_msg full = {.path = "/p", .body = most, .body_len = BH_FLEET_BODY_MAX};
+	struct answer ans8 = {0};
+	cr_assert_eq(bh_fleet_forward(a, "owner", &full, 20000, on_answer, &ans8, &why), 0, "%s", why);
+	cr_assert(pump_until(all, 2, answered, &ans8, 25000));
+	cr_assert_eq(ans8.status, 201, "why: %s", ans8.why);
+	cr_assert_eq(ans8.body_len, BH_FLEET_BODY_MAX);
+	cr_assert_eq(memcmp(ans8.body, most, BH_FLEET_BODY_MAX), 0);
+	free(ans8.body);
+	free(most);
 	/* an empty body too */
 	struct answer ans2 = {0};
 	struct bh_fleet_msg empty = {.path = "/x"};
@@ -767,6 +781,22 @@ Test(fleet, a_node_cut_off_from_its_routes_and_healed, .timeout = 180)
 	/* the cut-off side: a's heartbeats cannot reach the others, so it goes gone for them */
 	struct seen s = {o, "a", true};
 	cr_assert(pump_until(&o, 1, host_is, &s, 30000), "a is gone for the majority while cut off");
+	/* and a knows its own view is not current: it must judge nobody lost */
+	struct bh_fleet_status st;
+	uint64_t until = mono_ms() + 30000;
+	do {
+		bh_fleet_get_status(a, &st);
+		if (st.fresh)
+			pump_until(&a, 1, NULL, NULL, 100);
+	} while (st.fresh && mono_ms() < until);
+	cr_assert_not(st.fresh, "the cut-off side's copy is not fresh");
+	until = mono_ms() + 15000;
+	do {
+		bh_fleet_get_status(o, &st);
+		if (!st.fresh)
+			pump_until(&o, 1, NULL, NULL, 100);
+	} while (!st.fresh && mono_ms() < until);
+	cr_assert(st.fresh, "the majority side's copy is fresh (once its bucket has a leader)");
 	/* healed: a's heartbeat and writes come back */
 	nats_cluster_heal(c, 0);
 	cr_assert(host_present_live(o, "a", 60000), "a heartbeats again after the heal");
@@ -852,7 +882,7 @@ Test(fleet, drains_are_set_and_cleared_and_placement_skips_a_drained_host, .time
 	struct done_result d = {0};
 	cr_assert_eq(bh_fleet_set_drain(o, "a", true, NULL, &d), 0);
 	until = mono_ms() + 5000;
-	while (!bh_fleet_draining(a, "a") && mono_ms() < until)
+	while ((!bh_fleet_draining(a, "a") || !bh_fleet_draining(o, "a")) && mono_ms() < until)
 		pump_until(all, 2, NULL, NULL, 50);
 	cr_assert(bh_fleet_draining(a, "a"), "the member reads its own drain");
 	cr_assert(bh_fleet_draining(o, "a"));
@@ -887,4 +917,36 @@ Test(fleet, open_refuses_what_it_cannot_use_and_says_why, .timeout = 60)
 	cr_assert_eq(bh_fleet_open(&nobody, &f, &why), -1);
 	cr_assert(strstr(why, "cannot reach") && strstr(why, "127.0.0.1:1"), "%s", why);
 	free(why);
+}
+
+Test(fleet, a_server_run_with_nats_default_max_payload_refuses_a_large_call_with_a_why, .timeout = 60)
+{
+	/* nats-server's default is 1 MiB; bulkhead's bodies go to 8 MiB */
+	struct nats_cluster *c = nats_cluster_start_with(1, 1u << 20);
+	bh_fleet *a = open_fleet(nats_cluster_urls(c), "front");
+	bh_fleet *b = open_fleet(nats_cluster_urls(c), "owner");
+	struct served s = {.f = b};
+	bh_fleet_serve(b, serve_echo, &s);
+	bh_fleet *all[] = {a, b};
+	cr_assert(host_present_live(a, "owner", 5000));
+	uint8_t *body = pattern(2u << 20);
+	struct bh_fleet_msg req = {.path = "/p", .body = body, .body_len = 2u << 20};
+	struct answer ans = {0};
+	char *why = NULL;
+	cr_assert_eq(bh_fleet_forward(a, "owner", &req, 5000, on_answer, &ans, &why), -1, "refused before it is sent");
+	cr_assert(why && strstr(why, "max_payload") && strstr(why, "1048576"), "why: %s", why);
+	free(why);
+	why = NULL;
+	/* what fits still goes */
+	req.body_len = 512u << 10;
+	cr_assert_eq(bh_fleet_forward(a, "owner", &req, 5000, on_answer, &ans, &why), 0, "%s", why);
+	cr_assert(pump_until(all, 2, answered, &ans, 6000));
+	cr_assert_eq(ans.status, 201, "why: %s", ans.why);
+	cr_assert_eq(ans.body_len, 512u << 10);
+	free(ans.body);
+	cr_assert_eq(s.calls, 1, "the refused call never reached the owner");
+	free(body);
+	bh_fleet_close(b);
+	bh_fleet_close(a);
+	nats_cluster_stop(c);
 }
