@@ -437,6 +437,17 @@ static bool route_session(struct call *c, const char *method)
 		forward(c, method, en.host);
 		return true;
 	}
+	/* A host cut off from NATS sees every other host go gone: it judges
+	 * nobody lost until its own view is current again. */
+	struct bh_fleet_status fs;
+	bh_fleet_get_status(df->f, &fs);
+	if (!fs.fresh) {
+		call_refuse(c, WIRE_UNAVAILABLE, WIRE_REFUSAL_CAPACITY,
+			    "host %s, which holds the session, is not heard from and this host's own "
+			    "view of the fleet is not current (NATS unreachable?); nothing ran, retry",
+			    en.host);
+		return true;
+	}
 	if (en.state == BH_FLEET_HIBERNATED) {
 		/* Adopted by a host that can restore it: this one when it gives
 		 * the session's tier and has proven it (a refusal then would
