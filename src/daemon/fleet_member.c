@@ -361,6 +361,12 @@ void daemon_fleet_session_changed(struct server *s)
 
 static void watch_hosts(struct daemon_fleet *df)
 {
+	/* Cut off from NATS, every other host looks gone: nothing is said of
+	 * them until this host's view is current again. */
+	struct bh_fleet_status fs;
+	bh_fleet_get_status(df->f, &fs);
+	if (!fs.fresh)
+		return;
 	struct bh_fleet_host *hosts = NULL;
 	size_t n = bh_fleet_hosts(df->f, &hosts);
 	for (size_t i = 0; i < n; i++) {
