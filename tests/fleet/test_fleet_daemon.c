@@ -70,11 +70,23 @@ static size_t live_hosts(void)
 	return live;
 }
 
+/* Live, and publishing the tiers it proved (placement needs them). */
+static size_t proven_hosts(void)
+{
+	struct bh_fleet_host *h = NULL;
+	size_t n = bh_fleet_hosts(F.watch, &h), live = 0;
+	for (size_t i = 0; i < n; i++)
+		live += !h[i].gone && h[i].tiers;
+	free(h);
+	return live;
+}
+
 static void wait_live_hosts(size_t want)
 {
-	for (int i = 0; i < 300 && live_hosts() != want; i++)
+	for (int i = 0; i < 600 && proven_hosts() != want; i++)
 		pump(50);
-	cr_assert_eq(live_hosts(), want, "the fleet shows %zu live hosts, not %zu", live_hosts(), want);
+	cr_assert_eq(proven_hosts(), want, "the fleet shows %zu live proven hosts, not %zu",
+		     proven_hosts(), want);
 }
 
 static bool host_gone(const char *id)
