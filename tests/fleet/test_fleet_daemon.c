@@ -60,16 +60,6 @@ static void pump(int ms)
 	} while (now_mono_ms() < until);
 }
 
-static size_t live_hosts(void)
-{
-	struct bh_fleet_host *h = NULL;
-	size_t n = bh_fleet_hosts(F.watch, &h), live = 0;
-	for (size_t i = 0; i < n; i++)
-		live += !h[i].gone;
-	free(h);
-	return live;
-}
-
 /* Live, and publishing the tiers it proved (placement needs them). */
 static size_t proven_hosts(void)
 {
