@@ -327,7 +327,7 @@ void sandbox_project_session(struct call *c, bh_session *s, struct wire_session_
 bool operator_forensics(struct call *c, const char *method);
 
 /* ---- fleet (issue 20): serve --fleet (fleet_member.c, fleet_route.c,
- * fleet_serve.c; fleet_none.c in a build without libbulkhead-fleet) ---- */
+ * fleet_serve.c) ---- */
 /* Joins after the listeners are up (so the host's api is known); -1 with
  * *why when it cannot: the daemon then refuses to start. */
 int daemon_fleet_start(struct server *s, char **why);
