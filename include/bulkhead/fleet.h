@@ -179,12 +179,12 @@ typedef void (*bh_fleet_answer_cb)(void *arg, const struct bh_fleet_msg *ans, co
 int bh_fleet_forward(bh_fleet *f, const char *host, const struct bh_fleet_msg *req,
 		     uint32_t timeout_ms, bh_fleet_answer_cb cb, void *arg, char **why);
 
-/* A member's side (every request is answered, or freed at close): fn is
- * called for each call another host forwarded here
- * (the one call that waits on the network, once: a round trip so the
- * servers know this host serves when it returns);
+/* A member's side: fn is called for each call another host forwarded here;
  * the handler answers it, now or later, with bh_fleet_reply exactly once
- * (which frees r). req is valid until then. */
+ * (which frees r; one never answered is freed at close). req is valid
+ * until then. bh_fleet_serve is the one call that waits on the network,
+ * once: a round trip, so the servers know this host serves when it returns
+ * (a forward right after is not answered "no responder"). */
 struct bh_fleet_request;
 typedef void (*bh_fleet_request_fn)(void *arg, struct bh_fleet_request *r,
 				    const struct bh_fleet_msg *req);
@@ -203,9 +203,9 @@ struct bh_fleet_status {
 	uint64_t queued;        /* writes waiting for the bucket */
 	/* The local copy is current: the watch delivered what the bucket held
 	 * a moment ago (or, for a member, its own heartbeats come back), and
-	 * for a member the bucket still takes its heartbeats. A
-	 * reader cut off from NATS sees every other host go gone: one that is
-	 * not fresh must not judge another host lost. */
+	 * for a member the bucket still takes its heartbeats. A reader cut off
+	 * from NATS sees every other host go gone: one that is not fresh must
+	 * not judge another host lost. */
 	bool fresh;
 	char last_error[256];   /* the latest write or watch failure ("" none) */
 };

@@ -223,6 +223,35 @@ static int open_bucket(bh_fleet *f, int replicas, uint64_t deadline, char **why)
 			deadline, why);
 }
 
+/* The latest revision of key, its delete marker's included; 0: it never was. */
+static uint64_t key_revision(bh_fleet *f, const char *key)
+{
+	kvEntryList list = {0};
+	kvWatchOptions wo;
+	kvWatchOptions_Init(&wo);
+	wo.Timeout = 5000;
+	if (kvStore_History(&list, f->kv, key, &wo) != NATS_OK)
+		return 0;
+	uint64_t rev = list.Count > 0 ? kvEntry_Revision(list.Entries[list.Count - 1]) : 0;
+	kvEntryList_Destroy(&list);
+	return rev;
+}
+
+/* Whether this incarnation's claim of the id at revision rev is the first
+ * (the compare-and-swap of host.<id> alone cannot say: fleet_writer.c's
+ * claims, nats-server#4320). */
+static bool first_to_claim_id(bh_fleet *f, uint64_t rev)
+{
+	char prefix[200], key[240], inc[17], first[BH_FLEET_ID_MAX + 1] = "";
+	snprintf(prefix, sizeof prefix, "h.%s.%llu.", f->host_id, (unsigned long long)rev);
+	snprintf(inc, sizeof inc, "%016llx", (unsigned long long)f->incarnation);
+	snprintf(key, sizeof key, "%s%s", prefix, inc);
+	uint64_t mine = 0;
+	if (fleet_put_in(f, f->claims, key, "{\"v\":1}", &mine) != NATS_OK)
+		return false;
+	return fleet_first_claim(f, prefix, mine, first) == mine && !strcmp(first, inc);
+}
+
 /* A member's id: refused when another incarnation heartbeats under it;
  * its key taken when absent, left, or stale for gone_ms. */
 static int claim_host_id(bh_fleet *f, uint64_t deadline_extra, char **why)
@@ -236,6 +265,8 @@ static int claim_host_id(bh_fleet *f, uint64_t deadline_extra, char **why)
 		pthread_mutex_lock(&f->lock);
 		struct fleet_host_rec *r = fleet_host_find_locked(f, f->host_id);
 		bool present = r && !r->left;
+		/* the revision claimed: the record's, or its delete marker's (0: it never was) */
+		uint64_t claim_rev = r ? r->revision : UINT64_MAX;
 		uint64_t rev = present ? r->revision : 0, inc = present ? r->h.incarnation : 0;
 		int64_t hb_unix = present ? r->h.heartbeat_unix_ms : 0;
 		bool stale = present && now_mono_ms() - r->h.seen_mono_ms >= f->gone_ms;
@@ -246,6 +277,14 @@ static int claim_host_id(bh_fleet *f, uint64_t deadline_extra, char **why)
 				       "the host id %s is live: another host heartbeats under it (incarnation %016llx, "
 				       "its heartbeat %lld ms ago by its clock)",
 				       f->host_id, (unsigned long long)inc, (long long)(now_real_ms() - hb_unix));
+		if (claim_rev == UINT64_MAX)
+			claim_rev = key_revision(f, key); /* a key deleted before this reader began */
+		if ((!present || stale) && !first_to_claim_id(f, claim_rev)) {
+			/* another start under this id claimed it first: look again */
+			had = false;
+			sleep_ms(100);
+			continue;
+		}
 		if (!present || stale) {
 			uint64_t newrev = 0;
 			natsStatus s = present ? kvStore_Update(&newrev, f->kv, key, value, (int)strlen(value), rev)
@@ -303,6 +342,7 @@ static void free_fleet(bh_fleet *f)
 	pthread_cond_destroy(&f->writer_cond);
 	pthread_cond_destroy(&f->sender_cond);
 	pthread_cond_destroy(&f->watch_cond);
+	fleet_keys_free(f);
 	free(f->hosts);
 	free(f->entries);
 	free(f->drains);

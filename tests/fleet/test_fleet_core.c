@@ -21,7 +21,24 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #define HB 100u    /* the tests' heartbeat */
+
+/* Every callback runs on the caller's thread (inside bh_fleet_process),
+ * never on one of libnats's or the library's: each callback checks. */
+static pthread_t caller;
+static bool caller_set, off_thread;
+
+static void on_caller_thread(void)
+{
+	if (!caller_set) {
+		caller = pthread_self();
+		caller_set = true;
+	} else if (!pthread_equal(caller, pthread_self())) {
+		off_thread = true;
+	}
+}
 #define GONE 600u  /* and their gone time */
 
 static uint64_t mono_ms(void)
@@ -40,12 +57,14 @@ static void sleep_ms(unsigned ms)
 /* The library's log lines, on stderr with the test's (BH_FLEET_TEST_LOG=1). */
 static void test_log(void *arg, enum bh_log_level level, const char *msg)
 {
+	on_caller_thread();
 	if (getenv("BH_FLEET_TEST_LOG"))
 		fprintf(stderr, "[%llu] %s: %s\n", (unsigned long long)(mono_ms() % 100000), (const char *)arg, msg);
 }
 
 static bh_fleet *open_fleet(const char *servers, const char *id)
 {
+	on_caller_thread(); /* the test's own thread is the caller */
 	struct bh_fleet_config cfg = {.servers = servers,
 				      .host_id = id,
 				      .heartbeat_ms = HB,
@@ -368,6 +387,42 @@ Test(fleet, a_second_member_under_a_live_id_is_refused_and_a_stale_one_is_taken_
 	nats_cluster_stop(c);
 }
 
+struct racer {
+	const char *servers;
+	bh_fleet *f;
+	char *why;
+	int rc;
+};
+
+static void *race_open(void *arg)
+{
+	struct racer *r = arg;
+	struct bh_fleet_config cfg = {.servers = r->servers, .host_id = "contested", .heartbeat_ms = HB,
+				      .gone_ms = GONE, .connect_timeout_ms = 15000};
+	r->rc = bh_fleet_open(&cfg, &r->f, &r->why);
+	return NULL;
+}
+
+Test(fleet, of_two_hosts_starting_under_one_id_at_once_exactly_one_is_a_member, .timeout = 120)
+{
+	struct nats_cluster *c = nats_cluster_start(3);
+	for (int round = 0; round < 3; round++) {
+		struct racer r[2] = {{.servers = nats_cluster_url(c, 1)}, {.servers = nats_cluster_url(c, 2)}};
+		pthread_t t[2];
+		for (int i = 0; i < 2; i++)
+			cr_assert_eq(pthread_create(&t[i], NULL, race_open, &r[i]), 0);
+		for (int i = 0; i < 2; i++)
+			pthread_join(t[i], NULL);
+		cr_assert_neq(r[0].rc, r[1].rc, "exactly one opens (round %d: %d '%s', %d '%s')", round, r[0].rc,
+			      r[0].why ? r[0].why : "", r[1].rc, r[1].why ? r[1].why : "");
+		struct racer *loser = r[0].rc ? &r[0] : &r[1], *winner = r[0].rc ? &r[1] : &r[0];
+		cr_assert(loser->why && strstr(loser->why, "live"), "why: %s", loser->why);
+		free(loser->why);
+		bh_fleet_close(winner->f); /* a clean leave: the next round starts from no record */
+	}
+	nats_cluster_stop(c);
+}
+
 /* ---- the directory ---- */
 
 Test(fleet, an_entry_put_by_one_member_is_looked_up_by_another, .timeout = 90)
@@ -418,6 +473,17 @@ Test(fleet, an_entry_put_by_one_member_is_looked_up_by_another, .timeout = 90)
 	while (bh_fleet_lookup(a, e.fingerprint, &got) == 0 && mono_ms() < until)
 		pump_until(all, 2, NULL, NULL, 50);
 	cr_assert_eq(bh_fleet_lookup(a, e.fingerprint, &got), -1);
+	/* a reader opened now, on a bucket with delete markers, is whole and
+	 * stays so: its watch is not remade over and over (the markers count) */
+	bh_fleet *late = open_fleet(nats_cluster_urls(c), NULL);
+	bh_fleet *three[] = {a, b, late};
+	pump_until(three, 3, NULL, NULL, 5000);
+	struct bh_fleet_status lst;
+	bh_fleet_get_status(late, &lst);
+	cr_assert(lst.fresh);
+	cr_assert_null(strstr(lst.last_error, "remade"), "last error: %s", lst.last_error);
+	cr_assert_eq(bh_fleet_lookup(late, e.fingerprint, &got), -1, "a deleted entry is no entry");
+	bh_fleet_close(late);
 	/* refused at once: what would not check at another host */
 	struct bh_fleet_entry bad = hibernated_entry(8);
 	snprintf(bad.hib.sandbox, sizeof bad.hib.sandbox, "../escape");
@@ -437,6 +503,7 @@ struct claim_result {
 
 static void on_claim(void *arg, bool won, const char *why)
 {
+	on_caller_thread();
 	struct claim_result *r = arg;
 	r->called = true;
 	r->won = won;
@@ -480,6 +547,7 @@ Test(fleet, of_two_members_claiming_one_entry_exactly_one_wins, .timeout = 120)
 		struct lookup_arg lw = {owner, e.fingerprint, winner, BH_FLEET_HIBERNATED};
 		cr_assert(pump_until(all, 3, entry_is, &lw, 10000), "the directory names the winner");
 	}
+	cr_assert_not(off_thread, "a callback ran off the caller's thread");
 	bh_fleet_close(d);
 	bh_fleet_close(b);
 	bh_fleet_close(owner);
@@ -509,6 +577,7 @@ static uint8_t *pattern(size_t n)
 
 static void serve_echo(void *arg, struct bh_fleet_request *r, const struct bh_fleet_msg *req)
 {
+	on_caller_thread();
 	struct served *s = arg;
 	s->calls++;
 	snprintf(s->path, sizeof s->path, "%s", req->path);
@@ -548,6 +617,7 @@ struct answer {
 
 static void on_answer(void *arg, const struct bh_fleet_msg *ans, const char *why)
 {
+	on_caller_thread();
 	struct answer *a = arg;
 	a->called = true;
 	a->at_ms = mono_ms();
@@ -649,6 +719,7 @@ Test(fleet, a_forwarded_call_with_a_binary_body_is_answered_byte_for_byte, .time
 	cr_assert(why && strstr(why, "nobody"), "why: %s", why);
 	free(why);
 	free(body);
+	cr_assert_not(off_thread, "a callback ran off the caller's thread");
 	bh_fleet_close(b);
 	bh_fleet_close(a);
 	nats_cluster_stop(c);
@@ -705,6 +776,7 @@ Test(fleet, a_forward_to_a_gone_or_silent_host_answers_why_within_its_timeout, .
 	cr_assert(strstr(late.why, "did not answer in time"), "why: %s", late.why);
 	pump_until(all, 2, NULL, NULL, 300); /* its late answer finds nobody waiting */
 	cr_assert_eq(held.calls, 1, "the silent host did get the call");
+	cr_assert_not(off_thread, "a callback or a log line ran off the caller's thread");
 	bh_fleet_close(silent);
 	bh_fleet_close(a);
 	nats_cluster_stop(c);
