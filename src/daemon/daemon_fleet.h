@@ -62,7 +62,13 @@ struct daemon_fleet {
 		uint64_t due_ms;
 	} *retries;
 	size_t n_retries;
+	struct forward_ctx *orphans; /* forwards the library holds that no call waits for */
 };
+
+/* At the stop: the calls forwarded let go of their forwards (the library
+ * answers them, or not, at its close), which are freed after it. */
+void daemon_fleet_orphan_forwards(struct server *s);
+void daemon_fleet_free_orphans(struct daemon_fleet *df);
 
 /* Answers now the forwards whose host died while they were in flight. */
 void daemon_fleet_forwards_check(struct server *s);

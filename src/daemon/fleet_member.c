@@ -105,6 +105,7 @@ void daemon_fleet_stop(struct server *s)
 	struct daemon_fleet *df = s->fleet;
 	if (!df)
 		return;
+	daemon_fleet_orphan_forwards(s);
 	if (df->f) {
 		bh_fleet_close(df->f);
 		daemon_log(BH_LOG_INFO, "fleet", "left the fleet (host %s)", df->self);
@@ -114,6 +115,7 @@ void daemon_fleet_stop(struct server *s)
 	free(df->hosts);
 	free(df->lost);
 	free(df->retries);
+	daemon_fleet_free_orphans(df);
 	free(df);
 	s->fleet = NULL;
 }

@@ -69,20 +69,54 @@ static void refuse_host_lost(struct call *c, const char *detail)
 
 struct forward_ctx {
 	struct call *c;     /* NULL: answered without it (its host died), freed by its callback */
+	struct daemon_fleet *df;
 	char host[BH_FLEET_ID_MAX + 1];
 	char method[32];
 	bool open;
 	bool in_library;    /* its answer callback is still to come */
+	struct forward_ctx *next_orphan;
 };
 
-/* The call's ctx_free: a forward the library still holds outlives its call. */
+/* The call's ctx_free: a forward the library still holds outlives its call
+ * (listed, so that what the library never answers is freed at the stop). */
 static void forward_free(void *p)
 {
 	struct forward_ctx *x = p;
-	if (x->in_library)
-		x->c = NULL;
-	else
+	if (!x->in_library) {
 		free(x);
+		return;
+	}
+	x->c = NULL;
+	x->next_orphan = x->df->orphans;
+	x->df->orphans = x;
+}
+
+static void orphan_forget(struct forward_ctx *x)
+{
+	for (struct forward_ctx **pp = &x->df->orphans; *pp; pp = &(*pp)->next_orphan)
+		if (*pp == x) {
+			*pp = x->next_orphan;
+			return;
+		}
+}
+
+void daemon_fleet_orphan_forwards(struct server *s)
+{
+	for (struct call *c = s->calls; c; c = c->next)
+		if (c->ctx_free == forward_free) {
+			forward_free(c->ctx);
+			c->ctx = NULL;
+			c->ctx_free = NULL;
+		}
+}
+
+void daemon_fleet_free_orphans(struct daemon_fleet *df)
+{
+	while (df->orphans) {
+		struct forward_ctx *x = df->orphans;
+		df->orphans = x->next_orphan;
+		free(x);
+	}
 }
 
 /* An OpenSession another host answered: remembered for a while as that
@@ -145,6 +179,7 @@ static void on_answer(void *arg, const struct bh_fleet_msg *ans, const char *why
 	x->in_library = false;
 	struct call *c = x->c;
 	if (!c) { /* answered already: its host died while it was in flight */
+		orphan_forget(x);
 		free(x);
 		return;
 	}
@@ -209,6 +244,7 @@ static void forward(struct call *c, const char *method, const char *host)
 	if (!x)
 		abort();
 	x->c = c;
+	x->df = s->fleet;
 	snprintf(x->host, sizeof x->host, "%s", host);
 	x->open = !strcmp(method, "OpenSession");
 	snprintf(x->method, sizeof x->method, "%s", method);
