@@ -207,6 +207,10 @@ struct bh_fleet_status {
 	 * from NATS sees every other host go gone: one that is not fresh must
 	 * not judge another host lost. */
 	bool fresh;
+	/* A member: another incarnation wrote this member's host record since
+	 * it opened (a host that found it stale during a partition and took
+	 * the id): two hosts share an id, and this one should leave. */
+	bool id_taken;
 	char last_error[256];   /* the latest write or watch failure ("" none) */
 };
 void bh_fleet_get_status(bh_fleet *f, struct bh_fleet_status *out);

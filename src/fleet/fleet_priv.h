@@ -27,6 +27,7 @@
 #define FLEET_MAX_PAYLOAD_NEEDED (9u << 20)
 #define FLEET_DEFAULT_TIMEOUT_MS 30000u
 #define FLEET_CLAIM_WINDOW_MS 30000u /* claims older than this before mine do not count */
+#define FLEET_CLOSE_WRITES_MS 3000u /* at close, queued writes are tried this long */
 #define FLEET_RESYNC_MS 2000u /* how often the watch is checked against the bucket's last sequence */
 #define FLEET_CLAIMS_TTL_NS (3600ll * 1000000000ll) /* a claim is decided in seconds: kept an hour (libnats: ns) */
 #define FLEET_NO_RESPONDER_RETRY_MS 600u /* a live host's call interest may still be crossing routes */
@@ -157,6 +158,7 @@ struct bh_fleet {
 	char **keys;                   /* every key the watch delivered (a set: open addressing) */
 	size_t n_keys, cap_keys;
 	bool watch_suspect;            /* libnats said the watch's server heartbeats were missed */
+	bool id_taken;                 /* a member: another incarnation wrote its host record */
 	bool write_outage;             /* a member: its heartbeats are not being taken */
 	bool resync;                   /* ... and now are again: the watch is read afresh */
 	uint64_t fresh_mono_ms;        /* the watch was last found up to date with the bucket */

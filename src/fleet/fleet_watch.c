@@ -45,7 +45,10 @@ struct fleet_host_rec *fleet_host_find_locked(bh_fleet *f, const char *id)
 
 bool fleet_host_gone_locked(bh_fleet *f, const struct fleet_host_rec *r, uint64_t now_ms)
 {
-	return r->left || now_ms - (uint64_t)r->h.seen_mono_ms >= f->gone_ms;
+	/* never sooner than three of the host's own heartbeats: a host set to
+	 * beat slower than this reader's gone time is not gone between beats */
+	uint64_t gone = f->gone_ms > 3ull * r->heartbeat_ms ? f->gone_ms : 3ull * r->heartbeat_ms;
+	return r->left || now_ms - (uint64_t)r->h.seen_mono_ms >= gone;
 }
 
 static size_t entry_index(bh_fleet *f, const char *fp, bool *found)
@@ -121,6 +124,24 @@ static void apply_host(bh_fleet *f, const char *key, const char *id, kvEntry *e,
 	r->revision = rev;
 	if (f->member && f->own_seen_mono_ms && !strcmp(id, f->host_id) && v.h.incarnation == f->incarnation)
 		f->own_seen_mono_ms = now_mono_ms();
+	/* once a member: a record under its id from another incarnation */
+	if (f->member && f->own_seen_mono_ms && !strcmp(id, f->host_id) && v.h.incarnation != f->incarnation &&
+	    !f->id_taken) {
+		f->id_taken = true;
+		snprintf(f->last_error, sizeof f->last_error,
+			 "another host (incarnation %016llx) heartbeats under this host's id %s",
+			 (unsigned long long)v.h.incarnation, id);
+		struct fleet_event *ev = xzalloc(sizeof *ev);
+		ev->kind = EV_LOG;
+		ev->level = BH_LOG_ERROR;
+		ev->why = xasprintf("fleet: %s", f->last_error);
+		if (f->log)
+			fleet_queue_event_locked(f, ev);
+		else {
+			free(ev->why);
+			free(ev);
+		}
+	}
 }
 
 static void apply_entry(bh_fleet *f, const char *key, const char *fp, kvEntry *e, bool del, uint64_t rev)
@@ -266,7 +287,7 @@ static natsStatus watch_create(bh_fleet *f)
 {
 	kvWatchOptions wo;
 	kvWatchOptions_Init(&wo);
-	wo.Timeout = 5000;
+	wo.Timeout = 2000;
 	kvWatcher *w = NULL;
 	natsStatus s = kvStore_WatchAll(&w, f->kv, &wo);
 	if (s == NATS_OK) {

@@ -1022,3 +1022,46 @@ Test(fleet, a_server_run_with_nats_default_max_payload_refuses_a_large_call_with
 	bh_fleet_close(a);
 	nats_cluster_stop(c);
 }
+
+Test(fleet, a_member_closing_while_nats_is_away_is_done_in_seconds, .timeout = 60)
+{
+	struct nats_cluster *c = nats_cluster_start(1);
+	bh_fleet *a = open_fleet(nats_cluster_urls(c), "leaving");
+	nats_cluster_kill(c, 0);
+	for (int i = 0; i < 20; i++) {
+		struct bh_fleet_entry e = hibernated_entry(500 + i);
+		cr_assert_eq(bh_fleet_put_entry(a, &e), 0, "writes are queued while NATS is away");
+	}
+	struct bh_fleet_status st;
+	bh_fleet_get_status(a, &st);
+	cr_assert_gt(st.queued, 0, "the writes wait for the bucket");
+	uint64_t t0 = mono_ms();
+	bh_fleet_close(a);
+	cr_assert_lt(mono_ms() - t0, 6000, "closed in %llu ms, not a write timeout per write",
+		     (unsigned long long)(mono_ms() - t0));
+	nats_cluster_stop(c);
+}
+
+Test(fleet, a_member_whose_id_another_incarnation_writes_says_so, .timeout = 60)
+{
+	struct nats_cluster *c = nats_cluster_start(1);
+	bh_fleet *a = open_fleet(nats_cluster_urls(c), "twin");
+	struct bh_fleet_status st;
+	bh_fleet_get_status(a, &st);
+	cr_assert_not(st.id_taken);
+	/* as a host that found it stale during a partition would write it */
+	raw_put(nats_cluster_urls(c), "host.twin",
+		"{\"v\":1,\"id\":\"twin\",\"incarnation\":\"00000000000000aa\",\"tiers\":[],\"best_tier\":\"\","
+		"\"sessions\":0,\"hibernated\":0,\"max_sessions\":0,\"memory_budget_mb\":0,\"memory_used_mb\":0,"
+		"\"pool_ready\":0,\"load1\":0,\"draining\":false,\"api\":\"\",\"version\":\"\",\"started_unix_ms\":0,"
+		"\"heartbeat_unix_ms\":0,\"heartbeat_ms\":1000,\"beat\":1}");
+	uint64_t until = mono_ms() + 5000;
+	do {
+		pump_until(&a, 1, NULL, NULL, 50);
+		bh_fleet_get_status(a, &st);
+	} while (!st.id_taken && mono_ms() < until);
+	cr_assert(st.id_taken, "the member knows its id is taken");
+	cr_assert(strstr(st.last_error, "00000000000000aa"), "last error: %s", st.last_error);
+	bh_fleet_close(a);
+	nats_cluster_stop(c);
+}
