@@ -526,6 +526,18 @@ void daemon_fleet_tick(struct server *s)
 	if (now < df->next_tick_ms)
 		return;
 	df->next_tick_ms = now + TICK_MS;
+	/* Another start of this host id took it (this one was cut off and
+	 * counted gone): two hosts must never answer for one id's sessions.
+	 * This one stops as at SIGTERM (its calls finish, its idle sessions
+	 * hibernate per the shutdown policy). */
+	struct bh_fleet_status fs;
+	bh_fleet_get_status(df->f, &fs);
+	if (fs.id_taken && !s->stop) {
+		daemon_log(BH_LOG_ERROR, "fleet", "another host now runs as %s (this one was cut off "
+			   "and counted gone): stopping, as two hosts must not share an id", df->self);
+		s->stop = true;
+		return;
+	}
 	drain(s);
 	/* Usage reads every sandbox's cgroup: once a second is enough. */
 	if (now >= df->next_publish_ms) {
