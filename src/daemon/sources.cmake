@@ -43,3 +43,8 @@ target_sources(bulkhead-daemon PRIVATE src/daemon/hardened.c)
 pkg_check_modules(GNUTLS REQUIRED IMPORTED_TARGET gnutls)
 target_sources(bulkhead-daemon PRIVATE src/daemon/tls.c src/daemon/tls_door.c src/daemon/front_door.c)
 target_link_libraries(bulkhead-daemon PUBLIC PkgConfig::GNUTLS)
+# ---- fleet (issue 20): serve --fleet, on libbulkhead-fleet (src/fleet,
+# included before this file; libnats is required) ----
+target_sources(bulkhead-daemon PRIVATE src/daemon/fleet_member.c src/daemon/fleet_route.c
+  src/daemon/fleet_serve.c)
+target_link_libraries(bulkhead-daemon PUBLIC bulkhead-fleet)
