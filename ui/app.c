@@ -44,6 +44,7 @@ static const struct view_ops *const all_views[] = {
 	&view_answers, /* ---- tables ---- */
 	&view_approvals, /* ---- approvals ---- */
 	&view_live, /* ---- presenter: :live follows a daemon's next call ---- */
+	&view_hosts, /* ---- fleet ---- */
 };
 
 void app_flash(struct app *a, enum ui_color c, const char *fmt, ...)
@@ -391,8 +392,11 @@ static size_t table_layout(const struct app *a, const struct view *v, size_t col
 	size_t n = 0;
 	for (size_t k = 0; k < (o->order ? o->n_order : o->ncols) && n < TABLE_MAX_COLS; k++) {
 		size_t c = o->order ? o->order[k] : k;
-		if (a->src->ops->has_engine || !(o->live_cols & (1u << c)))
-			cols[n++] = c;
+		if (!a->src->ops->has_engine && (o->live_cols & (1u << c)))
+			continue;
+		if ((o->fleet_cols & (1u << c)) && strcmp(a->src->ops->kind, "fleet"))
+			continue; /* ---- fleet: HOST only over a fleet ---- */
+		cols[n++] = c;
 	}
 	for (size_t c = o->ncols; v->wide && c < o->ncols + o->nwide && n < TABLE_MAX_COLS; c++)
 		cols[n++] = c;
@@ -785,7 +789,7 @@ static void run_command(struct app *a, const char *text, void *arg)
 			return;
 		}
 	}
-	app_flash(a, C_BAD, "no command :%s (views: :sb :runs :rec :events :walls :leaks :ap :replay; :q)", cmd);
+	app_flash(a, C_BAD, "no command :%s (views: :sb :runs :rec :events :walls :leaks :ap :replay :hosts; :q)", cmd);
 }
 
 /* Applied as it is typed; a changed filter selects its first match. */
