@@ -789,7 +789,8 @@ static void run_command(struct app *a, const char *text, void *arg)
 			return;
 		}
 	}
-	app_flash(a, C_BAD, "no command :%s (views: :sb :runs :rec :events :walls :leaks :ap :replay :hosts; :q)", cmd);
+	app_flash(a, C_BAD, "no command :%s (views: :sb :runs :rec :events :walls :leaks :ap :replay%s; :q)",
+		  cmd, strcmp(a->src->ops->kind, "fleet") ? "" : " :hosts");
 }
 
 /* Applied as it is typed; a changed filter selects its first match. */

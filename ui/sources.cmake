@@ -51,7 +51,11 @@ target_sources(bulkhead-ui PRIVATE ui/views/timeline.c ui/views/leaks_reap.c)
 # ---- report: the incident report is one definition, below the console ----
 target_link_libraries(bulkhead-ui PUBLIC bulkhead-report)
 # ---- fleet (issue 20): the console over a fleet on NATS ----
-target_sources(bulkhead-ui PRIVATE ui/source_fleet.c ui/views/hosts.c)
+# (src/fleet on libnats, where it is built; without it --fleet is refused)
+target_sources(bulkhead-ui PRIVATE ui/views/hosts.c)
 if(TARGET bulkhead-fleet)
+  target_sources(bulkhead-ui PRIVATE ui/source_fleet.c)
   target_link_libraries(bulkhead-ui PUBLIC bulkhead-fleet)
+else()
+  target_sources(bulkhead-ui PRIVATE ui/source_fleet_none.c)
 endif()

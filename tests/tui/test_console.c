@@ -1699,6 +1699,8 @@ Test(console, help_lists_every_binding_of_the_one_table)
 		":save-display help-lower\n"
 		"<PgDn>\n" /* ---- presenter: its bindings take a page more ---- */
 		":save-display help-more\n"
+		"<PgDn>\n" /* ---- fleet: the hosts' bindings take a page more ---- */
+		":save-display help-fleet\n"
 		"G\n"
 		":save-display help-bottom\n"
 		"<Esc>\n"
@@ -1716,8 +1718,9 @@ Test(console, help_lists_every_binding_of_the_one_table)
 	screen("help-all");
 	screen("help-lower");
 	screen("help-more");
+	screen("help-fleet"); /* ---- fleet ---- */
 	char *top = shot("help-top"), *middle = shot("help-middle"), *bottom = shot("help-bottom");
-	char *lower = shot("help-lower"), *more = shot("help-more");
+	char *lower = shot("help-lower"), *more = shot("help-more"), *fleet = shot("help-fleet");
 	size_t n = sizeof bindings / sizeof bindings[0];
 	for (size_t i = 0; i < n; i++) {
 		char row[256];
@@ -1734,10 +1737,13 @@ Test(console, help_lists_every_binding_of_the_one_table)
 			found = !strncmp(s, row, strlen(row));
 		for (const char *s = more; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
 			found = !strncmp(s, row, strlen(row));
+		for (const char *s = fleet; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
+			found = !strncmp(s, row, strlen(row));
 		cr_assert(found, "the help has no row \"%s\"", row);
 	}
 	free(lower);
 	free(more);
+	free(fleet);
 	free(middle);
 	free(top);
 	free(bottom);
