@@ -284,8 +284,10 @@ static int pending(struct ui_source *s)
 {
 	struct fleet_src *m = F(s);
 	int n = m->pending;
+	/* A gone host's calls out are not waited for (a gather that asked
+	 * it is, in m->pending, until the transport says it failed). */
 	for (size_t i = 0; i < m->n_hosts; i++)
-		if (m->hosts[i].src)
+		if (host_src(&m->hosts[i]))
 			n += m->hosts[i].src->ops->pending(m->hosts[i].src);
 	return n;
 }

@@ -3888,3 +3888,349 @@ Test(console, a_store_copys_times_are_utc_and_a_day_not_today_shows_its_date)
 	cr_assert(strstr(row, " 11-27 "), "SEEN is not the day it was first seen: %s", row);
 	free(row);
 }
+
+/* ---- fleet (issue 20): the console over a fleet on NATS ---- */
+
+/* Outside a fleet, :hosts says what it is for and how to get one. */
+Test(console, the_hosts_view_outside_a_fleet_says_how_to_open_one)
+{
+	close_engine();
+	console(":hosts\n"
+		":save-display hosts-no-fleet\n"
+		":q\n",
+		"", NULL);
+	screen("hosts-no-fleet");
+	screen_has("hosts-no-fleet", "hosts are a fleet's: open the console on one");
+}
+
+#ifdef BH_TUI_FLEET
+#include "nats_cluster.h"
+
+/* Acceptance 4: a three-node NATS cluster, three real daemons in fleet
+ * mode (serve --fleet) sharing one clients file, a session on each; the
+ * console --fleet lists the three hosts in :hosts and the three sandboxes
+ * with their HOST; a host killed (SIGKILL) shows gone, its sandbox's row
+ * kept, dim and marked ~, not dropped; drain asks [y/N] and the host says
+ * draining; enter on a host shows its sandboxes only. */
+#define FLEET_HOSTS 3
+static struct nats_cluster fleet_nats;
+static bool have_nats;
+static struct daemon fleet_d[FLEET_HOSTS];
+static int n_fleet;
+
+static void fleet_teardown(void)
+{
+	for (int i = n_fleet - 1; i >= 0; i--)
+		daemon_stop(&fleet_d[i]);
+	n_fleet = 0;
+	if (have_nats)
+		nats_cluster_stop(&fleet_nats);
+	have_nats = false;
+	teardown();
+}
+
+/* A daemon of the fleet: its own state, socket and audit log; the first
+ * one's clients file (a fleet's hosts have the same), so one token works
+ * on every host. */
+static void fleet_daemon_start(int i, const char *more)
+{
+	struct daemon *d0 = &fleet_d[0], *di = &fleet_d[i];
+	char extra[8192];
+	snprintf(extra, sizeof extra,
+		 "--tier container --fleet '%s' --host-id h%d --fleet-heartbeat-ms 300 "
+		 "--fleet-gone-ms 1500 %s",
+		 fleet_nats.urls, i + 1, more ? more : "");
+	if (i == 0) {
+		daemon_start(di, extra);
+	} else {
+		memset(di, 0, sizeof *di);
+		snprintf(di->dir, sizeof di->dir, "%s/daemon-XXXXXX", test_root());
+		cr_assert_not_null(mkdtemp(di->dir));
+		chmod(di->dir, 0711);
+		snprintf(di->sock, sizeof di->sock, "%s/sock", di->dir);
+		char *out = sh("cp '%s/clients' '%s/clients' && chmod 0600 '%s/clients' && echo copied",
+			       d0->dir, di->dir, di->dir);
+		cr_assert_str_eq(out, "copied\n", "%s", out);
+		free(out);
+		memcpy(di->run_token, d0->run_token, sizeof di->run_token);
+		memcpy(di->op_token, d0->op_token, sizeof di->op_token);
+		memcpy(di->both_token, d0->both_token, sizeof di->both_token);
+		memcpy(di->other_token, d0->other_token, sizeof di->other_token);
+		daemon_restart(di, extra);
+	}
+	n_fleet = i + 1;
+}
+
+/* The fleet's screens name the hosts' directories and the NATS servers,
+ * which vary: <HOSTn> and <NATS>. */
+static void fleet_mask(const char *name)
+{
+	char path[4400];
+	snprintf(path, sizeof path, "%s/%s.txt", files, name);
+	char *s = harness_slurp(path);
+	cr_assert_not_null(s);
+	size_t cap = strlen(s) * 2 + 1024;
+	char *out = calloc(1, cap);
+	for (const char *p = s; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char line[8192];
+		snprintf(line, sizeof line, "%.*s", (int)n, p);
+		for (int i = 0; i < n_fleet; i++) {
+			char tok[16], tilde[4200];
+			snprintf(tok, sizeof tok, "<HOST%d>", i + 1);
+			replace_literal(line, sizeof line, fleet_d[i].dir, tok);
+			snprintf(tilde, sizeof tilde, "~/%s", strrchr(fleet_d[i].dir, '/') + 1);
+			replace_literal(line, sizeof line, tilde, tok);
+		}
+		replace_all(line, sizeof line, "nats://127\\.0\\.0\\.1:[0-9]+", "<NATS>");
+		/* A host's figures: memory used, load, the heartbeat's age. */
+		replace_all(line, sizeof line, "[0-9]+/[0-9]+M", "<mem>");
+		replace_all(line, sizeof line, " [0-9]+\\.[0-9]{2} ", " <load> ");
+		replace_all(line, sizeof line, " [0-9]+(\\.[0-9])?s ", " <age> ");
+		snprintf(out + strlen(out), cap - strlen(out), "%s\n", line);
+		p += n + (e ? 1 : 0);
+	}
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(out, f);
+	fclose(f);
+	free(out);
+	free(s);
+}
+
+static void fleet_screen(const char *name)
+{
+	fleet_mask(name);
+	screen(name);
+}
+
+/* The line of a saved screen holding text (caller frees), or a failure. */
+static char *line_with(const char *name, const char *text)
+{
+	char *s = shot(name);
+	char *at = strstr(s, text);
+	cr_assert_not_null(at, "screen %s lacks \"%s\":\n%s", name, text, s);
+	char *start = at;
+	while (start > s && start[-1] != '\n')
+		start--;
+	size_t len = strcspn(start, "\n");
+	char *line = strndup(start, len);
+	free(s);
+	return line;
+}
+
+/* Opens a session through host i (the fleet places it: with the others
+ * holding one each, on the emptiest) and returns its fingerprint. */
+static void fleet_open(int i, char fp[65])
+{
+	struct daemon_session s;
+	daemon_open_session(&fleet_d[i], &s);
+	snprintf(fp, 65, "%s", s.fp);
+}
+
+Test(console, fleet_lists_three_hosts_and_their_sandboxes_and_a_killed_host_shows_gone,
+     .fini = fleet_teardown, .timeout = 900)
+{
+	close_engine();
+	nats_cluster_start(&fleet_nats, 3);
+	have_nats = true;
+	for (int i = 0; i < FLEET_HOSTS; i++)
+		fleet_daemon_start(i, NULL);
+	/* A session on each: opened through each host in turn, after the
+	 * heartbeats said where the others are (placement: the most room). */
+	char fp[FLEET_HOSTS][65];
+	for (int i = 0; i < FLEET_HOSTS; i++) {
+		usleep(900 * 1000);
+		fleet_open(i, fp[i]);
+	}
+	char args[4400], env[512];
+	snprintf(args, sizeof args, "--fleet '%s'", fleet_nats.urls);
+	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", fleet_d[0].both_token);
+	live_start(args, env);
+	live_send(":sleep 2500\n"
+		  "<C-r>\n"
+		  ":save-display fleet-sandboxes\n"
+		  ":hosts\n"
+		  ":save-display fleet-hosts\n"
+		  "G\n"
+		  "<Enter>\n"
+		  ":save-display fleet-host-sandboxes\n"
+		  "<Esc>\n"
+		  "g\n"
+		  "d\n"
+		  ":save-display fleet-drain-asked\n"
+		  "y\n"
+		  ":sleep 2000\n"
+		  "<C-r>\n"
+		  ":save-display fleet-drained\n"
+		  "u\n"
+		  "y\n"
+		  ":sleep 1500\n");
+	live_wait_screen("fleet-drained");
+	/* Host h3 dies under the console. */
+	kill(fleet_d[2].pid, SIGKILL);
+	waitpid(fleet_d[2].pid, NULL, 0);
+	fleet_d[2].pid = 0;
+	live_send(":sleep 7000\n"
+		  "<C-r>\n"
+		  ":save-display fleet-hosts-gone\n"
+		  ":sb\n"
+		  ":sleep 500\n"
+		  ":save-display fleet-sandboxes-gone\n"
+		  ":leaks\n"
+		  ":sleep 1500\n"
+		  ":save-display fleet-leaks\n");
+	live_wait_screen("fleet-leaks");
+	live_finish();
+
+	/* Three hosts, live, each with its socket as its API. */
+	fleet_screen("fleet-hosts");
+	screen_has("fleet-hosts", "Hosts[3]");
+	for (int i = 0; i < FLEET_HOSTS; i++) {
+		char host[8];
+		snprintf(host, sizeof host, "h%d ", i + 1);
+		char *row = line_with("fleet-hosts", host);
+		cr_assert(strstr(row, " live "), "host h%d is not live: %s", i + 1, row);
+		cr_assert(strstr(row, " container "), "host h%d names no tier: %s", i + 1, row);
+		free(row);
+	}
+	/* Three sandboxes, each with the host that holds it. */
+	fleet_screen("fleet-sandboxes");
+	screen_has("fleet-sandboxes", "Sandboxes[3]");
+	screen_has("fleet-sandboxes", "SESSION      HOST     STATE");
+	for (int i = 0; i < FLEET_HOSTS; i++) {
+		char prefix[16];
+		snprintf(prefix, sizeof prefix, "%.12s ", fp[i]);
+		char *row = line_with("fleet-sandboxes", prefix);
+		cr_assert(strstr(row, " ready "), "%s", row);
+		cr_assert(strstr(row, " h1 ") || strstr(row, " h2 ") || strstr(row, " h3 "), "no HOST: %s", row);
+		free(row);
+	}
+	char *one = line_with("fleet-sandboxes", " h1 ");
+	free(one);
+	one = line_with("fleet-sandboxes", " h2 ");
+	free(one);
+	one = line_with("fleet-sandboxes", " h3 ");
+	free(one);
+	/* enter on h3: its sandboxes only. */
+	fleet_screen("fleet-host-sandboxes");
+	screen_has("fleet-host-sandboxes", "Sandboxes[1] (host h3)");
+	/* drain: asked first, then the host heartbeats that it drains. */
+	fleet_screen("fleet-drain-asked");
+	screen_has("fleet-drain-asked", "drain host h1 (it places nothing new, hibernates what it can)? [y/N]");
+	fleet_screen("fleet-drained");
+	char *row = line_with("fleet-drained", "h1 ");
+	cr_assert(strstr(row, " draining "), "h1 does not say it drains: %s", row);
+	free(row);
+	/* The killed host: gone, its row kept, dim and marked. */
+	fleet_screen("fleet-hosts-gone");
+	row = line_with("fleet-hosts-gone", "h3 ");
+	cr_assert(strstr(row, " gone "), "h3 is not gone: %s", row);
+	free(row);
+	screen_has("fleet-hosts-gone", "(1 gone, 0 not answering)");
+	fleet_screen("fleet-sandboxes-gone");
+	screen_has("fleet-sandboxes-gone", "Sandboxes[3]");
+	row = line_with("fleet-sandboxes-gone", " h3~ ");
+	free(row);
+	screen_has("fleet-sandboxes-gone", "(not answering: h3, rows ~ old)");
+	/* :leaks over the fleet: the gone host's directory entry. */
+	fleet_screen("fleet-leaks");
+	screen_has("fleet-leaks", "fleet: a live directory entry on host h3");
+}
+#endif
+
+#ifdef BH_TUI_FLEET
+/* bulkhead fleet hosts and records with one host down: the table of every
+ * host (the dead one gone), the records of the hosts that answered, merged,
+ * and the one that did not named (exit 1). status sums it up; drain of a
+ * host that is not in the fleet is refused naming it. */
+Test(console, fleet_cli_hosts_and_records_name_the_host_that_did_not_answer, .fini = fleet_teardown,
+     .timeout = 900)
+{
+	close_engine();
+	nats_cluster_start(&fleet_nats, 3);
+	have_nats = true;
+	for (int i = 0; i < FLEET_HOSTS; i++)
+		fleet_daemon_start(i, NULL);
+	/* A cell through each host: a record in the store of the host that
+	 * holds its session. */
+	for (int i = 0; i < FLEET_HOSTS; i++) {
+		usleep(900 * 1000);
+		struct daemon_session s;
+		daemon_open_session(&fleet_d[i], &s);
+		struct answer *a = daemon_cell(&fleet_d[i], fleet_d[i].run_token, s.id, "python", "1+1");
+		cr_assert_eq(a->status, 200, "%s", a->body);
+		answer_free(a);
+	}
+	char env[600];
+	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", fleet_d[0].op_token);
+	char args[1024];
+	int st = 0;
+	snprintf(args, sizeof args, "fleet records --fleet '%s'", fleet_nats.urls);
+	char *out = cli_run(&st, env, args);
+	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
+	cr_assert(strstr(out, "3 records from 3 of 3 hosts"), "%s", out);
+	free(out);
+	kill(fleet_d[1].pid, SIGKILL);
+	waitpid(fleet_d[1].pid, NULL, 0);
+	fleet_d[1].pid = 0;
+	usleep(6500 * 1000); /* past the observer's 5 s: gone */
+	snprintf(args, sizeof args, "fleet hosts --fleet '%s'", fleet_nats.urls);
+	out = cli_run(&st, env, args);
+	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
+	cr_assert(strstr(out, "HOST         STATE    TIERS"), "%s", out);
+	cr_assert(strstr(out, "h1           live     container"), "%s", out);
+	cr_assert(strstr(out, "h2           gone     container"), "%s", out);
+	cr_assert(strstr(out, "h3           live     container"), "%s", out);
+	free(out);
+	snprintf(args, sizeof args, "fleet records --fleet '%s'", fleet_nats.urls);
+	out = cli_run(&st, env, args);
+	cr_assert_eq(WEXITSTATUS(st), 1, "%s", out);
+	cr_assert(strstr(out, "2 records from 2 of 3 hosts"), "%s", out);
+	cr_assert(strstr(out, "hosts that did not answer: h2 (gone: no heartbeat)"), "%s", out);
+	cr_assert(strstr(out, "\nh1 ") && strstr(out, "\nh3 "), "%s", out);
+	free(out);
+	snprintf(args, sizeof args, "fleet status --fleet '%s'", fleet_nats.urls);
+	out = cli_run(&st, env, args);
+	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
+	cr_assert(strstr(out, "NATS: connected to nats://127.0.0.1:"), "%s", out);
+	cr_assert(strstr(out, "hosts: 3 (2 live, 0 draining, 1 gone)"), "%s", out);
+	free(out);
+	snprintf(args, sizeof args, "fleet drain nosuch --fleet '%s'", fleet_nats.urls);
+	out = cli_run(&st, env, args);
+	cr_assert_eq(WEXITSTATUS(st), 1, "%s", out);
+	cr_assert(strstr(out, "no host \"nosuch\" in the fleet"), "%s", out);
+	free(out);
+	snprintf(args, sizeof args, "fleet drain h3 --fleet '%s'", fleet_nats.urls);
+	out = cli_run(&st, env, args);
+	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
+	cr_assert(strstr(out, "host h3 is draining"), "%s", out);
+	free(out);
+}
+#endif
+
+#ifdef BH_TUI_FLEET
+/* bulkhead fleet --help, and what it refuses before it reaches NATS. */
+Test(console, fleet_cli_help_and_usage_refusals)
+{
+	close_engine();
+	int st = 0;
+	char *out = cli_run(&st, "", "fleet --help");
+	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
+	cr_assert(strstr(out, "usage: bulkhead fleet status|hosts|leaks|records"), "%s", out);
+	free(out);
+	out = cli_run(&st, "BULKHEAD_FLEET=", "fleet hosts");
+	cr_assert_eq(WEXITSTATUS(st), 2, "%s", out);
+	cr_assert(strstr(out, "name the NATS servers with --fleet URLS or $BULKHEAD_FLEET"), "%s", out);
+	free(out);
+	out = cli_run(&st, "", "fleet drain --fleet nats://127.0.0.1:1");
+	cr_assert_eq(WEXITSTATUS(st), 2, "%s", out);
+	cr_assert(strstr(out, "fleet drain: which host?"), "%s", out);
+	free(out);
+	out = cli_run(&st, "", "fleet bogus --fleet nats://127.0.0.1:1");
+	cr_assert_eq(WEXITSTATUS(st), 2, "%s", out);
+	cr_assert(strstr(out, "no subcommand \"bogus\""), "%s", out);
+	free(out);
+}
+#endif
