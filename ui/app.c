@@ -161,7 +161,8 @@ static void header_counts_cb(void *arg, const struct ui_session *rows, size_t n,
 	/* What quitting closes: the embedded engine shuts every sandbox down;
 	 * attached, the console closes its own and keeps the agents'. */
 	bool embedded = !strcmp(a->src->ops->kind, "embedded");
-	bool attached = !strcmp(a->src->ops->kind, "attached");
+	bool attached = !strcmp(a->src->ops->kind, "attached") ||
+			!strcmp(a->src->ops->kind, "fleet"); /* ---- fleet: each host's attached ---- */
 	a->closes_on_quit = 0;
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(rows[i].state, "ended") && (embedded || (attached && rows[i].mine)))

@@ -44,7 +44,7 @@ struct fleet_src {
 	char servers[512];
 	char token[512], cacert[1024], cert[1024], key[1024];
 	char images_dir[1024];
-	struct fhost *hosts;
+	struct fhost **hosts; /* each its own allocation: a gather's part points at one */
 	size_t n_hosts;
 	int pending;
 	char err[256]; /* the fleet library's last complaint */
@@ -75,14 +75,15 @@ static int64_t wall_ms(void)
 static struct fhost *host_by_id(struct fleet_src *m, const char *id)
 {
 	for (size_t i = 0; i < m->n_hosts; i++)
-		if (!strcmp(m->hosts[i].u.h.id, id))
-			return &m->hosts[i];
+		if (!strcmp(m->hosts[i]->u.h.id, id))
+			return m->hosts[i];
 	return NULL;
 }
 
 static int host_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct fhost *)a)->u.h.id, ((const struct fhost *)b)->u.h.id);
+	const struct fhost *x = *(struct fhost *const *)a, *y = *(struct fhost *const *)b;
+	return strcmp(x->u.h.id, y->u.h.id);
 }
 
 static void attach_host(struct fleet_src *m, struct fhost *h)
@@ -120,27 +121,26 @@ static void sync_hosts(struct fleet_src *m)
 	struct bh_fleet_host *hs = NULL;
 	size_t n = bh_fleet_hosts(m->f, &hs);
 	for (size_t i = 0; i < m->n_hosts; i++)
-		m->hosts[i].u.left = true;
+		m->hosts[i]->u.left = true;
 	for (size_t i = 0; i < n; i++) {
 		struct fhost *h = host_by_id(m, hs[i].id);
 		if (!h) {
 			m->hosts = realloc(m->hosts, (m->n_hosts + 1) * sizeof *m->hosts);
 			if (!m->hosts)
 				abort();
-			h = &m->hosts[m->n_hosts++];
-			memset(h, 0, sizeof *h);
+			h = m->hosts[m->n_hosts++] = xzalloc(sizeof *h);
 		}
 		h->u.h = hs[i];
 		h->u.left = false;
 	}
 	free(hs);
 	for (size_t i = 0; i < m->n_hosts; i++)
-		if (m->hosts[i].u.left)
-			m->hosts[i].u.h.gone = true;
+		if (m->hosts[i]->u.left)
+			m->hosts[i]->u.h.gone = true;
 	qsort(m->hosts, m->n_hosts, sizeof *m->hosts, host_cmp);
 	uint64_t now = mono_ms();
 	for (size_t i = 0; i < m->n_hosts; i++) {
-		struct fhost *h = &m->hosts[i];
+		struct fhost *h = m->hosts[i];
 		if (h->u.h.gone) {
 			h->u.answering = false;
 			if (!*h->u.why)
@@ -172,10 +172,17 @@ static struct ui_source *host_src(struct fhost *h)
 static struct fhost *holder_of(struct fleet_src *m, const char *fp)
 {
 	for (size_t i = 0; i < m->n_hosts; i++)
-		for (size_t r = 0; r < m->hosts[i].n_rows; r++)
-			if (!strcmp(m->hosts[i].rows[r].fp, fp) ||
-			    !strcmp(m->hosts[i].rows[r].sandbox, fp))
-				return &m->hosts[i];
+		for (size_t r = 0; r < m->hosts[i]->n_rows; r++)
+			if (!strcmp(m->hosts[i]->rows[r].fp, fp) ||
+			    !strcmp(m->hosts[i]->rows[r].sandbox, fp))
+				return m->hosts[i];
+	/* A finding's sandbox (capture from :leaks): the host that found it. */
+	for (size_t i = 0; i < m->n_hosts; i++)
+		for (size_t r = 0; r < m->hosts[i]->n_leaks; r++)
+			if (!strcmp(m->hosts[i]->leaks[r].sandbox, fp) ||
+			    (*m->hosts[i]->leaks[r].fingerprint &&
+			     !strcmp(m->hosts[i]->leaks[r].fingerprint, fp)))
+				return m->hosts[i];
 	struct bh_fleet_entry e;
 	if (fp && bh_fleet_lookup(m->f, fp, &e) == 0)
 		return host_by_id(m, e.host);
@@ -205,9 +212,9 @@ static void describe(struct ui_source *s, char *buf, size_t n)
 	struct fleet_src *m = F(s);
 	size_t live = 0, gone = 0, silent = 0;
 	for (size_t i = 0; i < m->n_hosts; i++) {
-		if (m->hosts[i].u.h.gone)
+		if (m->hosts[i]->u.h.gone)
 			gone++;
-		else if (!m->hosts[i].u.answering)
+		else if (!m->hosts[i]->u.answering)
 			silent++;
 		else
 			live++;
@@ -229,8 +236,8 @@ static void tier_summary(struct ui_source *s, char *buf, size_t n)
 	struct fleet_src *m = F(s);
 	uint32_t tiers = 0;
 	for (size_t i = 0; i < m->n_hosts; i++)
-		if (!m->hosts[i].u.h.gone)
-			tiers |= m->hosts[i].u.h.tiers;
+		if (!m->hosts[i]->u.h.gone)
+			tiers |= m->hosts[i]->u.h.tiers;
 	size_t used = 0;
 	buf[0] = '\0';
 	for (int t = BH_TIER_VM; t >= BH_TIER_CONTAINER; t--)
@@ -248,8 +255,8 @@ static int poll_fds(struct ui_source *s, struct pollfd *fds, int max)
 	if (max > 0 && bh_fleet_fd(m->f) >= 0)
 		fds[used++] = (struct pollfd){.fd = bh_fleet_fd(m->f), .events = POLLIN};
 	for (size_t i = 0; i < m->n_hosts && used < max; i++)
-		if (m->hosts[i].src)
-			used += m->hosts[i].src->ops->poll_fds(m->hosts[i].src, fds + used, max - used);
+		if (m->hosts[i]->src)
+			used += m->hosts[i]->src->ops->poll_fds(m->hosts[i]->src, fds + used, max - used);
 	return used;
 }
 
@@ -261,9 +268,9 @@ static int timeout_ms(struct ui_source *s)
 	if (t < 0 || t > 500)
 		t = 500;
 	for (size_t i = 0; i < m->n_hosts; i++) {
-		if (!m->hosts[i].src)
+		if (!m->hosts[i]->src)
 			continue;
-		int h = m->hosts[i].src->ops->timeout_ms(m->hosts[i].src);
+		int h = m->hosts[i]->src->ops->timeout_ms(m->hosts[i]->src);
 		if (h >= 0 && h < t)
 			t = h;
 	}
@@ -275,8 +282,8 @@ static void process(struct ui_source *s)
 	struct fleet_src *m = F(s);
 	bh_fleet_process(m->f);
 	for (size_t i = 0; i < m->n_hosts; i++)
-		if (m->hosts[i].src)
-			m->hosts[i].src->ops->process(m->hosts[i].src);
+		if (m->hosts[i]->src)
+			m->hosts[i]->src->ops->process(m->hosts[i]->src);
 	sync_hosts(m);
 }
 
@@ -287,8 +294,8 @@ static int pending(struct ui_source *s)
 	/* A gone host's calls out are not waited for (a gather that asked
 	 * it is, in m->pending, until the transport says it failed). */
 	for (size_t i = 0; i < m->n_hosts; i++)
-		if (host_src(&m->hosts[i]))
-			n += m->hosts[i].src->ops->pending(m->hosts[i].src);
+		if (host_src(m->hosts[i]))
+			n += m->hosts[i]->src->ops->pending(m->hosts[i]->src);
 	return n;
 }
 
@@ -385,7 +392,7 @@ static void gather_ask(struct gather *g, void (*ask)(struct ui_source *src, stru
 {
 	struct fleet_src *m = g->m;
 	for (size_t i = 0; i < m->n_hosts; i++) {
-		struct fhost *h = &m->hosts[i];
+		struct fhost *h = m->hosts[i];
 		struct ui_source *src = host_src(h);
 		if (!src) {
 			if (!h->u.h.gone)
@@ -451,11 +458,11 @@ static void sessions_finish(struct gather *g)
 	struct fleet_src *m = g->m;
 	size_t n = 0;
 	for (size_t i = 0; i < m->n_hosts; i++)
-		n += m->hosts[i].n_rows;
+		n += m->hosts[i]->n_rows;
 	struct ui_session *rows = xzalloc((n ? n : 1) * sizeof *rows);
 	size_t k = 0;
 	for (size_t i = 0; i < m->n_hosts; i++) {
-		struct fhost *h = &m->hosts[i];
+		struct fhost *h = m->hosts[i];
 		for (size_t r = 0; r < h->n_rows; r++) {
 			rows[k] = h->rows[r];
 			snprintf(rows[k].host, sizeof rows[k].host, "%s", h->u.h.id);
@@ -812,7 +819,7 @@ static void fleet_findings(struct gather *g)
 	/* A sandbox an answering host runs that the directory does not list
 	 * as that host's (past a grace: the entry follows the open). */
 	for (size_t i = 0; i < m->n_hosts; i++) {
-		struct fhost *h = &m->hosts[i];
+		struct fhost *h = m->hosts[i];
 		if (h->u.h.gone || !h->u.answering)
 			continue;
 		for (size_t r = 0; r < h->n_rows; r++) {
@@ -854,8 +861,8 @@ static void fleet_findings(struct gather *g)
 						!strcmp(es[i].hib.sandbox, de->d_name);
 				/* A live session's host may still be writing it. */
 				for (size_t i = 0; i < m->n_hosts && !named; i++)
-					for (size_t r = 0; r < m->hosts[i].n_rows && !named; r++)
-						named = !strcmp(m->hosts[i].rows[r].sandbox, de->d_name);
+					for (size_t r = 0; r < m->hosts[i]->n_rows && !named; r++)
+						named = !strcmp(m->hosts[i]->rows[r].sandbox, de->d_name);
 				if (named)
 					continue;
 				char holder[sizeof ((struct bh_leak *)0)->holder];
@@ -918,7 +925,7 @@ static void reap_chosen(struct ui_source *s, const struct bh_leak *chosen, size_
 			gather_silent(g, "fleet", "a fleet finding is no host's to reap: drain or "
 						  "restart the host, or delete the entry");
 	for (size_t hi = 0; hi < m->n_hosts; hi++) {
-		struct fhost *h = &m->hosts[hi];
+		struct fhost *h = m->hosts[hi];
 		struct bh_leak *mine = xzalloc((n ? n : 1) * sizeof *mine);
 		size_t k = 0;
 		for (size_t i = 0; i < n; i++)
@@ -1115,8 +1122,8 @@ static void forget_kept(struct ui_source *s)
 {
 	struct fleet_src *m = F(s);
 	for (size_t i = 0; i < m->n_hosts; i++)
-		if (m->hosts[i].src && m->hosts[i].src->ops->forget_kept)
-			m->hosts[i].src->ops->forget_kept(m->hosts[i].src);
+		if (m->hosts[i]->src && m->hosts[i]->src->ops->forget_kept)
+			m->hosts[i]->src->ops->forget_kept(m->hosts[i]->src);
 }
 
 /* The link is NATS's: down while the fleet's connection is. */
@@ -1142,7 +1149,7 @@ static void hosts(struct ui_source *s, ui_hosts_fn cb, void *arg)
 	sync_hosts(m);
 	struct ui_host *rows = xzalloc((m->n_hosts ? m->n_hosts : 1) * sizeof *rows);
 	for (size_t i = 0; i < m->n_hosts; i++)
-		rows[i] = m->hosts[i].u;
+		rows[i] = m->hosts[i]->u;
 	cb(arg, rows, m->n_hosts, NULL);
 	free(rows);
 }
@@ -1178,10 +1185,11 @@ static void source_free(struct ui_source *s)
 {
 	struct fleet_src *m = F(s);
 	for (size_t i = 0; i < m->n_hosts; i++) {
-		if (m->hosts[i].src)
-			m->hosts[i].src->ops->free(m->hosts[i].src);
-		free(m->hosts[i].rows);
-		free(m->hosts[i].leaks);
+		if (m->hosts[i]->src)
+			m->hosts[i]->src->ops->free(m->hosts[i]->src);
+		free(m->hosts[i]->rows);
+		free(m->hosts[i]->leaks);
+		free(m->hosts[i]);
 	}
 	free(m->hosts);
 	bh_fleet_close(m->f);
