@@ -36,6 +36,10 @@ const char *const serve_section_titles[SERVE_SECTION_COUNT] = {
 		"interrupted calls) is kept as evidence (`bulkhead leaks`, `bulkhead gc`, the\n"
 		"console's :leaks).",
 	[SERVE_SECTION_SERVICE] = "The service: the config file, hardened mode, the log.",
+	/* ---- fleet (issue 20) ---- */
+	[SERVE_SECTION_FLEET] =
+		"The fleet: this host as one of many on NATS (any host answers any call;\n"
+		"docs/deploy.md, A fleet).",
 };
 
 const struct serve_option serve_options[] = {
@@ -379,6 +383,57 @@ const struct serve_option serve_options[] = {
 	 .help = "an operator's Capture (the console's v) writes evidence folders only below\n"
 		 "DIR (absolute, existing), on this host",
 	 .dflt = "(none: no captures over the API)"},
+	/* ---- fleet (issue 20): this daemon as one host of a fleet ---- */
+	{.name = "fleet",
+	 .kind = SERVE_STRING,
+	 AT(d.fleet.servers),
+	 .section = SERVE_SECTION_FLEET,
+	 .arg = "URLS",
+	 .help = "join the fleet on these NATS servers (nats://a:4222,nats://b:4222; JetStream);\n"
+		 "a daemon that cannot join refuses to start",
+	 .dflt = "(none: one host alone)"},
+	{.name = "host-id",
+	 .kind = SERVE_STRING,
+	 AT(d.fleet.host_id),
+	 .section = SERVE_SECTION_FLEET,
+	 .arg = "NAME",
+	 .help = "this host's id in the fleet ([A-Za-z0-9._-], at most 64); no two live hosts\n"
+		 "share one",
+	 .dflt = "(the machine's hostname)"},
+	{.name = "advertise",
+	 .kind = SERVE_STRING,
+	 AT(d.fleet.advertise),
+	 .section = SERVE_SECTION_FLEET,
+	 .arg = "URL",
+	 .help = "where consoles reach this host's API (https://NAME:PORT or a socket path)",
+	 .dflt = "(the --listen address, else the socket)"},
+	{.name = "fleet-heartbeat-ms",
+	 .kind = SERVE_NUMBER,
+	 .lo = 50,
+	 .hi = 60000,
+	 AT(d.fleet.heartbeat_ms),
+	 .section = SERVE_SECTION_FLEET,
+	 .arg = "MS",
+	 .help = "how often this host publishes its capacity",
+	 .dflt = "1000"},
+	{.name = "fleet-gone-ms",
+	 .kind = SERVE_NUMBER,
+	 .lo = 150,
+	 .hi = 600000,
+	 AT(d.fleet.gone_ms),
+	 .section = SERVE_SECTION_FLEET,
+	 .arg = "MS",
+	 .help = "a host not heard from this long is gone (at least 3 heartbeats): its live\n"
+		 "sessions answer host_lost, its hibernated ones are adopted by the next call",
+	 .dflt = "5000"},
+	{.name = "images-dir",
+	 .kind = SERVE_DIR,
+	 AT(d.engine.images_dir),
+	 .section = SERVE_SECTION_FLEET,
+	 .arg = "DIR",
+	 .help = "where hibernation images live (absolute, existing): a fleet's hosts share\n"
+		 "one, so a hibernated conversation restores on any host",
+	 .dflt = "(the state directory's images/)"},
 	/* ---- service ---- */
 	{.name = "hardened",
 	 .kind = SERVE_FLAG,

@@ -43,6 +43,7 @@ enum serve_section {
 	SERVE_SECTION_EGRESS,
 	SERVE_SECTION_LEFTOVERS,
 	SERVE_SECTION_SERVICE,
+	SERVE_SECTION_FLEET, /* ---- fleet (issue 20) ---- */
 	SERVE_SECTION_COUNT,
 };
 

@@ -100,12 +100,24 @@ static void call_free(struct call *c)
 		ratelimit_release(s->rl, c->who.name);
 	free(c->body);
 	free(c->answer);
+	free(c->relay);
 	free(c);
 }
+
+static void deliver_headless(struct call *c);
+static void check_header(struct call *c, const char *url, const char *method);
+static void dispatch(struct call *c, const char *url);
+static struct call *call_alloc(struct server *s, struct listener *l, const char *url);
+static struct call *call_enlist(struct call *c);
 
 void call_wake(struct call *c)
 {
 	c->engine_pending = false;
+	if (c->headless) { /* ---- fleet: back to the host that forwarded it ---- */
+		if (!c->in_dispatch)
+			deliver_headless(c);
+		return;
+	}
 	if (c->gone) {
 		call_free(c);
 		return;
@@ -120,6 +132,76 @@ void call_wake(struct call *c)
 	}
 }
 
+/* ---- fleet: an answer relayed from the session's owner, byte for byte ---- */
+#define RELAY_HEADERS 16u
+struct call_relay {
+	size_t n;
+	const char *names[RELAY_HEADERS], *values[RELAY_HEADERS];
+	char buf[]; /* the strings */
+};
+
+void call_answer_relayed(struct call *c, unsigned status, size_t n_headers,
+			 const char *const *names, const char *const *values, const uint8_t *body,
+			 size_t body_len)
+{
+	if (c->answered)
+		return;
+	if (n_headers > RELAY_HEADERS)
+		n_headers = RELAY_HEADERS;
+	size_t need = 0;
+	for (size_t i = 0; i < n_headers; i++)
+		need += strlen(names[i]) + strlen(values[i]) + 2;
+	struct call_relay *r = malloc(sizeof *r + need);
+	char *answer = malloc(body_len + 1);
+	if (!r || !answer)
+		abort();
+	char *p = r->buf;
+	r->n = 0;
+	for (size_t i = 0; i < n_headers; i++) {
+		size_t ln = strlen(names[i]) + 1, lv = strlen(values[i]) + 1;
+		r->names[r->n] = memcpy(p, names[i], ln);
+		p += ln;
+		r->values[r->n++] = memcpy(p, values[i], lv);
+		p += lv;
+	}
+	if (body_len)
+		memcpy(answer, body, body_len);
+	answer[body_len] = '\0';
+	free(c->relay);
+	c->relay = r;
+	c->answered = true;
+	c->status = status;
+	c->content_type = NULL; /* the relayed headers carry it */
+	c->answer = answer;
+	c->answer_len = body_len;
+	/* For the metrics and the audit line: the code the owner answered. */
+	if (status == 200) {
+		c->code = WIRE_OK;
+	} else {
+		struct wire_error e;
+		wire_decode_error((int)status, answer, body_len, &e);
+		c->code = e.code;
+		wire_error_free(&e);
+	}
+}
+
+const char *call_header(const struct call *c, const char *name)
+{
+	if (!c->headless)
+		return c->conn ? MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND, name) : NULL;
+	for (size_t i = 0; i < c->n_in_headers; i++)
+		if (!strcasecmp(c->in_header_names[i], name))
+			return c->in_header_values[i];
+	return NULL;
+}
+
+/* What every answer counts and writes, however it leaves. */
+static void answer_counted(struct call *c)
+{
+	c->srv->metrics.calls[metrics_procedure(c->procedure)][c->code < 17 ? c->code : 2]++;
+	audit_call(c->srv, c);
+}
+
 static enum MHD_Result send_answer(struct call *c)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(c->answer_len, c->answer,
@@ -127,17 +209,69 @@ static enum MHD_Result send_answer(struct call *c)
 	if (!r)
 		return MHD_NO;
 	c->answer = NULL; /* the response owns it now */
-	if (c->content_type)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, c->content_type);
-	if (c->request_id[0] && !c->request_id_minted) /* ---- ci: attribution ---- */
-		MHD_add_response_header(r, "Plimsoll-Request-Id", c->request_id);
-	if (c->not_dispatched)
-		MHD_add_response_header(r, "Plimsoll-Not-Dispatched", c->not_dispatched);
+	if (c->relay) { /* ---- fleet: the owner's headers, as it sent them ---- */
+		for (size_t i = 0; i < c->relay->n; i++)
+			MHD_add_response_header(r, c->relay->names[i], c->relay->values[i]);
+	} else {
+		if (c->content_type)
+			MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, c->content_type);
+		if (c->request_id[0] && !c->request_id_minted) /* ---- ci: attribution ---- */
+			MHD_add_response_header(r, "Plimsoll-Request-Id", c->request_id);
+		if (c->not_dispatched)
+			MHD_add_response_header(r, "Plimsoll-Not-Dispatched", c->not_dispatched);
+	}
 	enum MHD_Result ret = MHD_queue_response(c->conn, c->status, r);
 	MHD_destroy_response(r);
-	c->srv->metrics.calls[metrics_procedure(c->procedure)][c->code < 17 ? c->code : 2]++;
-	audit_call(c->srv, c);
+	answer_counted(c);
 	return ret;
+}
+
+/* ---- fleet: a forwarded call's answer goes back through its deliver,
+ * with the headers send_answer would have added; then it is freed ---- */
+static void deliver_headless(struct call *c)
+{
+	if (!c->answered)
+		call_refuse(c, WIRE_INTERNAL, WIRE_REFUSAL_UNSPECIFIED, "the call ended without an answer");
+	answer_counted(c);
+	c->deliver(c);
+	call_free(c);
+}
+
+void call_run_headless(struct server *s, const char *path, size_t n_headers,
+		       const char *const *names, const char *const *values, const uint8_t *body,
+		       size_t body_len, void (*deliver)(struct call *c), void *arg)
+{
+	/* Through the unix listener's rules: the host that forwarded it judged
+	 * its connection (Host, Origin, proxies); here it is authenticated,
+	 * admitted and handled as any call. */
+	struct call *c = call_alloc(s, &s->ls[0], path);
+	c->headless = true;
+	c->n_in_headers = n_headers;
+	c->in_header_names = names;
+	c->in_header_values = values;
+	c->deliver = deliver;
+	c->deliver_arg = arg;
+	call_enlist(c);
+	c->in_dispatch = true;
+	if (body_len > DAEMON_MAX_BODY) {
+		call_refuse_early(c, 413, WIRE_RESOURCE_EXHAUSTED, "request",
+				  "the body is larger than 8 MiB");
+	} else {
+		c->body = malloc(body_len + 1);
+		if (!c->body)
+			abort();
+		if (body_len)
+			memcpy(c->body, body, body_len);
+		c->body[body_len] = '\0';
+		c->body_len = body_len;
+		c->body_cap = body_len + 1;
+		check_header(c, path, "POST");
+		if (!c->answered)
+			dispatch(c, path);
+	}
+	c->in_dispatch = false;
+	if (!c->engine_pending)
+		deliver_headless(c);
 }
 
 /* A refusal made before the handler: no detail, so the header carries the
@@ -199,8 +333,7 @@ static bool admit(struct call *c)
 		snprintf(c->who.name, sizeof c->who.name, "anonymous");
 		c->who.scopes = CLIENT_SCOPE_CODE_RUN | CLIENT_SCOPE_OPERATOR;
 	} else {
-		const char *h = MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND,
-							    MHD_HTTP_HEADER_AUTHORIZATION);
+		const char *h = call_header(c, MHD_HTTP_HEADER_AUTHORIZATION);
 		const char *tok = NULL;
 		size_t len = 0;
 		/* ---- tls: a verified client certificate names a client, with
@@ -246,27 +379,25 @@ static bool admit(struct call *c)
 	return true;
 }
 
-static struct call *call_new(struct listener *l, struct MHD_Connection *conn, const char *url)
+static struct call *call_alloc(struct server *s, struct listener *l, const char *url)
 {
-	struct server *s = l->srv;
 	struct call *c = calloc(1, sizeof *c);
 	if (!c)
 		abort();
 	c->srv = s;
 	c->via = l;
-	c->conn = conn;
 	c->t0_us = now_mono_us();
 	c->received_unix_ms = (int64_t)now_real_ms();
 	c->code = WIRE_OK;
 	snprintf(c->procedure, sizeof c->procedure, "%s", url[0] == '/' ? url + 1 : url);
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	c->watch = ci ? ci->socket_context : NULL;
-	if (c->watch) {
-		c->watch->phase = CONN_BODY;
-		c->watch->since_ms = now_mono_ms();
-	}
-	const char *rid = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Plimsoll-Request-Id");
+	return c;
+}
+
+/* The request id the client sent, else one of ours; then the call is listed. */
+static struct call *call_enlist(struct call *c)
+{
+	struct server *s = c->srv;
+	const char *rid = call_header(c, "Plimsoll-Request-Id");
 	if (rid && request_id_ok(rid))
 		snprintf(c->request_id, sizeof c->request_id, "%s", rid);
 	/* ---- ci: attribution: every call has a request id the audit line and
@@ -278,6 +409,20 @@ static struct call *call_new(struct listener *l, struct MHD_Connection *conn, co
 		s->calls->prev = c;
 	s->calls = c;
 	return c;
+}
+
+static struct call *call_new(struct listener *l, struct MHD_Connection *conn, const char *url)
+{
+	struct call *c = call_alloc(l->srv, l, url);
+	c->conn = conn;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	c->watch = ci ? ci->socket_context : NULL;
+	if (c->watch) {
+		c->watch->phase = CONN_BODY;
+		c->watch->since_ms = now_mono_ms();
+	}
+	return call_enlist(c);
 }
 
 /* Everything that can be judged from the header alone. */
@@ -310,22 +455,19 @@ static void check_header(struct call *c, const char *url, const char *method)
 			    "the daemon is shutting down; nothing ran");
 		return;
 	}
-	const char *ct = MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND,
-						     MHD_HTTP_HEADER_CONTENT_TYPE);
+	const char *ct = call_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
 	if (!ct || strncasecmp(ct, "application/json", 16) || (ct[16] && ct[16] != ';' && ct[16] != ' ')) {
 		call_refuse_early(c, 415, WIRE_INVALID_ARGUMENT, "request",
 			     "the body must be Connect JSON (Content-Type: application/json)");
 		return;
 	}
-	const char *cpv = MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND,
-						      "Connect-Protocol-Version");
+	const char *cpv = call_header(c, "Connect-Protocol-Version");
 	if (cpv && strcmp(cpv, "1")) {
 		call_refuse_early(c, 400, WIRE_INVALID_ARGUMENT, "request",
 			     "Connect-Protocol-Version must be 1");
 		return;
 	}
-	const char *cl = MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND,
-						     MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *cl = call_header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (cl && strtoull(cl, NULL, 10) > DAEMON_MAX_BODY) {
 		call_refuse_early(c, 413, WIRE_RESOURCE_EXHAUSTED, "request",
 			     "the body is larger than 8 MiB");

@@ -92,7 +92,36 @@ struct call {
 	 * X-Forwarded-For, else the peer's) and the proxy's X-Forwarded-Proto ---- */
 	char client_addr[64];
 	char forwarded_proto[8];
+	/* ---- fleet (issue 20) ---- */
+	/* A call another host forwarded here (fleet_serve.c): no HTTP
+	 * connection; its headers are the message's, and its answer goes back
+	 * through deliver (then the call is freed) instead of libmicrohttpd. */
+	bool headless;
+	size_t n_in_headers;
+	const char *const *in_header_names, *const *in_header_values;
+	void (*deliver)(struct call *c);
+	void *deliver_arg;
+	bool in_dispatch;  /* headless: dispatch has not returned yet */
+	bool fleet_routed; /* routed once (forwarded, or adopted and handled here) */
+	/* An answer the owner of the session made, relayed byte for byte:
+	 * its headers replace the ones this daemon would add. */
+	struct call_relay *relay;
 };
+
+/* ---- fleet: a request's header, from libmicrohttpd or a forwarded message ---- */
+const char *call_header(const struct call *c, const char *name);
+/* The owner's answer as this call's, byte for byte (copied). */
+void call_answer_relayed(struct call *c, unsigned status, size_t n_headers,
+			 const char *const *names, const char *const *values, const uint8_t *body,
+			 size_t body_len);
+/* A call with no connection (fleet_serve.c): checked, authenticated,
+ * admitted and dispatched as one from a listener (path is
+ * "/plimsoll.v1.SandboxService/..."); deliver is called once with its
+ * answer, after which the call is freed. The headers and body must stay
+ * valid until then (the body is copied). */
+void call_run_headless(struct server *s, const char *path, size_t n_headers,
+		       const char *const *names, const char *const *values, const uint8_t *body,
+		       size_t body_len, void (*deliver)(struct call *c), void *arg);
 
 /* ---- ci: attribution: who a call acts as, for the engine's events (the
  * principal its token names and the request id its audit line carries) ---- */
@@ -140,6 +169,8 @@ struct server {
 	struct bh_broker *broker;            /* egress_broker.c; NULL: none */
 	/* ---- tls: the pair and client CA (tls.c); NULL: no TLS ---- */
 	struct daemon_tls *tls;
+	/* ---- fleet (issue 20): this host's membership (fleet_member.c); NULL: alone ---- */
+	struct daemon_fleet *fleet;
 };
 
 /* ---- answers (call.c) ---- */
@@ -293,5 +324,28 @@ void sandbox_project_session(struct call *c, bh_session *s, struct wire_session_
 /* ---- remote: Leftovers, ListIntents, Capture, Search, Reap
  * (operator_forensics.c); false when method is none of them ---- */
 bool operator_forensics(struct call *c, const char *method);
+
+/* ---- fleet (issue 20): serve --fleet (fleet_member.c, fleet_route.c,
+ * fleet_serve.c; fleet_none.c in a build without libbulkhead-fleet) ---- */
+/* Joins after the listeners are up (so the host's api is known); -1 with
+ * *why when it cannot: the daemon then refuses to start. */
+int daemon_fleet_start(struct server *s, char **why);
+/* After the engine closed: leaves the fleet (the others see it gone). */
+void daemon_fleet_stop(struct server *s);
+int daemon_fleet_fd(struct server *s);          /* -1: none */
+int daemon_fleet_timeout_ms(struct server *s);  /* -1: none */
+void daemon_fleet_process(struct server *s);
+/* Each pass of the loop: capacity, the directory, a drain (throttled). */
+void daemon_fleet_tick(struct server *s);
+/* At a stop, before the engine closes: hibernates what shutdown =
+ * hibernate would (so the directory says so before this host leaves),
+ * turning the loop with run_once until until_ms at most. */
+void daemon_fleet_before_close(struct server *s, void (*run_once)(struct server *s, int ms),
+			       uint64_t until_ms);
+/* A session opened, changed or ended here: the directory follows now. */
+void daemon_fleet_session_changed(struct server *s);
+/* Before a plimsoll.v1 procedure is handled here: true when the fleet took
+ * it (forwarded to its owner, refused host_lost, or adopting first). */
+bool daemon_fleet_route(struct call *c, const char *method);
 
 #endif

@@ -129,6 +129,25 @@ char *metrics_render(const struct metrics *m, bh_engine *e)
 	for (size_t i = 0; i < METRICS_APPROVAL_OUTCOMES; i++)
 		fprintf(f, "bulkhead_approvals_total{outcome=\"%s\"} %llu\n", outcomes[i],
 			(unsigned long long)m->approvals[i]);
+	/* ---- fleet (issue 20): zeros on a host alone ---- */
+	fprintf(f, "# HELP bulkhead_fleet_forwarded_total Calls forwarded to the host holding their "
+		   "session, by outcome.\n"
+		   "# TYPE bulkhead_fleet_forwarded_total counter\n"
+		   "bulkhead_fleet_forwarded_total{outcome=\"answered\"} %llu\n"
+		   "bulkhead_fleet_forwarded_total{outcome=\"failed\"} %llu\n",
+		(unsigned long long)(m->fleet_forwarded - m->fleet_forward_failed),
+		(unsigned long long)m->fleet_forward_failed);
+	fprintf(f, "# HELP bulkhead_fleet_served_total Calls another host forwarded here.\n"
+		   "# TYPE bulkhead_fleet_served_total counter\nbulkhead_fleet_served_total %llu\n",
+		(unsigned long long)m->fleet_served);
+	fprintf(f, "# HELP bulkhead_fleet_adoptions_total Hibernated sessions of a gone host "
+		   "adopted here.\n"
+		   "# TYPE bulkhead_fleet_adoptions_total counter\nbulkhead_fleet_adoptions_total %llu\n",
+		(unsigned long long)m->fleet_adopted);
+	fprintf(f, "# HELP bulkhead_fleet_host_lost_total Calls refused host_lost (their session's "
+		   "host is gone).\n"
+		   "# TYPE bulkhead_fleet_host_lost_total counter\nbulkhead_fleet_host_lost_total %llu\n",
+		(unsigned long long)m->fleet_host_lost);
 	if (e) /* ---- usage ---- */
 		metrics_render_usage(f, e);
 	if (e) /* ---- plumb: egress ---- */

@@ -26,6 +26,12 @@ struct metrics {
 	/* ---- approvals ---- */
 	uint64_t approvals_waiting;                   /* calls held now */
 	uint64_t approvals[METRICS_APPROVAL_OUTCOMES]; /* decided, by metrics_approval_names */
+	/* ---- fleet (issue 20) ---- */
+	uint64_t fleet_forwarded;     /* calls sent to the host holding their session */
+	uint64_t fleet_forward_failed;/* of them, no answer came (the host or NATS failed) */
+	uint64_t fleet_served;        /* calls another host forwarded here */
+	uint64_t fleet_adopted;       /* hibernated sessions of a gone host adopted here */
+	uint64_t fleet_host_lost;     /* calls refused host_lost */
 };
 
 /* Index of a procedure name for metrics; the last index is "other". */

@@ -278,6 +278,7 @@ static void on_open(void *arg, bh_session *s, const bh_error *err)
 	} else {
 		struct bh_session_info info;
 		bh_session_get_info(s, &info);
+		daemon_fleet_session_changed(c->srv); /* ---- fleet: in the directory now ---- */
 		snprintf(c->session_fp, sizeof c->session_fp, "%s", info.fingerprint);
 		struct wire_open_session_response a = {
 			.session_id = bh_session_id(s),
@@ -524,6 +525,9 @@ void sandbox_service(struct call *c, const char *method)
 		{"OpenSession", open_session},  {"SessionRun", session_run},
 		{"CloseSession", close_session},
 	};
+	/* ---- fleet: a session another host holds is its to answer ---- */
+	if (daemon_fleet_route(c, method))
+		return;
 	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
 		if (!strcmp(method, methods[i].name)) {
 			methods[i].fn(c);

@@ -181,6 +181,9 @@ static int mhd_fd(struct listener *l)
 static int loop_timeout(struct server *s)
 {
 	int t = bh_engine_timeout_ms(s->e);
+	int ft = daemon_fleet_timeout_ms(s); /* ---- fleet ---- */
+	if (ft >= 0 && (t < 0 || ft < t))
+		t = ft;
 	/* The deadline sweep runs every second; long polls look every 100 ms. */
 	int cap = operator_waiting(s) ? 100 : 1000;
 	int best = t < 0 ? cap : (t < cap ? t : cap);
@@ -229,10 +232,12 @@ static int tls_setup(struct server *s, char **why)
 
 static void run_once(struct server *s, int timeout)
 {
-	struct pollfd p[4 + 1 + TLS_DOOR_MAX];
+	struct pollfd p[5 + 1 + TLS_DOOR_MAX];
 	size_t n = 0;
 	p[n++] = (struct pollfd){.fd = bh_engine_fd(s->e), .events = POLLIN};
 	p[n++] = (struct pollfd){.fd = s->sigfd, .events = POLLIN};
+	/* ---- fleet: its callbacks (answers, forwarded calls) run on this thread ---- */
+	p[n++] = (struct pollfd){.fd = daemon_fleet_fd(s), .events = POLLIN};
 	for (size_t i = 0; i < s->n_ls; i++)
 		p[n++] = (struct pollfd){.fd = mhd_fd(&s->ls[i]), .events = POLLIN};
 	for (size_t i = 0; i < s->n_ls; i++) /* ---- tls ---- */
@@ -240,6 +245,7 @@ static void run_once(struct server *s, int timeout)
 			n += tls_door_pollfds(s->ls[i].door, p + n, sizeof p / sizeof p[0] - n);
 	poll(p, n, timeout);
 	bh_engine_process(s->e);
+	daemon_fleet_process(s); /* ---- fleet ---- */
 	for (size_t i = 0; i < s->n_ls; i++) {
 		if (s->ls[i].door) /* ---- tls ---- */
 			tls_door_process(s->ls[i].door);
@@ -287,6 +293,8 @@ static void drain_and_close(struct server *s)
 		   budget);
 	while (engine_calls_pending(s) && now_mono_ms() < until)
 		run_once(s, 100);
+	/* ---- fleet: what hibernates is adoptable once the directory says so ---- */
+	daemon_fleet_before_close(s, run_once, until);
 	/* Closing the engine answers whatever still waits (refused: closing). */
 	audit_engine_events(s, false);
 	daemon_broker_engine(s, NULL); /* ---- profiles: no note reaches a closing engine ---- */
@@ -426,6 +434,9 @@ static int setup(struct server *s, const struct bh_daemon_config *cfg, char **wh
 	bool ok = fchmod(note, 0644) == 0 && fprintf(f, "%s\n", sock) >= 0;
 	if (fclose(f) != 0 || !ok)
 		return why_errno(why, errno, "write %s", s->attach_file);
+	/* ---- fleet: a daemon that cannot join refuses to start ---- */
+	if (daemon_fleet_start(s, why) < 0)
+		return -1;
 	return 0;
 }
 
@@ -437,6 +448,7 @@ static void teardown(struct server *s)
 		s->e = NULL;
 	}
 	daemon_broker_stop(s); /* ---- profiles: after the engine, which closed its sessions ---- */
+	daemon_fleet_stop(s);  /* ---- fleet: after the engine's last answers ---- */
 	/* Suspended connections must be resumed before their daemon stops. */
 	for (struct call *c = s->calls; c; c = c->next)
 		if (c->suspended && c->conn) {
@@ -457,6 +469,7 @@ static void teardown(struct server *s)
 			c->ctx_free(c->ctx);
 		free(c->body);
 		free(c->answer);
+		free(c->relay); /* ---- fleet ---- */
 		free(c);
 	}
 	if (s->attach_file) {
@@ -508,6 +521,7 @@ int bh_daemon_serve(const struct bh_daemon_config *cfg, char **why)
 		int tmo = loop_timeout(&s);
 		int to_sweep = next_sweep > now ? (int)(next_sweep - now) : 0;
 		run_once(&s, tmo < to_sweep ? tmo : to_sweep);
+		daemon_fleet_tick(&s); /* ---- fleet ---- */
 		if (now_mono_ms() >= next_poll) {
 			operator_poll_waiters(&s, false);
 			next_poll = now_mono_ms() + 100;

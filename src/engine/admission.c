@@ -40,7 +40,8 @@ static void census(bh_engine *e, const char *principal, struct census *c)
 }
 
 static const char *const kind_names[] = {"session", "Run call", "pooled sandbox",
-					 "restore of a hibernated session"};
+					 "restore of a hibernated session",
+					 "adoption of a hibernated session"};
 
 int admit_sandbox(bh_engine *e, const struct admit_ask *ask, bh_error **err)
 {
@@ -52,7 +53,7 @@ int admit_sandbox(bh_engine *e, const struct admit_ask *ask, bh_error **err)
 	bool transfer = ask->kind == ADMIT_SESSION && ask->tier > BH_TIER_NONE &&
 			ask->tier < BH_TIER_COUNT && bh_engine_pool_ready(e, ask->tier) > 0;
 	size_t new_place = ask->kind == ADMIT_WAKE || transfer ? 0 : 1;
-	size_t new_memory = transfer ? 0 : 1;
+	size_t new_memory = transfer || ask->kind == ADMIT_ADOPT ? 0 : 1;
 	size_t budget_sandboxes = e->memory_limit_mb ? p->memory_budget_mb / e->memory_limit_mb : 0;
 	struct census c;
 	census(e, principal, &c);

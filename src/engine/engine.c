@@ -249,13 +249,14 @@ static void sweep_leftovers(bh_engine *e)
 	}
 	mkdir_p(e->bundles_dir, 0700);
 	/* Images likewise: one whose checkpoint a dead engine never finished
-	 * (its row never said hibernated) will never be restored. */
-	cleanup_free char *images = xasprintf("%s/images", e->state_dir);
-	cleanup_dir DIR *di = opendir_nofollow(images);
+	 * (its row never said hibernated) will never be restored. In a shared
+	 * images directory only those this store names are ours to judge. */
+	cleanup_dir DIR *di = opendir_nofollow(e->images_dir);
 	while (di && (de = readdir(di))) {
-		if (de->d_name[0] == '.' || sessions_keeps_bundle(e, de->d_name))
+		if (de->d_name[0] == '.' || sessions_keeps_bundle(e, de->d_name) ||
+		    !engine_image_ours(e, de->d_name))
 			continue;
-		cleanup_free char *p = xasprintf("%s/%s", images, de->d_name);
+		cleanup_free char *p = engine_image_path(e, de->d_name);
 		rm_rf(p);
 	}
 	/* Killed processes leave their cgroups a moment later. */
@@ -271,6 +272,49 @@ static void sweep_leftovers(bh_engine *e)
 			break;
 		usleep(20000);
 	}
+}
+
+/* ---- fleet (issue 20): the images directory ---- */
+
+char *engine_image_path(bh_engine *e, const char *name)
+{
+	return xasprintf("%s/%s", e->images_dir, name);
+}
+
+bool engine_image_ours(bh_engine *e, const char *name)
+{
+	/* Another host's image in a shared directory is its, or the next
+	 * adopter's: never reaped, budgeted or listed here. */
+	return !e->images_shared || (e->store && store_knows_sandbox(e->store, name));
+}
+
+/* STATE/images (made when the first image is written), or the operator's
+ * shared directory: made if missing (not by a read-only engine), then held
+ * to the state directory's rule, where it really is. */
+static int images_dir_open(bh_engine *e, const struct bh_config *cfg, bh_error **err)
+{
+	if (!cfg->images_dir || !*cfg->images_dir) {
+		e->images_dir = xasprintf("%s/images", e->state_dir);
+		return 0;
+	}
+	const char *dir = cfg->images_dir;
+	e->images_shared = true;
+	struct stat st;
+	if (!e->read_only && lstat(dir, &st) < 0 && errno == ENOENT && mkdir_p_named(dir, 0700) < 0)
+		return bh_fail(err, BH_E_SYSTEM, errno, "create images directory %s", dir);
+	if (e->read_only && lstat(dir, &st) < 0 && errno == ENOENT) {
+		e->images_dir = xstrdup(dir); /* nothing in it to read */
+		return 0;
+	}
+	if (images_dir_check(dir, err) < 0)
+		return -1;
+	char real[PATH_MAX];
+	if (!realpath(dir, real))
+		return bh_fail(err, BH_E_SYSTEM, errno, "resolve images directory %s", dir);
+	if (strcmp(real, dir) && images_dir_check(real, err) < 0)
+		return -1;
+	e->images_dir = xstrdup(real);
+	return 0;
 }
 
 /* History retention: the same job at start and every hour. */
@@ -436,6 +480,8 @@ int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, 
 	e->children = children_new();
 	e->rootfs = xasprintf("%s/rootfs", real);
 	e->bundles_dir = xasprintf("%s/bundles", real);
+	if (images_dir_open(e, cfg, err) < 0)
+		goto fail;
 	if (!e->loop) {
 		bh_fail(err, BH_E_SYSTEM, errno, "epoll_create1");
 		goto fail;
@@ -771,6 +817,7 @@ void bh_engine_close(bh_engine *e)
 	view_close(e);
 	free(e->rootfs);
 	free(e->bundles_dir);
+	free(e->images_dir);
 	free(e->drop_wall);
 	free(e->drop_wall_after_proof);
 	free(e->evidence_dir);

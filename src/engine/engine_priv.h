@@ -284,6 +284,18 @@ bool sandbox_can_hibernate(const struct sandbox *sb);
  * image are on disk; the next call restores it. NULL if the tier's runtime
  * is missing. */
 struct sandbox *sandbox_adopt_hibernated(bh_engine *e, enum bh_tier tier, const char *name);
+/* ---- fleet (issue 20): a hibernated sandbox whose image another engine
+ * made (already renamed to this name in images_dir): a new bundle here,
+ * with this engine's paths, uid range and egress mount, the same spec as a
+ * sandbox opened here. NULL with err when the runtime is missing or the
+ * bundle cannot be written (nothing left behind). ---- */
+struct sandbox *sandbox_adopt_image(bh_engine *e, enum bh_tier tier, const char *name,
+				    enum egress_mount em, bh_error **err);
+/* images_dir/<name> (the caller frees). */
+char *engine_image_path(bh_engine *e, const char *name);
+/* Whether an image in images_dir is this engine's to delete or list: any
+ * in its own STATE/images; in a shared directory only one its store names. */
+bool engine_image_ours(bh_engine *e, const char *name);
 /* At engine close: forget a hibernated sandbox, keeping its bundle and image. */
 void sandbox_detach(bh_engine *e, struct sandbox *sb);
 
@@ -414,6 +426,12 @@ struct bh_engine {
 	char *rootfs;
 	struct view view;  /* what bundles bind, when it could be made */
 	char *bundles_dir;
+	/* ---- fleet (issue 20): where hibernation images live (resolved,
+	 * checked at open): STATE/images, or bh_config.images_dir, which other
+	 * engines share (images_shared): there only the images this store
+	 * names are this engine's to delete or list ---- */
+	char *images_dir;
+	bool images_shared;
 	struct runtime runtimes[BH_TIER_COUNT]; /* indexed by tier; ops NULL if none */
 	struct tier_slot tiers[BH_TIER_COUNT];
 	int proofs_running;
@@ -512,7 +530,9 @@ void pool_close_all(bh_engine *e);
 void pool_free(bh_engine *e);
 
 /* ---- admission (admission.c): the one rule every new sandbox passes ---- */
-enum admit_kind { ADMIT_SESSION, ADMIT_RUN, ADMIT_POOL, ADMIT_WAKE };
+/* ADMIT_ADOPT (fleet): a hibernated session another engine left takes a
+ * place here, and no memory until it wakes. */
+enum admit_kind { ADMIT_SESSION, ADMIT_RUN, ADMIT_POOL, ADMIT_WAKE, ADMIT_ADOPT };
 struct admit_ask {
 	enum admit_kind kind;
 	const char *principal; /* who asks ("" the embedding host); none for the pool */

@@ -170,7 +170,7 @@ size_t bh_engine_leaks(bh_engine *e, struct bh_leak **out)
 	}
 	free(list);
 	/* Images no held session will restore. */
-	cleanup_free char *images = xasprintf("%s/images", e->state_dir);
+	const char *images = e->images_dir;
 	cleanup_dir DIR *d = opendir_nofollow(images);
 	if (!d && errno == ELOOP)
 		bh_log(e, BH_LOG_WARN, "%s is reached through a symbolic link: not listed", images);
@@ -178,7 +178,9 @@ size_t bh_engine_leaks(bh_engine *e, struct bh_leak **out)
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		if (image_held(e, de->d_name))
+		/* ---- fleet: in a shared images directory, another host's
+		 * image is not this engine's leak ---- */
+		if (image_held(e, de->d_name) || !engine_image_ours(e, de->d_name))
 			continue;
 		struct bh_leak *l = add_named(e, &f, BH_LEAK_STALE_IMAGE, de->d_name);
 		if (!l)
@@ -225,7 +227,7 @@ static bool still_unheld(bh_engine *e, const struct bh_leak *l)
 {
 	switch (l->kind) {
 	case BH_LEAK_STALE_IMAGE:
-		return !image_held(e, l->sandbox);
+		return !image_held(e, l->sandbox) && engine_image_ours(e, l->sandbox);
 	case BH_LEAK_OVERDUE:
 		return true; /* held on purpose: past its lifetime, this engine ends it */
 	default:
@@ -344,7 +346,7 @@ size_t bh_engine_reap_as(bh_engine *e, const struct bh_actor *who, const struct 
 		case BH_LEAK_STALE_IMAGE: {
 			/* The path again from its parts: holder is a display string,
 			 * cut to fit, and never a path to delete. */
-			cleanup_free char *image = xasprintf("%s/images/%s", e->state_dir, l->sandbox);
+			cleanup_free char *image = engine_image_path(e, l->sandbox);
 			rm_rf(image);
 			break;
 		}

@@ -64,7 +64,7 @@ int uid_slot_take(bh_engine *e)
 	return -1;
 }
 
-static uint32_t uid_base(bh_engine *e, int slot)
+uint32_t sandbox_uid_base(bh_engine *e, int slot)
 {
 	/* Engines with different state directories land in different regions. */
 	char head[7];
@@ -78,7 +78,7 @@ static uint32_t uid_base(bh_engine *e, int slot)
  * engine's), so a dead engine's kept sandboxes keep theirs ---- */
 int uid_slot_of(bh_engine *e, uint32_t host_uid_base)
 {
-	uint32_t first = uid_base(e, 0);
+	uint32_t first = sandbox_uid_base(e, 0);
 	if (host_uid_base < first || host_uid_base % 65536u)
 		return -1;
 	uint32_t slot = (host_uid_base - first) / 65536u;
@@ -892,7 +892,7 @@ int sandbox_open_egress(bh_engine *e, enum bh_tier tier, const char *name, enum 
 	sandbox_bundle_spec(e, tier, &spec);
 	spec.name = sb->name;
 	spec.cgroup_path = cgpath;
-	spec.host_uid_base = uid_base(e, slot);
+	spec.host_uid_base = sandbox_uid_base(e, slot);
 	/* Test hook: a sandbox built without a wall after its tier was proven. */
 	if (e->drop_wall_after_proof && !e->tiers[tier].proving)
 		spec.drop_wall = e->drop_wall_after_proof;

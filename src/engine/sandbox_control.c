@@ -249,7 +249,9 @@ int sandbox_restore(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *
 	return 0;
 }
 
-struct sandbox *sandbox_adopt_hibernated(bh_engine *e, enum bh_tier tier, const char *name)
+/* A hibernated sandbox's struct, linked in (what readopt and adoption
+ * share); NULL when the runtime is missing or no uid slot is free. */
+static struct sandbox *hibernated_new(bh_engine *e, enum bh_tier tier, const char *name)
 {
 	struct runtime *rt = tier >= 0 && tier < BH_TIER_COUNT ? &e->runtimes[tier] : NULL;
 	if (!rt || !rt->ops || !rt->path || !sandbox_name_valid(name))
@@ -267,8 +269,18 @@ struct sandbox *sandbox_adopt_hibernated(bh_engine *e, enum bh_tier tier, const 
 	sb->opened_us = now_mono_us();
 	sb->bundle_dir = xasprintf("%s/%s", e->bundles_dir, name);
 	sb->pid_file = xasprintf("%s/init.pid", sb->bundle_dir);
-	sb->image_dir = xasprintf("%s/images/%s", e->state_dir, name);
+	sb->image_dir = engine_image_path(e, name);
 	sb->started = sb->ready_seen = true;
+	sb->next = e->sandboxes;
+	e->sandboxes = sb;
+	return sb;
+}
+
+struct sandbox *sandbox_adopt_hibernated(bh_engine *e, enum bh_tier tier, const char *name)
+{
+	struct sandbox *sb = hibernated_new(e, tier, name);
+	if (!sb)
+		return NULL;
 	/* ---- egress: its bundle binds its directory, owned by the uids its
 	 * bundle maps (the restore reopens the broker's socket there) ---- */
 	struct stat est;
@@ -279,10 +291,46 @@ struct sandbox *sandbox_adopt_hibernated(bh_engine *e, enum bh_tier tier, const 
 	} else {
 		free(edir);
 	}
-	sb->next = e->sandboxes;
-	e->sandboxes = sb;
 	bh_log(e, BH_LOG_INFO, "sandbox %s: re-adopted from its hibernation image", name);
 	return sb;
+}
+
+/* ---- fleet (issue 20) ---- */
+struct sandbox *sandbox_adopt_image(bh_engine *e, enum bh_tier tier, const char *name,
+				    enum egress_mount em, bh_error **err)
+{
+	struct sandbox *sb = hibernated_new(e, tier, name);
+	if (!sb) {
+		bh_fail(err, BH_E_RUNTIME, 0,
+			"no %s runtime or no free uid range here to restore sandbox %s",
+			bh_tier_name(tier), name);
+		return NULL;
+	}
+	cleanup_free char *cgpath = xasprintf("%s/%s", e->cg.parent, sb->name);
+	struct bundle_spec spec;
+	sandbox_bundle_spec(e, tier, &spec);
+	spec.name = sb->name;
+	spec.cgroup_path = cgpath;
+	spec.host_uid_base = sb->host_uid_base = sandbox_uid_base(e, sb->uid_slot);
+	spec.egress_dir = NULL;
+	if (e->egress && em != EGRESS_NONE) {
+		if (egress_sandbox_prepare(e, sb->name, spec.host_uid_base, &sb->egress_dir, err) < 0)
+			goto fail;
+		spec.egress_dir = sb->egress_dir;
+		spec.egress_proxy = sb->egress_proxy = em == EGRESS_PROXY;
+	}
+	if (bundle_write(sb->bundle_dir, &spec, err) < 0)
+		goto fail;
+	bh_log(e, BH_LOG_INFO, "sandbox %s: adopted from another engine's hibernation image", name);
+	return sb;
+fail:
+	/* Nothing of it is the runtime's yet: its directories go, the image
+	 * (the caller's to give back) stays. */
+	rm_rf(sb->bundle_dir);
+	if (sb->egress_dir)
+		rm_rf(sb->egress_dir);
+	sandbox_detach(e, sb);
+	return NULL;
 }
 
 void sandbox_detach(bh_engine *e, struct sandbox *sb)

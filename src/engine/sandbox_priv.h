@@ -22,6 +22,8 @@ void sandbox_set_state(bh_engine *e, struct sandbox *sb, enum sandbox_state s);
 int spawn_runtime(bh_engine *e, struct sandbox *sb, const char *const *args, int in,
 		  int out, int err_fd, bh_child_fn fn, bh_error **err);
 int uid_slot_take(bh_engine *e);
+/* The first host uid of a slot's range (this engine's region). */
+uint32_t sandbox_uid_base(bh_engine *e, int slot);
 /* The sandbox died or broke its channel: whoever waits is told why. */
 void sandbox_lost(bh_engine *e, struct sandbox *sb, const char *why);
 void control_finish(bh_engine *e, struct sandbox *sb, const bh_error *err);

@@ -95,8 +95,7 @@ static void on_hibernated(bh_engine *e, void *arg, struct sandbox *sb, const bh_
 int session_hibernate(bh_session *s, bh_error **err)
 {
 	assert(err);
-	char image[4200];
-	snprintf(image, sizeof image, "%s/images/%s", s->e->state_dir, s->sandbox_name);
+	cleanup_free char *image = engine_image_path(s->e, s->sandbox_name);
 	set_state(s, BH_SESSION_HIBERNATING);
 	if (sandbox_hibernate(s->e, s->sb, image, on_hibernated, s, err) < 0) {
 		set_state(s, s->sb->state == SB_PAUSED ? BH_SESSION_PAUSED : BH_SESSION_READY);

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
-#define MAX_LIFETIME_MS (12u * 60u * 60u * 1000u)
 
 /* The sandbox went while no call was in flight (killed out of band, its
  * init exited): the session ends now, not at its next call. */
@@ -313,9 +312,9 @@ int bh_session_open(bh_engine *e, const struct bh_session_opts *opts, bh_session
 	const char *bad = validate_owner(opts->owner);
 	if (bad)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "%s", bad);
-	if (opts->lifetime_ms > MAX_LIFETIME_MS)
+	if (opts->lifetime_ms > SESSION_MAX_LIFETIME_MS)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "a lifetime of %u ms is above the %u ms maximum",
-				 opts->lifetime_ms, MAX_LIFETIME_MS);
+				 opts->lifetime_ms, SESSION_MAX_LIFETIME_MS);
 	if (opts->languages >> BH_LANG_COUNT)
 		return bh_refuse(err, BH_REFUSAL_REQUEST, "unknown language in the hint (mask %#x)",
 				 opts->languages);

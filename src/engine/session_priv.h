@@ -24,6 +24,10 @@ static inline void session_error_drop(bh_error **err)
 }
 #define cleanup_error __attribute__((cleanup(session_error_drop)))
 
+/* The longest lifetime a session may have (bh_session_open's, and an
+ * adopted one's). */
+#define SESSION_MAX_LIFETIME_MS (12u * 60u * 60u * 1000u)
+
 enum op_kind { OP_CELL, OP_LIST, OP_READ, OP_CLOSE };
 
 struct op {
@@ -220,6 +224,14 @@ int session_hibernate(bh_session *s, bh_error **err);
 void session_on_retention(bh_engine *e, void *arg);
 /* Past the images' disk budget the oldest images go, newest last. */
 void sessions_enforce_images_budget(bh_engine *e, bh_session *newest);
+
+/* ---- re-adoption and adoption (session_recover.c, session_adopt.c) ---- */
+/* A hibernated session from its row (a previous engine's on this state
+ * directory, or one adopted from another engine's): it owns sb (hibernated,
+ * its bundle and image on disk), is linked in and its retention armed from
+ * when it went to disk; its next call restores it. */
+bh_session *session_register_hibernated(bh_engine *e, struct sandbox *sb, enum bh_tier tier,
+					const struct store_hibernated_row *r);
 
 /* ---- egress (session_egress.c) ---- */
 /* The sandbox is the session's now (opened, handed over, restored): the

@@ -83,7 +83,7 @@ static void collect_live(void *arg, const char *fp, const char *sandbox, const c
  * restored from, and deleted at retention, wherever it points). */
 static bool image_and_bundle(bh_engine *e, const char *sandbox)
 {
-	cleanup_free char *img = xasprintf("%s/images/%s", e->state_dir, sandbox);
+	cleanup_free char *img = engine_image_path(e, sandbox);
 	cleanup_free char *cfg = xasprintf("%s/%s/config.json", e->bundles_dir, sandbox);
 	cleanup_close int i = open_nofollow(AT_FDCWD, img, O_PATH | O_DIRECTORY, 0);
 	cleanup_close int c = open_nofollow(AT_FDCWD, cfg, O_PATH, 0);
@@ -130,6 +130,11 @@ static void readopt(void *arg, const struct store_hibernated_row *r)
 		return;
 	}
 	if (bh_tier_parse(r->tier, &tier) < 0 || !image_and_bundle(e, r->sandbox)) {
+		/* ---- fleet: another engine sharing the images directory may
+		 * have adopted it (renamed it to a name of its own): nothing of
+		 * that is touched; our bundle for it has nothing to restore ---- */
+		cleanup_free char *bundle = xasprintf("%s/%s", e->bundles_dir, r->sandbox);
+		rm_rf(bundle);
 		store_session_end(e->store, r->fingerprint, BH_END_REAPED,
 				  "its hibernation image is gone", NULL);
 		return;
@@ -140,6 +145,13 @@ static void readopt(void *arg, const struct store_hibernated_row *r)
 				  "its tier's runtime is not available to restore it", NULL);
 		return;
 	}
+	bh_session *s = session_register_hibernated(e, sb, tier, r);
+	store_event(e->store, "readopted", s->fp, s->sandbox_name, "hibernated");
+}
+
+bh_session *session_register_hibernated(bh_engine *e, struct sandbox *sb, enum bh_tier tier,
+					const struct store_hibernated_row *r)
+{
 	bh_session *s = session_create(e);
 	session_own_sandbox(s, sb);
 	snprintf(s->fp, sizeof s->fp, "%s", r->fingerprint);
@@ -169,7 +181,8 @@ static void readopt(void *arg, const struct store_hibernated_row *r)
 	s->image_bytes = disk_usage(sb->image_dir);
 	s->next = e->sessions;
 	e->sessions = s;
-	store_event(e->store, "readopted", s->fp, s->sandbox_name, "hibernated");
+	engine_changed(e); /* ---- light ---- */
+	return s;
 }
 
 void sessions_readopt(bh_engine *e)

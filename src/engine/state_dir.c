@@ -32,51 +32,73 @@ static void owner_name(uid_t uid, char *out, size_t n)
 		snprintf(out, n, "uid %u", (unsigned)uid);
 }
 
-int state_dir_check_fd(int fd, const char *path, bh_error **err)
+/* The rule for a directory whose owner decides what every path under it
+ * leads to (the state directory, the images directory): what names it in
+ * the sentence ("state directory"). */
+static int owned_dir_check_fd(int fd, const char *path, const char *what, bh_error **err)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0)
-		return bh_fail(err, BH_E_SYSTEM, errno, "state directory %s", path);
+		return bh_fail(err, BH_E_SYSTEM, errno, "%s %s", what, path);
 	if (!S_ISDIR(st.st_mode))
-		return bh_fail(err, BH_E_INVALID, 0, "state directory %s is not a directory", path);
+		return bh_fail(err, BH_E_INVALID, 0, "%s %s is not a directory", what, path);
 	char owner[300];
 	owner_name(st.st_uid, owner, sizeof owner);
 	uid_t me = geteuid();
 	/* Its owner decides what every path under it leads to. */
 	if (st.st_uid != 0 && st.st_uid != me)
 		return bh_fail(err, BH_E_INVALID, 0,
-			       "state directory %s is owned by %s (mode %04o): bulkhead opens only a "
-			       "state directory owned by root or by the uid it runs as (%u), since its "
+			       "%s %s is owned by %s (mode %04o): bulkhead opens only %s "
+			       "%s owned by root or by the uid it runs as (%u), since its "
 			       "owner can swap anything in it for a link; if it is a copy you trust, "
 			       "`chown root: %s` (or copy it with cp -a into a directory of your own)",
-			       path, owner, (unsigned)(st.st_mode & 07777), (unsigned)me, path);
+			       what, path, owner, (unsigned)(st.st_mode & 07777),
+			       *what == 'i' ? "an" : "a", what, (unsigned)me, path);
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
 		return bh_fail(err, BH_E_INVALID, 0,
-			       "state directory %s (owned by %s) has mode %04o: group or others can "
+			       "%s %s (owned by %s) has mode %04o: group or others can "
 			       "write it, and so swap any entry for a link; `chmod go-w %s`",
-			       path, owner, (unsigned)(st.st_mode & 07777), path);
+			       what, path, owner, (unsigned)(st.st_mode & 07777), path);
 	return 0;
 }
 
-int bh_state_dir_check(const char *dir, bh_error **err)
+int state_dir_check_fd(int fd, const char *path, bh_error **err)
 {
-	dir = bh_state_dir_name(dir);
+	return owned_dir_check_fd(fd, path, "state directory", err);
+}
+
+static int owned_dir_check(const char *dir, const char *what, const char *fix, bh_error **err)
+{
 	struct stat st;
 	if (lstat(dir, &st) < 0)
-		return bh_fail(err, BH_E_SYSTEM, errno, "state directory %s", dir);
+		return bh_fail(err, BH_E_SYSTEM, errno, "%s %s", what, dir);
 	if (S_ISLNK(st.st_mode)) {
 		char to[PATH_MAX] = "";
 		ssize_t n = readlink(dir, to, sizeof to - 1);
 		to[n > 0 ? n : 0] = '\0';
 		return bh_fail(err, BH_E_INVALID, 0,
-			       "state directory %s is a symbolic link (to %s): bulkhead follows no "
-			       "link to or in a state directory; name the directory itself",
-			       dir, to);
+			       "%s %s is a symbolic link (to %s): bulkhead follows no "
+			       "link to or in %s %s; %s",
+			       what, dir, to, *what == 'i' ? "an" : "a", what, fix);
 	}
 	cleanup_close int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return bh_fail(err, BH_E_SYSTEM, errno, "state directory %s", dir);
-	return state_dir_check_fd(fd, dir, err);
+		return bh_fail(err, BH_E_SYSTEM, errno, "%s %s", what, dir);
+	return owned_dir_check_fd(fd, dir, what, err);
+}
+
+int bh_state_dir_check(const char *dir, bh_error **err)
+{
+	return owned_dir_check(bh_state_dir_name(dir), "state directory", "name the directory itself",
+			       err);
+}
+
+/* ---- fleet (issue 20): a shared images directory holds what the next
+ * call of a conversation restores from, on any host: the same rule ---- */
+int images_dir_check(const char *dir, bh_error **err)
+{
+	return owned_dir_check(dir, "images directory", "name the directory itself (images_dir)",
+			       err);
 }
 
 /* What the engine keeps in a state directory, and what each must be. */

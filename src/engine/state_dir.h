@@ -9,6 +9,10 @@
 
 /* bh_state_dir_check's owner and mode rule, on a descriptor already open. */
 int state_dir_check_fd(int fd, const char *path, bh_error **err);
+/* ---- fleet (issue 20): bh_config.images_dir passes bh_state_dir_check's
+ * rule (a directory, no link, root's or ours, not group/other-writable),
+ * refused in a sentence naming it the images directory ---- */
+int images_dir_check(const char *dir, bh_error **err);
 /* Each entry the engine keeps (lock, the store and its -wal/-shm, rootfs,
  * bundles, images, run/crun, run/runsc, lib ...) must be absent or of the
  * type the engine makes: never a symbolic link. strict: the first that is

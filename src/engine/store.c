@@ -614,6 +614,66 @@ int store_session_hibernated(struct bh_store *s, const char *fingerprint, int64_
 	return step_done(s, st, "record a hibernation", err);
 }
 
+/* ---- fleet (issue 20): a hibernated session adopted from another engine ---- */
+bool store_knows_fingerprint(struct bh_store *s, const char *fingerprint)
+{
+	sqlite3_stmt *st = store_prepare(s, "SELECT 1 FROM sessions WHERE fingerprint = ?", NULL);
+	if (!st)
+		return true; /* a store that cannot say is taken to hold it: nothing is adopted */
+	store_bind_text(st, 1, fingerprint);
+	bool known = sqlite3_step(st) == SQLITE_ROW;
+	store_release(s, st);
+	return known;
+}
+
+int store_session_adopted(struct bh_store *s, const struct store_hibernated_row *r,
+			  int64_t engine_pid, const char *detail, bh_error **err)
+{
+	if (exec1(s, "BEGIN IMMEDIATE", err) < 0)
+		return -1;
+	sqlite3_stmt *st = store_prepare(
+		s,
+		"INSERT INTO sessions (fingerprint, sandbox, runtime, tier, floor, principal, owner, "
+		"run_key, state, engine_pid, lease_until_ms, created_ms, expires_ms, last_call_ms, calls, "
+		"last_record_sha256, awake_ms, lifetime_ms, hibernated_ms, egress_profile) "
+		"VALUES (?,?,?,?,?,?,?,?,'hibernated',?,?,?,?,?,?,?,?,?,?,?)",
+		err);
+	if (!st) {
+		exec1(s, "ROLLBACK", NULL);
+		return -1;
+	}
+	store_bind_text(st, 1, r->fingerprint);
+	store_bind_text(st, 2, r->sandbox);
+	store_bind_text(st, 3, r->runtime);
+	store_bind_text(st, 4, r->tier);
+	store_bind_text(st, 5, r->floor);
+	store_bind_text(st, 6, r->principal);
+	store_bind_text(st, 7, r->owner);
+	store_bind_text(st, 8, r->run_key);
+	sqlite3_bind_int64(st, 9, engine_pid);
+	sqlite3_bind_int64(st, 10, r->created_ms);
+	sqlite3_bind_int64(st, 11, r->created_ms);
+	sqlite3_bind_int64(st, 12, r->created_ms + r->lifetime_ms);
+	if (r->last_call_ms)
+		sqlite3_bind_int64(st, 13, r->last_call_ms);
+	else
+		sqlite3_bind_null(st, 13);
+	sqlite3_bind_int64(st, 14, (int64_t)r->calls);
+	store_bind_text(st, 15, r->last_record_sha256);
+	sqlite3_bind_int64(st, 16, r->awake_ms);
+	sqlite3_bind_int64(st, 17, r->lifetime_ms);
+	sqlite3_bind_int64(st, 18, r->hibernated_ms);
+	store_bind_text(st, 19, r->egress_profile);
+	if (step_done(s, st, "record an adopted session", err) < 0 ||
+	    store_event(s, "adopted", r->fingerprint, r->sandbox, detail) < 0) {
+		if (err && !*err)
+			db_fail(err, s->db, "record the adoption's event");
+		exec1(s, "ROLLBACK", NULL);
+		return -1;
+	}
+	return exec1(s, "COMMIT", err);
+}
+
 int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *arg, bh_error **err)
 {
 #define HIBERNATED_COLUMNS                                                                           \

@@ -152,6 +152,15 @@ struct store_hibernated_row {
 	const char *last_record_sha256;
 	const char *egress_profile; /* "" for none */
 };
+/* ---- fleet (issue 20) ---- */
+/* Whether any row (live or ended) has this fingerprint (true when the
+ * store cannot say). */
+bool store_knows_fingerprint(struct bh_store *s, const char *fingerprint);
+/* In one transaction: the row of a hibernated session adopted from
+ * another engine (its chain head and counts as they were there), and its
+ * "adopted" event with detail. */
+int store_session_adopted(struct bh_store *s, const struct store_hibernated_row *r,
+			  int64_t engine_pid, const char *detail, bh_error **err);
 typedef void (*store_hibernated_fn)(void *arg, const struct store_hibernated_row *row);
 int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *arg, bh_error **err);
 

@@ -61,6 +61,21 @@ void harness_open_policy(struct harness *h, const struct bh_policy *policy)
 	open_engine(h, NULL, NULL);
 }
 
+/* ---- fleet ---- */
+void harness_open_images(struct harness *h, const struct bh_policy *policy, const char *images_dir)
+{
+	memset(h, 0, sizeof *h);
+	h->policy = policy ? *policy : (struct bh_policy){0};
+	h->images_dir = images_dir;
+	char path[4096];
+	snprintf(path, sizeof path, "%s", test_root());
+	mkdir(path, 0711);
+	snprintf(path, sizeof path, "%s/state-XXXXXX", test_root());
+	cr_assert_not_null(mkdtemp(path), "mkdtemp %s: %s", path, strerror(errno));
+	h->state_dir = strdup(path);
+	open_engine(h, NULL, NULL);
+}
+
 /* ---- egress ---- */
 void harness_open_egress(struct harness *h, const struct bh_egress_ops *ops, void *arg)
 {
@@ -84,6 +99,7 @@ void harness_open_at(struct harness *h, const char *state_dir, const char *crash
 	bool keep = h->keep_leftovers; /* inflight */
 	const struct bh_egress_ops *egress = h->egress; /* ---- egress ---- */
 	void *egress_arg = h->egress_arg;
+	const char *images_dir = h->images_dir; /* ---- fleet ---- */
 	char *dir = strdup(state_dir);
 	free(h->state_dir);
 	memset(h, 0, sizeof *h);
@@ -91,6 +107,7 @@ void harness_open_at(struct harness *h, const char *state_dir, const char *crash
 	h->keep_leftovers = keep;
 	h->egress = egress;
 	h->egress_arg = egress_arg;
+	h->images_dir = images_dir;
 	h->state_dir = dir;
 	open_engine(h, NULL, crash_at);
 }
@@ -110,6 +127,7 @@ static void open_engine(struct harness *h, const char *drop_wall, const char *cr
 		.keep_leftovers = h->keep_leftovers, /* inflight */
 		.egress = h->egress, /* ---- egress ---- */
 		.egress_arg = h->egress_arg,
+		.images_dir = h->images_dir, /* ---- fleet ---- */
 	};
 	bh_error *err = NULL;
 	struct bh_test_hooks hooks = {.drop_wall = drop_wall, .crash_at = crash_at};
@@ -158,6 +176,7 @@ static void sweep_without_engine(struct harness *h)
 		.interp_dir = BH_TEST_INTERP,
 		.log = remember,
 		.log_arg = h,
+		.images_dir = h->images_dir, /* ---- fleet ---- */
 	};
 	bh_engine *e = NULL;
 	bh_error *err = NULL;

@@ -28,6 +28,9 @@ struct harness {
 	/* ---- egress: bh_config's broker (kept across harness_open_at) ---- */
 	const struct bh_egress_ops *egress;
 	void *egress_arg;
+	/* ---- fleet: bh_config.images_dir (NULL: STATE/images), kept across
+	 * harness_open_at; the test owns the directory ---- */
+	const char *images_dir;
 };
 
 /* Opens an engine on a fresh state directory below $BULKHEAD_TEST_ROOT
@@ -39,6 +42,8 @@ void harness_open_policy(struct harness *h, const struct bh_policy *policy);
 /* ---- egress: like harness_open, with a broker's ops (bh_config.egress) ---- */
 struct bh_egress_ops;
 void harness_open_egress(struct harness *h, const struct bh_egress_ops *ops, void *arg);
+/* ---- fleet: like harness_open_policy, with a shared images directory ---- */
+void harness_open_images(struct harness *h, const struct bh_policy *policy, const char *images_dir);
 /* Opens an engine on an existing state directory (a restart), optionally
  * with the crash hook armed. */
 void harness_open_at(struct harness *h, const char *state_dir, const char *crash_at);

@@ -229,3 +229,31 @@ Test(serve_config, of_config_and_no_config_the_later_counts)
 	cr_assert_eq(serve(out, sizeof out, args), 0, "%s", out);
 	cr_expect(has_line(out, "# max-sessions = 64"), "%s", out);
 }
+
+/* ---- fleet (issue 20): the fleet's settings, from the file and flags ---- */
+Test(serve_config, the_fleet_settings_come_from_the_file_and_bad_ones_are_refused)
+{
+	const char *path = config_text("fleet.conf", "fleet = nats://127.0.0.1:4222,nats://127.0.0.1:4223\n"
+						     "host-id = host-a\n"
+						     "advertise = https://a.example:8746\n"
+						     "fleet-heartbeat-ms = 250\n"
+						     "fleet-gone-ms = 2000\n"
+						     "images-dir = /tmp\n");
+	char out[16384], args[8192];
+	snprintf(args, sizeof args, "--config '%s' --host-id host-b --print-config", path);
+	cr_assert_eq(serve(out, sizeof out, args), 0, "%s", out);
+	cr_expect(has_line(out, "fleet = nats://127.0.0.1:4222,nats://127.0.0.1:4223"), "%s", out);
+	cr_expect(has_line(out, "host-id = host-b"), "the flag overrides the file: %s", out);
+	cr_expect(has_line(out, "advertise = https://a.example:8746") &&
+			  has_line(out, "fleet-heartbeat-ms = 250") &&
+			  has_line(out, "fleet-gone-ms = 2000") && has_line(out, "images-dir = /tmp"),
+		  "%s", out);
+	cr_assert_eq(serve(out, sizeof out, "--no-config --help"), 0, "%s", out);
+	cr_expect(strstr(out, "--fleet URLS") && strstr(out, "--images-dir DIR"), "%s", out);
+	/* A relative images directory, or a heartbeat out of range: usage, before anything starts. */
+	cr_expect_eq(serve(out, sizeof out, "--no-config --images-dir images --print-config"), 2, "%s",
+		     out);
+	cr_expect(strstr(out, "images-dir"), "%s", out);
+	cr_expect_eq(serve(out, sizeof out, "--no-config --fleet-heartbeat-ms 10 --print-config"), 2,
+		     "%s", out);
+}
