@@ -3939,7 +3939,7 @@ static void fleet_daemon_start(int i, const char *more)
 	snprintf(extra, sizeof extra,
 		 "--tier container --fleet '%s' --host-id h%d --fleet-heartbeat-ms 300 "
 		 "--fleet-gone-ms 1500 %s",
-		 fleet_nats.urls, i + 1, more ? more : "");
+		 nats_cluster_urls(&fleet_nats), i + 1, more ? more : "");
 	if (i == 0) {
 		daemon_start(di, extra);
 	} else {
@@ -4033,7 +4033,7 @@ Test(console, fleet_lists_three_hosts_and_their_sandboxes_and_a_killed_host_show
      .fini = fleet_teardown, .timeout = 900)
 {
 	close_engine();
-	nats_cluster_start(&fleet_nats, 3);
+	cr_assert_eq(nats_cluster_start(&fleet_nats, 3), 0, "the NATS cluster did not start");
 	have_nats = true;
 	for (int i = 0; i < FLEET_HOSTS; i++)
 		fleet_daemon_start(i, NULL);
@@ -4045,7 +4045,7 @@ Test(console, fleet_lists_three_hosts_and_their_sandboxes_and_a_killed_host_show
 		fleet_open(i, fp[i]);
 	}
 	char args[4400], env[512];
-	snprintf(args, sizeof args, "--fleet '%s'", fleet_nats.urls);
+	snprintf(args, sizeof args, "--fleet '%s'", nats_cluster_urls(&fleet_nats));
 	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", fleet_d[0].both_token);
 	live_start(args, env);
 	live_send(":sleep 2500\n"
@@ -4149,7 +4149,7 @@ Test(console, fleet_cli_hosts_and_records_name_the_host_that_did_not_answer, .fi
      .timeout = 900)
 {
 	close_engine();
-	nats_cluster_start(&fleet_nats, 3);
+	cr_assert_eq(nats_cluster_start(&fleet_nats, 3), 0, "the NATS cluster did not start");
 	have_nats = true;
 	for (int i = 0; i < FLEET_HOSTS; i++)
 		fleet_daemon_start(i, NULL);
@@ -4167,7 +4167,7 @@ Test(console, fleet_cli_hosts_and_records_name_the_host_that_did_not_answer, .fi
 	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", fleet_d[0].op_token);
 	char args[1024];
 	int st = 0;
-	snprintf(args, sizeof args, "fleet records --fleet '%s'", fleet_nats.urls);
+	snprintf(args, sizeof args, "fleet records --fleet '%s'", nats_cluster_urls(&fleet_nats));
 	char *out = cli_run(&st, env, args);
 	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
 	cr_assert(strstr(out, "3 records from 3 of 3 hosts"), "%s", out);
@@ -4176,7 +4176,7 @@ Test(console, fleet_cli_hosts_and_records_name_the_host_that_did_not_answer, .fi
 	waitpid(fleet_d[1].pid, NULL, 0);
 	fleet_d[1].pid = 0;
 	usleep(6500 * 1000); /* past the observer's 5 s: gone */
-	snprintf(args, sizeof args, "fleet hosts --fleet '%s'", fleet_nats.urls);
+	snprintf(args, sizeof args, "fleet hosts --fleet '%s'", nats_cluster_urls(&fleet_nats));
 	out = cli_run(&st, env, args);
 	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
 	cr_assert(strstr(out, "HOST         STATE    TIERS"), "%s", out);
@@ -4184,25 +4184,25 @@ Test(console, fleet_cli_hosts_and_records_name_the_host_that_did_not_answer, .fi
 	cr_assert(strstr(out, "h2           gone     container"), "%s", out);
 	cr_assert(strstr(out, "h3           live     container"), "%s", out);
 	free(out);
-	snprintf(args, sizeof args, "fleet records --fleet '%s'", fleet_nats.urls);
+	snprintf(args, sizeof args, "fleet records --fleet '%s'", nats_cluster_urls(&fleet_nats));
 	out = cli_run(&st, env, args);
 	cr_assert_eq(WEXITSTATUS(st), 1, "%s", out);
 	cr_assert(strstr(out, "2 records from 2 of 3 hosts"), "%s", out);
 	cr_assert(strstr(out, "hosts that did not answer: h2 (gone: no heartbeat)"), "%s", out);
 	cr_assert(strstr(out, "\nh1 ") && strstr(out, "\nh3 "), "%s", out);
 	free(out);
-	snprintf(args, sizeof args, "fleet status --fleet '%s'", fleet_nats.urls);
+	snprintf(args, sizeof args, "fleet status --fleet '%s'", nats_cluster_urls(&fleet_nats));
 	out = cli_run(&st, env, args);
 	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
 	cr_assert(strstr(out, "NATS: connected to nats://127.0.0.1:"), "%s", out);
 	cr_assert(strstr(out, "hosts: 3 (2 live, 0 draining, 1 gone)"), "%s", out);
 	free(out);
-	snprintf(args, sizeof args, "fleet drain nosuch --fleet '%s'", fleet_nats.urls);
+	snprintf(args, sizeof args, "fleet drain nosuch --fleet '%s'", nats_cluster_urls(&fleet_nats));
 	out = cli_run(&st, env, args);
 	cr_assert_eq(WEXITSTATUS(st), 1, "%s", out);
 	cr_assert(strstr(out, "no host \"nosuch\" in the fleet"), "%s", out);
 	free(out);
-	snprintf(args, sizeof args, "fleet drain h3 --fleet '%s'", fleet_nats.urls);
+	snprintf(args, sizeof args, "fleet drain h3 --fleet '%s'", nats_cluster_urls(&fleet_nats));
 	out = cli_run(&st, env, args);
 	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
 	cr_assert(strstr(out, "host h3 is draining"), "%s", out);
