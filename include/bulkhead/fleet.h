@@ -153,6 +153,11 @@ int bh_fleet_claim(bh_fleet *f, const struct bh_fleet_entry *seen,
 /* ---- forwarding: a call to the host that holds its session ------------- */
 
 #define BH_FLEET_MAX_HEADERS 16u
+/* The largest body forwarded: the daemon's body limit. NATS's default
+ * max_payload is 1 MiB; the servers must be run with max_payload of at
+ * least 9 MiB (docs/fleet.md), or larger messages are refused with a why
+ * naming it. */
+#define BH_FLEET_BODY_MAX (8u << 20)
 struct bh_fleet_msg {
 	/* requests: the URL path ("/plimsoll.v1.SandboxService/SessionRun");
 	 * answers: NULL */
@@ -173,7 +178,9 @@ typedef void (*bh_fleet_answer_cb)(void *arg, const struct bh_fleet_msg *ans, co
 int bh_fleet_forward(bh_fleet *f, const char *host, const struct bh_fleet_msg *req,
 		     uint32_t timeout_ms, bh_fleet_answer_cb cb, void *arg, char **why);
 
-/* A member's side: fn is called for each call another host forwarded here;
+/* A member's side: fn is called for each call another host forwarded here
+ * (the one call that waits on the network, once: a round trip so the
+ * servers know this host serves when it returns);
  * the handler answers it, now or later, with bh_fleet_reply exactly once
  * (which frees r). req is valid until then. */
 struct bh_fleet_request;
