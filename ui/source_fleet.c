@@ -132,6 +132,12 @@ static void sync_hosts(struct fleet_src *m)
 		}
 		h->u.h = hs[i];
 		h->u.left = false;
+		/* A console just opened has seen every value "now": a host
+		 * whose own clock says its last heartbeat is older than the
+		 * gone time is gone without waiting that long to see it. */
+		if (hs[i].heartbeat_unix_ms > 0 &&
+		    wall_ms() - hs[i].heartbeat_unix_ms > (int64_t)BH_FLEET_GONE_MS)
+			h->u.h.gone = true;
 	}
 	free(hs);
 	for (size_t i = 0; i < m->n_hosts; i++)

@@ -75,6 +75,41 @@ static void pump(bh_fleet *f, int ms, const bool *done)
 	}
 }
 
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A reader just opened has seen every host's value "now": the library
+ * judges a host gone only after watching it gone_ms. A command that looks
+ * once also reads the host's own clock at its last heartbeat: older than
+ * the gone time by this machine's clock (a fleet's clocks are kept by NTP),
+ * it is gone. */
+static void judge_gone(struct bh_fleet_host *hs, size_t n)
+{
+	int64_t now = wall_ms();
+	for (size_t i = 0; i < n; i++)
+		if (hs[i].heartbeat_unix_ms > 0 && now - hs[i].heartbeat_unix_ms > (int64_t)BH_FLEET_GONE_MS)
+			hs[i].gone = true;
+}
+
+static size_t fleet_hosts(bh_fleet *f, struct bh_fleet_host **out)
+{
+	size_t n = bh_fleet_hosts(f, out);
+	judge_gone(*out, n);
+	return n;
+}
+
+static int fleet_host(bh_fleet *f, const char *id, struct bh_fleet_host *out)
+{
+	if (bh_fleet_host(f, id, out) < 0)
+		return -1;
+	judge_gone(out, 1);
+	return 0;
+}
+
 static bh_fleet *open_observer(const struct fleet_args *a)
 {
 	struct bh_fleet_config cfg = {.servers = a->servers};
@@ -107,17 +142,18 @@ static void tiers_text(char *buf, size_t n, uint32_t tiers)
 		snprintf(buf, n, "-");
 }
 
+/* The heartbeat's age by the host's clock (a one-look reader's best). */
 static void age_text(char *buf, size_t n, const struct bh_fleet_host *h)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-	if (h->seen_mono_ms <= 0 || h->seen_mono_ms > now)
+	int64_t age = wall_ms() - h->heartbeat_unix_ms;
+	if (h->heartbeat_unix_ms <= 0)
 		snprintf(buf, n, "-");
-	else if (now - h->seen_mono_ms < 60000)
-		snprintf(buf, n, "%.1fs", (double)(now - h->seen_mono_ms) / 1000.0);
+	else if (age < 0)
+		snprintf(buf, n, "0.0s");
+	else if (age < 60000)
+		snprintf(buf, n, "%.1fs", (double)age / 1000.0);
 	else
-		snprintf(buf, n, "%lldm", (long long)((now - h->seen_mono_ms) / 60000));
+		snprintf(buf, n, "%lldm", (long long)(age / 60000));
 }
 
 static int do_status(bh_fleet *f)
@@ -132,7 +168,7 @@ static int do_status(bh_fleet *f)
 		printf("NATS: not connected%s%s\n", *st.last_error ? ": " : "",
 		       cli_out_field(stdout, st.last_error));
 	struct bh_fleet_host *hs = NULL;
-	size_t n = bh_fleet_hosts(f, &hs);
+	size_t n = fleet_hosts(f, &hs);
 	size_t live = 0, gone = 0, draining = 0;
 	uint64_t sessions = 0, hibernated = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -157,7 +193,7 @@ static int do_status(bh_fleet *f)
 static int do_hosts(bh_fleet *f)
 {
 	struct bh_fleet_host *hs = NULL;
-	size_t n = bh_fleet_hosts(f, &hs);
+	size_t n = fleet_hosts(f, &hs);
 	printf("%-12s %-8s %-16s %4s %3s %-11s %5s %4s %6s %s\n", "HOST", "STATE", "TIERS", "SESS",
 	       "HIB", "MEMORY", "LOAD", "POOL", "BEAT", "API");
 	for (size_t i = 0; i < n; i++) {
@@ -191,7 +227,7 @@ static void drain_written(void *arg, const char *why)
 static int do_drain(bh_fleet *f, const struct fleet_args *a, bool on)
 {
 	struct bh_fleet_host h;
-	if (bh_fleet_host(f, a->host, &h) < 0) {
+	if (fleet_host(f, a->host, &h) < 0) {
 		cli_error("fleet %s: no host \"%s\" in the fleet (bulkhead fleet hosts lists them)",
 			  a->verb, a->host);
 		return 1;
@@ -214,7 +250,7 @@ static int do_drain(bh_fleet *f, const struct fleet_args *a, bool on)
 	}
 	/* Written: now the host's own heartbeat must say so. */
 	while (mono_ms() < end) {
-		if (bh_fleet_host(f, a->host, &h) == 0 && !h.gone && h.draining == on) {
+		if (fleet_host(f, a->host, &h) == 0 && !h.gone && h.draining == on) {
 			printf("host %s is %s (%u sessions, %u hibernated)\n", cli_out_field(stdout, a->host),
 			       on ? "draining" : "placing again", h.sessions, h.hibernated);
 			return 0;
@@ -268,7 +304,7 @@ static void silent_add(char *buf, size_t n, const char *host, const char *why)
 static int do_records(bh_fleet *f, const struct fleet_args *a, const char *token)
 {
 	struct bh_fleet_host *hs = NULL;
-	size_t nh = bh_fleet_hosts(f, &hs);
+	size_t nh = fleet_hosts(f, &hs);
 	struct host_record *all = NULL;
 	size_t n = 0, cap = 0;
 	char silent[2048] = "";

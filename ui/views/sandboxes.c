@@ -119,7 +119,7 @@ static void cell_num(struct trow *r, int col, int64_t key, const char *fmt, ...)
 static void usage_cells(struct app *a, struct trow *r)
 {
 	const struct bh_session_usage *u = app_usage_of(a, r->key);
-	for (int c = COL_CPU; c < N_COLS; c++)
+	for (int c = COL_CPU; c <= COL_SPARK; c++)
 		cell_num(r, c, -1, "-");
 	if (!u)
 		return;
