@@ -24,7 +24,7 @@
 #define RETRY_ATTACH_MS 3000u
 /* A sandbox younger than this may not be in the directory yet (its host
  * writes the entry after the open): not a leak. */
-#define UNLISTED_GRACE_MS 10000
+#define UNLISTED_GRACE_MS 5000
 
 struct fhost {
 	struct ui_host u;

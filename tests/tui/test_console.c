@@ -3904,8 +3904,10 @@ Test(console, the_hosts_view_outside_a_fleet_says_how_to_open_one)
 }
 
 #ifdef BH_TUI_FLEET
+#include "fleet.h"
 #include "nats_cluster.h"
 
+#include <nats/nats.h>
 #include <sys/mount.h>
 
 /* Acceptance 4: a three-node NATS cluster, three real daemons in fleet
@@ -4161,12 +4163,31 @@ Test(console, fleet_lists_three_hosts_and_their_sandboxes_and_a_killed_host_show
 #endif
 
 #ifdef BH_TUI_FLEET
-/* bulkhead fleet hosts and records with one host down: the table of every
- * host (the dead one gone), the records of the hosts that answered, merged,
- * and the one that did not named (exit 1). status sums it up; drain of a
- * host that is not in the fleet is refused naming it. */
-Test(console, fleet_cli_hosts_and_records_name_the_host_that_did_not_answer, .fini = fleet_teardown,
-     .timeout = 900)
+/* bulkhead fleet hosts, records and leaks with one host down: the table of
+ * every host (the dead one gone), the records of the hosts that answered,
+ * merged, and the one that did not named (exit 1); the fleet's leaks: the
+ * dead host's directory entry, a sandbox a host runs whose entry was
+ * deleted, an image in the shared images directory no entry names. status
+ * sums it up; drain waits for the host to say so; a host not in the fleet
+ * is refused naming it. */
+static void delete_entry(const char *fp)
+{
+	natsConnection *nc = NULL;
+	jsCtx *js = NULL;
+	kvStore *kv = NULL;
+	cr_assert_eq(natsConnection_ConnectTo(&nc, nats_cluster_urls(fleet_nats)), NATS_OK);
+	cr_assert_eq(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+	cr_assert_eq(js_KeyValue(&kv, js, BH_FLEET_BUCKET), NATS_OK);
+	char key[128];
+	snprintf(key, sizeof key, "session.%s", fp);
+	cr_assert_eq(kvStore_Delete(kv, key), NATS_OK);
+	kvStore_Destroy(kv);
+	jsCtx_Destroy(js);
+	natsConnection_Destroy(nc);
+}
+
+Test(console, fleet_cli_hosts_records_and_leaks_name_the_host_that_did_not_answer,
+     .fini = fleet_teardown, .timeout = 900)
 {
 	close_engine();
 	fleet_nats = nats_cluster_start(3);
@@ -4174,46 +4195,76 @@ Test(console, fleet_cli_hosts_and_records_name_the_host_that_did_not_answer, .fi
 		fleet_daemon_start(i, NULL);
 	/* A cell through each host: a record in the store of the host that
 	 * holds its session. */
+	char fp[FLEET_HOSTS][65];
 	for (int i = 0; i < FLEET_HOSTS; i++) {
 		usleep(900 * 1000);
 		struct daemon_session s;
 		daemon_open_session(&fleet_d[i], &s);
+		snprintf(fp[i], sizeof fp[i], "%s", s.fp);
 		struct answer *a = daemon_cell(&fleet_d[i], fleet_d[i].run_token, s.id, "python", "1+1");
 		cr_assert_eq(a->status, 200, "%s", a->body);
 		answer_free(a);
 	}
 	char env[600];
 	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", fleet_d[0].op_token);
-	char args[1024];
+	char args[5000];
 	int st = 0;
 	snprintf(args, sizeof args, "fleet records --fleet '%s'", nats_cluster_urls(fleet_nats));
 	char *out = cli_run(&st, env, args);
 	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
 	cr_assert(strstr(out, "3 records from 3 of 3 hosts"), "%s", out);
+	/* Which host holds the first session (the fleet placed it). */
+	char at[16];
+	snprintf(at, sizeof at, "%.12s", fp[0]);
+	const char *hit = strstr(out, at);
+	cr_assert_not_null(hit, "%s", out);
+	while (hit > out && hit[-1] != '\n')
+		hit--;
+	int holder = hit[1] - '1';
+	cr_assert(hit[0] == 'h' && holder >= 0 && holder < FLEET_HOSTS, "%s", out);
 	free(out);
-	fleet_kill(1);
-	usleep(6500 * 1000); /* past the observer's 5 s: gone */
+	/* Its entry deleted behind its host's back; an image nobody names. */
+	delete_entry(fp[0]);
+	char images[4400];
+	snprintf(images, sizeof images, "%s/images", files);
+	cr_assert_eq(mkdir(images, 0700), 0);
+	snprintf(args, sizeof args, "%s/bh-00000000000dead1", images);
+	cr_assert_eq(mkdir(args, 0700), 0);
+	/* A host that does not hold it dies. */
+	int dead = (holder + 1) % FLEET_HOSTS;
+	char dead_id[8];
+	snprintf(dead_id, sizeof dead_id, "h%d", dead + 1);
+	fleet_kill(dead);
+	usleep(6500 * 1000); /* past the 5 s gone time */
 	snprintf(args, sizeof args, "fleet hosts --fleet '%s'", nats_cluster_urls(fleet_nats));
 	out = cli_run(&st, env, args);
 	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
 	cr_assert(strstr(out, "HOST         STATE    TIERS"), "%s", out);
-	cr_assert(strstr(out, "h1           live     container"), "%s", out);
-	cr_assert(strstr(out, "h2           gone     container"), "%s", out);
-	cr_assert(strstr(out, "h3           live     container"), "%s", out);
+	for (int i = 0; i < FLEET_HOSTS; i++) {
+		char row[64];
+		snprintf(row, sizeof row, "h%d           %-8s container", i + 1, i == dead ? "gone" : "live");
+		cr_assert(strstr(out, row), "no \"%s\" in:\n%s", row, out);
+	}
 	free(out);
 	snprintf(args, sizeof args, "fleet records --fleet '%s'", nats_cluster_urls(fleet_nats));
 	out = cli_run(&st, env, args);
 	cr_assert_eq(WEXITSTATUS(st), 1, "%s", out);
 	cr_assert(strstr(out, "2 records from 2 of 3 hosts"), "%s", out);
-	cr_assert(strstr(out, "hosts that did not answer: h2 (gone: no heartbeat)"), "%s", out);
-	cr_assert(strstr(out, "\nh1 ") && strstr(out, "\nh3 "), "%s", out);
+	char said[128];
+	snprintf(said, sizeof said, "hosts that did not answer: %s (gone: no heartbeat)", dead_id);
+	cr_assert(strstr(out, said), "%s", out);
 	free(out);
-	/* The fleet's leaks: the dead host's directory entry, and the host
-	 * that did not answer named. */
-	snprintf(args, sizeof args, "fleet leaks --fleet '%s'", nats_cluster_urls(fleet_nats));
+	snprintf(args, sizeof args, "fleet leaks --fleet '%s' --images-dir '%s'",
+		 nats_cluster_urls(fleet_nats), images);
 	out = cli_run(&st, env, args);
 	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
-	cr_assert(strstr(out, "fleet: a live directory entry on host h2, which is gone (no heartbeat)"),
+	snprintf(said, sizeof said, "fleet: a live directory entry on host %s, which is gone (no heartbeat)",
+		 dead_id);
+	cr_assert(strstr(out, said), "%s", out);
+	snprintf(said, sizeof said, "fleet: host h%d runs it, the directory does not list it", holder + 1);
+	cr_assert(strstr(out, said), "%s", out);
+	cr_assert(strstr(out, "bh-00000000000dead1") &&
+		  strstr(out, "fleet: an image in the shared images directory that no directory entry names"),
 		  "%s", out);
 	free(out);
 	snprintf(args, sizeof args, "fleet status --fleet '%s'", nats_cluster_urls(fleet_nats));
@@ -4227,10 +4278,11 @@ Test(console, fleet_cli_hosts_and_records_name_the_host_that_did_not_answer, .fi
 	cr_assert_eq(WEXITSTATUS(st), 1, "%s", out);
 	cr_assert(strstr(out, "no host \"nosuch\" in the fleet"), "%s", out);
 	free(out);
-	snprintf(args, sizeof args, "fleet drain h3 --fleet '%s'", nats_cluster_urls(fleet_nats));
+	snprintf(args, sizeof args, "fleet drain h%d --fleet '%s'", holder + 1, nats_cluster_urls(fleet_nats));
 	out = cli_run(&st, env, args);
 	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
-	cr_assert(strstr(out, "host h3 is draining"), "%s", out);
+	snprintf(said, sizeof said, "host h%d is draining", holder + 1);
+	cr_assert(strstr(out, said), "%s", out);
 	free(out);
 }
 #endif
