@@ -4092,6 +4092,10 @@ Test(console, fleet_lists_three_hosts_and_their_sandboxes_and_a_killed_host_show
 	live_send(":sleep 7000\n"
 		  "<C-r>\n"
 		  ":save-display fleet-hosts-gone\n"
+		  "/gone\n"
+		  "<Enter>\n"
+		  ":save-display fleet-hosts-filtered\n"
+		  "<Esc>\n"
 		  ":sb\n"
 		  ":sleep 500\n"
 		  ":save-display fleet-sandboxes-gone\n"
@@ -4148,6 +4152,12 @@ Test(console, fleet_lists_three_hosts_and_their_sandboxes_and_a_killed_host_show
 	cr_assert(strstr(row, " gone "), "h3 is not gone: %s", row);
 	free(row);
 	screen_has("fleet-hosts-gone", "(1 gone, 0 not answering)");
+	/* Filtered as every table is. */
+	fleet_screen("fleet-hosts-filtered");
+	screen_has("fleet-hosts-filtered", "Hosts[1] </gone>");
+	row = line_with("fleet-hosts-filtered", "h3 ");
+	free(row);
+	screen_lacks("fleet-hosts-filtered", "h1         live");
 	fleet_screen("fleet-sandboxes-gone");
 	screen_has("fleet-sandboxes-gone", "Sandboxes[3]");
 	row = line_with("fleet-sandboxes-gone", " h3~ ");
