@@ -4070,6 +4070,16 @@ Test(console, fleet_lists_three_hosts_and_their_sandboxes_and_a_killed_host_show
 	live_send(":sleep 2500\n"
 		  "<C-r>\n"
 		  ":save-display fleet-sandboxes\n"
+		  "d\n"
+		  ":save-display fleet-describe\n"
+		  "<Esc>\n"
+		  "<Down>\n"
+		  "p\n"
+		  ":save-display fleet-paused\n"
+		  "r\n"
+		  ":save-display fleet-resumed\n"
+		  ":events\n"
+		  ":save-display fleet-events\n"
 		  ":hosts\n"
 		  ":save-display fleet-hosts\n"
 		  "G\n"
@@ -4136,6 +4146,34 @@ Test(console, fleet_lists_three_hosts_and_their_sandboxes_and_a_killed_host_show
 	char on_h3[13];
 	snprintf(on_h3, sizeof on_h3, "%.12s", one); /* the session h3 holds */
 	free(one);
+	/* Looking and acting go to the host that holds the sandbox: describe
+	 * of the first row (h1's), pause and resume of the second (h2's). */
+	char *first = line_with("fleet-sandboxes", " h1 ");
+	char first_fp[13];
+	snprintf(first_fp, sizeof first_fp, "%.12s", first);
+	free(first);
+	fleet_screen("fleet-describe");
+	screen_has("fleet-describe", first_fp);
+	char *second = line_with("fleet-sandboxes", " h2 ");
+	char second_fp[13];
+	snprintf(second_fp, sizeof second_fp, "%.12s", second);
+	free(second);
+	fleet_screen("fleet-paused");
+	char *paused = line_with("fleet-paused", second_fp);
+	cr_assert(strstr(paused, " h2 ") && strstr(paused, " paused "), "%s", paused);
+	free(paused);
+	screen_has("fleet-paused", "pause ");
+	fleet_screen("fleet-resumed");
+	char *resumed = line_with("fleet-resumed", second_fp);
+	cr_assert(strstr(resumed, " ready "), "%s", resumed);
+	free(resumed);
+	/* The events of every host, merged by time: each session's opening. */
+	fleet_screen("fleet-events");
+	for (int i = 0; i < FLEET_HOSTS; i++) {
+		char prefix[16];
+		snprintf(prefix, sizeof prefix, "%.12s", fp[i]);
+		screen_has("fleet-events", prefix);
+	}
 	/* enter on h3: its sandboxes only. */
 	fleet_screen("fleet-host-sandboxes");
 	screen_has("fleet-host-sandboxes", "Sandboxes[1] (host h3)");
