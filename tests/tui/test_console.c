@@ -4326,6 +4326,48 @@ Test(console, fleet_cli_hosts_records_and_leaks_name_the_host_that_did_not_answe
 	cr_assert_eq(WEXITSTATUS(st), 1, "%s", out);
 	cr_assert(strstr(out, "no host \"nosuch\" in the fleet"), "%s", out);
 	free(out);
+	/* In colour, on a real terminal: the gone host red, the live ones
+	 * green (monochrome says it in words: STATE). */
+	char path[4400], cmd[16384], cenv[1024];
+	snprintf(path, sizeof path, "%s/script.txt", files);
+	/* The selection (drawn reversed) on a live host. */
+	write_script(path, dead == 0 ? ":hosts\n:sleep 1500\nG\n<C-r>\n:q\n" : ":hosts\n:sleep 1500\n<C-r>\n:q\n");
+	snprintf(cenv, sizeof cenv, "NO_COLOR= BULKHEAD_TOKEN='%s'", fleet_d[0].op_token);
+	char cargs[1024];
+	snprintf(cargs, sizeof cargs, "--fleet '%s'", nats_cluster_urls(fleet_nats));
+	console_cmd(cmd, sizeof cmd, path, cargs, cenv, true);
+	int master = -1;
+	struct winsize ws = {.ws_row = 24, .ws_col = 80};
+	pid_t pid = forkpty(&master, NULL, NULL, &ws);
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		harness_child_signals_default();
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	live_pid = pid;
+	size_t cap = 1 << 20, len = 0;
+	char *tty = malloc(cap);
+	for (int i = 0; i < RUN_TIMEOUT_S * 10; i++) {
+		struct pollfd pfd = {.fd = master, .events = POLLIN};
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		ssize_t n = read(master, tty + len, cap - len - 1);
+		if (n <= 0)
+			break; /* EIO: the console is gone */
+		len += (size_t)n;
+		cr_assert_lt(len, cap - 1, "the console wrote too much");
+	}
+	close(master);
+	st = reap_console(pid);
+	live_pid = 0;
+	tty[len] = '\0';
+	cr_assert_eq(st, 0, "the console exited %d", st);
+	/* A row's STATE, not the header's "1 gone " or the title's "1 gone,":
+	 * the cell ends where its colour does. */
+	cr_assert_eq(colour_before(tty, len, "gone\x1b[39m"), 1 /* red */, "the gone host is not drawn red");
+	cr_assert_eq(colour_before(tty, len, "live\x1b[39m"), 2 /* green */, "a live host is not drawn green");
+	free(tty);
 	snprintf(args, sizeof args, "fleet drain h%d --fleet '%s'", holder + 1, nats_cluster_urls(fleet_nats));
 	out = cli_run(&st, env, args);
 	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
