@@ -504,7 +504,7 @@ struct usage_ctx {
 	bool have;
 };
 
-static void usage_part2(void *arg, const struct ui_usage *u, const char *err)
+static void usage_part(void *arg, const struct ui_usage *u, const char *err)
 {
 	struct part *p = arg;
 	struct gather *g = p->g;
@@ -536,9 +536,9 @@ static void usage_part2(void *arg, const struct ui_usage *u, const char *err)
 static void usage_ask(struct ui_source *src, struct part *p)
 {
 	if (src->ops->usage)
-		src->ops->usage(src, usage_part2, p);
+		src->ops->usage(src, usage_part, p);
 	else
-		usage_part2(p, NULL, "no usage");
+		usage_part(p, NULL, "no usage");
 }
 
 static void usage_finish(struct gather *g)
@@ -755,7 +755,7 @@ static void leaks_part(void *arg, const struct bh_leak *rows, size_t n, const ch
 	for (size_t i = 0; i < n; i++) {
 		tagged[i] = rows[i];
 		char holder[sizeof tagged[i].holder];
-		snprintf(holder, sizeof holder, "host %s: %s", h->u.h.id, rows[i].holder);
+		snprintf(holder, sizeof holder, "host %.64s: %.440s", h->u.h.id, rows[i].holder);
 		memcpy(tagged[i].holder, holder, sizeof holder);
 	}
 	gather_end(part_answer(p, err ? NULL : tagged, err ? 0 : n, err));
