@@ -4040,13 +4040,51 @@ static char *line_with(const char *name, const char *text)
 	return line;
 }
 
+/* Waits (30 s at most) until an observer of the fleet sees `live` live
+ * hosts heartbeating `sessions` sessions between them: placement reads the
+ * same heartbeats. */
+static void fleet_wait(size_t live, uint32_t sessions)
+{
+	struct bh_fleet_config cfg = {.servers = nats_cluster_urls(fleet_nats)};
+	bh_fleet *f = NULL;
+	char *why = NULL;
+	cr_assert_eq(bh_fleet_open(&cfg, &f, &why), 0, "observer: %s", why ? why : "");
+	size_t seen_live = 0;
+	uint32_t seen_sessions = 0;
+	for (int i = 0; i < 600; i++) {
+		struct pollfd p = {.fd = bh_fleet_fd(f), .events = POLLIN};
+		poll(&p, 1, 50);
+		bh_fleet_process(f);
+		struct bh_fleet_host *hs = NULL;
+		size_t n = bh_fleet_hosts(f, &hs);
+		seen_live = 0;
+		seen_sessions = 0;
+		for (size_t k = 0; k < n; k++)
+			if (!hs[k].gone) {
+				seen_live++;
+				seen_sessions += hs[k].sessions;
+			}
+		free(hs);
+		if (seen_live == live && seen_sessions == sessions)
+			break;
+	}
+	bh_fleet_close(f);
+	cr_assert(seen_live == live && seen_sessions == sessions,
+		  "the fleet shows %zu live hosts with %u sessions, not %zu with %u", seen_live,
+		  seen_sessions, live, sessions);
+}
+
 /* Opens a session through host i (the fleet places it: with the others
  * holding one each, on the emptiest) and returns its fingerprint. */
-static void fleet_open(int i, char fp[65])
+static void fleet_open(int i, char fp[65], char id[64])
 {
-	struct daemon_session s;
-	daemon_open_session(&fleet_d[i], &s);
-	snprintf(fp, 65, "%s", s.fp);
+	struct answer *a = daemon_call(&fleet_d[i], fleet_d[i].run_token, SVC "OpenSession",
+				       "{\"protocol\":3}");
+	cr_assert_eq(a->status, 200, "OpenSession through h%d: %ld %s", i + 1, a->status, a->body);
+	member(a->body, "session", fp, 65);
+	char sid[64];
+	member(a->body, "sessionId", id ? id : sid, 64);
+	answer_free(a);
 }
 
 Test(console, fleet_lists_three_hosts_and_their_sandboxes_and_a_killed_host_shows_gone,
@@ -4060,9 +4098,10 @@ Test(console, fleet_lists_three_hosts_and_their_sandboxes_and_a_killed_host_show
 	 * heartbeats said where the others are (placement: the most room). */
 	char fp[FLEET_HOSTS][65];
 	for (int i = 0; i < FLEET_HOSTS; i++) {
-		usleep(900 * 1000);
-		fleet_open(i, fp[i]);
+		fleet_wait(FLEET_HOSTS, (uint32_t)i);
+		fleet_open(i, fp[i], NULL);
 	}
+	fleet_wait(FLEET_HOSTS, FLEET_HOSTS);
 	char args[4400], env[512];
 	snprintf(args, sizeof args, "--fleet '%s'", nats_cluster_urls(fleet_nats));
 	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", fleet_d[0].both_token);
@@ -4245,11 +4284,10 @@ Test(console, fleet_cli_hosts_records_and_leaks_name_the_host_that_did_not_answe
 	 * holds its session. */
 	char fp[FLEET_HOSTS][65];
 	for (int i = 0; i < FLEET_HOSTS; i++) {
-		usleep(900 * 1000);
-		struct daemon_session s;
-		daemon_open_session(&fleet_d[i], &s);
-		snprintf(fp[i], sizeof fp[i], "%s", s.fp);
-		struct answer *a = daemon_cell(&fleet_d[i], fleet_d[i].run_token, s.id, "python", "1+1");
+		fleet_wait(FLEET_HOSTS, (uint32_t)i);
+		char id[64];
+		fleet_open(i, fp[i], id);
+		struct answer *a = daemon_cell(&fleet_d[i], fleet_d[i].run_token, id, "python", "1+1");
 		cr_assert_eq(a->status, 200, "%s", a->body);
 		answer_free(a);
 	}
