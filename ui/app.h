@@ -174,6 +174,10 @@ struct view {
 	bool filter_is_arg; /* the filter is what it was opened for (a leak's timeline): esc goes back */
 };
 
+/* ---- fleet: a records or search row's session, whole, in a cell no view
+ * draws: the record view is opened on "ID SESSION" and asks for the record
+ * within its session (over a fleet, of the host that holds it). ---- */
+#define RECORD_SESSION_CELL (TABLE_MAX_COLS - 1)
 /* Views (views/ *.c). */
 extern const struct view_ops view_sandboxes, view_runs, view_records, view_record, view_events,
 	view_walls, view_leaks, view_replay, view_player, view_help;

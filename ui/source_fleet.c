@@ -654,6 +654,17 @@ struct page_ask {
 
 static struct page_ask *cur_page; /* set around gather_ask (one thread) */
 
+/* Every host numbers its own history: a page past the newest (before or
+ * after an id) means nothing across hosts. */
+#define UI_FLEET_NO_PAGING                                                                         \
+	"each host numbers its own history: the fleet shows the newest of all; to page back, "    \
+	"open the console on the host (bulkhead console --attach API, the API :hosts shows)"
+
+static bool pages_back(const struct ui_page *page)
+{
+	return page->newest ? page->before != 0 : page->after != 0;
+}
+
 static void records_ask(struct ui_source *src, struct part *p)
 {
 	src->ops->records(src, *cur_page->session ? cur_page->session : NULL, &cur_page->page,
@@ -672,6 +683,10 @@ static void records(struct ui_source *s, const char *session, const struct ui_pa
 			return;
 		}
 		src->ops->records(src, session, page, cb, arg);
+		return;
+	}
+	if (pages_back(page)) {
+		cb(arg, NULL, 0, UI_FLEET_NO_PAGING);
 		return;
 	}
 	struct page_ask pa = {.page = *page};
@@ -702,6 +717,10 @@ static void events_ask(struct ui_source *src, struct part *p)
 
 static void events(struct ui_source *s, const struct ui_page *page, ui_events_fn cb, void *arg)
 {
+	if (pages_back(page)) {
+		cb(arg, NULL, 0, UI_FLEET_NO_PAGING);
+		return;
+	}
 	struct page_ask pa = {.page = *page};
 	struct gather *g = gather_new(F(s), sizeof(struct ui_event), events_finish, (void *)cb, arg);
 	g->limit = page->limit ? page->limit : 1000;
