@@ -7,7 +7,7 @@
 #   bash scripts/fuzz.sh [TARGET...]      (targets: wire_requests wire_operator connect init_frame
 #                                          chan_check scenario history_store output_escape
 #                                          egress_profiles broker_http capture_manifest project_report
-#                                          serve_config clients_file)
+#                                          serve_config clients_file fleet_values)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-30}
@@ -21,6 +21,7 @@ targets=("$@")
 	project_report   # project
 	serve_config     # config
 	clients_file     # tls
+	fleet_values     # fleet
 )
 failed=()
 for t in "${targets[@]}"; do

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Snapshots what a test run could leave behind on the host: sandbox cgroups,
-# containers and bundles under the test root, and sandbox processes.
+# containers and bundles under the test root, sandbox processes, and the
+# fleet tests' nats-server processes and directories.
 #   leftovers.sh snapshot ROOT FILE   write the snapshot
 #   leftovers.sh check ROOT FILE      compare with it; report, clean up, exit 1 on a difference
 set -uo pipefail
@@ -20,6 +21,9 @@ snapshot() {
 	find "$root" -mindepth 4 -maxdepth 4 -path '*/bg-*/*/bundles/*' 2>/dev/null | sed 's/^/bundle /'
 	ps -eo pid=,comm= | awk '$2 == "bulkhead-init" || $2 ~ /^runsc/ {print "process " $1 " " $2}'
 	ps -eo pid=,args= | grep -F -- "--root $root/" | grep -v grep | awk '{print "process " $1 " runtime"}'
+	# ---- fleet (issue 20): the NATS harness's servers (their configs under the root) and directories ----
+	ps -eo pid=,args= | grep -F -- "nats-server -c $root/" | grep -v grep | awk '{print "process " $1 " nats-server"}'
+	find "$root" -mindepth 1 -maxdepth 2 -type d -name 'nats-??????' 2>/dev/null | sed 's/^/nats-dir /'
 } 
 
 case $mode in

@@ -92,6 +92,14 @@ suite() {
 		echo "=== $name: collecting after a crashed daemon test in $d"
 		build/bulkhead gc --state "$d/state" >/dev/null && rm -rf "$d"
 	done
+	# ---- fleet: a fleet test that crashed or timed out could not stop its
+	# NATS cluster (its nodes died with it: PR_SET_PDEATHSIG); its directory
+	# is removed here ----
+	for d in "$BULKHEAD_TEST_ROOT"/nats-??????; do
+		[ -d "$d" ] || continue
+		echo "=== $name: removing a crashed fleet test's NATS cluster directory $d"
+		rm -rf "$d"
+	done
 	echo "=== $name: $((SECONDS - start))s"
 	rm -f "$log"
 }
@@ -228,6 +236,13 @@ suite client-asan 900 build-asan/tests/test_client --jobs 1
 # CA made by the test); ~30 s plain ----
 suite broker 300 build/tests/test_broker --jobs 2
 suite broker-asan 400 build-asan/tests/test_broker --jobs 2
+# ---- fleet (issue 20): libbulkhead-fleet against real nats-server clusters
+# on loopback (tests/fleet/nats_cluster.h: free ports, kill/restart a node,
+# a node cut off from its routes and healed), each test its own cluster;
+# ~40 s plain ----
+suite fleet 400 build/tests/test_fleet --jobs 2
+# (libnats's own occasional leak of a late API reply is suppressed: tests/fleet/lsan.supp)
+suite fleet-asan 400 env LSAN_OPTIONS=suppressions=$PWD/tests/fleet/lsan.supp build-asan/tests/test_fleet --jobs 2
 # ---- package: joined, then the install test of what it built (the build
 # had unit-asan through the broker suites beside it) ----
 echo "=== package (beside unit-asan through broker)"

@@ -45,7 +45,7 @@ struct bh_fleet_config {
 	const char *host_id;   /* this member's id; NULL: an observer (no heartbeat, no calls served) */
 	const char *bucket;    /* NULL: BH_FLEET_BUCKET */
 	uint32_t replicas;     /* the bucket's replicas when this open creates it; 0: 3, or fewer
-				  when fewer servers are named */
+				  when the cluster has fewer servers */
 	uint32_t heartbeat_ms; /* 0: BH_FLEET_HEARTBEAT_MS */
 	uint32_t gone_ms;      /* 0: BH_FLEET_GONE_MS; at least 3 heartbeats */
 	uint32_t connect_timeout_ms; /* the first connection and the bucket; 0: 5 s */
@@ -92,7 +92,8 @@ struct bh_fleet_host {
 	int64_t heartbeat_unix_ms; /* the host's clock at its last heartbeat */
 	/* The reader's, not the host's: */
 	int64_t seen_mono_ms;      /* when this reader last saw its heartbeat (monotonic) */
-	bool gone;                 /* no heartbeat seen for gone_ms (or it left) */
+	bool gone;                 /* no heartbeat seen for gone_ms (or it left); this reader's
+				      view: see bh_fleet_status.fresh before acting on it */
 };
 
 /* This member's figures, published with every heartbeat from now on (the
@@ -178,11 +179,12 @@ typedef void (*bh_fleet_answer_cb)(void *arg, const struct bh_fleet_msg *ans, co
 int bh_fleet_forward(bh_fleet *f, const char *host, const struct bh_fleet_msg *req,
 		     uint32_t timeout_ms, bh_fleet_answer_cb cb, void *arg, char **why);
 
-/* A member's side: fn is called for each call another host forwarded here
- * (the one call that waits on the network, once: a round trip so the
- * servers know this host serves when it returns);
+/* A member's side: fn is called for each call another host forwarded here;
  * the handler answers it, now or later, with bh_fleet_reply exactly once
- * (which frees r). req is valid until then. */
+ * (which frees r; one never answered is freed at close). req is valid
+ * until then. bh_fleet_serve is the one call that waits on the network,
+ * once: a round trip, so the servers know this host serves when it returns
+ * (a forward right after is not answered "no responder"). */
 struct bh_fleet_request;
 typedef void (*bh_fleet_request_fn)(void *arg, struct bh_fleet_request *r,
 				    const struct bh_fleet_msg *req);
@@ -199,6 +201,12 @@ struct bh_fleet_status {
 	uint64_t reconnects;
 	uint64_t rejected;      /* bucket values and messages refused as malformed */
 	uint64_t queued;        /* writes waiting for the bucket */
+	/* The local copy is current: the watch delivered what the bucket held
+	 * a moment ago (or, for a member, its own heartbeats come back), and
+	 * for a member the bucket still takes its heartbeats. A reader cut off
+	 * from NATS sees every other host go gone: one that is not fresh must
+	 * not judge another host lost. */
+	bool fresh;
 	char last_error[256];   /* the latest write or watch failure ("" none) */
 };
 void bh_fleet_get_status(bh_fleet *f, struct bh_fleet_status *out);

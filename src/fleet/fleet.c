@@ -104,7 +104,14 @@ static void on_closed(natsConnection *nc, void *arg)
 
 static void on_async_error(natsConnection *nc, natsSubscription *sub, natsStatus err, void *arg)
 {
-	fleet_set_error(arg, "NATS: %s", natsStatus_GetText(err));
+	bh_fleet *f = arg;
+	if (err == NATS_MISSED_HEARTBEAT) {
+		/* the watch's consumer may be lost (its server cut off or dead) */
+		pthread_mutex_lock(&f->lock);
+		f->watch_suspect = true;
+		pthread_mutex_unlock(&f->lock);
+	}
+	fleet_set_error(f, "NATS: %s", natsStatus_GetText(err));
 }
 
 /* ---- open ---- */
@@ -163,11 +170,16 @@ static void sleep_ms(unsigned ms)
 }
 
 /* A bucket, bound or created (JetStream may still be electing its leader
- * right after the servers start: retried until the deadline). */
+ * right after the servers start: retried until the deadline). Replicas:
+ * the configured number, or 3 stepping down to what the cluster has (a
+ * client may name one server of three: the cluster, not the list, says how
+ * many replicas fit). */
 static int open_one(bh_fleet *f, kvStore **kv, const char *name, const char *description, int replicas,
 		    int64_t ttl_ns, uint64_t deadline, char **why)
 {
 	natsStatus s;
+	bool step_down = replicas == 0;
+	int r = replicas ? replicas : 3;
 	for (;;) {
 		s = js_KeyValue(kv, f->js, name);
 		if (s == NATS_OK)
@@ -178,13 +190,18 @@ static int open_one(bh_fleet *f, kvStore **kv, const char *name, const char *des
 			kc.Bucket = name;
 			kc.Description = description;
 			kc.History = 1;
-			kc.Replicas = replicas;
+			kc.Replicas = r;
 			kc.StorageType = js_FileStorage;
 			kc.MaxValueSize = FLEET_VALUE_MAX;
 			kc.TTL = ttl_ns;
 			s = js_CreateKeyValue(kv, f->js, &kc);
 			if (s == NATS_OK)
 				return 0;
+			const char *text = fleet_nats_why(s);
+			if (step_down && r > 1 && (strstr(text, "replicas") || strstr(text, "insufficient resources"))) {
+				r--;
+				continue;
+			}
 		}
 		if (now_mono_ms() >= deadline)
 			break;
@@ -206,6 +223,35 @@ static int open_bucket(bh_fleet *f, int replicas, uint64_t deadline, char **why)
 			deadline, why);
 }
 
+/* The latest revision of key, its delete marker's included; 0: it never was. */
+static uint64_t key_revision(bh_fleet *f, const char *key)
+{
+	kvEntryList list = {0};
+	kvWatchOptions wo;
+	kvWatchOptions_Init(&wo);
+	wo.Timeout = 5000;
+	if (kvStore_History(&list, f->kv, key, &wo) != NATS_OK)
+		return 0;
+	uint64_t rev = list.Count > 0 ? kvEntry_Revision(list.Entries[list.Count - 1]) : 0;
+	kvEntryList_Destroy(&list);
+	return rev;
+}
+
+/* Whether this incarnation's claim of the id at revision rev is the first
+ * (the compare-and-swap of host.<id> alone cannot say: fleet_writer.c's
+ * claims, nats-server#4320). */
+static bool first_to_claim_id(bh_fleet *f, uint64_t rev)
+{
+	char prefix[200], key[240], inc[17], first[BH_FLEET_ID_MAX + 1] = "";
+	snprintf(prefix, sizeof prefix, "h.%s.%llu.", f->host_id, (unsigned long long)rev);
+	snprintf(inc, sizeof inc, "%016llx", (unsigned long long)f->incarnation);
+	snprintf(key, sizeof key, "%s%s", prefix, inc);
+	uint64_t mine = 0;
+	if (fleet_put_in(f, f->claims, key, "{\"v\":1}", &mine) != NATS_OK)
+		return false;
+	return fleet_first_claim(f, prefix, mine, first) == mine && !strcmp(first, inc);
+}
+
 /* A member's id: refused when another incarnation heartbeats under it;
  * its key taken when absent, left, or stale for gone_ms. */
 static int claim_host_id(bh_fleet *f, uint64_t deadline_extra, char **why)
@@ -219,6 +265,8 @@ static int claim_host_id(bh_fleet *f, uint64_t deadline_extra, char **why)
 		pthread_mutex_lock(&f->lock);
 		struct fleet_host_rec *r = fleet_host_find_locked(f, f->host_id);
 		bool present = r && !r->left;
+		/* the revision claimed: the record's, or its delete marker's (0: it never was) */
+		uint64_t claim_rev = r ? r->revision : UINT64_MAX;
 		uint64_t rev = present ? r->revision : 0, inc = present ? r->h.incarnation : 0;
 		int64_t hb_unix = present ? r->h.heartbeat_unix_ms : 0;
 		bool stale = present && now_mono_ms() - r->h.seen_mono_ms >= f->gone_ms;
@@ -229,6 +277,14 @@ static int claim_host_id(bh_fleet *f, uint64_t deadline_extra, char **why)
 				       "the host id %s is live: another host heartbeats under it (incarnation %016llx, "
 				       "its heartbeat %lld ms ago by its clock)",
 				       f->host_id, (unsigned long long)inc, (long long)(now_real_ms() - hb_unix));
+		if (claim_rev == UINT64_MAX)
+			claim_rev = key_revision(f, key); /* a key deleted before this reader began */
+		if ((!present || stale) && !first_to_claim_id(f, claim_rev)) {
+			/* another start under this id claimed it first: look again */
+			had = false;
+			sleep_ms(100);
+			continue;
+		}
 		if (!present || stale) {
 			uint64_t newrev = 0;
 			natsStatus s = present ? kvStore_Update(&newrev, f->kv, key, value, (int)strlen(value), rev)
@@ -254,6 +310,7 @@ static int claim_host_id(bh_fleet *f, uint64_t deadline_extra, char **why)
 
 static void free_fleet(bh_fleet *f)
 {
+	fleet_requests_free(f);
 	if (f->call_sub)
 		natsSubscription_Destroy(f->call_sub);
 	if (f->inbox_sub)
@@ -275,6 +332,8 @@ static void free_fleet(bh_fleet *f)
 	}
 	for (struct fleet_pending *p = f->pending, *next; p; p = next) {
 		next = p->next;
+		if (p->msg)
+			natsMsg_Destroy(p->msg);
 		free(p);
 	}
 	if (f->efd >= 0)
@@ -396,7 +455,7 @@ int bh_fleet_open(const struct bh_fleet_config *cfg, bh_fleet **out, char **why)
 		why_set(why, "JetStream: %s", fleet_nats_why(s));
 		goto fail;
 	}
-	int replicas = cfg->replicas ? (int)cfg->replicas : (n_urls < 3 ? n_urls : 3);
+	int replicas = (int)cfg->replicas; /* 0: 3, or what the cluster has */
 	if (open_bucket(f, replicas, deadline, why) < 0)
 		goto fail;
 	uint64_t left = deadline > now_mono_ms() ? deadline - now_mono_ms() : 1000;
@@ -406,6 +465,12 @@ int bh_fleet_open(const struct bh_fleet_config *cfg, bh_fleet **out, char **why)
 		goto fail;
 	if (fleet_writer_start(f, why) < 0)
 		goto fail;
+	int64_t max = natsConnection_GetMaxPayload(f->nc);
+	if (max > 0 && max < FLEET_MAX_PAYLOAD_NEEDED)
+		fleet_log(f, BH_LOG_WARN,
+			  "fleet: the NATS server's max_payload is %lld bytes: a forwarded call or answer larger "
+			  "is refused (run nats-server with max_payload of at least %u: bulkhead's bodies go to 8 MiB)",
+			  (long long)max, FLEET_MAX_PAYLOAD_NEEDED);
 	*out = f;
 	return 0;
 fail:
@@ -540,6 +605,13 @@ void bh_fleet_get_status(bh_fleet *f, struct bh_fleet_status *out)
 		natsStatistics_Destroy(st);
 	}
 	pthread_mutex_lock(&f->lock);
+	uint64_t seen = f->fresh_mono_ms > f->own_seen_mono_ms ? f->fresh_mono_ms : f->own_seen_mono_ms;
+	uint64_t window = f->gone_ms > 3 * FLEET_RESYNC_MS ? f->gone_ms : 3 * FLEET_RESYNC_MS;
+	out->fresh = out->connected && seen && now_mono_ms() - seen < window;
+	/* a member's copy is current only while the bucket takes its heartbeats
+	 * (a server cut off from the others may still answer reads a while) */
+	if (f->member)
+		out->fresh = out->fresh && f->own_written_mono_ms && now_mono_ms() - f->own_written_mono_ms < window;
 	out->rejected = f->rejected;
 	out->queued = f->jobs_queued;
 	snprintf(out->last_error, sizeof out->last_error, "%s", f->last_error);

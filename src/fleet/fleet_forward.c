@@ -20,6 +20,8 @@ static void answer_pending_locked(bh_fleet *f, uint64_t token, natsMsg *msg, cha
 		if (p->token != token)
 			continue;
 		*pp = p->next;
+		if (p->msg)
+			natsMsg_Destroy(p->msg);
 		struct fleet_event *ev = xzalloc(sizeof *ev);
 		ev->kind = EV_ANSWER;
 		ev->answer = p->cb;
@@ -55,8 +57,16 @@ static void *sender_main(void *arg)
 		pthread_mutex_unlock(&f->lock);
 		natsStatus st = natsConnection_PublishMsg(f->nc, s->msg);
 		char *why = st == NATS_OK ? NULL : xasprintf("the call could not be sent: %s", fleet_nats_why(st));
-		natsMsg_Destroy(s->msg);
 		pthread_mutex_lock(&f->lock);
+		/* a forward's request goes back to its pending call, for a resend */
+		struct fleet_pending *p = NULL;
+		if (s->token && !why)
+			for (p = f->pending; p && p->token != s->token; p = p->next)
+				;
+		if (p && !p->msg)
+			p->msg = s->msg;
+		else
+			natsMsg_Destroy(s->msg);
 		if (why && s->token)
 			answer_pending_locked(f, s->token, NULL, why);
 		else if (why) {
@@ -102,12 +112,26 @@ static void on_answer(natsConnection *nc, natsSubscription *sub, natsMsg *msg, v
 		return;
 	}
 	char *why = NULL;
+	pthread_mutex_lock(&f->lock);
 	if (natsMsg_IsNoResponders(msg)) {
-		why = xstrdup("no responder: NATS says no host serves that id (it is gone or not serving)");
 		natsMsg_Destroy(msg);
 		msg = NULL;
+		/* A host the fleet holds live may not be known across the routes
+		 * yet (it just started serving): sent again for a moment. A dead
+		 * or gone one answers at once. */
+		struct fleet_pending *p;
+		for (p = f->pending; p && p->token != token; p = p->next)
+			;
+		uint64_t now = now_mono_ms();
+		struct fleet_host_rec *r = p ? fleet_host_find_locked(f, p->host) : NULL;
+		if (p && r && !fleet_host_gone_locked(f, r, now) && now - r->h.seen_mono_ms < 2ull * f->heartbeat_ms &&
+		    now - p->first_sent_mono_ms < FLEET_NO_RESPONDER_RETRY_MS && now + 100 < p->deadline_mono_ms) {
+			p->resend_mono_ms = now + 100;
+			pthread_mutex_unlock(&f->lock);
+			return;
+		}
+		why = xstrdup("no responder: NATS says no host serves that id (it is gone or not serving)");
 	}
-	pthread_mutex_lock(&f->lock);
 	answer_pending_locked(f, token, msg, why);
 	pthread_mutex_unlock(&f->lock);
 }
@@ -129,6 +153,15 @@ uint64_t fleet_expire_locked(bh_fleet *f, uint64_t now_ms)
 		if (!nearest || p->deadline_mono_ms < nearest)
 			nearest = p->deadline_mono_ms;
 	return nearest;
+}
+
+void fleet_resend_locked(bh_fleet *f, uint64_t now_ms)
+{
+	for (struct fleet_pending *p = f->pending; p; p = p->next)
+		if (p->resend_mono_ms && p->resend_mono_ms <= now_ms && p->msg) {
+			p->resend_mono_ms = 0;
+			queue_send(f, steal_ptr(p->msg), p->token);
+		}
 }
 
 int fleet_forward_start(bh_fleet *f, char **why)
@@ -380,7 +413,8 @@ int bh_fleet_forward(bh_fleet *f, const char *host, const struct bh_fleet_msg *r
 	struct fleet_pending *p = xzalloc(sizeof *p);
 	p->token = token;
 	snprintf(p->host, sizeof p->host, "%s", host);
-	p->deadline_mono_ms = now_mono_ms() + (timeout_ms ? timeout_ms : FLEET_DEFAULT_TIMEOUT_MS);
+	p->first_sent_mono_ms = now_mono_ms();
+	p->deadline_mono_ms = p->first_sent_mono_ms + (timeout_ms ? timeout_ms : FLEET_DEFAULT_TIMEOUT_MS);
 	p->cb = cb;
 	p->arg = arg;
 	pthread_mutex_lock(&f->lock);
@@ -489,7 +523,30 @@ void fleet_run_request(bh_fleet *f, struct fleet_event *ev)
 		r->req.header_names[i] = r->names[i];
 		r->req.header_values[i] = r->values[i];
 	}
+	r->next = f->requests;
+	if (r->next)
+		r->next->prev = r;
+	f->requests = r;
 	f->serve_fn(f->serve_arg, r, &r->req);
+}
+
+static void request_free(bh_fleet *f, struct bh_fleet_request *r)
+{
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		f->requests = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	natsMsg_Destroy(r->msg);
+	free(r->header_text);
+	free(r);
+}
+
+void fleet_requests_free(bh_fleet *f)
+{
+	while (f->requests)
+		request_free(f, f->requests);
 }
 
 void bh_fleet_serve(bh_fleet *f, bh_fleet_request_fn fn, void *arg)
@@ -536,9 +593,7 @@ int bh_fleet_reply(bh_fleet *f, struct bh_fleet_request *r, const struct bh_flee
 		pthread_mutex_unlock(&f->lock);
 	}
 	free(why);
-	natsMsg_Destroy(r->msg);
-	free(r->header_text);
-	free(r);
+	request_free(f, r);
 	return rc;
 }
 

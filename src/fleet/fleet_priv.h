@@ -26,7 +26,10 @@
  * this (docs/fleet.md). */
 #define FLEET_MAX_PAYLOAD_NEEDED (9u << 20)
 #define FLEET_DEFAULT_TIMEOUT_MS 30000u
+#define FLEET_CLAIM_WINDOW_MS 30000u /* claims older than this before mine do not count */
+#define FLEET_RESYNC_MS 2000u /* how often the watch is checked against the bucket's last sequence */
 #define FLEET_CLAIMS_TTL_NS (3600ll * 1000000000ll) /* a claim is decided in seconds: kept an hour (libnats: ns) */
+#define FLEET_NO_RESPONDER_RETRY_MS 600u /* a live host's call interest may still be crossing routes */
 #define FLEET_CALL_SUBJECT "bulkhead.fleet.call."
 #define FLEET_WRITE_RETRY_MS 10000u /* a bucket write is retried this long (a leader election) */
 
@@ -73,6 +76,9 @@ struct fleet_pending {
 	uint64_t token;
 	char host[BH_FLEET_ID_MAX + 1];
 	uint64_t deadline_mono_ms;
+	uint64_t first_sent_mono_ms;   /* when it was queued */
+	uint64_t resend_mono_ms;       /* no responder yet for a live host: sent again then (0: no) */
+	natsMsg *msg;                  /* the request, once the sender handed it back (a resend's) */
 	bh_fleet_answer_cb cb;
 	void *arg;
 };
@@ -87,6 +93,7 @@ struct fleet_host_rec {
 };
 
 struct bh_fleet_request {
+	struct bh_fleet_request *next, *prev; /* f->requests: not yet answered */
 	natsMsg *msg;
 	char reply[256];
 	char from[BH_FLEET_ID_MAX + 1];
@@ -146,6 +153,14 @@ struct bh_fleet {
 	char (*drains)[BH_FLEET_ID_MAX + 1]; /* sorted */
 	size_t n_drains, cap_drains;
 	bool initial_done;
+	uint64_t highest_rev;          /* the highest stream sequence the watch delivered */
+	bool watch_suspect;            /* libnats said the watch's server heartbeats were missed */
+	bool write_outage;             /* a member: its heartbeats are not being taken */
+	bool resync;                   /* ... and now are again: the watch is read afresh */
+	uint64_t fresh_mono_ms;        /* the watch was last found up to date with the bucket */
+	struct bh_fleet_request *requests; /* forwarded to us, not yet answered (freed at close) */
+	uint64_t own_written_mono_ms;  /* a member: its last heartbeat the bucket acknowledged */
+	uint64_t remake_logged_mono_ms; /* the watch's remakes are logged at most every 10 s */
 	uint64_t own_seen_mono_ms;     /* a member: when the watch last showed its own heartbeat */
 	unsigned subs_open;            /* subscriptions whose last callback may still run */
 	bool closed_cb_done;             /* the watch delivered what the bucket held */
@@ -172,6 +187,8 @@ void fleet_queue_job(bh_fleet *f, struct fleet_job *job);
 char *fleet_my_host_value(bh_fleet *f); /* f->lock held: the heartbeat's value, the beat counted */
 /* A bucket write with its retries (a leader being elected): NATS_OK or the last status. */
 natsStatus fleet_put(bh_fleet *f, const char *key, const char *value, uint64_t *rev);
+/* The first claim under prefix in the claims bucket (fleet_writer.c). */
+uint64_t fleet_first_claim(bh_fleet *f, const char *prefix, uint64_t mine, char first[BH_FLEET_ID_MAX + 1]);
 natsStatus fleet_put_in(bh_fleet *f, kvStore *kv, const char *key, const char *value, uint64_t *rev);
 
 /* fleet_watch.c */
@@ -187,7 +204,10 @@ void fleet_forward_stop(bh_fleet *f);
 int fleet_serve_start(bh_fleet *f, char **why);
 void fleet_run_answer(bh_fleet *f, struct fleet_event *ev);
 void fleet_run_request(bh_fleet *f, struct fleet_event *ev);
+void fleet_requests_free(bh_fleet *f); /* at close: the requests never answered */
 /* Expired forwards answered (f->lock held); the nearest deadline, 0 none. */
 uint64_t fleet_expire_locked(bh_fleet *f, uint64_t now_ms);
+/* Forwards due to be sent again (f->lock held). */
+void fleet_resend_locked(bh_fleet *f, uint64_t now_ms);
 
 #endif

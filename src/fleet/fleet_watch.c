@@ -185,6 +185,8 @@ static void apply(bh_fleet *f, kvEntry *e)
 	uint64_t rev = kvEntry_Revision(e);
 	char name[BH_FLEET_ID_MAX + 1];
 	pthread_mutex_lock(&f->lock);
+	if (rev > f->highest_rev)
+		f->highest_rev = rev;
 	switch (fleet_key_parse(key, name)) {
 	case FLEET_KEY_HOST:
 		apply_host(f, key, name, e, del, rev);
@@ -239,7 +241,14 @@ static void watch_remake(bh_fleet *f, const char *why)
 	}
 	if (stop)
 		return;
-	fleet_set_error(f, "the bucket's watch is remade (%s)", why);
+	pthread_mutex_lock(&f->lock);
+	bool say = now_mono_ms() - f->remake_logged_mono_ms >= 10000 || !f->remake_logged_mono_ms;
+	if (say)
+		f->remake_logged_mono_ms = now_mono_ms();
+	snprintf(f->last_error, sizeof f->last_error, "the bucket's watch is remade (%s)", why);
+	pthread_mutex_unlock(&f->lock);
+	if (say)
+		fleet_log(f, BH_LOG_WARN, "fleet: the bucket's watch is remade (%s)", why);
 	while (!stop) {
 		natsStatus s = watch_create(f);
 		if (s == NATS_OK)
@@ -251,13 +260,32 @@ static void watch_remake(bh_fleet *f, const char *why)
 	}
 	pthread_mutex_lock(&f->lock);
 	if (f->own_seen_mono_ms)
-		f->own_seen_mono_ms = now_mono_ms();
+		f->own_seen_mono_ms = now_mono_ms(); /* the new watch is given its own time */
 	pthread_mutex_unlock(&f->lock);
+}
+
+/* The bucket's last sequence now, 0 when it cannot be read. */
+static uint64_t bucket_last_seq(bh_fleet *f)
+{
+	char stream[96];
+	snprintf(stream, sizeof stream, "KV_%s", f->bucket);
+	jsStreamInfo *si = NULL;
+	if (js_GetStreamInfo(&si, f->js, stream, NULL, NULL) != NATS_OK || !si)
+		return 0;
+	uint64_t last = si->State.LastSeq;
+	jsStreamInfo_Destroy(si);
+	return last;
 }
 
 static void *watch_main(void *arg)
 {
 	bh_fleet *f = arg;
+	/* A watch can fall silent without an error (its consumer's server cut
+	 * off, then caught up by a snapshot): every FLEET_RESYNC_MS the
+	 * bucket's last sequence is read, and a watch that has not delivered
+	 * up to the one read the time before is remade. */
+	uint64_t next_check = now_mono_ms() + FLEET_RESYNC_MS, expect = 0;
+	bool outage = false;
 	for (;;) {
 		pthread_mutex_lock(&f->lock);
 		kvWatcher *w = f->watcher;
@@ -270,18 +298,48 @@ static void *watch_main(void *arg)
 				break;
 		if (p)
 			fleet_wake_locked(f);
+		fleet_resend_locked(f, now);
+		/* its heartbeats are acknowledged by the bucket, yet none came back */
 		bool stale = f->member && f->own_seen_mono_ms &&
-			     now - f->own_seen_mono_ms > f->gone_ms + f->heartbeat_ms &&
-			     natsConnection_Status(f->nc) == NATS_CONN_STATUS_CONNECTED;
+			     f->own_written_mono_ms > f->own_seen_mono_ms + f->gone_ms + f->heartbeat_ms;
+		bool suspect = f->watch_suspect, resync = f->resync;
+		f->watch_suspect = f->resync = false;
+		uint64_t highest = f->highest_rev;
 		pthread_mutex_unlock(&f->lock);
 		if (stop)
 			break;
-		if (!w || stale) {
-			watch_remake(f, stale ? "its own heartbeats stopped coming back" : "it was lost");
+		const char *remake = !w ? "it was lost"
+				     : stale ? "its own heartbeats stopped coming back"
+				     : suspect ? "its server's heartbeats were missed"
+				     : resync	 ? "the bucket takes this host's heartbeats again after an outage"
+						 : NULL;
+		if (!remake && now >= next_check) {
+			if (expect && highest < expect)
+				remake = "it fell behind the bucket";
+			else if (expect) {
+				pthread_mutex_lock(&f->lock);
+				f->fresh_mono_ms = now_mono_ms();
+				pthread_mutex_unlock(&f->lock);
+			}
+			uint64_t last = bucket_last_seq(f);
+			/* After an outage of the bucket as seen from here (this
+			 * server cut off from the others, or no leader), the watch
+			 * is read afresh: a consumer caught up by a snapshot may
+			 * have skipped what others wrote meanwhile. */
+			if (last && outage)
+				remake = "the bucket answers again after an outage";
+			outage = !last;
+			expect = last;
+			next_check = now_mono_ms() + FLEET_RESYNC_MS;
+		}
+		if (remake) {
+			watch_remake(f, remake);
+			expect = 0;
+			next_check = now_mono_ms() + FLEET_RESYNC_MS;
 			continue;
 		}
 		kvEntry *e = NULL;
-		natsStatus s = kvWatcher_Next(&e, w, 250);
+		natsStatus s = kvWatcher_Next(&e, w, 50); /* the resends' and deadlines' tick */
 		if (s == NATS_TIMEOUT)
 			continue;
 		if (s != NATS_OK) {
@@ -296,6 +354,7 @@ static void *watch_main(void *arg)
 		if (!e) {
 			pthread_mutex_lock(&f->lock);
 			f->initial_done = true;
+			f->fresh_mono_ms = now_mono_ms();
 			pthread_cond_broadcast(&f->watch_cond);
 			pthread_mutex_unlock(&f->lock);
 			continue;

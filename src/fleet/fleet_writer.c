@@ -93,43 +93,68 @@ static void claim_lost_why(bh_fleet *f, const char *key, const char *mine, char 
 	kvEntry_Destroy(e);
 }
 
-/* The claims of one seen revision, in the stream's order: the lowest
- * revision among c.<fp>.<last>.* and whose it is. 0 when none is read. */
-static uint64_t first_claim(bh_fleet *f, const char *fp, uint64_t last, char first_host[BH_FLEET_ID_MAX + 1])
+/* The first of the claims under prefix ("c.<fp>.<rev>." or
+ * "h.<id>.<rev>.") in the stream's order: its revision, and its name (the
+ * part after the prefix) in first. Only claims made within
+ * FLEET_CLAIM_WINDOW_MS before mine count (by the servers' clock, which
+ * stamps both): a claimer that died between its claim and its write blocks
+ * the others that long, not for ever. 0 when the claims cannot be read
+ * whole, or mine is not among them. */
+uint64_t fleet_first_claim(bh_fleet *f, const char *prefix, uint64_t mine, char first[BH_FLEET_ID_MAX + 1])
 {
-	char filter[200];
-	snprintf(filter, sizeof filter, "c.%s.%llu.>", fp, (unsigned long long)last);
-	size_t prefix = strlen(filter) - 1;
+	char filter[256];
+	snprintf(filter, sizeof filter, "%s>", prefix);
+	size_t plen = strlen(prefix);
 	kvWatchOptions wo;
 	kvWatchOptions_Init(&wo);
 	wo.Timeout = 5000;
 	kvWatcher *w = NULL;
 	if (kvStore_Watch(&w, f->claims, filter, &wo) != NATS_OK)
 		return 0;
-	uint64_t lowest = 0;
+	struct seen_claim {
+		uint64_t rev;
+		int64_t created;
+		char name[BH_FLEET_ID_MAX + 1];
+	} claims[64];
+	size_t n = 0;
+	bool whole = false;
 	uint64_t until = now_mono_ms() + 5000;
 	for (;;) {
 		kvEntry *e = NULL;
 		natsStatus s = kvWatcher_Next(&e, w, 1000);
-		if (s != NATS_OK && (s != NATS_TIMEOUT || now_mono_ms() > until)) {
-			lowest = 0; /* not read whole: nothing is decided on it */
+		if (s == NATS_TIMEOUT && now_mono_ms() < until)
+			continue;
+		if (s != NATS_OK)
+			break;
+		if (!e) {
+			whole = true; /* every claim there is */
 			break;
 		}
-		if (s == NATS_TIMEOUT)
-			continue;
-		if (!e)
-			break; /* every claim there is */
 		const char *key = kvEntry_Key(e);
-		uint64_t rev = kvEntry_Revision(e);
-		kvOperation op = kvEntry_Operation(e);
-		if (op == kvOp_Put && strlen(key) > prefix && fleet_id_ok(key + prefix) && (!lowest || rev < lowest)) {
-			lowest = rev;
-			snprintf(first_host, BH_FLEET_ID_MAX + 1, "%s", key + prefix);
+		if (kvEntry_Operation(e) == kvOp_Put && strlen(key) > plen && fleet_id_ok(key + plen) &&
+		    n < ARRAY_SIZE(claims)) {
+			claims[n].rev = kvEntry_Revision(e);
+			claims[n].created = kvEntry_Created(e);
+			snprintf(claims[n].name, sizeof claims[n].name, "%s", key + plen);
+			n++;
 		}
 		kvEntry_Destroy(e);
 	}
 	kvWatcher_Stop(w);
 	kvWatcher_Destroy(w);
+	int64_t my_created = -1;
+	for (size_t i = 0; i < n; i++)
+		if (claims[i].rev == mine)
+			my_created = claims[i].created;
+	if (!whole || my_created < 0)
+		return 0;
+	uint64_t lowest = 0;
+	int64_t window_ns = (int64_t)FLEET_CLAIM_WINDOW_MS * 1000000;
+	for (size_t i = 0; i < n; i++)
+		if (claims[i].created >= my_created - window_ns && (!lowest || claims[i].rev < lowest)) {
+			lowest = claims[i].rev;
+			snprintf(first, BH_FLEET_ID_MAX + 1, "%s", claims[i].name);
+		}
 	return lowest;
 }
 
@@ -155,8 +180,11 @@ static void run_claim(bh_fleet *f, struct fleet_job *job, bool *won, char **why)
 		why_set(why, "the claim could not be written: %s", fleet_nats_why(s));
 		return;
 	}
-	char first[BH_FLEET_ID_MAX + 1] = "";
-	uint64_t lowest = first_claim(f, fp, job->last, first);
+	char first[BH_FLEET_ID_MAX + 1] = "", prefix[200];
+	snprintf(prefix, sizeof prefix, "c.%s.%llu.", fp, (unsigned long long)job->last);
+	uint64_t lowest, until_read = now_mono_ms() + FLEET_WRITE_RETRY_MS;
+	while (!(lowest = fleet_first_claim(f, prefix, mine, first)) && retry_due(f, until_read))
+		;
 	if (!lowest) {
 		why_set(why, "the claims could not be read back");
 		return;
@@ -237,8 +265,22 @@ static void heartbeat(bh_fleet *f)
 	pthread_mutex_unlock(&f->lock);
 	/* One try: the next heartbeat is the retry. */
 	natsStatus s = kvStore_Put(NULL, f->kv, key, value, (int)strlen(value));
-	if (s != NATS_OK)
+	if (s != NATS_OK) {
+		pthread_mutex_lock(&f->lock);
+		f->write_outage = true;
+		pthread_mutex_unlock(&f->lock);
 		fleet_set_error(f, "the heartbeat could not be written: %s", fleet_nats_why(s));
+		return;
+	}
+	pthread_mutex_lock(&f->lock);
+	f->own_written_mono_ms = now_mono_ms();
+	/* The bucket takes writes again after it did not: what others wrote
+	 * meanwhile may have reached this server by a snapshot its watch's
+	 * consumer skipped, so the watch is read afresh. */
+	if (f->write_outage)
+		f->resync = true;
+	f->write_outage = false;
+	pthread_mutex_unlock(&f->lock);
 }
 
 static void *writer_main(void *arg)

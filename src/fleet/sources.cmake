@@ -14,4 +14,4 @@ bh_library(bulkhead-fleet src/fleet
   src/fleet/fleet_values.c
   src/fleet/fleet_watch.c
   src/fleet/fleet_writer.c)
-target_link_libraries(bulkhead-fleet PUBLIC bulkhead PRIVATE PkgConfig::NATS PkgConfig::CJSON Threads::Threads)
+target_link_libraries(bulkhead-fleet PUBLIC bulkhead PRIVATE PkgConfig::NATS PkgConfig::CJSON Threads::Threads m)

@@ -46,6 +46,7 @@ struct relay_conn {
 struct nats_cluster {
 	char dir[2048];
 	unsigned n;
+	unsigned max_payload;
 	struct node nodes[NATS_CLUSTER_MAX];
 	char urls[NATS_CLUSTER_MAX * 64];
 	int dead_fd, dead_port; /* the advertised route address: bound, never listening */
@@ -340,7 +341,7 @@ static void write_config(struct nats_cluster *c, unsigned i)
 		 "max_pending: 67108864\n"
 		 "jetstream {\n  store_dir: \"%s/js\"\n  max_memory_store: 67108864\n  max_file_store: 268435456\n}\n"
 		 "%s",
-		 nd->name, nd->client_port ? nd->client_port : -1, MAX_PAYLOAD, nd->dir, cluster);
+		 nd->name, nd->client_port ? nd->client_port : -1, c->max_payload, nd->dir, cluster);
 	snprintf(path, sizeof path, "%s/nats.conf", nd->dir);
 	write_file(path, conf);
 }
@@ -443,11 +444,17 @@ static void start_node(struct nats_cluster *c, unsigned i)
 
 struct nats_cluster *nats_cluster_start(unsigned n)
 {
+	return nats_cluster_start_with(n, 0);
+}
+
+struct nats_cluster *nats_cluster_start_with(unsigned n, unsigned max_payload)
+{
 	cr_assert(n >= 1 && n <= NATS_CLUSTER_MAX, "a cluster of 1 to %d nodes", NATS_CLUSTER_MAX);
 	cr_assert_eq(access(NATS_SERVER, X_OK), 0, NATS_SERVER " is not installed (scripts/setup.sh)");
 	struct nats_cluster *c = calloc(1, sizeof *c);
 	cr_assert_not_null(c);
 	c->n = n;
+	c->max_payload = max_payload ? max_payload : MAX_PAYLOAD;
 	const char *root = getenv("BULKHEAD_TEST_ROOT");
 	snprintf(c->dir, sizeof c->dir, "%s/nats-XXXXXX", root && *root ? root : "/tmp");
 	cr_assert_not_null(mkdtemp(c->dir), "mkdtemp %s: %s", c->dir, strerror(errno));
@@ -461,7 +468,7 @@ struct nats_cluster *nats_cluster_start(unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		struct node *nd = &c->nodes[i];
 		snprintf(nd->name, sizeof nd->name, "n%u", i);
-		snprintf(nd->dir, sizeof nd->dir, "%s/%s", c->dir, nd->name);
+		snprintf(nd->dir, sizeof nd->dir, "%s/n%u", c->dir, i);
 		cr_assert_eq(mkdir(nd->dir, 0700), 0, "mkdir %s: %s", nd->dir, strerror(errno));
 	}
 	track(c);
@@ -634,8 +641,10 @@ void nats_cluster_stop(struct nats_cluster *c)
 	close(c->wake[1]);
 	char cmd[4200];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", c->dir);
-	if (system(cmd) != 0)
-		cr_log_warn("could not remove %s", c->dir);
+	if (getenv("BH_NATS_KEEP")) /* a failing test's nodes' logs, for a look */
+		fprintf(stderr, "nats_cluster: kept %s (BH_NATS_KEEP)\n", c->dir);
+	else if (system(cmd) != 0) /* (no cr_log: this may run at exit, after criterion let go) */
+		fprintf(stderr, "nats_cluster: could not remove %s\n", c->dir);
 	pthread_mutex_destroy(&c->lock);
 	pthread_cond_destroy(&c->cond);
 	free(c);

@@ -37,6 +37,9 @@
 struct nats_cluster;
 
 struct nats_cluster *nats_cluster_start(unsigned n);
+/* The same with the nodes' max_payload given (0: 9 MiB), e.g. NATS's own
+ * default of 1 MiB to see what a fleet on a server run without it says. */
+struct nats_cluster *nats_cluster_start_with(unsigned n, unsigned max_payload);
 const char *nats_cluster_urls(const struct nats_cluster *c);
 const char *nats_cluster_url(const struct nats_cluster *c, unsigned i);
 unsigned nats_cluster_size(const struct nats_cluster *c);

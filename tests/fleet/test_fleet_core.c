@@ -21,7 +21,24 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #define HB 100u    /* the tests' heartbeat */
+
+/* Every callback runs on the caller's thread (inside bh_fleet_process),
+ * never on one of libnats's or the library's: each callback checks. */
+static pthread_t caller;
+static bool caller_set, off_thread;
+
+static void on_caller_thread(void)
+{
+	if (!caller_set) {
+		caller = pthread_self();
+		caller_set = true;
+	} else if (!pthread_equal(caller, pthread_self())) {
+		off_thread = true;
+	}
+}
 #define GONE 600u  /* and their gone time */
 
 static uint64_t mono_ms(void)
@@ -37,10 +54,24 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
+/* The library's log lines, on stderr with the test's (BH_FLEET_TEST_LOG=1). */
+static void test_log(void *arg, enum bh_log_level level, const char *msg)
+{
+	on_caller_thread();
+	if (getenv("BH_FLEET_TEST_LOG"))
+		fprintf(stderr, "[%llu] %s: %s\n", (unsigned long long)(mono_ms() % 100000), (const char *)arg, msg);
+}
+
 static bh_fleet *open_fleet(const char *servers, const char *id)
 {
-	struct bh_fleet_config cfg = {
-		.servers = servers, .host_id = id, .heartbeat_ms = HB, .gone_ms = GONE, .connect_timeout_ms = 15000};
+	on_caller_thread(); /* the test's own thread is the caller */
+	struct bh_fleet_config cfg = {.servers = servers,
+				      .host_id = id,
+				      .heartbeat_ms = HB,
+				      .gone_ms = GONE,
+				      .connect_timeout_ms = 15000,
+				      .log = test_log,
+				      .log_arg = (void *)(id ? id : "observer")};
 	bh_fleet *f = NULL;
 	char *why = NULL;
 	int rc = bh_fleet_open(&cfg, &f, &why);
@@ -274,7 +305,10 @@ Test(fleet, two_members_and_an_observer_see_each_others_host_records, .timeout =
 	struct bh_fleet_status st;
 	bh_fleet_get_status(a, &st);
 	cr_assert(st.connected);
+	cr_assert(st.fresh, "a member whose heartbeats come back is fresh");
 	cr_assert(strstr(st.server, "nats://127.0.0.1:"), "connected to %s", st.server);
+	bh_fleet_get_status(o, &st);
+	cr_assert(st.fresh, "an observer that read the bucket is fresh");
 	bh_fleet_close(o);
 	bh_fleet_close(b);
 	bh_fleet_close(a);
@@ -353,6 +387,42 @@ Test(fleet, a_second_member_under_a_live_id_is_refused_and_a_stale_one_is_taken_
 	nats_cluster_stop(c);
 }
 
+struct racer {
+	const char *servers;
+	bh_fleet *f;
+	char *why;
+	int rc;
+};
+
+static void *race_open(void *arg)
+{
+	struct racer *r = arg;
+	struct bh_fleet_config cfg = {.servers = r->servers, .host_id = "contested", .heartbeat_ms = HB,
+				      .gone_ms = GONE, .connect_timeout_ms = 15000};
+	r->rc = bh_fleet_open(&cfg, &r->f, &r->why);
+	return NULL;
+}
+
+Test(fleet, of_two_hosts_starting_under_one_id_at_once_exactly_one_is_a_member, .timeout = 120)
+{
+	struct nats_cluster *c = nats_cluster_start(3);
+	for (int round = 0; round < 3; round++) {
+		struct racer r[2] = {{.servers = nats_cluster_url(c, 1)}, {.servers = nats_cluster_url(c, 2)}};
+		pthread_t t[2];
+		for (int i = 0; i < 2; i++)
+			cr_assert_eq(pthread_create(&t[i], NULL, race_open, &r[i]), 0);
+		for (int i = 0; i < 2; i++)
+			pthread_join(t[i], NULL);
+		cr_assert_neq(r[0].rc, r[1].rc, "exactly one opens (round %d: %d '%s', %d '%s')", round, r[0].rc,
+			      r[0].why ? r[0].why : "", r[1].rc, r[1].why ? r[1].why : "");
+		struct racer *loser = r[0].rc ? &r[0] : &r[1], *winner = r[0].rc ? &r[1] : &r[0];
+		cr_assert(loser->why && strstr(loser->why, "live"), "why: %s", loser->why);
+		free(loser->why);
+		bh_fleet_close(winner->f); /* a clean leave: the next round starts from no record */
+	}
+	nats_cluster_stop(c);
+}
+
 /* ---- the directory ---- */
 
 Test(fleet, an_entry_put_by_one_member_is_looked_up_by_another, .timeout = 90)
@@ -422,6 +492,7 @@ struct claim_result {
 
 static void on_claim(void *arg, bool won, const char *why)
 {
+	on_caller_thread();
 	struct claim_result *r = arg;
 	r->called = true;
 	r->won = won;
@@ -465,6 +536,7 @@ Test(fleet, of_two_members_claiming_one_entry_exactly_one_wins, .timeout = 120)
 		struct lookup_arg lw = {owner, e.fingerprint, winner, BH_FLEET_HIBERNATED};
 		cr_assert(pump_until(all, 3, entry_is, &lw, 10000), "the directory names the winner");
 	}
+	cr_assert_not(off_thread, "a callback ran off the caller's thread");
 	bh_fleet_close(d);
 	bh_fleet_close(b);
 	bh_fleet_close(owner);
@@ -494,6 +566,7 @@ static uint8_t *pattern(size_t n)
 
 static void serve_echo(void *arg, struct bh_fleet_request *r, const struct bh_fleet_msg *req)
 {
+	on_caller_thread();
 	struct served *s = arg;
 	s->calls++;
 	snprintf(s->path, sizeof s->path, "%s", req->path);
@@ -533,6 +606,7 @@ struct answer {
 
 static void on_answer(void *arg, const struct bh_fleet_msg *ans, const char *why)
 {
+	on_caller_thread();
 	struct answer *a = arg;
 	a->called = true;
 	a->at_ms = mono_ms();
@@ -598,6 +672,17 @@ Test(fleet, a_forwarded_call_with_a_binary_body_is_answered_byte_for_byte, .time
 	cr_assert_str_eq(ans.names[3], "X-Served-By");
 	cr_assert_str_eq(ans.values[3], "owner");
 	free(ans.body);
+	/* the largest body bulkhead sends, 8 MiB, fits the servers' max_payload */
+	uint8_t *most = pattern(BH_FLEET_BODY_MAX);
+	struct bh_fleet_msg full = {.path = "/p", .body = most, .body_len = BH_FLEET_BODY_MAX};
+	struct answer ans8 = {0};
+	cr_assert_eq(bh_fleet_forward(a, "owner", &full, 20000, on_answer, &ans8, &why), 0, "%s", why);
+	cr_assert(pump_until(all, 2, answered, &ans8, 25000));
+	cr_assert_eq(ans8.status, 201, "why: %s", ans8.why);
+	cr_assert_eq(ans8.body_len, BH_FLEET_BODY_MAX);
+	cr_assert_eq(memcmp(ans8.body, most, BH_FLEET_BODY_MAX), 0);
+	free(ans8.body);
+	free(most);
 	/* an empty body too */
 	struct answer ans2 = {0};
 	struct bh_fleet_msg empty = {.path = "/x"};
@@ -623,6 +708,7 @@ Test(fleet, a_forwarded_call_with_a_binary_body_is_answered_byte_for_byte, .time
 	cr_assert(why && strstr(why, "nobody"), "why: %s", why);
 	free(why);
 	free(body);
+	cr_assert_not(off_thread, "a callback ran off the caller's thread");
 	bh_fleet_close(b);
 	bh_fleet_close(a);
 	nats_cluster_stop(c);
@@ -679,6 +765,7 @@ Test(fleet, a_forward_to_a_gone_or_silent_host_answers_why_within_its_timeout, .
 	cr_assert(strstr(late.why, "did not answer in time"), "why: %s", late.why);
 	pump_until(all, 2, NULL, NULL, 300); /* its late answer finds nobody waiting */
 	cr_assert_eq(held.calls, 1, "the silent host did get the call");
+	cr_assert_not(off_thread, "a callback or a log line ran off the caller's thread");
 	bh_fleet_close(silent);
 	bh_fleet_close(a);
 	nats_cluster_stop(c);
@@ -749,11 +836,28 @@ Test(fleet, a_node_cut_off_from_its_routes_and_healed, .timeout = 180)
 	cr_assert_gt(nats_cluster_routes(c, 0), 0, "node 0 has routes");
 	nats_cluster_cut(c, 0);
 	cr_assert_eq(nats_cluster_routes(c, 0), 0, "cut: no route to or from node 0");
+	cr_log_info("routes: node 1 %u, node 2 %u", nats_cluster_routes(c, 1), nats_cluster_routes(c, 2));
 	/* the majority goes on */
 	cr_assert(put_and_see(b, o, 2, "b", 30000), "the majority side writes and reads");
 	/* the cut-off side: a's heartbeats cannot reach the others, so it goes gone for them */
 	struct seen s = {o, "a", true};
 	cr_assert(pump_until(&o, 1, host_is, &s, 30000), "a is gone for the majority while cut off");
+	/* and a knows its own view is not current: it must judge nobody lost */
+	struct bh_fleet_status st;
+	uint64_t until = mono_ms() + 30000;
+	do {
+		bh_fleet_get_status(a, &st);
+		if (st.fresh)
+			pump_until(&a, 1, NULL, NULL, 100);
+	} while (st.fresh && mono_ms() < until);
+	cr_assert_not(st.fresh, "the cut-off side's copy is not fresh");
+	until = mono_ms() + 15000;
+	do {
+		bh_fleet_get_status(o, &st);
+		if (!st.fresh)
+			pump_until(&o, 1, NULL, NULL, 100);
+	} while (!st.fresh && mono_ms() < until);
+	cr_assert(st.fresh, "the majority side's copy is fresh (once its bucket has a leader)");
 	/* healed: a's heartbeat and writes come back */
 	nats_cluster_heal(c, 0);
 	cr_assert(host_present_live(o, "a", 60000), "a heartbeats again after the heal");
@@ -839,7 +943,7 @@ Test(fleet, drains_are_set_and_cleared_and_placement_skips_a_drained_host, .time
 	struct done_result d = {0};
 	cr_assert_eq(bh_fleet_set_drain(o, "a", true, NULL, &d), 0);
 	until = mono_ms() + 5000;
-	while (!bh_fleet_draining(a, "a") && mono_ms() < until)
+	while ((!bh_fleet_draining(a, "a") || !bh_fleet_draining(o, "a")) && mono_ms() < until)
 		pump_until(all, 2, NULL, NULL, 50);
 	cr_assert(bh_fleet_draining(a, "a"), "the member reads its own drain");
 	cr_assert(bh_fleet_draining(o, "a"));
@@ -874,4 +978,36 @@ Test(fleet, open_refuses_what_it_cannot_use_and_says_why, .timeout = 60)
 	cr_assert_eq(bh_fleet_open(&nobody, &f, &why), -1);
 	cr_assert(strstr(why, "cannot reach") && strstr(why, "127.0.0.1:1"), "%s", why);
 	free(why);
+}
+
+Test(fleet, a_server_run_with_nats_default_max_payload_refuses_a_large_call_with_a_why, .timeout = 60)
+{
+	/* nats-server's default is 1 MiB; bulkhead's bodies go to 8 MiB */
+	struct nats_cluster *c = nats_cluster_start_with(1, 1u << 20);
+	bh_fleet *a = open_fleet(nats_cluster_urls(c), "front");
+	bh_fleet *b = open_fleet(nats_cluster_urls(c), "owner");
+	struct served s = {.f = b};
+	bh_fleet_serve(b, serve_echo, &s);
+	bh_fleet *all[] = {a, b};
+	cr_assert(host_present_live(a, "owner", 5000));
+	uint8_t *body = pattern(2u << 20);
+	struct bh_fleet_msg req = {.path = "/p", .body = body, .body_len = 2u << 20};
+	struct answer ans = {0};
+	char *why = NULL;
+	cr_assert_eq(bh_fleet_forward(a, "owner", &req, 5000, on_answer, &ans, &why), -1, "refused before it is sent");
+	cr_assert(why && strstr(why, "max_payload") && strstr(why, "1048576"), "why: %s", why);
+	free(why);
+	why = NULL;
+	/* what fits still goes */
+	req.body_len = 512u << 10;
+	cr_assert_eq(bh_fleet_forward(a, "owner", &req, 5000, on_answer, &ans, &why), 0, "%s", why);
+	cr_assert(pump_until(all, 2, answered, &ans, 6000));
+	cr_assert_eq(ans.status, 201, "why: %s", ans.why);
+	cr_assert_eq(ans.body_len, 512u << 10);
+	free(ans.body);
+	cr_assert_eq(s.calls, 1, "the refused call never reached the owner");
+	free(body);
+	bh_fleet_close(b);
+	bh_fleet_close(a);
+	nats_cluster_stop(c);
 }

@@ -119,6 +119,7 @@ Test(layering, no_librarys_private_headers_are_included_outside_it)
 		/* ---- broker ---- */
 		{"src/broker", "src/broker"}, {"src/egress", "src/egress"},
 		{"src/report", "src/report"}, /* ---- report ---- */
+		{"src/fleet", "src/fleet"},   /* ---- fleet ---- */
 	};
 	for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
 		char *hits = private_includes(libs[i].folder, libs[i].own);
@@ -221,4 +222,48 @@ Test(layering, the_consoles_views_reach_the_fleet_only_through_the_source)
 	hits = run("cd '" BH_SOURCE_DIR "' && grep -lE '#include[[:space:]]*[<\"]nats' ui/*.[ch] ui/views/*.[ch] "
 		   "src/cli/cmd_console.c src/cli/cmd_fleet*.c 2>/dev/null || true");
 	cr_assert_str_empty(hits, "a NATS header in the console or the CLI:\n%s", hits);
+}
+
+/* ---- fleet (issue 20): libbulkhead-fleet (src/fleet) is a library above
+ * the engine on NATS: only the daemon, the console and the CLI link it; it
+ * uses the engine's public header and the base, never an engine private
+ * header; nothing below it includes nats.h. ---- */
+Test(layering, the_fleet_library_uses_only_public_headers_and_the_base)
+{
+	char *hits = includes_outside("src/fleet", "src/fleet include/bulkhead include/bulkhead-base");
+	cr_assert_str_empty(hits, "src/fleet includes what is not its own, public or the base's:\n%s", hits);
+	hits = run("cd '" BH_SOURCE_DIR "' && ls src/fleet/*.c | wc -l");
+	cr_assert_gt(atoi(hits), 3, "the check sees src/fleet");
+}
+
+Test(layering, nothing_below_the_fleet_includes_nats_h)
+{
+	/* NATS is the fleet library's alone: the engine, the init, the
+	 * contract, the base, the wire, the report and the public headers
+	 * never see it. */
+	char *hits = run("cd '" BH_SOURCE_DIR "' && grep -rlE '#include[[:space:]]*[<\"]nats/' "
+			 "src/engine src/init src/proto src/base src/wire src/report src/egress src/broker "
+			 "include 2>/dev/null || true");
+	cr_assert_str_empty(hits, "files below the fleet including nats.h:\n%s", hits);
+	hits = run("nm -u '" BH_LIBBULKHEAD "' 2>/dev/null | grep -E ' (nats|kvStore_|js_|bh_fleet_)' || true");
+	cr_assert_str_empty(hits, "libbulkhead needs NATS's or the fleet's:\n%s", hits);
+	/* The check can see: the fleet does include it. */
+	hits = run("cd '" BH_SOURCE_DIR "' && grep -lE '#include[[:space:]]*<nats/nats.h>' src/fleet/*.[ch] | wc -l");
+	cr_assert_gt(atoi(hits), 0, "src/fleet includes nats.h");
+}
+
+Test(layering, only_the_daemon_the_console_and_the_cli_link_the_fleet_library)
+{
+	/* Every target_link_libraries(...) naming bulkhead-fleet, flattened:
+	 * its first word is the target linking it. The tests' own binaries
+	 * (tests/) may, as they test it. */
+	char *hits = run(
+		"cd '" BH_SOURCE_DIR "' && cat CMakeLists.txt src/*/sources.cmake ui/sources.cmake "
+		"bench/sources.cmake | tr '\\n' ' ' | grep -o 'target_link_libraries([^)]*)' | "
+		"grep -w 'bulkhead-fleet' | sed 's/target_link_libraries(\\([^ ]*\\).*/\\1/' | "
+		"grep -vxE 'bulkhead-fleet|bulkhead-daemon|bulkhead-ui|bulkhead-cli' || true");
+	cr_assert_str_empty(hits, "linking libbulkhead-fleet beside the daemon, the console and the CLI:\n%s", hits);
+	/* and no engine source names the fleet's API */
+	hits = run("grep -rlE 'bh_fleet_|fleet\\.h' " BH_SOURCE_DIR "/src/engine 2>/dev/null || true");
+	cr_assert_str_empty(hits, "the engine knows the fleet:\n%s", hits);
 }
