@@ -197,10 +197,15 @@ struct bh_config {
 					       mounted, a grant refused */
 	void *egress_arg;
 	/* ---- fleet (issue 20): where hibernation images live. NULL: the state
-	 * directory's images/. A fleet's hosts share one (a network filesystem
+	 * directory's images/, unless the state directory was opened with one
+	 * before (STATE/images-dir names it): then that one, so a command run
+	 * on the directory while its daemon is stopped does not take the
+	 * shared images for gone. A fleet's hosts share one (a network filesystem
 	 * in production), so a hibernated conversation restores on any host
-	 * (bh_engine_adopt_hibernated). Checked as the state directory is
-	 * (bh_state_dir_check). In a shared directory an engine touches only
+	 * (bh_engine_adopt_hibernated). Made if missing (0700), then checked
+	 * as the state directory is (bh_state_dir_check), where it really is;
+	 * refused at open in a sentence naming the images directory. In a
+	 * shared directory an engine touches only
 	 * the images its own store names: another host's image is never
 	 * reaped, budgeted or listed as this engine's leak. ---- */
 	const char *images_dir;
@@ -705,7 +710,18 @@ int bh_session_hibernated(const bh_session *s, struct bh_hibernated *out, bh_err
  * head, an "adopted" event. *out is the session, hibernated; its next call
  * restores it. Refused: a fingerprint this engine already holds, a field
  * that does not check, an image that is missing, a link or not a directory,
- * a tier this engine does not offer. Nothing is changed by a refusal. */
+ * a tier this engine does not offer. Nothing is changed by a refusal.
+ * Refusals are BH_E_NOT_DISPATCHED: BH_REFUSAL_REQUEST for the description
+ * and the image (a lost claim: "is not there: another engine adopted it
+ * first"), UNSUPPORTED for the tier, CAPACITY when admission (places, the
+ * principal's cap; no memory until it wakes) has no room. Its row keeps
+ * where its chain began (store migration 7: origin_host, adopted_after,
+ * adopted_after_sha256), which bh_history_chains gives on its records as
+ * bh_record_row.chain_after, so `bulkhead verify` of this store alone
+ * walks on from there (bh_chain_begin_after). The adopter's bundle is its
+ * own (paths, host uid range, egress mount if it has a broker): gVisor
+ * restores an image checkpointed under another state directory, bundle
+ * path and uid range (tests/runtime/test_fleet_adopt.c). */
 int bh_engine_adopt_hibernated(bh_engine *e, const struct bh_hibernated *h,
 			       const char *origin_host, bh_session **out, bh_error **err);
 
@@ -955,6 +971,14 @@ struct bh_record_row {
 	const char *language, *flags;  /* "" for none */
 	int exit_code;
 	int64_t duration_us;
+	/* ---- fleet (issue 20): on each record bh_history_chains lists of a
+	 * chain that began in another engine's store (a session adopted from
+	 * it, bh_engine_adopt_hibernated): the sequence and digest of the
+	 * record there it goes on from, and the host it was adopted from, as
+	 * this store's row says (bh_chain_begin_after). 0, "" and "" for a
+	 * chain that began here, and in every other listing. ---- */
+	uint64_t chain_after;
+	const char *chain_after_sha256, *chain_origin;
 };
 /* Return non-zero to stop. Rows are valid only during the call. */
 typedef int (*bh_record_fn)(void *arg, const struct bh_record_row *row);

@@ -95,6 +95,12 @@ enum bh_chain_verdict {
 	BH_CHAIN_LINK,    /* not the next sequence, or previous_sha256 is not the last one's */
 };
 enum bh_chain_verdict bh_chain_step(struct bh_chain_walk *w, const struct bh_record *rec);
+/* ---- fleet (issue 20): a chain adopted from another engine's store goes
+ * on here after its record `sequence` (digest previous): the walk takes
+ * the next record of session as linked to that one. What came before is
+ * in the other store, verified there. ---- */
+void bh_chain_begin_after(struct bh_chain_walk *w, const char *session, uint64_t sequence,
+			  const char *previous);
 /* SHA-256 hex of a session id: its public fingerprint. */
 void bh_fingerprint_of(const char *session_id, char out[65]);
 

@@ -79,6 +79,7 @@ static int serve(struct serve_settings *s)
 		return CLI_EXIT_BULKHEAD;
 	d->engine.policy = parsed.policy;
 	d->engine.memory_limit_mb = parsed.memory_limit_mb;
+	d->engine.images_dir = parsed.images_dir; /* ---- fleet: --images-dir ---- */
 	d->engine.keep_leftovers = !s->reap_leftovers; /* inflight */
 	d->engine.log = engine_log;
 	d->engine.log_arg = s;

@@ -103,6 +103,7 @@ struct call {
 	void *deliver_arg;
 	bool in_dispatch;  /* headless: dispatch has not returned yet */
 	bool fleet_routed; /* routed once (forwarded, or adopted and handled here) */
+	uint64_t fleet_first_ms; /* its first forward (retries end 5 s after it); 0: none */
 	/* An answer the owner of the session made, relayed byte for byte:
 	 * its headers replace the ones this daemon would add. */
 	struct call_relay *relay;
@@ -326,7 +327,7 @@ void sandbox_project_session(struct call *c, bh_session *s, struct wire_session_
 bool operator_forensics(struct call *c, const char *method);
 
 /* ---- fleet (issue 20): serve --fleet (fleet_member.c, fleet_route.c,
- * fleet_serve.c; fleet_none.c in a build without libbulkhead-fleet) ---- */
+ * fleet_serve.c) ---- */
 /* Joins after the listeners are up (so the host's api is known); -1 with
  * *why when it cannot: the daemon then refuses to start. */
 int daemon_fleet_start(struct server *s, char **why);

@@ -6,7 +6,7 @@
  * going, and drains when an operator asks. Routing (fleet_route.c) and the
  * calls other hosts forward here (fleet_serve.c) share its state. */
 #include "daemon_priv.h"
-#include "fleet_priv.h"
+#include "daemon_fleet.h"
 #include "why.h"
 
 #include <stdlib.h>
@@ -14,11 +14,13 @@
 #include <unistd.h>
 
 #define TICK_MS 200u           /* capacity and the directory at most this often */
-#define RESTART_SWEEP_MS 1500u /* after joining: the directory's copy has come in */
+#define RESTART_SWEEP_MS 1u /* at the first tick: bh_fleet_open read the whole bucket */
 
 static void fleet_log(void *arg, enum bh_log_level level, const char *msg)
 {
 	(void)arg;
+	if (!strncmp(msg, "fleet: ", 7)) /* the component says so already */
+		msg += 7;
 	if (level >= BH_LOG_INFO)
 		daemon_log(level, "fleet", "%s", msg);
 }
@@ -92,6 +94,9 @@ int daemon_fleet_start(struct server *s, char **why)
 	df->restart_sweep_ms = now_mono_ms() + RESTART_SWEEP_MS;
 	daemon_log(BH_LOG_INFO, "fleet", "joined the fleet on %s as host %s (api %s)",
 		   cfg->fleet.servers, df->self, df->api);
+	if (!cfg->engine.images_dir)
+		daemon_log(BH_LOG_WARN, "fleet", "no --images-dir: this host's hibernated sessions are "
+			   "in its state directory, where no other host can adopt them if it dies");
 	return 0;
 }
 
@@ -107,6 +112,8 @@ void daemon_fleet_stop(struct server *s)
 	free(df->published);
 	free(df->drained);
 	free(df->hosts);
+	free(df->lost);
+	free(df->retries);
 	free(df);
 	s->fleet = NULL;
 }
@@ -121,13 +128,18 @@ int daemon_fleet_timeout_ms(struct server *s)
 	if (!s->fleet)
 		return -1;
 	int t = bh_fleet_timeout_ms(s->fleet->f);
+	if (s->fleet->n_retries && (t < 0 || t > 50))
+		t = 50;
 	return t < 0 || t > (int)TICK_MS ? (int)TICK_MS : t;
 }
 
 void daemon_fleet_process(struct server *s)
 {
-	if (s->fleet)
-		bh_fleet_process(s->fleet->f);
+	if (!s->fleet)
+		return;
+	bh_fleet_process(s->fleet->f);
+	if (s->fleet->n_retries)
+		daemon_fleet_retry_due(s);
 }
 
 /* ---- capacity ---- */
@@ -256,6 +268,12 @@ static void restart_sweep(struct daemon_fleet *df, bh_session **list, size_t n)
 			 "host %s stopped while it held the session (it restarted and no longer has it)",
 			 df->self);
 		bh_fleet_put_entry(df->f, &ended);
+		struct lost_entry *more = realloc(df->lost, (df->n_lost + 1) * sizeof *more);
+		if (!more)
+			abort();
+		df->lost = more;
+		snprintf(df->lost[df->n_lost].fp, sizeof df->lost[0].fp, "%s", en->fingerprint);
+		snprintf(df->lost[df->n_lost++].detail, sizeof df->lost[0].detail, "%s", ended.end_detail);
 		daemon_log(BH_LOG_WARN, "fleet", "session %.12s of this host's last run is gone: its "
 			   "directory entry now says host_lost", en->fingerprint);
 	}
@@ -343,6 +361,12 @@ void daemon_fleet_session_changed(struct server *s)
 
 static void watch_hosts(struct daemon_fleet *df)
 {
+	/* Cut off from NATS, every other host looks gone: nothing is said of
+	 * them until this host's view is current again. */
+	struct bh_fleet_status fs;
+	bh_fleet_get_status(df->f, &fs);
+	if (!fs.fresh)
+		return;
 	struct bh_fleet_host *hosts = NULL;
 	size_t n = bh_fleet_hosts(df->f, &hosts);
 	for (size_t i = 0; i < n; i++) {
@@ -364,12 +388,13 @@ static void watch_hosts(struct daemon_fleet *df)
 		if (k->gone != hosts[i].gone) {
 			k->gone = hosts[i].gone;
 			if (k->gone)
-				daemon_log(BH_LOG_WARN, "fleet", "host %s is gone (no heartbeat); its live "
+				daemon_log(BH_LOG_WARN, "fleet", "host %s is gone (it left, or its heartbeat "
+					   "stopped); its live "
 					   "sessions answer host_lost, its hibernated ones are adopted on "
 					   "their next call", hosts[i].id);
 			else
-				daemon_log(BH_LOG_INFO, "fleet", "host %s joined (%u sessions, api %s)",
-					   hosts[i].id, hosts[i].sessions, hosts[i].api);
+				daemon_log(BH_LOG_INFO, "fleet", "host %s joined (%u sessions)",
+					   hosts[i].id, hosts[i].sessions);
 		}
 	}
 	free(hosts);
@@ -392,6 +417,17 @@ static void on_drain_hibernated(void *arg, const bh_error *err)
 		daemon_log(BH_LOG_WARN, "fleet", "drain: session %.12s not hibernated: %s", fp, err->msg);
 	else
 		daemon_log(BH_LOG_INFO, "fleet", "drain: session %.12s hibernated", fp);
+	free(fp);
+}
+
+static void on_stop_hibernated(void *arg, const bh_error *err)
+{
+	char *fp = arg;
+	if (err)
+		daemon_log(BH_LOG_WARN, "fleet", "stop: session %.12s not hibernated: %s", fp, err->msg);
+	else
+		daemon_log(BH_LOG_INFO, "fleet", "stop: session %.12s hibernated, adoptable by the "
+			   "other hosts", fp);
 	free(fp);
 }
 
@@ -457,7 +493,7 @@ void daemon_fleet_before_close(struct server *s, void (*run_once)(struct server 
 				continue;
 			char *fp = strdup(info.fingerprint);
 			bh_error *err = NULL;
-			if (!fp || bh_session_hibernate_as(list[i], &who, on_drain_hibernated, fp, &err) < 0) {
+			if (!fp || bh_session_hibernate_as(list[i], &who, on_stop_hibernated, fp, &err) < 0) {
 				bh_error_free(err);
 				free(fp);
 			}
@@ -496,4 +532,15 @@ void daemon_fleet_tick(struct server *s)
 	}
 	directory_sync(s);
 	watch_hosts(df);
+	if (now >= df->next_tally_ms) {
+		df->next_tally_ms = now + 60000;
+		const struct metrics *m = &s->metrics;
+		if (m->fleet_forwarded != df->tallied_forwarded || m->fleet_served != df->tallied_served)
+			daemon_log(BH_LOG_INFO, "fleet", "in the last minute: %llu calls forwarded to the "
+				   "hosts holding their sessions, %llu served for other hosts",
+				   (unsigned long long)(m->fleet_forwarded - df->tallied_forwarded),
+				   (unsigned long long)(m->fleet_served - df->tallied_served));
+		df->tallied_forwarded = m->fleet_forwarded;
+		df->tallied_served = m->fleet_served;
+	}
 }

@@ -12,7 +12,7 @@
  *    here from the shared images directory, then handled here.
  * A call another host forwarded (headless) is always handled here. */
 #include "daemon_priv.h"
-#include "fleet_priv.h"
+#include "daemon_fleet.h"
 
 #include <openssl/evp.h>
 #include <stdlib.h>
@@ -21,6 +21,10 @@
 
 #define SANDBOX_PREFIX "/plimsoll.v1.SandboxService/"
 #define OPEN_FORWARD_MS 120000u /* an open waits for its tier at most this long */
+/* The library's words for a request no subscriber received: nothing ran. */
+#define NO_RESPONDER "no responder"
+#define RETRY_EVERY_MS 250u
+#define RETRY_FOR_MS 5000u
 
 /* The directory's key of a session: the engine's fingerprint of its id. */
 static void fingerprint_of(const char *id, char out[65])
@@ -66,6 +70,7 @@ static void refuse_host_lost(struct call *c, const char *detail)
 struct forward_ctx {
 	struct call *c;
 	char host[BH_FLEET_ID_MAX + 1];
+	char method[32];
 	bool open;
 };
 
@@ -104,14 +109,40 @@ static bool recent_open(struct daemon_fleet *df, const char *fp, struct bh_fleet
 	return false;
 }
 
+/* Nobody received it: routed again in a moment (the owner may be moving
+ * to another NATS server, or gone: the route then says so). */
+static bool retry_later(struct call *c, const char *method)
+{
+	struct daemon_fleet *df = c->srv->fleet;
+	uint64_t now = now_mono_ms();
+	if (!df || c->gone || now >= c->fleet_first_ms + RETRY_FOR_MS)
+		return false;
+	struct forward_retry *more = realloc(df->retries, (df->n_retries + 1) * sizeof *more);
+	if (!more)
+		abort();
+	df->retries = more;
+	struct forward_retry *r = &df->retries[df->n_retries++];
+	r->c = c;
+	snprintf(r->method, sizeof r->method, "%s", method);
+	r->due_ms = now + RETRY_EVERY_MS;
+	return true;
+}
+
 static void on_answer(void *arg, const struct bh_fleet_msg *ans, const char *why)
 {
 	struct forward_ctx *x = arg;
 	struct call *c = x->c;
 	struct server *s = c->srv;
+	bool nobody = !ans && why && !strncmp(why, NO_RESPONDER, strlen(NO_RESPONDER));
+	if (nobody && retry_later(c, x->method))
+		return; /* still pending: its ctx is freed when it is routed again */
 	if (!ans)
 		s->metrics.fleet_forward_failed++;
-	if (!c->gone) {
+	if (!c->gone && nobody) {
+		call_refuse(c, WIRE_UNAVAILABLE, WIRE_REFUSAL_CAPACITY,
+			    "host %s, which holds the session, is not reachable over the fleet: %s; "
+			    "nothing ran", x->host, why);
+	} else if (!c->gone) {
 		if (ans) {
 			if (x->open && s->fleet)
 				remember_open(s->fleet, x->host, ans);
@@ -164,6 +195,9 @@ static void forward(struct call *c, const char *method, const char *host)
 	x->c = c;
 	snprintf(x->host, sizeof x->host, "%s", host);
 	x->open = !strcmp(method, "OpenSession");
+	snprintf(x->method, sizeof x->method, "%s", method);
+	if (!c->fleet_first_ms)
+		c->fleet_first_ms = now_mono_ms();
 	c->fleet_routed = true;
 	call_pending(c, x, free);
 	char *why = NULL;
@@ -179,7 +213,6 @@ static void forward(struct call *c, const char *method, const char *host)
 		return;
 	}
 	s->metrics.fleet_forwarded++;
-	daemon_log(BH_LOG_DEBUG, "fleet", "forwarded %s to host %s", c->procedure, host);
 }
 
 /* ---- a gone host's sessions ---- */
@@ -252,7 +285,8 @@ static void on_claimed(void *arg, bool won, const char *why)
 		/* Another host claimed it first: it is that host's now. */
 		struct bh_fleet_entry now;
 		struct bh_fleet_host h;
-		if (bh_fleet_lookup(df->f, seen.fingerprint, &now) == 0 && strcmp(now.host, seen.host) &&
+		if (!c->headless && bh_fleet_lookup(df->f, seen.fingerprint, &now) == 0 &&
+		    strcmp(now.host, seen.host) &&
 		    strcmp(now.host, df->self) && bh_fleet_host(df->f, now.host, &h) == 0 && !h.gone &&
 		    now.state != BH_FLEET_ENDED) {
 			forward(c, method, now.host);
@@ -377,6 +411,12 @@ static bool route_session(struct call *c, const char *method)
 	if (!session_id_of(c, method, fp) ||
 	    (bh_fleet_lookup(df->f, fp, &en) < 0 && !recent_open(df, fp, &en)))
 		return false; /* not in the directory: here, as today */
+	for (size_t i = 0; i < df->n_lost; i++)
+		if (!strcmp(df->lost[i].fp, fp) && en.state != BH_FLEET_ENDED) {
+			snprintf(en.end_detail, sizeof en.end_detail, "%s", df->lost[i].detail);
+			en.state = BH_FLEET_ENDED;
+			en.end_reason = BH_END_HOST_LOST;
+		}
 	/* Another principal's session answers as an unknown one does: here. */
 	if (en.hib.principal[0] && strcmp(en.hib.principal, c->who.name))
 		return false;
@@ -392,10 +432,40 @@ static bool route_session(struct call *c, const char *method)
 	struct bh_fleet_host h;
 	bool gone = bh_fleet_host(df->f, en.host, &h) < 0 || h.gone;
 	if (!gone) {
+		if (c->headless)
+			return false; /* never forwarded twice: answered here, as today */
 		forward(c, method, en.host);
 		return true;
 	}
+	/* A host cut off from NATS sees every other host go gone: it judges
+	 * nobody lost until its own view is current again. */
+	struct bh_fleet_status fs;
+	bh_fleet_get_status(df->f, &fs);
+	if (!fs.fresh) {
+		call_refuse(c, WIRE_UNAVAILABLE, WIRE_REFUSAL_CAPACITY,
+			    "host %s, which holds the session, is not heard from and this host's own "
+			    "view of the fleet is not current (NATS unreachable?); nothing ran, retry",
+			    en.host);
+		return true;
+	}
 	if (en.state == BH_FLEET_HIBERNATED) {
+		/* Adopted by a host that can restore it: this one when it gives
+		 * the session's tier and has proven it (a refusal then would
+		 * leave a claim nobody holds), else one the placement names. */
+		bool here = bh_engine_proven(s->e) && daemon_served_tier(s) >= en.hib.tier;
+		char other[BH_FLEET_ID_MAX + 1];
+		if (!here && !c->headless && bh_fleet_place(df->f, en.hib.tier, other) == 0 &&
+		    strcmp(other, df->self)) {
+			forward(c, method, other);
+			return true;
+		}
+		if (!here) {
+			call_refuse(c, WIRE_UNAVAILABLE, WIRE_REFUSAL_CAPACITY,
+				    "the session's host %s is gone and this host cannot restore its %s-tier "
+				    "image yet%s; nothing ran, retry", en.host, bh_tier_name(en.hib.tier),
+				    bh_engine_proven(s->e) ? "" : " (its tiers are still being proven)");
+			return true;
+		}
 		adopt(c, method, &en);
 		return true;
 	}
@@ -411,12 +481,43 @@ static bool route_session(struct call *c, const char *method)
 	return true;
 }
 
+void daemon_fleet_retry_due(struct server *s)
+{
+	struct daemon_fleet *df = s->fleet;
+	uint64_t now = now_mono_ms();
+	for (size_t i = 0; i < df->n_retries;) {
+		struct forward_retry r = df->retries[i];
+		if (r.due_ms > now && !r.c->gone) {
+			i++;
+			continue;
+		}
+		df->retries[i] = df->retries[--df->n_retries];
+		struct call *c = r.c;
+		if (c->ctx_free)
+			c->ctx_free(c->ctx);
+		c->ctx = NULL;
+		c->ctx_free = NULL;
+		c->engine_pending = false;
+		if (c->gone) {
+			call_wake(c); /* frees it */
+			continue;
+		}
+		/* From the top: the directory may say otherwise by now. */
+		c->fleet_routed = false;
+		sandbox_service(c, r.method);
+		if (!c->engine_pending)
+			call_wake(c);
+	}
+}
+
 bool daemon_fleet_route(struct call *c, const char *method)
 {
-	if (!c->srv->fleet || c->headless || c->fleet_routed || c->approved)
+	if (!c->srv->fleet || c->fleet_routed || c->approved)
 		return false;
+	/* A forwarded call is never forwarded again (fleet_serve.c); it is
+	 * still refused host_lost, or adopts, as any call here would. */
 	if (!strcmp(method, "OpenSession"))
-		return route_open(c);
+		return !c->headless && route_open(c);
 	if (!strcmp(method, "SessionRun") || !strcmp(method, "CloseSession"))
 		return route_session(c, method);
 	return false; /* Describe, and Run: a fresh call stays on the host that got it */

@@ -8,7 +8,7 @@
  * always handled here (fleet_route.c), so two hosts whose directories
  * disagree cannot bounce a call between them. */
 #include "daemon_priv.h"
-#include "fleet_priv.h"
+#include "daemon_fleet.h"
 
 #include <string.h>
 
@@ -60,8 +60,6 @@ void daemon_fleet_on_forwarded(void *arg, struct bh_fleet_request *r, const stru
 		return;
 	}
 	s->metrics.fleet_served++;
-	daemon_log(BH_LOG_DEBUG, "fleet", "serving %s forwarded by host %s", req->path + 1,
-		   bh_fleet_request_from(r));
 	call_run_headless(s, req->path, req->n_headers, req->header_names, req->header_values,
 			  req->body, req->body_len, deliver, r);
 }

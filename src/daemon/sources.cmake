@@ -43,13 +43,8 @@ target_sources(bulkhead-daemon PRIVATE src/daemon/hardened.c)
 pkg_check_modules(GNUTLS REQUIRED IMPORTED_TARGET gnutls)
 target_sources(bulkhead-daemon PRIVATE src/daemon/tls.c src/daemon/tls_door.c src/daemon/front_door.c)
 target_link_libraries(bulkhead-daemon PUBLIC PkgConfig::GNUTLS)
-# ---- fleet (issue 20): serve --fleet, where the fleet's library is built
-# (src/fleet on libnats, included before this file); without it --fleet is
-# refused at start ----
-if(TARGET bulkhead-fleet)
-  target_sources(bulkhead-daemon PRIVATE src/daemon/fleet_member.c src/daemon/fleet_route.c
-    src/daemon/fleet_serve.c)
-  target_link_libraries(bulkhead-daemon PUBLIC bulkhead-fleet)
-else()
-  target_sources(bulkhead-daemon PRIVATE src/daemon/fleet_none.c)
-endif()
+# ---- fleet (issue 20): serve --fleet, on libbulkhead-fleet (src/fleet,
+# included before this file; libnats is required) ----
+target_sources(bulkhead-daemon PRIVATE src/daemon/fleet_member.c src/daemon/fleet_route.c
+  src/daemon/fleet_serve.c)
+target_link_libraries(bulkhead-daemon PUBLIC bulkhead-fleet)

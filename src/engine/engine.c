@@ -288,16 +288,57 @@ bool engine_image_ours(bh_engine *e, const char *name)
 	return !e->images_shared || (e->store && store_knows_sandbox(e->store, name));
 }
 
+/* The images directory a state directory was last opened with, kept in
+ * STATE/images-dir: an engine opened on it without one (a command run
+ * while its daemon is stopped) must not take the shared images for gone
+ * and end the sessions hibernated there. NULL when there is none. */
+#define IMAGES_NOTE "images-dir"
+
+static char *images_note_read(bh_engine *e)
+{
+	if (e->state_fd < 0)
+		return NULL;
+	cleanup_close int fd = openat(e->state_fd, IMAGES_NOTE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	char buf[PATH_MAX + 1];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	rtrim(buf);
+	return *buf == '/' ? xstrdup(buf) : NULL;
+}
+
+static void images_note_write(bh_engine *e)
+{
+	cleanup_free char *have = images_note_read(e);
+	if (have && !strcmp(have, e->images_dir))
+		return;
+	cleanup_free char *path = xasprintf("%s/" IMAGES_NOTE, e->state_dir);
+	cleanup_free char *text = xasprintf("%s\n", e->images_dir);
+	if (write_file_atomic(path, text, strlen(text), 0644) < 0)
+		bh_log(e, BH_LOG_WARN, "cannot note the images directory in %s: %s", path,
+		       strerror(errno));
+}
+
 /* STATE/images (made when the first image is written), or the operator's
- * shared directory: made if missing (not by a read-only engine), then held
- * to the state directory's rule, where it really is. */
+ * shared directory (or the one the state directory was last opened with):
+ * made if missing (not by a read-only engine), then held to the state
+ * directory's rule, where it really is. */
 static int images_dir_open(bh_engine *e, const struct bh_config *cfg, bh_error **err)
 {
-	if (!cfg->images_dir || !*cfg->images_dir) {
+	cleanup_free char *noted = NULL;
+	if (!cfg->images_dir || !*cfg->images_dir)
+		noted = images_note_read(e);
+	if ((!cfg->images_dir || !*cfg->images_dir) && !noted) {
 		e->images_dir = xasprintf("%s/images", e->state_dir);
 		return 0;
 	}
-	const char *dir = cfg->images_dir;
+	const char *dir = noted ? noted : cfg->images_dir;
+	if (noted)
+		bh_log(e, BH_LOG_INFO, "hibernation images in %s, as when %s was last opened "
+		       "(%s/" IMAGES_NOTE ")", dir, e->state_dir, e->state_dir);
 	e->images_shared = true;
 	struct stat st;
 	if (!e->read_only && lstat(dir, &st) < 0 && errno == ENOENT && mkdir_p_named(dir, 0700) < 0)
@@ -314,6 +355,8 @@ static int images_dir_open(bh_engine *e, const struct bh_config *cfg, bh_error *
 	if (strcmp(real, dir) && images_dir_check(real, err) < 0)
 		return -1;
 	e->images_dir = xstrdup(real);
+	if (!e->read_only)
+		images_note_write(e);
 	return 0;
 }
 

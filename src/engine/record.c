@@ -216,3 +216,11 @@ enum bh_chain_verdict bh_chain_step(struct bh_chain_walk *w, const struct bh_rec
 	snprintf(w->previous, sizeof w->previous, "%s", rec->record_sha256);
 	return BH_CHAIN_OK;
 }
+
+void bh_chain_begin_after(struct bh_chain_walk *w, const char *session, uint64_t sequence,
+			  const char *previous)
+{
+	snprintf(w->session, sizeof w->session, "%s", session ? session : "");
+	w->sequence = sequence;
+	snprintf(w->previous, sizeof w->previous, "%s", previous ? previous : "");
+}

@@ -144,6 +144,11 @@ static int check_description(bh_engine *e, const struct bh_hibernated *h, const 
 				 "a %s-tier session cannot be adopted: only the kernel tier (gVisor) "
 				 "hibernates here; nothing was changed",
 				 bh_tier_name(h->tier));
+	if (e->tiers[h->tier].proving)
+		return bh_refuse(err, BH_REFUSAL_ENVIRONMENT,
+				 "the %s tier is still being proven here: its hibernated session can "
+				 "be adopted once the proof is done; nothing was changed",
+				 bh_tier_name(h->tier));
 	if (!e->tiers[h->tier].report.offered || !e->runtimes[h->tier].path)
 		return bh_refuse(err, BH_REFUSAL_UNSUPPORTED,
 				 "the %s tier is not offered here (%s), so its hibernated session "
@@ -284,7 +289,7 @@ int bh_engine_adopt_hibernated(bh_engine *e, const struct bh_hibernated *h,
 	snprintf(detail, sizeof detail,
 		 "from host %s (its sandbox %s), after record %llu %.64s", origin_host, h->sandbox,
 		 (unsigned long long)h->calls, h->calls ? h->last_record_sha256 : "(none)");
-	if (store_session_adopted(e->store, &row, getpid(), detail, err) < 0) {
+	if (store_session_adopted(e->store, &row, origin_host, getpid(), detail, err) < 0) {
 		rm_rf(sb->bundle_dir);
 		if (sb->egress_dir)
 			rm_rf(sb->egress_dir);

@@ -113,6 +113,8 @@ static const struct {
 	{"lib/interp", S_IFDIR},      {"lib/bulkhead-init", S_IFREG},
 	/* ---- egress: the sandboxes' socket directories (egress.c) ---- */
 	{"egress", S_IFDIR},
+	/* ---- fleet: the images directory it was last opened with ---- */
+	{"images-dir", S_IFREG},
 };
 
 static const char *type_name(mode_t m)

@@ -19,6 +19,7 @@ static const char *const migrations[] = {
 	bh_migration_004, /* data/migrations/004-inflight.sql (inflight) */
 	bh_migration_005, /* data/migrations/005-attribution.sql (ci) */
 	bh_migration_006, /* data/migrations/006-egress-profile.sql (egress) */
+	bh_migration_007, /* data/migrations/007-adoption.sql (fleet) */
 };
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -160,6 +161,14 @@ int store_open(const char *path, bool readonly, bool sync_full, struct bh_store 
 		    "SELECT 1 FROM pragma_table_xinfo('sessions') WHERE name = 'egress_profile'",
 		    -1, &col, NULL) == SQLITE_OK)
 		s->sessions_egress = sqlite3_step(col) == SQLITE_ROW;
+	sqlite3_finalize(col);
+	/* ---- fleet: and, from before migration 7, no session adopted ---- */
+	col = NULL;
+	if (sqlite3_prepare_v2(
+		    s->db,
+		    "SELECT 1 FROM pragma_table_xinfo('sessions') WHERE name = 'adopted_after'",
+		    -1, &col, NULL) == SQLITE_OK)
+		s->sessions_adopted = sqlite3_step(col) == SQLITE_ROW;
 	sqlite3_finalize(col);
 	*out = s;
 	return 0;
@@ -627,7 +636,8 @@ bool store_knows_fingerprint(struct bh_store *s, const char *fingerprint)
 }
 
 int store_session_adopted(struct bh_store *s, const struct store_hibernated_row *r,
-			  int64_t engine_pid, const char *detail, bh_error **err)
+			  const char *origin_host, int64_t engine_pid, const char *detail,
+			  bh_error **err)
 {
 	if (exec1(s, "BEGIN IMMEDIATE", err) < 0)
 		return -1;
@@ -635,8 +645,9 @@ int store_session_adopted(struct bh_store *s, const struct store_hibernated_row 
 		s,
 		"INSERT INTO sessions (fingerprint, sandbox, runtime, tier, floor, principal, owner, "
 		"run_key, state, engine_pid, lease_until_ms, created_ms, expires_ms, last_call_ms, calls, "
-		"last_record_sha256, awake_ms, lifetime_ms, hibernated_ms, egress_profile) "
-		"VALUES (?,?,?,?,?,?,?,?,'hibernated',?,?,?,?,?,?,?,?,?,?,?)",
+		"last_record_sha256, awake_ms, lifetime_ms, hibernated_ms, egress_profile, "
+		"origin_host, adopted_after, adopted_after_sha256) "
+		"VALUES (?,?,?,?,?,?,?,?,'hibernated',?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 		err);
 	if (!st) {
 		exec1(s, "ROLLBACK", NULL);
@@ -664,6 +675,9 @@ int store_session_adopted(struct bh_store *s, const struct store_hibernated_row 
 	sqlite3_bind_int64(st, 17, r->lifetime_ms);
 	sqlite3_bind_int64(st, 18, r->hibernated_ms);
 	store_bind_text(st, 19, r->egress_profile);
+	store_bind_text(st, 20, origin_host);
+	sqlite3_bind_int64(st, 21, (int64_t)r->calls);
+	store_bind_text(st, 22, r->last_record_sha256);
 	if (step_done(s, st, "record an adopted session", err) < 0 ||
 	    store_event(s, "adopted", r->fingerprint, r->sandbox, detail) < 0) {
 		if (err && !*err)

@@ -129,6 +129,7 @@ void *store_db(struct bh_store *s);
 void store_set_work_bound(struct bh_store *s, uint64_t steps);
 extern const char bh_migration_005[]; /* ---- ci: attribution ---- */
 extern const char bh_migration_006[]; /* ---- egress: a session's profile ---- */
+extern const char bh_migration_007[]; /* ---- fleet: where an adopted chain began ---- */
 
 extern const char bh_schema_sql[]; /* data/schema.sql, embedded */
 extern const char bh_migration_002[];
@@ -158,9 +159,12 @@ struct store_hibernated_row {
 bool store_knows_fingerprint(struct bh_store *s, const char *fingerprint);
 /* In one transaction: the row of a hibernated session adopted from
  * another engine (its chain head and counts as they were there), and its
- * "adopted" event with detail. */
+ * "adopted" event with detail. Its chain began at origin_host: the row
+ * keeps where (migration 7: origin_host, adopted_after = r->calls,
+ * adopted_after_sha256 = r->last_record_sha256). */
 int store_session_adopted(struct bh_store *s, const struct store_hibernated_row *r,
-			  int64_t engine_pid, const char *detail, bh_error **err);
+			  const char *origin_host, int64_t engine_pid, const char *detail,
+			  bh_error **err);
 typedef void (*store_hibernated_fn)(void *arg, const struct store_hibernated_row *row);
 int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *arg, bh_error **err);
 

@@ -161,6 +161,67 @@ static int public_row(void *arg, const struct store_record_row *r)
 		.flags = r->flags ? r->flags : "",
 		.exit_code = r->exit_code,
 		.duration_us = r->duration_us,
+		.chain_after_sha256 = "",
+		.chain_origin = "",
+	};
+	return p->fn(p->arg, &row);
+}
+
+/* ---- fleet (issue 20): a chain adopted from another store, as its row
+ * says (migration 7), looked up once per session of the walk. The row is
+ * input like the records: a digest that is not one is no start. ---- */
+struct chained_page {
+	struct bh_store *s;
+	bh_record_fn fn;
+	void *arg;
+	char session[65];
+	uint64_t after;
+	char after_sha256[65];
+	char origin[257];
+};
+
+static void adoption_of(struct chained_page *p, const char *session)
+{
+	snprintf(p->session, sizeof p->session, "%s", session);
+	p->after = 0;
+	p->after_sha256[0] = p->origin[0] = '\0';
+	if (!*session || !p->s->sessions_adopted)
+		return;
+	sqlite3_stmt *st = store_prepare(p->s,
+					 "SELECT adopted_after, adopted_after_sha256, origin_host "
+					 "FROM sessions WHERE fingerprint = ?",
+					 NULL);
+	if (!st)
+		return;
+	store_bind_text(st, 1, session);
+	if (store_step_row(p->s, st) == SQLITE_ROW) {
+		int64_t after = sqlite3_column_int64(st, 0);
+		const char *sha = store_col_text(st, 1);
+		bool hex = strlen(sha) == 64 && strspn(sha, "0123456789abcdef") == 64;
+		if (after > 0 && hex) {
+			p->after = (uint64_t)after;
+			snprintf(p->after_sha256, sizeof p->after_sha256, "%s", sha);
+			store_copy_col(st, 2, p->origin, sizeof p->origin);
+		}
+	}
+	store_release(p->s, st);
+}
+
+static int chained_row(void *arg, const struct store_record_row *r)
+{
+	struct chained_page *p = arg;
+	if (strcmp(p->session, r->rec.session))
+		adoption_of(p, r->rec.session);
+	struct bh_record_row row = {
+		.id = r->id,
+		.record = &r->rec,
+		.language = r->language ? r->language : "",
+		.flags = r->flags ? r->flags : "",
+		.exit_code = r->exit_code,
+		.duration_us = r->duration_us,
+		.chain_after = p->after,
+		.chain_after_sha256 = p->after_sha256,
+		.chain_origin = p->origin,
 	};
 	return p->fn(p->arg, &row);
 }
@@ -184,8 +245,14 @@ int store_record_rows_newest(struct bh_store *s, const char *session, int64_t be
 int store_record_rows_chained(struct bh_store *s, const char *session, bh_record_fn fn, void *arg,
 			      bh_error **err)
 {
-	struct public_page p = {.fn = fn, .arg = arg};
-	return store_records(s, session, public_row, &p, err);
+	struct chained_page *p = xzalloc(sizeof *p);
+	p->s = s;
+	p->fn = fn;
+	p->arg = arg;
+	p->session[0] = '\x01'; /* no session's: the first record looks its row up */
+	int rc = store_records(s, session, chained_row, p, err);
+	free(p);
+	return rc;
 }
 
 int store_record_row_at(struct bh_store *s, const char *session, uint64_t sequence,

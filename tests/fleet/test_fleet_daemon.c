@@ -35,11 +35,11 @@
 #define GONE_MS 1500
 
 static struct {
-	struct nats_cluster nats;
-	bool nats_up;
+	struct nats_cluster *nats;
 	struct daemon host[HOSTS];
 	char images[4096];
 	bh_fleet *watch; /* an observer: what the directory says */
+	const char *tier_of[HOSTS]; /* --tier of a host (NULL: the strongest offered) */
 } F;
 
 static const char *host_id(int i)
@@ -60,21 +60,23 @@ static void pump(int ms)
 	} while (now_mono_ms() < until);
 }
 
-static size_t live_hosts(void)
+/* Live, and publishing the tiers it proved (placement needs them). */
+static size_t proven_hosts(void)
 {
 	struct bh_fleet_host *h = NULL;
 	size_t n = bh_fleet_hosts(F.watch, &h), live = 0;
 	for (size_t i = 0; i < n; i++)
-		live += !h[i].gone;
+		live += !h[i].gone && h[i].tiers;
 	free(h);
 	return live;
 }
 
 static void wait_live_hosts(size_t want)
 {
-	for (int i = 0; i < 300 && live_hosts() != want; i++)
+	for (int i = 0; i < 600 && proven_hosts() != want; i++)
 		pump(50);
-	cr_assert_eq(live_hosts(), want, "the fleet shows %zu live hosts, not %zu", live_hosts(), want);
+	cr_assert_eq(proven_hosts(), want, "the fleet shows %zu live proven hosts, not %zu",
+		     proven_hosts(), want);
 }
 
 static bool host_gone(const char *id)
@@ -124,8 +126,9 @@ static void host_extra(int i, char *out, size_t n)
 {
 	snprintf(out, n,
 		 "--fleet '%s' --host-id %s --images-dir '%s' --fleet-heartbeat-ms %d "
-		 "--fleet-gone-ms %d --shutdown hibernate",
-		 nats_cluster_urls(&F.nats), host_id(i), F.images, HEARTBEAT_MS, GONE_MS);
+		 "--fleet-gone-ms %d --shutdown hibernate%s%s",
+		 nats_cluster_urls(F.nats), host_id(i), F.images, HEARTBEAT_MS, GONE_MS,
+		 F.tier_of[i] ? " --tier " : "", F.tier_of[i] ? F.tier_of[i] : "");
 }
 
 /* Hosts after the first share its clients file and tokens: every host of a
@@ -145,7 +148,9 @@ static void host_start(int i)
 	snprintf(d->dir, sizeof d->dir, "%s/daemon-XXXXXX", root && *root ? root : "/tmp/bulkhead-tests");
 	cr_assert_not_null(mkdtemp(d->dir));
 	chmod(d->dir, 0711);
-	snprintf(d->sock, sizeof d->sock, "%s/sock", d->dir);
+	char dir[sizeof d->dir];
+	memcpy(dir, d->dir, sizeof dir);
+	snprintf(d->sock, sizeof d->sock, "%s/sock", dir);
 	char cmd[12000];
 	snprintf(cmd, sizeof cmd, "cp '%s/clients' '%s/clients'", first->dir, d->dir);
 	cr_assert_eq(system(cmd), 0);
@@ -158,13 +163,12 @@ static void host_start(int i)
 
 static void fleet_up(void)
 {
-	cr_assert_eq(nats_cluster_start(&F.nats, 3), 0, "the NATS cluster did not start");
-	F.nats_up = true;
+	F.nats = nats_cluster_start(3);
 	const char *root = getenv("BULKHEAD_TEST_ROOT");
 	snprintf(F.images, sizeof F.images, "%s/images-XXXXXX", root && *root ? root : "/tmp/bulkhead-tests");
 	cr_assert_not_null(mkdtemp(F.images));
 	chmod(F.images, 0711);
-	struct bh_fleet_config fc = {.servers = nats_cluster_urls(&F.nats)};
+	struct bh_fleet_config fc = {.servers = nats_cluster_urls(F.nats)};
 	char *why = NULL;
 	cr_assert_eq(bh_fleet_open(&fc, &F.watch, &why), 0, "observer: %s", why);
 	for (int i = 0; i < HOSTS; i++)
@@ -180,12 +184,13 @@ static void fleet_down(void)
 	if (F.watch)
 		bh_fleet_close(F.watch);
 	F.watch = NULL;
-	if (F.nats_up)
-		nats_cluster_stop(&F.nats);
-	F.nats_up = false;
+	if (F.nats)
+		nats_cluster_stop(F.nats);
+	F.nats = NULL;
 	if (F.images[0])
 		harness_remove_dir(F.images);
 	F.images[0] = '\0';
+	memset(F.tier_of, 0, sizeof F.tier_of);
 }
 
 /* kill -9: nothing of the host's own shutdown runs. */
@@ -349,25 +354,6 @@ Test(fleet_daemon, an_unknown_or_foreign_session_id_answers_the_same_from_every_
 
 /* ---- (2) a host killed with a hibernated and a live session ---- */
 
-struct run_wait {
-	bool done;
-	struct bh_exec_output out;
-	bool failed;
-	char why[512];
-};
-
-static void on_run(void *arg, struct bh_exec_output *out, const struct bh_client_error *err)
-{
-	struct run_wait *w = arg;
-	w->done = true;
-	if (out)
-		w->out = *out;
-	else {
-		w->failed = true;
-		snprintf(w->why, sizeof w->why, "%s", err ? err->message : "");
-	}
-}
-
 static void manager_run(bh_manager *m, const char *code, struct bh_exec_output *out)
 {
 	struct bh_exec_input in = {.language = BH_LANG_PYTHON, .code = code};
@@ -389,7 +375,7 @@ Test(fleet_daemon, a_killed_host_s_hibernated_session_is_adopted_and_its_live_on
 	bh_client *ca = client_for(0, F.host[0].run_token);
 	bh_client_session *ha = adopt_on(ca, h.id, NULL);
 	char *out = cell(ha, "kept = 'the variables of host A'\nprint(len(kept))");
-	cr_assert_str_eq(out, "24\n");
+	cr_assert_str_eq(out, "23\n");
 	free(out);
 	char body[256];
 	snprintf(body, sizeof body, "{\"session\":\"%s\"}", h.fp);
@@ -443,6 +429,11 @@ Test(fleet_daemon, a_killed_host_s_hibernated_session_is_adopted_and_its_live_on
 	cr_assert(o2.fresh_sandbox);
 	cr_assert_str_eq(o2.stdout_text, "after\n");
 	bh_exec_output_free(&o2);
+	struct bh_manager_entry me;
+	cr_assert_eq(bh_manager_entries(m, &me, 1), 1);
+	struct bh_fleet_entry fresh;
+	wait_entry(me.fingerprint, BH_FLEET_LIVE, NULL, &fresh);
+	cr_assert_str_neq(fresh.host, host_id(0), "the retry landed on the dead host");
 	cr_assert_geq(metric(1, "bulkhead_fleet_host_lost_total"), 1);
 
 	bh_manager_dispose_all(m);
@@ -514,7 +505,7 @@ Test(fleet_daemon, a_nats_node_killed_during_calls_loses_no_answered_record_and_
 	int answered = 0;
 	for (int k = 0; k < 24; k++) {
 		if (k == 8)
-			nats_cluster_kill(&F.nats, 0);
+			nats_cluster_kill(F.nats, 0);
 		int via = (owner + 1 + k % 2) % HOSTS; /* never the owner: forwarded */
 		char code[64];
 		snprintf(code, sizeof code, "print(%d)", k);
@@ -530,7 +521,8 @@ Test(fleet_daemon, a_nats_node_killed_during_calls_loses_no_answered_record_and_
 		}
 		answer_free(a);
 	}
-	cr_assert_geq(answered, 12, "only %d of 24 calls were answered with a NATS node down",
+	cr_log_info("%d of 24 calls answered with a NATS node killed after the 8th", answered);
+	cr_assert_geq(answered, 20, "only %d of 24 calls were answered with a NATS node down",
 		      answered);
 	/* Every answered record is in the owner's store, and its chain verifies. */
 	char cmd[16384];
@@ -573,6 +565,7 @@ Test(fleet_daemon, a_daemon_that_cannot_reach_nats_refuses_to_start_saying_why)
 	const char *root = getenv("BULKHEAD_TEST_ROOT");
 	snprintf(dir, sizeof dir, "%s/nojoin-XXXXXX", root && *root ? root : "/tmp/bulkhead-tests");
 	cr_assert_not_null(mkdtemp(dir));
+	chmod(dir, 0711);
 	char cmd[16384];
 	snprintf(cmd, sizeof cmd,
 		 "BULKHEAD_INTERP='%s' timeout 60 %s serve --state '%s/state' --socket '%s/sock' "
@@ -591,4 +584,117 @@ Test(fleet_daemon, a_daemon_that_cannot_reach_nats_refuses_to_start_saying_why)
 	char want[64];
 	snprintf(want, sizeof want, "127.0.0.1:%d", port);
 	cr_assert(strstr(out, "cannot join") && strstr(out, want), "the reason is not given: %s", out);
+}
+
+/* ---- drain ---- */
+
+Test(fleet_daemon, a_drained_host_hibernates_its_idle_sessions_and_new_ones_open_elsewhere)
+{
+	fleet_up();
+	set_drain(host_id(0), true);
+	set_drain(host_id(2), true);
+	struct daemon_session ds;
+	daemon_open_session(&F.host[1], &ds); /* placed on B, the one undrained */
+	wait_entry(ds.fp, BH_FLEET_LIVE, host_id(1), NULL);
+	answer_free(daemon_cell(&F.host[1], F.host[1].run_token, ds.id, "python", "y = 5"));
+	set_drain(host_id(0), false);
+	set_drain(host_id(2), false);
+	set_drain(host_id(1), true);
+	/* Its idle kernel-tier session goes to disk, by the drain's name. */
+	wait_entry(ds.fp, BH_FLEET_HIBERNATED, host_id(1), NULL);
+	struct answer *a = daemon_call(&F.host[1], F.host[1].op_token,
+				       "bulkhead.v1.OperatorService/ListEvents", "{}");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	cr_assert_not_null(strstr(a->body, "fleet:drain"), "no event names the drain: %s", a->body);
+	answer_free(a);
+	/* A session opened through the drained host is placed on another. */
+	struct daemon_session other;
+	daemon_open_session(&F.host[1], &other);
+	struct bh_fleet_entry e;
+	wait_entry(other.fp, BH_FLEET_LIVE, NULL, &e);
+	cr_assert_str_neq(e.host, host_id(1), "a drained host still takes new sessions");
+	/* Live state did not move: the hibernated one wakes on its host with its variable. */
+	a = daemon_cell(&F.host[0], F.host[0].run_token, ds.id, "python", "print(y)");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	struct wire_session_run_response r;
+	struct wire_status st;
+	cr_assert_eq(wire_decode_session_run_response(a->body, a->len, &r, &st), 0, "%s", st.msg);
+	cr_assert(r.run.result.out_len == 2 && !memcmp(r.run.result.out, "5\n", 2),
+		  "y is not 5 after the drain: %s", a->body);
+	wire_session_run_response_free(&r);
+	answer_free(a);
+}
+
+/* ---- placement by floor: the container tier where it matters ---- */
+
+Test(fleet_daemon, an_open_whose_floor_its_host_cannot_meet_is_placed_on_a_host_that_can)
+{
+	F.tier_of[1] = "container"; /* host B gives the container tier only */
+	fleet_up();
+	struct answer *a = daemon_call(&F.host[1], F.host[1].run_token,
+				       "plimsoll.v1.SandboxService/OpenSession",
+				       "{\"protocol\":3,\"minimumIsolation\":\"kernel\"}");
+	cr_assert_eq(a->status, 200, "a kernel floor through a container host: %s", a->body);
+	struct wire_open_session_response r;
+	struct wire_status st;
+	cr_assert_eq(wire_decode_open_session_response(a->body, a->len, &r, &st), 0, "%s", st.msg);
+	cr_assert_str_eq(r.isolation, "kernel");
+	struct bh_fleet_entry e;
+	wait_entry(r.session, BH_FLEET_LIVE, NULL, &e);
+	cr_assert_str_neq(e.host, host_id(1), "placed on the host that cannot meet its floor");
+	/* Its cells through B reach it there. */
+	char id[64];
+	snprintf(id, sizeof id, "%s", r.session_id);
+	wire_open_session_response_free(&r);
+	answer_free(a);
+	a = daemon_cell(&F.host[1], F.host[1].run_token, id, "python", "print(6 * 7)");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	answer_free(a);
+	/* A fresh Run stays on B, at B's tier. */
+	a = daemon_call(&F.host[1], F.host[1].run_token, "plimsoll.v1.SandboxService/Run",
+			"{\"protocol\":3,\"javascript\":{\"code\":\"console.log(1)\"}}");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	cr_assert_not_null(strstr(a->body, "\"container\""), "%s", a->body);
+	answer_free(a);
+	cr_assert_eq(metric(1, "bulkhead_fleet_served_total"), 0, "B served a forwarded call");
+}
+
+Test(fleet_daemon, a_call_through_a_container_host_for_a_lost_hibernated_session_is_adopted_by_a_kernel_host)
+{
+	F.tier_of[1] = "container";
+	fleet_up();
+	set_drain(host_id(1), true);
+	set_drain(host_id(2), true);
+	struct daemon_session h;
+	daemon_open_session(&F.host[0], &h);
+	wait_entry(h.fp, BH_FLEET_LIVE, host_id(0), NULL);
+	struct answer *a = daemon_cell(&F.host[0], F.host[0].run_token, h.id, "python", "z = 'kept'");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	answer_free(a);
+	char body[256];
+	snprintf(body, sizeof body, "{\"session\":\"%s\"}", h.fp);
+	a = daemon_call(&F.host[0], F.host[0].op_token, "bulkhead.v1.OperatorService/Hibernate", body);
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	answer_free(a);
+	wait_entry(h.fp, BH_FLEET_HIBERNATED, host_id(0), NULL);
+	set_drain(host_id(1), false);
+	set_drain(host_id(2), false);
+	host_kill(0);
+	for (int i = 0; i < 200 && !host_gone(host_id(0)); i++)
+		pump(50);
+	/* B cannot restore a kernel image: C, which can, adopts it. */
+	a = daemon_cell(&F.host[1], F.host[1].run_token, h.id, "python", "print(z)");
+	cr_assert_eq(a->status, 200, "%s", a->body);
+	struct wire_session_run_response r;
+	struct wire_status st;
+	cr_assert_eq(wire_decode_session_run_response(a->body, a->len, &r, &st), 0, "%s", st.msg);
+	cr_assert(r.run.result.out_len == 5 && !memcmp(r.run.result.out, "kept\n", 5), "%s", a->body);
+	cr_assert_str_eq(r.run.isolation, "kernel");
+	wire_session_run_response_free(&r);
+	answer_free(a);
+	wait_entry(h.fp, BH_FLEET_LIVE, host_id(2), NULL);
+	cr_assert_eq(metric(2, "bulkhead_fleet_adoptions_total"), 1);
+	char extra[8192];
+	host_extra(0, extra, sizeof extra);
+	daemon_restart(&F.host[0], extra);
 }

@@ -193,6 +193,16 @@ Test(fleet_adopt, a_hibernated_conversation_goes_on_in_another_engine_with_one_c
 	snprintf(q, sizeof q, "SELECT sequence, previous_sha256 FROM records WHERE session = '%s'",
 		 m.hib.fingerprint);
 	cr_assert_str_eq(sql(state_b, q), want, "B's first record's prev is A's last digest");
+	/* B's store alone verifies: the chain goes on from A's record 1, which
+	 * A's store holds (and verifies there). */
+	char out[4096];
+	cr_assert_eq(harness_cli(&h, out, sizeof out, "verify"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "adopted from host host-a"), "%s", out);
+	cr_assert_not_null(strstr(out, "goes on here from record 1"), "%s", out);
+	cr_assert_not_null(strstr(out, "1 records verified"), "%s", out);
+	char *origin = sql(state_b, "SELECT origin_host, adopted_after, adopted_after_sha256 FROM sessions");
+	snprintf(want, sizeof want, "host-a|1|%s\n", m.last);
+	cr_assert_str_eq(origin, want, "the row says where its chain began");
 }
 
 /* One adopter in a process of its own: opens its engine on dir, waits for
@@ -416,4 +426,23 @@ Test(fleet_adopt, an_images_directory_others_can_write_or_a_link_is_refused_at_o
 	cr_assert_not_null(strstr(err->msg, "symbolic link"), "%s", err->msg);
 	bh_error_free(err);
 	unlink(link);
+}
+
+/* An engine opened on a state directory without its images directory (a
+ * command run while the daemon is stopped) uses the one it was last opened
+ * with: its hibernated sessions are not taken for gone. */
+Test(fleet_adopt, a_state_directory_remembers_its_images_directory, .init = setup,
+     .fini = teardown, .timeout = 240)
+{
+	struct made m;
+	make_image(&m);
+	h = (struct harness){0};
+	harness_open_at(&h, state_a, NULL);
+	bh_session *s = bh_engine_find_session(h.e, m.id, "test");
+	cr_assert_not_null(s, "the hibernated session was not re-adopted\n%s", h.log);
+	cr_assert_str_eq(state_of(s), "hibernated", "%s", h.log);
+	struct cell_outcome *o = ok(s, "print(x + 1)");
+	cr_assert_str_eq(o->out, "42\n");
+	cell_outcome_free(o);
+	h.images_dir = images; /* teardown's sweep names it anyway */
 }

@@ -96,3 +96,24 @@ Test(record, the_fingerprint_is_the_sha256_of_the_id_string)
 	bh_fingerprint_of("abc", fp);
 	cr_assert_str_eq(fp, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
+
+/* ---- fleet (issue 20): a chain adopted from another store walks on from
+ * the record there it follows, and from nothing else ---- */
+Test(record, a_walk_begun_after_an_adopted_record_takes_its_successor_only)
+{
+	const char *head = "ab00000000000000000000000000000000000000000000000000000000000000";
+	struct bh_record rec = sample();
+	rec.sequence = 6;
+	strcpy(rec.previous_sha256, head);
+	bh_record_seal(&rec);
+	struct bh_chain_walk fresh = {0};
+	cr_assert_eq(bh_chain_step(&fresh, &rec), BH_CHAIN_LINK, "from the start it breaks");
+	struct bh_chain_walk w = {0};
+	bh_chain_begin_after(&w, rec.session, 5, head);
+	cr_assert_eq(bh_chain_step(&w, &rec), BH_CHAIN_OK);
+	struct bh_chain_walk other = {0};
+	bh_chain_begin_after(&other, rec.session, 4, head);
+	cr_assert_eq(bh_chain_step(&other, &rec), BH_CHAIN_LINK, "not the next sequence");
+	bh_chain_begin_after(&other, rec.session, 5, "cd");
+	cr_assert_eq(bh_chain_step(&other, &rec), BH_CHAIN_LINK, "not the digest it names");
+}

@@ -1,6 +1,6 @@
 /* What the daemon's fleet files share (serve --fleet, issue 20). */
-#ifndef BH_DAEMON_FLEET_PRIV_H
-#define BH_DAEMON_FLEET_PRIV_H
+#ifndef BH_DAEMON_FLEET_H
+#define BH_DAEMON_FLEET_H
 
 #include "fleet.h"
 
@@ -35,6 +35,8 @@ struct daemon_fleet {
 	char self[BH_FLEET_ID_MAX + 1];
 	char api[256];
 	uint64_t next_tick_ms, next_publish_ms;
+	/* the forwarding tally, a line a minute at most (audit lines name each call) */
+	uint64_t next_tally_ms, tallied_forwarded, tallied_served;
 	uint64_t restart_sweep_ms; /* 0: done */
 	struct published *published;
 	size_t n_published, cap_published;
@@ -44,8 +46,26 @@ struct daemon_fleet {
 	char (*drained)[65]; /* sessions this drain asked to hibernate */
 	size_t n_drained;
 	struct recent_open recent[FLEET_RECENT_OPENS];
+	/* The entries this host ended host_lost when it restarted: answered so
+	 * here at once, before the bucket's copy here shows the tombstones. */
+	struct lost_entry {
+		char fp[65];
+		char detail[256];
+	} *lost;
+	size_t n_lost;
 	size_t next_recent;
+	/* Forwards NATS had no responder for (nothing ran there): routed
+	 * again shortly, the owner being between two NATS servers. */
+	struct forward_retry {
+		struct call *c;
+		char method[32];
+		uint64_t due_ms;
+	} *retries;
+	size_t n_retries;
 };
+
+/* Routes again the forwards whose retry is due (fleet_route.c). */
+void daemon_fleet_retry_due(struct server *s);
 
 /* This host's figures for its next heartbeat (fleet_member.c). */
 void daemon_fleet_publish(struct server *s);
