@@ -49,6 +49,7 @@ struct fleet_src {
 	int pending;
 	char err[256]; /* the fleet library's last complaint */
 	char silent[512]; /* the hosts the last merged answer lacked ("" none) */
+	char down_since[16]; /* the link went down then (HH:MM:SS UTC); "" up */
 };
 
 static struct fleet_src *F(struct ui_source *s)
@@ -120,10 +121,20 @@ static void sync_hosts(struct fleet_src *m)
 {
 	struct bh_fleet_host *hs = NULL;
 	size_t n = bh_fleet_hosts(m->f, &hs);
+	/* A copy that is not current judges nobody gone: each host keeps
+	 * what was last known of it. */
+	struct bh_fleet_status st;
+	bh_fleet_get_status(m->f, &st);
 	for (size_t i = 0; i < m->n_hosts; i++)
-		m->hosts[i]->u.left = true;
+		m->hosts[i]->u.left = st.fresh;
 	for (size_t i = 0; i < n; i++) {
 		struct fhost *h = host_by_id(m, hs[i].id);
+		if (h && !st.fresh) {
+			bool was_gone = h->u.h.gone;
+			h->u.h = hs[i];
+			h->u.h.gone = was_gone;
+			continue;
+		}
 		if (!h) {
 			m->hosts = realloc(m->hosts, (m->n_hosts + 1) * sizeof *m->hosts);
 			if (!m->hosts)
@@ -135,7 +146,7 @@ static void sync_hosts(struct fleet_src *m)
 		/* A console just opened has seen every value "now": a host
 		 * whose own clock says its last heartbeat is older than the
 		 * gone time is gone without waiting that long to see it. */
-		if (hs[i].heartbeat_unix_ms > 0 &&
+		if (st.fresh && hs[i].heartbeat_unix_ms > 0 &&
 		    wall_ms() - hs[i].heartbeat_unix_ms > (int64_t)BH_FLEET_GONE_MS)
 			h->u.h.gone = true;
 	}
@@ -1151,18 +1162,30 @@ static void forget_kept(struct ui_source *s)
 			m->hosts[i]->src->ops->forget_kept(m->hosts[i]->src);
 }
 
-/* The link is NATS's: down while the fleet's connection is. */
+/* The link is NATS's: down while the fleet's connection is, or while its
+ * copy of the bucket is not current (cut off, every host would look gone:
+ * the rows are then the last known, and no host is judged lost by it). */
 static bool link_down(struct ui_source *s, char *since, size_t since_n, char *why, size_t why_n)
 {
 	struct bh_fleet_status st;
 	bh_fleet_get_status(F(s)->f, &st);
-	if (st.connected)
+	struct fleet_src *m = F(s);
+	if (st.connected && st.fresh) {
+		m->down_since[0] = '\0';
 		return false;
-	time_t now = time(NULL);
-	struct tm tm;
-	gmtime_r(&now, &tm);
-	strftime(since, since_n, "%H:%M:%S", &tm);
-	snprintf(why, why_n, "NATS: %s", *st.last_error ? st.last_error : "not connected");
+	}
+	if (!*m->down_since) {
+		time_t now = time(NULL);
+		struct tm tm;
+		gmtime_r(&now, &tm);
+		strftime(m->down_since, sizeof m->down_since, "%H:%M:%S", &tm);
+	}
+	snprintf(since, since_n, "%s", m->down_since);
+	if (st.connected)
+		snprintf(why, why_n, "NATS: the fleet's view is not current%s%s",
+			 *st.last_error ? ": " : "", st.last_error);
+	else
+		snprintf(why, why_n, "NATS: %s", *st.last_error ? st.last_error : "not connected");
 	return true;
 }
 

@@ -120,8 +120,16 @@ static bh_fleet *open_observer(const struct fleet_args *a)
 		free(why);
 		return NULL;
 	}
-	/* The watch's first values arrive on the loop. */
+	/* The watch's first values arrive on the loop: until the copy is
+	 * current (3 s at most; status says when it is not). */
 	pump(f, 300, NULL);
+	for (int i = 0; i < 27; i++) {
+		struct bh_fleet_status st;
+		bh_fleet_get_status(f, &st);
+		if (st.fresh)
+			break;
+		pump(f, 100, NULL);
+	}
 	return f;
 }
 
@@ -161,9 +169,10 @@ static int do_status(bh_fleet *f)
 	struct bh_fleet_status st;
 	bh_fleet_get_status(f, &st);
 	if (st.connected)
-		printf("NATS: connected to %s (%llu reconnects, %llu values refused, %llu writes queued)\n",
+		printf("NATS: connected to %s (%llu reconnects, %llu values refused, %llu writes queued)%s\n",
 		       cli_out_field(stdout, st.server), (unsigned long long)st.reconnects,
-		       (unsigned long long)st.rejected, (unsigned long long)st.queued);
+		       (unsigned long long)st.rejected, (unsigned long long)st.queued,
+		       st.fresh ? "" : "; the fleet's view is NOT current: who is gone is not known");
 	else
 		printf("NATS: not connected%s%s\n", *st.last_error ? ": " : "",
 		       cli_out_field(stdout, st.last_error));
@@ -187,7 +196,7 @@ static int do_status(bh_fleet *f)
 	       (unsigned long long)sessions, (unsigned long long)hibernated, ne);
 	free(es);
 	free(hs);
-	return st.connected ? 0 : 1;
+	return st.connected && st.fresh ? 0 : 1;
 }
 
 static int do_hosts(bh_fleet *f)
