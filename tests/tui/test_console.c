@@ -3923,8 +3923,22 @@ static int n_fleet;
 
 static void fleet_teardown(void)
 {
-	for (int i = n_fleet - 1; i >= 0; i--)
+	for (int i = n_fleet - 1; i >= 0; i--) {
+		/* A daemon that died (killed, or crashed in a failing test)
+		 * leaves its view of the rootfs mounted in our namespace: out
+		 * of the way first, so that its directory is removed. */
+		if (fleet_d[i].pid > 0) {
+			int st;
+			if (waitpid(fleet_d[i].pid, &st, WNOHANG) == fleet_d[i].pid)
+				fleet_d[i].pid = 0;
+		}
+		if (fleet_d[i].pid <= 0 && fleet_d[i].dir[0]) {
+			char view[4300];
+			snprintf(view, sizeof view, "%s/state/view", fleet_d[i].dir);
+			umount2(view, MNT_DETACH | UMOUNT_NOFOLLOW);
+		}
 		daemon_stop(&fleet_d[i]);
+	}
 	n_fleet = 0;
 	if (fleet_nats)
 		nats_cluster_stop(fleet_nats);
@@ -3943,6 +3957,9 @@ static void fleet_daemon_start(int i, const char *more)
 		 "--tier container --fleet '%s' --host-id h%d --fleet-heartbeat-ms 300 "
 		 "--fleet-gone-ms 1500 %s",
 		 nats_cluster_urls(fleet_nats), i + 1, more ? more : "");
+	/* Counted before it starts: one that fails to start is stopped and
+	 * its directory removed all the same. */
+	n_fleet = i + 1;
 	if (i == 0) {
 		daemon_start(di, extra);
 	} else {
@@ -3963,7 +3980,6 @@ static void fleet_daemon_start(int i, const char *more)
 		memcpy(di->other_token, d0->other_token, sizeof di->other_token);
 		daemon_restart(di, extra);
 	}
-	n_fleet = i + 1;
 }
 
 /* The fleet's screens name the hosts' directories and the NATS servers,
