@@ -269,7 +269,7 @@ static int claim_host_id(bh_fleet *f, uint64_t deadline_extra, char **why)
 		uint64_t claim_rev = r ? r->revision : UINT64_MAX;
 		uint64_t rev = present ? r->revision : 0, inc = present ? r->h.incarnation : 0;
 		int64_t hb_unix = present ? r->h.heartbeat_unix_ms : 0;
-		bool stale = present && now_mono_ms() - r->h.seen_mono_ms >= f->gone_ms;
+		bool stale = present && fleet_host_gone_locked(f, r, now_mono_ms());
 		cleanup_free char *value = fleet_my_host_value(f);
 		pthread_mutex_unlock(&f->lock);
 		if (present && had && rev != rev0)
@@ -342,6 +342,7 @@ static void free_fleet(bh_fleet *f)
 	pthread_cond_destroy(&f->writer_cond);
 	pthread_cond_destroy(&f->sender_cond);
 	pthread_cond_destroy(&f->watch_cond);
+	fleet_keys_free(f);
 	free(f->hosts);
 	free(f->entries);
 	free(f->drains);
@@ -494,7 +495,8 @@ static void stop_all(bh_fleet *f)
 	fleet_forward_stop(f);
 	if (!f->nc)
 		return;
-	natsConnection_FlushTimeout(f->nc, 1000);
+	if (natsConnection_Status(f->nc) == NATS_CONN_STATUS_CONNECTED)
+		natsConnection_FlushTimeout(f->nc, 1000); /* the answers sent reach the server */
 	natsConnection_Close(f->nc);
 	/* No callback of libnats's may run once f is freed: wait for the
 	 * closed callback and every subscription's completion. */

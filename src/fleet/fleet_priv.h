@@ -27,6 +27,7 @@
 #define FLEET_MAX_PAYLOAD_NEEDED (9u << 20)
 #define FLEET_DEFAULT_TIMEOUT_MS 30000u
 #define FLEET_CLAIM_WINDOW_MS 30000u /* claims older than this before mine do not count */
+#define FLEET_CLOSE_WRITES_MS 3000u /* at close, queued writes are tried this long */
 #define FLEET_RESYNC_MS 2000u /* how often the watch is checked against the bucket's last sequence */
 #define FLEET_CLAIMS_TTL_NS (3600ll * 1000000000ll) /* a claim is decided in seconds: kept an hour (libnats: ns) */
 #define FLEET_NO_RESPONDER_RETRY_MS 600u /* a live host's call interest may still be crossing routes */
@@ -154,6 +155,8 @@ struct bh_fleet {
 	size_t n_drains, cap_drains;
 	bool initial_done;
 	uint64_t highest_rev;          /* the highest stream sequence the watch delivered */
+	char **keys;                   /* every key the watch delivered (a set: open addressing) */
+	size_t n_keys, cap_keys;
 	bool watch_suspect;            /* libnats said the watch's server heartbeats were missed */
 	bool write_outage;             /* a member: its heartbeats are not being taken */
 	bool resync;                   /* ... and now are again: the watch is read afresh */
@@ -194,6 +197,7 @@ natsStatus fleet_put_in(bh_fleet *f, kvStore *kv, const char *key, const char *v
 /* fleet_watch.c */
 int fleet_watch_start(bh_fleet *f, uint32_t timeout_ms, char **why);
 void fleet_watch_stop(bh_fleet *f);
+void fleet_keys_free(bh_fleet *f);
 /* f->lock held: the record of host id, NULL when none. */
 struct fleet_host_rec *fleet_host_find_locked(bh_fleet *f, const char *id);
 bool fleet_host_gone_locked(bh_fleet *f, const struct fleet_host_rec *r, uint64_t now_ms);

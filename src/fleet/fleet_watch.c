@@ -45,7 +45,10 @@ struct fleet_host_rec *fleet_host_find_locked(bh_fleet *f, const char *id)
 
 bool fleet_host_gone_locked(bh_fleet *f, const struct fleet_host_rec *r, uint64_t now_ms)
 {
-	return r->left || now_ms - (uint64_t)r->h.seen_mono_ms >= f->gone_ms;
+	/* never sooner than three of the host's own heartbeats: a host set to
+	 * beat slower than this reader's gone time is not gone between beats */
+	uint64_t gone = f->gone_ms > 3ull * r->heartbeat_ms ? f->gone_ms : 3ull * r->heartbeat_ms;
+	return r->left || now_ms - (uint64_t)r->h.seen_mono_ms >= gone;
 }
 
 static size_t entry_index(bh_fleet *f, const char *fp, bool *found)
@@ -177,6 +180,53 @@ static void apply_drain(bh_fleet *f, const char *key, const char *id, kvEntry *e
 	}
 }
 
+/* The set of keys the watch delivered, a value or a delete marker each: with
+ * history 1 the bucket holds one message per key, so a watch that is whole
+ * knows as many keys as the bucket has messages. */
+static uint64_t key_hash(const char *k)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *k; k++)
+		h = (h ^ (unsigned char)*k) * 1099511628211ull;
+	return h;
+}
+
+static void key_seen_locked(bh_fleet *f, const char *key)
+{
+	if (2 * (f->n_keys + 1) > f->cap_keys) {
+		size_t cap = f->cap_keys ? f->cap_keys * 2 : 64;
+		char **nk = xzalloc(cap * sizeof *nk);
+		for (size_t i = 0; i < f->cap_keys; i++) {
+			if (!f->keys[i])
+				continue;
+			size_t j = key_hash(f->keys[i]) & (cap - 1);
+			while (nk[j])
+				j = (j + 1) & (cap - 1);
+			nk[j] = f->keys[i];
+		}
+		free(f->keys);
+		f->keys = nk;
+		f->cap_keys = cap;
+	}
+	size_t j = key_hash(key) & (f->cap_keys - 1);
+	while (f->keys[j]) {
+		if (!strcmp(f->keys[j], key))
+			return;
+		j = (j + 1) & (f->cap_keys - 1);
+	}
+	f->keys[j] = xstrdup(key);
+	f->n_keys++;
+}
+
+void fleet_keys_free(bh_fleet *f)
+{
+	for (size_t i = 0; i < f->cap_keys; i++)
+		free(f->keys[i]);
+	free(f->keys);
+	f->keys = NULL;
+	f->n_keys = f->cap_keys = 0;
+}
+
 static void apply(bh_fleet *f, kvEntry *e)
 {
 	const char *key = kvEntry_Key(e);
@@ -187,6 +237,8 @@ static void apply(bh_fleet *f, kvEntry *e)
 	pthread_mutex_lock(&f->lock);
 	if (rev > f->highest_rev)
 		f->highest_rev = rev;
+	if (key)
+		key_seen_locked(f, key);
 	switch (fleet_key_parse(key, name)) {
 	case FLEET_KEY_HOST:
 		apply_host(f, key, name, e, del, rev);
@@ -217,7 +269,7 @@ static natsStatus watch_create(bh_fleet *f)
 {
 	kvWatchOptions wo;
 	kvWatchOptions_Init(&wo);
-	wo.Timeout = 5000;
+	wo.Timeout = 2000;
 	kvWatcher *w = NULL;
 	natsStatus s = kvStore_WatchAll(&w, f->kv, &wo);
 	if (s == NATS_OK) {
@@ -264,15 +316,18 @@ static void watch_remake(bh_fleet *f, const char *why)
 	pthread_mutex_unlock(&f->lock);
 }
 
-/* The bucket's last sequence now, 0 when it cannot be read. */
-static uint64_t bucket_last_seq(bh_fleet *f)
+/* The bucket's last sequence now (0 when it cannot be read) and how many
+ * messages it holds. */
+static uint64_t bucket_last_seq(bh_fleet *f, uint64_t *msgs)
 {
 	char stream[96];
 	snprintf(stream, sizeof stream, "KV_%s", f->bucket);
 	jsStreamInfo *si = NULL;
+	*msgs = 0;
 	if (js_GetStreamInfo(&si, f->js, stream, NULL, NULL) != NATS_OK || !si)
 		return 0;
 	uint64_t last = si->State.LastSeq;
+	*msgs = si->State.Msgs;
 	jsStreamInfo_Destroy(si);
 	return last;
 }
@@ -286,6 +341,7 @@ static void *watch_main(void *arg)
 	 * up to the one read the time before is remade. */
 	uint64_t next_check = now_mono_ms() + FLEET_RESYNC_MS, expect = 0;
 	bool outage = false;
+	uint64_t expect_msgs = 0;
 	for (;;) {
 		pthread_mutex_lock(&f->lock);
 		kvWatcher *w = f->watcher;
@@ -314,14 +370,21 @@ static void *watch_main(void *arg)
 				     : resync	 ? "the bucket takes this host's heartbeats again after an outage"
 						 : NULL;
 		if (!remake && now >= next_check) {
+			pthread_mutex_lock(&f->lock);
+			size_t known = f->n_keys;
+			pthread_mutex_unlock(&f->lock);
 			if (expect && highest < expect)
 				remake = "it fell behind the bucket";
+			else if (expect && known < expect_msgs)
+				remake = "it missed keys the bucket holds";
 			else if (expect) {
 				pthread_mutex_lock(&f->lock);
 				f->fresh_mono_ms = now_mono_ms();
 				pthread_mutex_unlock(&f->lock);
 			}
-			uint64_t last = bucket_last_seq(f);
+			uint64_t msgs = 0;
+			uint64_t last = bucket_last_seq(f, &msgs);
+			expect_msgs = msgs;
 			/* After an outage of the bucket as seen from here (this
 			 * server cut off from the others, or no leader), the watch
 			 * is read afresh: a consumer caught up by a snapshot may

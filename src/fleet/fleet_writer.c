@@ -218,11 +218,20 @@ static void run_claim(bh_fleet *f, struct fleet_job *job, bool *won, char **why)
 	}
 }
 
-static void run_job(bh_fleet *f, struct fleet_job *job)
+static void run_job(bh_fleet *f, struct fleet_job *job, bool give_up)
 {
 	struct fleet_event *ev = xzalloc(sizeof *ev);
 	ev->arg = job->arg;
 	natsStatus s = NATS_OK;
+	if (give_up) {
+		/* closing, and past its bound: not tried (nobody hears; counted in the log) */
+		fleet_log(f, BH_LOG_WARN, "fleet: %s was not written: the fleet closed first", job->key);
+		pthread_mutex_lock(&f->lock);
+		f->jobs_queued--;
+		pthread_mutex_unlock(&f->lock);
+		free(ev);
+		return;
+	}
 	switch (job->kind) {
 	case JOB_PUT:
 		s = fleet_put(f, job->key, job->value, NULL);
@@ -287,9 +296,15 @@ static void *writer_main(void *arg)
 {
 	bh_fleet *f = arg;
 	uint64_t next_beat = now_mono_ms() + f->heartbeat_ms;
+	/* At close what is queued is written, within a bound: a fleet closing
+	 * while NATS is away does not hold its caller a write timeout per write. */
+	uint64_t stop_until = UINT64_MAX;
 	pthread_mutex_lock(&f->lock);
 	for (;;) {
 		uint64_t now = now_mono_ms();
+		if (f->stopping && stop_until == UINT64_MAX) /* none at all when NATS is away */
+			stop_until = natsConnection_Status(f->nc) == NATS_CONN_STATUS_CONNECTED ? now + FLEET_CLOSE_WRITES_MS
+												 : now;
 		if (f->member && !f->stopping && now >= next_beat) {
 			pthread_mutex_unlock(&f->lock);
 			heartbeat(f);
@@ -302,8 +317,9 @@ static void *writer_main(void *arg)
 			f->job_head = job->next;
 			if (!f->job_head)
 				f->job_tail = &f->job_head;
+			bool give_up = f->stopping && now_mono_ms() > stop_until;
 			pthread_mutex_unlock(&f->lock);
-			run_job(f, job);
+			run_job(f, job, give_up);
 			free(job->value);
 			free(job);
 			pthread_mutex_lock(&f->lock);
@@ -323,8 +339,9 @@ static void *writer_main(void *arg)
 		pthread_cond_timedwait(&f->writer_cond, &f->lock, &ts);
 	}
 	pthread_mutex_unlock(&f->lock);
-	/* A clean leave: the others see this host gone at once. */
-	if (f->member) {
+	/* A clean leave: the others see this host gone at once (NATS away: they
+	 * see it gone after gone_ms, as nothing can tell them sooner). */
+	if (f->member && natsConnection_Status(f->nc) == NATS_CONN_STATUS_CONNECTED) {
 		char key[160];
 		fleet_key(key, sizeof key, "host.", f->host_id);
 		natsStatus s = kvStore_Delete(f->kv, key);

@@ -24,8 +24,10 @@
  *
  * Clean-up on a failing test too: a cluster not stopped is stopped at exit
  * (atexit), and each node dies with the process that started it
- * (PR_SET_PDEATHSIG), so a crashed test leaves no nats-server behind. The
- * functions fail the test (criterion) when they cannot do what they say. */
+ * (PR_SET_PDEATHSIG: start and restart nodes from the test's own thread,
+ * the one whose end kills them), so a crashed test leaves no nats-server
+ * behind. The functions fail the test (criterion) when they cannot do what
+ * they say. */
 #ifndef BH_NATS_CLUSTER_H
 #define BH_NATS_CLUSTER_H
 

@@ -473,6 +473,17 @@ Test(fleet, an_entry_put_by_one_member_is_looked_up_by_another, .timeout = 90)
 	while (bh_fleet_lookup(a, e.fingerprint, &got) == 0 && mono_ms() < until)
 		pump_until(all, 2, NULL, NULL, 50);
 	cr_assert_eq(bh_fleet_lookup(a, e.fingerprint, &got), -1);
+	/* a reader opened now, on a bucket with delete markers, is whole and
+	 * stays so: its watch is not remade over and over (the markers count) */
+	bh_fleet *late = open_fleet(nats_cluster_urls(c), NULL);
+	bh_fleet *three[] = {a, b, late};
+	pump_until(three, 3, NULL, NULL, 5000);
+	struct bh_fleet_status lst;
+	bh_fleet_get_status(late, &lst);
+	cr_assert(lst.fresh);
+	cr_assert_null(strstr(lst.last_error, "remade"), "last error: %s", lst.last_error);
+	cr_assert_eq(bh_fleet_lookup(late, e.fingerprint, &got), -1, "a deleted entry is no entry");
+	bh_fleet_close(late);
 	/* refused at once: what would not check at another host */
 	struct bh_fleet_entry bad = hibernated_entry(8);
 	snprintf(bad.hib.sandbox, sizeof bad.hib.sandbox, "../escape");
@@ -1009,5 +1020,24 @@ Test(fleet, a_server_run_with_nats_default_max_payload_refuses_a_large_call_with
 	free(body);
 	bh_fleet_close(b);
 	bh_fleet_close(a);
+	nats_cluster_stop(c);
+}
+
+Test(fleet, a_member_closing_while_nats_is_away_is_done_in_seconds, .timeout = 60)
+{
+	struct nats_cluster *c = nats_cluster_start(1);
+	bh_fleet *a = open_fleet(nats_cluster_urls(c), "leaving");
+	nats_cluster_kill(c, 0);
+	for (int i = 0; i < 20; i++) {
+		struct bh_fleet_entry e = hibernated_entry(500 + i);
+		cr_assert_eq(bh_fleet_put_entry(a, &e), 0, "writes are queued while NATS is away");
+	}
+	struct bh_fleet_status st;
+	bh_fleet_get_status(a, &st);
+	cr_assert_gt(st.queued, 0, "the writes wait for the bucket");
+	uint64_t t0 = mono_ms();
+	bh_fleet_close(a);
+	cr_assert_lt(mono_ms() - t0, 6000, "closed in %llu ms, not a write timeout per write",
+		     (unsigned long long)(mono_ms() - t0));
 	nats_cluster_stop(c);
 }
