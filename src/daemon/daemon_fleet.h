@@ -64,6 +64,8 @@ struct daemon_fleet {
 	size_t n_retries;
 };
 
+/* Answers now the forwards whose host died while they were in flight. */
+void daemon_fleet_forwards_check(struct server *s);
 /* Routes again the forwards whose retry is due (fleet_route.c). */
 void daemon_fleet_retry_due(struct server *s);
 

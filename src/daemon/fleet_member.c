@@ -532,6 +532,7 @@ void daemon_fleet_tick(struct server *s)
 	}
 	directory_sync(s);
 	watch_hosts(df);
+	daemon_fleet_forwards_check(s);
 	if (now >= df->next_tally_ms) {
 		df->next_tally_ms = now + 60000;
 		const struct metrics *m = &s->metrics;

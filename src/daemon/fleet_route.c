@@ -68,11 +68,22 @@ static void refuse_host_lost(struct call *c, const char *detail)
 /* ---- forwarding ---- */
 
 struct forward_ctx {
-	struct call *c;
+	struct call *c;     /* NULL: answered without it (its host died), freed by its callback */
 	char host[BH_FLEET_ID_MAX + 1];
 	char method[32];
 	bool open;
+	bool in_library;    /* its answer callback is still to come */
 };
+
+/* The call's ctx_free: a forward the library still holds outlives its call. */
+static void forward_free(void *p)
+{
+	struct forward_ctx *x = p;
+	if (x->in_library)
+		x->c = NULL;
+	else
+		free(x);
+}
 
 /* An OpenSession another host answered: remembered for a while as that
  * host's, in case the caller's next call is quicker than the directory. */
@@ -131,7 +142,12 @@ static bool retry_later(struct call *c, const char *method)
 static void on_answer(void *arg, const struct bh_fleet_msg *ans, const char *why)
 {
 	struct forward_ctx *x = arg;
+	x->in_library = false;
 	struct call *c = x->c;
+	if (!c) { /* answered already: its host died while it was in flight */
+		free(x);
+		return;
+	}
 	struct server *s = c->srv;
 	bool nobody = !ans && why && !strncmp(why, NO_RESPONDER, strlen(NO_RESPONDER));
 	if (nobody && retry_later(c, x->method))
@@ -199,10 +215,12 @@ static void forward(struct call *c, const char *method, const char *host)
 	if (!c->fleet_first_ms)
 		c->fleet_first_ms = now_mono_ms();
 	c->fleet_routed = true;
-	call_pending(c, x, free);
+	call_pending(c, x, forward_free);
+	x->in_library = true;
 	char *why = NULL;
 	if (bh_fleet_forward(s->fleet->f, host, &req, forward_timeout(c, method), on_answer, x,
 			     &why) < 0) {
+		x->in_library = false;
 		c->engine_pending = false;
 		s->metrics.fleet_forward_failed++;
 		s->metrics.fleet_forwarded++;
@@ -479,6 +497,71 @@ static bool route_session(struct call *c, const char *method)
 	end_lost(df, &en, detail);
 	refuse_host_lost(c, detail);
 	return true;
+}
+
+/* Every tick: a call forwarded to a host that is gone meanwhile (killed in
+ * the middle of it) is answered now, not at its forward's deadline
+ * minutes later. Whether it ran there is not known: no NotDispatched. Its
+ * session ended with its host: SessionEnded host_lost, and the entry says
+ * so for every host's next call. */
+void daemon_fleet_forwards_check(struct server *s)
+{
+	struct daemon_fleet *df = s->fleet;
+	struct bh_fleet_status fs;
+	bh_fleet_get_status(df->f, &fs);
+	if (!fs.fresh)
+		return;
+	for (struct call *c = s->calls, *next; c; c = next) {
+		next = c->next;
+		if (c->ctx_free != forward_free || !c->engine_pending)
+			continue;
+		struct forward_ctx *x = c->ctx;
+		struct bh_fleet_host h;
+		if (!x->in_library || (bh_fleet_host(df->f, x->host, &h) == 0 && !h.gone))
+			continue;
+		char method[32], host[BH_FLEET_ID_MAX + 1];
+		snprintf(method, sizeof method, "%s", x->method);
+		snprintf(host, sizeof host, "%s", x->host);
+		c->ctx = NULL;
+		c->ctx_free = NULL;
+		forward_free(x); /* the library's callback frees it */
+		c->engine_pending = false;
+		s->metrics.fleet_forward_failed++;
+		char since[32], detail[256];
+		utc_text(bh_fleet_host(df->f, host, &h) == 0 ? h.heartbeat_unix_ms : (int64_t)now_real_ms(),
+			 since, sizeof since);
+		snprintf(detail, sizeof detail, "host_lost: host %s, which held it, died while the call "
+			 "was in flight (no heartbeat since %s)", host, since);
+		daemon_log(BH_LOG_WARN, "fleet", "%s in flight on host %s, which is gone: answered "
+			   "host_lost", c->procedure, host);
+		struct bh_fleet_entry en;
+		if (c->session_fp[0] && bh_fleet_lookup(df->f, c->session_fp, &en) == 0 &&
+		    !strcmp(en.host, host) && en.state == BH_FLEET_LIVE)
+			end_lost(df, &en, detail);
+		if (!c->gone) {
+			if (!strcmp(method, "OpenSession")) {
+				call_refuse(c, WIRE_UNAVAILABLE, WIRE_REFUSAL_UNSPECIFIED,
+					    "host %s, where the session was being opened, died meanwhile; "
+					    "open again", host);
+			} else {
+				char *end_detail = wire_session_end_detail(BH_END_HOST_LOST, detail);
+				char msg[512];
+				snprintf(msg, sizeof msg, "the session ended: %s; whether the call ran there "
+					 "is not known", detail);
+				struct wire_error e = {
+					.code = WIRE_FAILED_PRECONDITION,
+					.message = msg,
+					.session_ended = true,
+					.end = wire_session_end_of(BH_END_HOST_LOST),
+					.end_detail = end_detail,
+				};
+				s->metrics.fleet_host_lost++;
+				call_answer_error(c, &e);
+				free(end_detail);
+			}
+		}
+		call_wake(c);
+	}
 }
 
 void daemon_fleet_retry_due(struct server *s)

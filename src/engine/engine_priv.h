@@ -509,6 +509,9 @@ void leftovers_hold_uids(bh_engine *e);
  * BH_LEFTOVERS_KEPT_ENGINES newest are captured, then reaped. */
 void leftovers_bound(bh_engine *e);
 int uid_slot_of(bh_engine *e, uint32_t host_uid_base);
+/* The slot of the uid range a bundle of ours maps (-1: none of this
+ * engine's, or no bundle that says). */
+int bundle_uid_slot(bh_engine *e, const char *name);
 void uid_slot_hold(bh_engine *e, int slot);
 
 /* The provider name records and answers carry for a tier (vocab.c). */

@@ -206,6 +206,22 @@ void leftovers_reap_interrupted(bh_engine *e)
 /* Every bundle at open is a dead engine's (or a hibernated session's): the
  * uid range its config maps is held. A bundle that is not bulkhead's JSON
  * holds nothing (and is a finding's business, not this). */
+int bundle_uid_slot(bh_engine *e, const char *name)
+{
+	if (!sandbox_name_valid(name))
+		return -1;
+	cleanup_free char *path = xasprintf("%s/%s/config.json", e->bundles_dir, name);
+	cleanup_free char *text = read_file(path, 1u << 20, NULL);
+	cJSON *cfg = text ? cJSON_Parse(text) : NULL;
+	const cJSON *maps = cJSON_GetObjectItem(cJSON_GetObjectItem(cfg, "linux"), "uidMappings");
+	const cJSON *host = cJSON_GetObjectItem(cJSON_GetArrayItem(maps, 0), "hostID");
+	int slot = -1;
+	if (cJSON_IsNumber(host) && host->valuedouble >= 0 && host->valuedouble < 4294967296.0)
+		slot = uid_slot_of(e, (uint32_t)host->valuedouble);
+	cJSON_Delete(cfg);
+	return slot;
+}
+
 void leftovers_hold_uids(bh_engine *e)
 {
 	cleanup_dir DIR *d = opendir_nofollow(e->bundles_dir);
@@ -213,13 +229,6 @@ void leftovers_hold_uids(bh_engine *e)
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] == '.' || !sandbox_name_valid(de->d_name))
 			continue;
-		cleanup_free char *path = xasprintf("%s/%s/config.json", e->bundles_dir, de->d_name);
-		cleanup_free char *text = read_file(path, 1u << 20, NULL);
-		cJSON *cfg = text ? cJSON_Parse(text) : NULL;
-		const cJSON *maps = cJSON_GetObjectItem(cJSON_GetObjectItem(cfg, "linux"), "uidMappings");
-		const cJSON *host = cJSON_GetObjectItem(cJSON_GetArrayItem(maps, 0), "hostID");
-		if (cJSON_IsNumber(host) && host->valuedouble >= 0 && host->valuedouble < 4294967296.0)
-			uid_slot_hold(e, uid_slot_of(e, (uint32_t)host->valuedouble));
-		cJSON_Delete(cfg);
+		uid_slot_hold(e, bundle_uid_slot(e, de->d_name));
 	}
 }

@@ -251,14 +251,27 @@ int sandbox_restore(bh_engine *e, struct sandbox *sb, sandbox_done_fn fn, void *
 
 /* A hibernated sandbox's struct, linked in (what readopt and adoption
  * share); NULL when the runtime is missing or no uid slot is free. */
-static struct sandbox *hibernated_new(bh_engine *e, enum bh_tier tier, const char *name)
+static bool slot_in_use(bh_engine *e, int slot)
+{
+	for (struct sandbox *sb = e->sandboxes; sb; sb = sb->next)
+		if (sb->uid_slot == slot)
+			return true;
+	return false;
+}
+
+/* want: the slot its bundle maps (-1: any free one, for a new bundle). A
+ * re-adopted sandbox runs as its bundle says: its slot is that one, so no
+ * new sandbox is given the same uids (held at open by the leftovers'
+ * survey counts as free here: that hold was for this very bundle). */
+static struct sandbox *hibernated_new(bh_engine *e, enum bh_tier tier, const char *name, int want)
 {
 	struct runtime *rt = tier >= 0 && tier < BH_TIER_COUNT ? &e->runtimes[tier] : NULL;
 	if (!rt || !rt->ops || !rt->path || !sandbox_name_valid(name))
 		return NULL;
-	int slot = uid_slot_take(e);
+	int slot = want >= 0 && want < 256 && !slot_in_use(e, want) ? want : uid_slot_take(e);
 	if (slot < 0)
 		return NULL;
+	e->uid_slots[slot] = 1;
 	struct sandbox *sb = xzalloc(sizeof *sb);
 	snprintf(sb->name, sizeof sb->name, "%s", name);
 	sb->uid_slot = slot;
@@ -278,7 +291,7 @@ static struct sandbox *hibernated_new(bh_engine *e, enum bh_tier tier, const cha
 
 struct sandbox *sandbox_adopt_hibernated(bh_engine *e, enum bh_tier tier, const char *name)
 {
-	struct sandbox *sb = hibernated_new(e, tier, name);
+	struct sandbox *sb = hibernated_new(e, tier, name, bundle_uid_slot(e, name));
 	if (!sb)
 		return NULL;
 	/* ---- egress: its bundle binds its directory, owned by the uids its
@@ -299,7 +312,7 @@ struct sandbox *sandbox_adopt_hibernated(bh_engine *e, enum bh_tier tier, const 
 struct sandbox *sandbox_adopt_image(bh_engine *e, enum bh_tier tier, const char *name,
 				    enum egress_mount em, bh_error **err)
 {
-	struct sandbox *sb = hibernated_new(e, tier, name);
+	struct sandbox *sb = hibernated_new(e, tier, name, -1);
 	if (!sb) {
 		bh_fail(err, BH_E_RUNTIME, 0,
 			"no %s runtime or no free uid range here to restore sandbox %s",

@@ -182,7 +182,8 @@ size_t bh_fleet_entries(bh_fleet *f, struct bh_fleet_entry **out)
 	pthread_mutex_lock(&f->lock);
 	size_t n = f->n_entries;
 	struct bh_fleet_entry *es = xzalloc((n ? n : 1) * sizeof *es);
-	memcpy(es, f->entries, n * sizeof *es);
+	if (n) /* f->entries is NULL while the directory is empty */
+		memcpy(es, f->entries, n * sizeof *es);
 	pthread_mutex_unlock(&f->lock);
 	*out = es;
 	return n;

@@ -698,3 +698,69 @@ Test(fleet_daemon, a_call_through_a_container_host_for_a_lost_hibernated_session
 	host_extra(0, extra, sizeof extra);
 	daemon_restart(&F.host[0], extra);
 }
+
+/* ---- a host killed in the middle of a call ---- */
+
+struct cell_wait {
+	bool done;
+	bool answered;
+	struct bh_client_error *err;
+};
+
+static void on_cell_done(void *arg, struct wire_session_run_response *res,
+			 const struct bh_client_error *err)
+{
+	struct cell_wait *w = arg;
+	w->done = true;
+	w->answered = res != NULL;
+	if (res)
+		wire_session_run_response_free(res);
+	if (err)
+		w->err = bh_client_error_dup(err);
+}
+
+Test(fleet_daemon, a_call_in_flight_on_a_host_killed_meanwhile_is_answered_host_lost_within_gone_ms)
+{
+	fleet_up();
+	set_drain(host_id(1), true);
+	set_drain(host_id(2), true);
+	struct daemon_session ds;
+	daemon_open_session(&F.host[0], &ds);
+	wait_entry(ds.fp, BH_FLEET_LIVE, host_id(0), NULL);
+	set_drain(host_id(1), false);
+	set_drain(host_id(2), false);
+	bh_client *cb = client_for(1, F.host[1].run_token);
+	bh_client_session *s = adopt_on(cb, ds.id, NULL);
+	struct bh_client_cell cell = {.language = BH_LANG_PYTHON,
+				      .code = "import time\ntime.sleep(60)\nprint('never')"};
+	struct cell_wait w = {0};
+	struct bh_client_error *err = NULL;
+	cr_assert_eq(bh_client_session_run_async(s, &cell, on_cell_done, &w, &err), 0);
+	bh_client_wait(cb, &w.done, 2000); /* the cell runs on A, through B */
+	cr_assert(!w.done, "the cell ended before its host was killed");
+	uint64_t killed = now_mono_ms();
+	host_kill(0);
+	bh_client_wait(cb, &w.done, 20000);
+	uint64_t took = now_mono_ms() - killed;
+	cr_assert(w.done, "the call through B still waits on its dead host");
+	cr_assert(!w.answered);
+	cr_assert_not_null(w.err);
+	cr_assert(w.err->session_ended && !w.err->not_dispatched, "%s", w.err->message);
+	cr_assert_not_null(strstr(w.err->end_detail, "host_lost"), "%s", w.err->end_detail);
+	cr_assert_lt(took, (uint64_t)GONE_MS + 5000, "answered %llu ms after the kill",
+		     (unsigned long long)took);
+	bh_client_error_free(w.err);
+	/* The next call, on any host, says host_lost too (nothing ran). */
+	char *b = daemon_cell_body(ds.id, "python", "print(1)");
+	struct answer *a = daemon_call(&F.host[2], F.host[2].run_token,
+				       "plimsoll.v1.SandboxService/SessionRun", b);
+	free(b);
+	cr_assert_eq(a->status, 400, "%s", a->body);
+	cr_assert_not_null(strstr(a->body, "host_lost"), "%s", a->body);
+	answer_free(a);
+	bh_client_session_free(s);
+	bh_client_free(cb);
+	char extra[8192];
+	host_extra(0, extra, sizeof extra);
+	daemon_restart(&F.host[0], extra);
+}

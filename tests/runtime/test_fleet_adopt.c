@@ -446,3 +446,43 @@ Test(fleet_adopt, a_state_directory_remembers_its_images_directory, .init = setu
 	cell_outcome_free(o);
 	h.images_dir = images; /* teardown's sweep names it anyway */
 }
+
+static long bundle_host_uid(const char *state, const char *sandbox)
+{
+	char *v = harness_sh("python3 -c \"import json,sys; print(json.load(open(sys.argv[1]))"
+			     "['linux']['uidMappings'][0]['hostID'])\" '%s/bundles/%s/config.json'",
+			     state, sandbox);
+	return strtol(v, NULL, 10);
+}
+
+/* A hibernated sandbox re-adopted at a restart runs with the uid range its
+ * bundle maps: a sandbox opened after it is given another one (an adopted
+ * session's bundle is re-adopted so at the adopter's restart). */
+Test(fleet_adopt, a_re_adopted_sandbox_keeps_its_uid_range_and_no_new_one_shares_it, .init = setup,
+     .fini = teardown, .timeout = 240)
+{
+	harness_open_images(&h, NULL, images);
+	harness_require_tier(&h, BH_TIER_KERNEL);
+	snprintf(state_a, sizeof state_a, "%s", h.state_dir);
+	bh_session *first = harness_session(&h, BH_TIER_KERNEL, 0); /* the first uid range */
+	bh_session *s = harness_session(&h, BH_TIER_KERNEL, 1u << BH_LANG_PYTHON);
+	cell_outcome_free(ok(s, "x = 1"));
+	char id[64], sandbox[64];
+	snprintf(id, sizeof id, "%s", bh_session_id(s));
+	struct bh_session_info info;
+	bh_session_get_info(s, &info);
+	snprintf(sandbox, sizeof sandbox, "%s", info.sandbox);
+	long mapped = bundle_host_uid(state_a, sandbox);
+	bool done = false;
+	cr_assert_eq(bh_session_hibernate(s, on_done, &done, NULL), 0);
+	cr_assert_eq(bh_engine_wait(h.e, &done, 60000, NULL), 0);
+	(void)first; /* ends with the engine */
+	close_keep();
+	reopen(state_a);
+	cr_assert_not_null(bh_engine_find_session(h.e, id, "test"), "%s", h.log);
+	bh_session *fresh = harness_session(&h, BH_TIER_KERNEL, 0);
+	bh_session_get_info(fresh, &info);
+	long mine = bundle_host_uid(state_a, info.sandbox);
+	cr_assert_neq(mine, mapped, "a new sandbox shares the uids of the re-adopted one (%ld)", mine);
+	cr_assert_eq(bundle_host_uid(state_a, sandbox), mapped);
+}
