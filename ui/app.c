@@ -44,6 +44,7 @@ static const struct view_ops *const all_views[] = {
 	&view_answers, /* ---- tables ---- */
 	&view_approvals, /* ---- approvals ---- */
 	&view_live, /* ---- presenter: :live follows a daemon's next call ---- */
+	&view_hosts, /* ---- fleet ---- */
 };
 
 void app_flash(struct app *a, enum ui_color c, const char *fmt, ...)
@@ -160,7 +161,8 @@ static void header_counts_cb(void *arg, const struct ui_session *rows, size_t n,
 	/* What quitting closes: the embedded engine shuts every sandbox down;
 	 * attached, the console closes its own and keeps the agents'. */
 	bool embedded = !strcmp(a->src->ops->kind, "embedded");
-	bool attached = !strcmp(a->src->ops->kind, "attached");
+	bool attached = !strcmp(a->src->ops->kind, "attached") ||
+			!strcmp(a->src->ops->kind, "fleet"); /* ---- fleet: each host's attached ---- */
 	a->closes_on_quit = 0;
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(rows[i].state, "ended") && (embedded || (attached && rows[i].mine)))
@@ -391,8 +393,11 @@ static size_t table_layout(const struct app *a, const struct view *v, size_t col
 	size_t n = 0;
 	for (size_t k = 0; k < (o->order ? o->n_order : o->ncols) && n < TABLE_MAX_COLS; k++) {
 		size_t c = o->order ? o->order[k] : k;
-		if (a->src->ops->has_engine || !(o->live_cols & (1u << c)))
-			cols[n++] = c;
+		if (!a->src->ops->has_engine && (o->live_cols & (1u << c)))
+			continue;
+		if ((o->fleet_cols & (1u << c)) && strcmp(a->src->ops->kind, "fleet"))
+			continue; /* ---- fleet: HOST only over a fleet ---- */
+		cols[n++] = c;
 	}
 	for (size_t c = o->ncols; v->wide && c < o->ncols + o->nwide && n < TABLE_MAX_COLS; c++)
 		cols[n++] = c;
@@ -785,7 +790,8 @@ static void run_command(struct app *a, const char *text, void *arg)
 			return;
 		}
 	}
-	app_flash(a, C_BAD, "no command :%s (views: :sb :runs :rec :events :walls :leaks :ap :replay; :q)", cmd);
+	app_flash(a, C_BAD, "no command :%s (views: :sb :runs :rec :events :walls :leaks :ap :replay%s; :q)",
+		  cmd, strcmp(a->src->ops->kind, "fleet") ? "" : " :hosts");
 }
 
 /* Applied as it is typed; a changed filter selects its first match. */

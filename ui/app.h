@@ -113,6 +113,8 @@ struct view_ops {
 	bool sourceless; /* draws without the source (replay, help) */
 	/* ---- tables ---- */
 	const enum col_type *types; /* per column (ncols + nwide); NULL: all text */
+	/* ---- fleet: columns (a bit each) drawn only over a fleet (HOST) ---- */
+	uint32_t fleet_cols;
 	size_t nwide;               /* columns after ncols shown by the wide toggle (ctrl-w) */
 	/* ---- usage ---- */
 	/* The columns drawn, in this order (NULL: 0..ncols-1), all below
@@ -172,6 +174,10 @@ struct view {
 	bool filter_is_arg; /* the filter is what it was opened for (a leak's timeline): esc goes back */
 };
 
+/* ---- fleet: a records or search row's session, whole, in a cell no view
+ * draws: the record view is opened on "ID SESSION" and asks for the record
+ * within its session (over a fleet, of the host that holds it). ---- */
+#define RECORD_SESSION_CELL (TABLE_MAX_COLS - 1)
 /* Views (views/ *.c). */
 extern const struct view_ops view_sandboxes, view_runs, view_records, view_record, view_events,
 	view_walls, view_leaks, view_replay, view_player, view_help;
@@ -206,6 +212,7 @@ bool presenter_list_key(struct app *a, struct view *v, int k);
  * when q left it. A step or hop past the recording's is not taken. */
 void player_go_to(struct view *v, size_t step, size_t hop);
 extern const struct view_ops view_timeline; /* ---- inflight ---- */
+extern const struct view_ops view_hosts; /* ---- fleet ---- */
 
 struct app {
 	struct ui_source *src;

@@ -37,6 +37,11 @@ struct ui_session {
 	/* ---- replay: calls refused before they ran, for :live ---- */
 	uint64_t refused;
 	char last_refusal[300];
+	/* ---- fleet: the host that holds it (a fleet source only; "" else),
+	 * and whether that host did not answer the last ask (its row is the
+	 * last it said, drawn dim) ---- */
+	char host[65];
+	bool host_stale;
 };
 
 struct ui_record {
@@ -223,6 +228,16 @@ void ui_record_to_bh(const struct ui_record *u, struct bh_record *r);
 	"the state directory (bulkhead --state DIR), or run bulkhead capture"
 /* ---- light ---- */
 typedef void (*ui_count_fn)(void *arg, size_t n, const char *error);
+/* ---- fleet: the hosts of a fleet (source_fleet.c) ---- */
+#include "fleet.h"
+struct ui_host {
+	struct bh_fleet_host h;  /* what it heartbeats (gone: the reader's verdict) */
+	bool left;               /* the bucket no longer holds it (a clean leave) */
+	bool answering;          /* its operator API answered the last ask */
+	char why[256];           /* why it is not answering ("" when it is) */
+	size_t rows;             /* sandboxes it listed at the last answer */
+};
+typedef void (*ui_hosts_fn)(void *arg, const struct ui_host *rows, size_t n, const char *error);
 
 struct ui_source_ops {
 	const char *kind; /* "embedded", "attached", "store" */
@@ -321,6 +336,11 @@ struct ui_source_ops {
 	/* The calls' intents of a session (fp; "" for all): a call running
 	 * now, or one that was running when its engine died. */
 	void (*inflight)(struct ui_source *s, const char *fp, ui_inflight_fn cb, void *arg);
+	/* ---- fleet: NULL on every source but a fleet's ---- */
+	/* Every host the fleet's bucket holds, gone ones too, by id. */
+	void (*hosts)(struct ui_source *s, ui_hosts_fn cb, void *arg);
+	/* drain.<host>: set or deleted (bh_fleet_set_drain); cb once it is written. */
+	void (*drain)(struct ui_source *s, const char *host, bool drain, ui_done_fn cb, void *arg);
 };
 
 struct ui_source {

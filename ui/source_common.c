@@ -283,3 +283,10 @@ void ui_record_to_bh(const struct ui_record *u, struct bh_record *r)
 	snprintf(r->previous_sha256, sizeof r->previous_sha256, "%s", u->previous);
 	snprintf(r->record_sha256, sizeof r->record_sha256, "%s", u->record);
 }
+
+/* ---- fleet: a source used without the console (bulkhead fleet leaks) ---- */
+void ui_source_free(struct ui_source *s)
+{
+	if (s)
+		s->ops->free(s);
+}

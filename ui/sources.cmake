@@ -50,3 +50,7 @@ target_link_libraries(bulkhead-ui PUBLIC bulkhead bulkhead-client bulkhead-scena
 target_sources(bulkhead-ui PRIVATE ui/views/timeline.c ui/views/leaks_reap.c)
 # ---- report: the incident report is one definition, below the console ----
 target_link_libraries(bulkhead-ui PUBLIC bulkhead-report)
+# ---- fleet (issue 20): the console over a fleet on NATS ----
+# (src/fleet on libnats, which the build requires)
+target_sources(bulkhead-ui PRIVATE ui/views/hosts.c ui/source_fleet.c)
+target_link_libraries(bulkhead-ui PUBLIC bulkhead-fleet)

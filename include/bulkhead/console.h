@@ -22,6 +22,21 @@ struct ui_source *ui_source_attached(const char *target, const char *token, char
  * client certificate) ---- */
 struct bh_client_options;
 struct ui_source *ui_source_attached_with(const struct bh_client_options *o, char **why);
+/* ---- fleet: the hosts of a fleet on NATS (an observer of its bucket), each
+ * host's sandboxes from its operator API (the api it publishes), with the
+ * token and TLS options of o (its target unused); images_dir (NULL: none)
+ * is the fleet's shared images directory, for :leaks. ---- */
+struct ui_source *ui_source_fleet(const char *servers, const struct bh_client_options *o,
+				  const char *images_dir, char **why);
+/* bulkhead fleet leaks: the fleet source's :leaks without a screen (every
+ * host's findings, their holder naming the host, and the fleet's own), *silent
+ * the hosts that did not answer ("" none). 0, or -1 with *why. The caller
+ * frees *out, *silent and *why. */
+struct bh_leak;
+int ui_fleet_leaks(struct ui_source *s, uint32_t timeout_ms, struct bh_leak **out, size_t *n,
+		   char **silent, char **why);
+/* Frees a source the console was not run on (ui_console_run takes its own). */
+void ui_source_free(struct ui_source *s);
 /* No source (`bulkhead replay`): every request answers that there is none. */
 struct ui_source *ui_source_none(void);
 

@@ -138,6 +138,7 @@ int cmd_shell(int argc, char **argv);
 int cmd_events(int argc, char **argv); /* ---- ci: attribution ---- */
 int cmd_report(int argc, char **argv); /* ---- report ---- */
 int cmd_records(int argc, char **argv);
+int cmd_fleet(int argc, char **argv); /* ---- fleet (issue 20) ---- */
 int cmd_verify(int argc, char **argv);
 int cmd_backup(int argc, char **argv);
 int cmd_token(int argc, char **argv);

@@ -17,6 +17,7 @@ static const struct command {
 	{"shell", cmd_shell, "a line REPL into a new warm session"},
 	{"ls", cmd_ls, "list the sessions a daemon holds"},
 	{"records", cmd_records, "list the run records in the store"},
+	{"fleet", cmd_fleet, "a fleet on NATS: status, hosts, drain HOST, leaks, records"},
 	{"verify", cmd_verify, "recompute every record digest and chain link"},
 	{"backup", cmd_backup, "copy the store consistently while it is in use"},
 	{"leaks", cmd_leaks, "list sandboxes, rows, images and cgroups nothing should hold"},

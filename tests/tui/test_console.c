@@ -1699,6 +1699,8 @@ Test(console, help_lists_every_binding_of_the_one_table)
 		":save-display help-lower\n"
 		"<PgDn>\n" /* ---- presenter: its bindings take a page more ---- */
 		":save-display help-more\n"
+		"<PgDn>\n" /* ---- fleet: the hosts' bindings take a page more ---- */
+		":save-display help-fleet\n"
 		"G\n"
 		":save-display help-bottom\n"
 		"<Esc>\n"
@@ -1716,8 +1718,9 @@ Test(console, help_lists_every_binding_of_the_one_table)
 	screen("help-all");
 	screen("help-lower");
 	screen("help-more");
+	screen("help-fleet"); /* ---- fleet ---- */
 	char *top = shot("help-top"), *middle = shot("help-middle"), *bottom = shot("help-bottom");
-	char *lower = shot("help-lower"), *more = shot("help-more");
+	char *lower = shot("help-lower"), *more = shot("help-more"), *fleet = shot("help-fleet");
 	size_t n = sizeof bindings / sizeof bindings[0];
 	for (size_t i = 0; i < n; i++) {
 		char row[256];
@@ -1734,10 +1737,13 @@ Test(console, help_lists_every_binding_of_the_one_table)
 			found = !strncmp(s, row, strlen(row));
 		for (const char *s = more; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
 			found = !strncmp(s, row, strlen(row));
+		for (const char *s = fleet; s && !found; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
+			found = !strncmp(s, row, strlen(row));
 		cr_assert(found, "the help has no row \"%s\"", row);
 	}
 	free(lower);
 	free(more);
+	free(fleet);
 	free(middle);
 	free(top);
 	free(bottom);
@@ -3882,3 +3888,593 @@ Test(console, a_store_copys_times_are_utc_and_a_day_not_today_shows_its_date)
 	cr_assert(strstr(row, " 11-27 "), "SEEN is not the day it was first seen: %s", row);
 	free(row);
 }
+
+/* ---- fleet (issue 20): the console over a fleet on NATS ---- */
+
+/* Outside a fleet, :hosts says what it is for and how to get one. */
+Test(console, the_hosts_view_outside_a_fleet_says_how_to_open_one)
+{
+	close_engine();
+	console(":hosts\n"
+		":save-display hosts-no-fleet\n"
+		":q\n",
+		"", NULL);
+	screen("hosts-no-fleet");
+	screen_has("hosts-no-fleet", "hosts are a fleet's: open the console on one");
+}
+
+#ifdef BH_TUI_FLEET
+#include "fleet.h"
+#include "nats_cluster.h"
+
+#include <nats/nats.h>
+#include <sys/mount.h>
+
+/* Acceptance 4: a three-node NATS cluster, three real daemons in fleet
+ * mode (serve --fleet) sharing one clients file, a session on each; the
+ * console --fleet lists the three hosts in :hosts and the three sandboxes
+ * with their HOST; a host killed (SIGKILL) shows gone, its sandbox's row
+ * kept, dim and marked ~, not dropped; drain asks [y/N] and the host says
+ * draining; enter on a host shows its sandboxes only. */
+#define FLEET_HOSTS 3
+static struct nats_cluster *fleet_nats;
+static struct daemon fleet_d[FLEET_HOSTS];
+static int n_fleet;
+
+static void fleet_teardown(void)
+{
+	for (int i = n_fleet - 1; i >= 0; i--) {
+		/* A daemon that died (killed, or crashed in a failing test)
+		 * leaves its view of the rootfs mounted in our namespace: out
+		 * of the way first, so that its directory is removed. */
+		if (fleet_d[i].pid > 0) {
+			int st;
+			if (waitpid(fleet_d[i].pid, &st, WNOHANG) == fleet_d[i].pid)
+				fleet_d[i].pid = 0;
+		}
+		if (fleet_d[i].pid <= 0 && fleet_d[i].dir[0]) {
+			char view[4300];
+			snprintf(view, sizeof view, "%s/state/view", fleet_d[i].dir);
+			umount2(view, MNT_DETACH | UMOUNT_NOFOLLOW);
+		}
+		daemon_stop(&fleet_d[i]);
+	}
+	n_fleet = 0;
+	if (fleet_nats)
+		nats_cluster_stop(fleet_nats);
+	fleet_nats = NULL;
+	teardown();
+}
+
+/* A daemon of the fleet: its own state, socket and audit log; the first
+ * one's clients file (a fleet's hosts have the same), so one token works
+ * on every host. */
+static void fleet_daemon_start(int i, const char *more)
+{
+	struct daemon *d0 = &fleet_d[0], *di = &fleet_d[i];
+	char extra[8192];
+	snprintf(extra, sizeof extra,
+		 "--tier container --fleet '%s' --host-id h%d --fleet-heartbeat-ms 300 "
+		 "--fleet-gone-ms 1500 %s",
+		 nats_cluster_urls(fleet_nats), i + 1, more ? more : "");
+	/* Counted before it starts: one that fails to start is stopped and
+	 * its directory removed all the same. */
+	n_fleet = i + 1;
+	if (i == 0) {
+		daemon_start(di, extra);
+	} else {
+		memset(di, 0, sizeof *di);
+		snprintf(di->dir, sizeof di->dir, "%s/daemon-XXXXXX", test_root());
+		cr_assert_not_null(mkdtemp(di->dir));
+		chmod(di->dir, 0711);
+		char sock[sizeof di->sock];
+		snprintf(sock, sizeof sock, "%s/sock", di->dir);
+		memcpy(di->sock, sock, sizeof sock);
+		char *out = sh("cp '%s/clients' '%s/clients' && chmod 0600 '%s/clients' && echo copied",
+			       d0->dir, di->dir, di->dir);
+		cr_assert_str_eq(out, "copied\n", "%s", out);
+		free(out);
+		memcpy(di->run_token, d0->run_token, sizeof di->run_token);
+		memcpy(di->op_token, d0->op_token, sizeof di->op_token);
+		memcpy(di->both_token, d0->both_token, sizeof di->both_token);
+		memcpy(di->other_token, d0->other_token, sizeof di->other_token);
+		daemon_restart(di, extra);
+	}
+}
+
+/* The fleet's screens name the hosts' directories and the NATS servers,
+ * which vary: <HOSTn> and <NATS>. */
+static void fleet_mask(const char *name)
+{
+	char path[4400];
+	snprintf(path, sizeof path, "%s/%s.txt", files, name);
+	char *s = harness_slurp(path);
+	cr_assert_not_null(s);
+	size_t cap = strlen(s) * 2 + 1024;
+	char *out = calloc(1, cap);
+	for (const char *p = s; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char line[8192];
+		snprintf(line, sizeof line, "%.*s", (int)n, p);
+		for (int i = 0; i < n_fleet; i++) {
+			char tok[24], tilde[4200];
+			snprintf(tok, sizeof tok, "<HOST%d>", i + 1);
+			replace_literal(line, sizeof line, fleet_d[i].dir, tok);
+			snprintf(tilde, sizeof tilde, "~/%s", strrchr(fleet_d[i].dir, '/') + 1);
+			replace_literal(line, sizeof line, tilde, tok);
+		}
+		replace_all(line, sizeof line, "nats://127\\.0\\.0\\.1:[0-9]+", "<NATS>");
+		/* A host's figures: memory used, load, the heartbeat's age (the
+		 * header's are normalise's). */
+		if (strncmp(line, "tiers: ", 7)) {
+			replace_all(line, sizeof line, "[0-9.]+/[0-9]+[MG]", "<mem>");
+			replace_all(line, sizeof line, "[0-9]+\\.[0-9]{2}", "<load>");
+			replace_all(line, sizeof line, "[0-9]+(\\.[0-9])?s", "<age>");
+		}
+		snprintf(out + strlen(out), cap - strlen(out), "%s\n", line);
+		p += n + (e ? 1 : 0);
+	}
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(out, f);
+	fclose(f);
+	free(out);
+	free(s);
+}
+
+/* kill -9 of host i's daemon (its warden stops its sandboxes), and its
+ * view of the rootfs unmounted in our namespace (a SIGTERM would have). */
+static void fleet_kill(int i)
+{
+	kill(fleet_d[i].pid, SIGKILL);
+	waitpid(fleet_d[i].pid, NULL, 0);
+	fleet_d[i].pid = 0;
+	char view[4300];
+	snprintf(view, sizeof view, "%s/state/view", fleet_d[i].dir);
+	umount2(view, MNT_DETACH | UMOUNT_NOFOLLOW);
+}
+
+static void fleet_screen(const char *name)
+{
+	fleet_mask(name);
+	screen(name);
+}
+
+/* The line of a saved screen holding text (caller frees), or a failure. */
+static char *line_with(const char *name, const char *text)
+{
+	char *s = shot(name);
+	char *at = strstr(s, text);
+	cr_assert_not_null(at, "screen %s lacks \"%s\":\n%s", name, text, s);
+	char *start = at;
+	while (start > s && start[-1] != '\n')
+		start--;
+	size_t len = strcspn(start, "\n");
+	char *line = strndup(start, len);
+	free(s);
+	return line;
+}
+
+/* Waits (30 s at most) until an observer of the fleet sees `live` live
+ * hosts heartbeating `sessions` sessions between them: placement reads the
+ * same heartbeats. */
+static void fleet_wait(size_t live, uint32_t sessions)
+{
+	struct bh_fleet_config cfg = {.servers = nats_cluster_urls(fleet_nats)};
+	bh_fleet *f = NULL;
+	char *why = NULL;
+	cr_assert_eq(bh_fleet_open(&cfg, &f, &why), 0, "observer: %s", why ? why : "");
+	size_t seen_live = 0;
+	uint32_t seen_sessions = 0;
+	for (int i = 0; i < 600; i++) {
+		struct pollfd p = {.fd = bh_fleet_fd(f), .events = POLLIN};
+		poll(&p, 1, 50);
+		bh_fleet_process(f);
+		struct bh_fleet_host *hs = NULL;
+		size_t n = bh_fleet_hosts(f, &hs);
+		seen_live = 0;
+		seen_sessions = 0;
+		for (size_t k = 0; k < n; k++)
+			if (!hs[k].gone) {
+				seen_live++;
+				seen_sessions += hs[k].sessions;
+			}
+		free(hs);
+		if (seen_live == live && seen_sessions == sessions)
+			break;
+	}
+	bh_fleet_close(f);
+	cr_assert(seen_live == live && seen_sessions == sessions,
+		  "the fleet shows %zu live hosts with %u sessions, not %zu with %u", seen_live,
+		  seen_sessions, live, sessions);
+}
+
+/* Opens a session through host i (the fleet places it: with the others
+ * holding one each, on the emptiest) and returns its fingerprint. */
+static void fleet_open(int i, char fp[65], char id[64])
+{
+	struct answer *a = daemon_call(&fleet_d[i], fleet_d[i].run_token, SVC "OpenSession",
+				       "{\"protocol\":3}");
+	cr_assert_eq(a->status, 200, "OpenSession through h%d: %ld %s", i + 1, a->status, a->body);
+	member(a->body, "session", fp, 65);
+	char sid[64];
+	member(a->body, "sessionId", id ? id : sid, 64);
+	answer_free(a);
+}
+
+Test(console, fleet_lists_three_hosts_and_their_sandboxes_and_a_killed_host_shows_gone,
+     .fini = fleet_teardown, .timeout = 900)
+{
+	close_engine();
+	fleet_nats = nats_cluster_start(3);
+	for (int i = 0; i < FLEET_HOSTS; i++)
+		fleet_daemon_start(i, NULL);
+	/* A session on each: opened through each host in turn, after the
+	 * heartbeats said where the others are (placement: the most room). */
+	char fp[FLEET_HOSTS][65];
+	for (int i = 0; i < FLEET_HOSTS; i++) {
+		fleet_wait(FLEET_HOSTS, (uint32_t)i);
+		fleet_open(i, fp[i], NULL);
+	}
+	fleet_wait(FLEET_HOSTS, FLEET_HOSTS);
+	char args[4400], env[512];
+	snprintf(args, sizeof args, "--fleet '%s'", nats_cluster_urls(fleet_nats));
+	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", fleet_d[0].both_token);
+	live_start(args, env);
+	live_send(":sleep 2500\n"
+		  "<C-r>\n"
+		  ":save-display fleet-sandboxes\n"
+		  "d\n"
+		  ":save-display fleet-describe\n"
+		  "<Esc>\n"
+		  "<Down>\n"
+		  "p\n"
+		  ":save-display fleet-paused\n"
+		  "r\n"
+		  ":save-display fleet-resumed\n"
+		  ":events\n"
+		  ":save-display fleet-events\n"
+		  ":hosts\n"
+		  ":save-display fleet-hosts\n"
+		  "G\n"
+		  "<Enter>\n"
+		  ":save-display fleet-host-sandboxes\n"
+		  "<Esc>\n"
+		  "g\n"
+		  "d\n"
+		  ":save-display fleet-drain-asked\n"
+		  "y\n"
+		  ":sleep 2000\n"
+		  "<C-r>\n"
+		  ":save-display fleet-drained\n"
+		  "u\n"
+		  "y\n"
+		  ":sleep 1500\n");
+	live_wait_screen("fleet-drained");
+	/* Host h3 dies under the console. */
+	fleet_kill(2);
+	live_send(":sleep 7000\n"
+		  "<C-r>\n"
+		  ":save-display fleet-hosts-gone\n"
+		  "/gone\n"
+		  "<Enter>\n"
+		  ":save-display fleet-hosts-filtered\n"
+		  "<Esc>\n"
+		  ":sb\n"
+		  ":sleep 500\n"
+		  ":save-display fleet-sandboxes-gone\n"
+		  ":leaks\n"
+		  ":sleep 1500\n"
+		  ":save-display fleet-leaks\n");
+	live_wait_screen("fleet-leaks");
+	live_finish();
+
+	/* Three hosts, live, each with its socket as its API. */
+	fleet_screen("fleet-hosts");
+	screen_has("fleet-hosts", "Hosts[3]");
+	for (int i = 0; i < FLEET_HOSTS; i++) {
+		char host[8];
+		snprintf(host, sizeof host, "h%d ", i + 1);
+		char *row = line_with("fleet-hosts", host);
+		cr_assert(strstr(row, " live "), "host h%d is not live: %s", i + 1, row);
+		cr_assert(strstr(row, " container "), "host h%d names no tier: %s", i + 1, row);
+		free(row);
+	}
+	/* Three sandboxes, each with the host that holds it. */
+	fleet_screen("fleet-sandboxes");
+	screen_has("fleet-sandboxes", "Sandboxes[3]");
+	screen_has("fleet-sandboxes", "SESSION      HOST     STATE");
+	for (int i = 0; i < FLEET_HOSTS; i++) {
+		char prefix[16];
+		snprintf(prefix, sizeof prefix, "%.12s ", fp[i]);
+		char *row = line_with("fleet-sandboxes", prefix);
+		cr_assert(strstr(row, " ready "), "%s", row);
+		cr_assert(strstr(row, " h1 ") || strstr(row, " h2 ") || strstr(row, " h3 "), "no HOST: %s", row);
+		free(row);
+	}
+	char *one = line_with("fleet-sandboxes", " h1 ");
+	free(one);
+	one = line_with("fleet-sandboxes", " h2 ");
+	free(one);
+	one = line_with("fleet-sandboxes", " h3 ");
+	char on_h3[13];
+	snprintf(on_h3, sizeof on_h3, "%.12s", one); /* the session h3 holds */
+	free(one);
+	/* Looking and acting go to the host that holds the sandbox: describe
+	 * of the first row (h1's), pause and resume of the second (h2's). */
+	char *first = line_with("fleet-sandboxes", " h1 ");
+	char first_fp[13];
+	snprintf(first_fp, sizeof first_fp, "%.12s", first);
+	free(first);
+	fleet_screen("fleet-describe");
+	screen_has("fleet-describe", first_fp);
+	char *second = line_with("fleet-sandboxes", " h2 ");
+	char second_fp[13];
+	snprintf(second_fp, sizeof second_fp, "%.12s", second);
+	free(second);
+	fleet_screen("fleet-paused");
+	char *paused = line_with("fleet-paused", second_fp);
+	cr_assert(strstr(paused, " h2 ") && strstr(paused, " paused "), "%s", paused);
+	free(paused);
+	screen_has("fleet-paused", "pause ");
+	fleet_screen("fleet-resumed");
+	char *resumed = line_with("fleet-resumed", second_fp);
+	cr_assert(strstr(resumed, " ready "), "%s", resumed);
+	free(resumed);
+	/* The events of every host, merged by time: each session's opening. */
+	fleet_screen("fleet-events");
+	for (int i = 0; i < FLEET_HOSTS; i++) {
+		char prefix[16];
+		snprintf(prefix, sizeof prefix, "%.12s", fp[i]);
+		screen_has("fleet-events", prefix);
+	}
+	/* enter on h3: its sandboxes only. */
+	fleet_screen("fleet-host-sandboxes");
+	screen_has("fleet-host-sandboxes", "Sandboxes[1] (host h3)");
+	/* drain: asked first, then the host heartbeats that it drains. */
+	fleet_screen("fleet-drain-asked");
+	screen_has("fleet-drain-asked", "drain host h1 (it places nothing new, hibernates what it can)? [y/N]");
+	fleet_screen("fleet-drained");
+	char *row = line_with("fleet-drained", "h1 ");
+	cr_assert(strstr(row, " draining "), "h1 does not say it drains: %s", row);
+	free(row);
+	/* The killed host: gone, its row kept, dim and marked. */
+	fleet_screen("fleet-hosts-gone");
+	row = line_with("fleet-hosts-gone", "h3 ");
+	cr_assert(strstr(row, " gone "), "h3 is not gone: %s", row);
+	free(row);
+	screen_has("fleet-hosts-gone", "(1 gone, 0 not answering)");
+	/* Filtered as every table is. */
+	fleet_screen("fleet-hosts-filtered");
+	screen_has("fleet-hosts-filtered", "Hosts[1] </gone>");
+	row = line_with("fleet-hosts-filtered", "h3 ");
+	free(row);
+	screen_lacks("fleet-hosts-filtered", "h1         live");
+	fleet_screen("fleet-sandboxes-gone");
+	screen_has("fleet-sandboxes-gone", "Sandboxes[3]");
+	row = line_with("fleet-sandboxes-gone", " h3~ ");
+	free(row);
+	screen_has("fleet-sandboxes-gone", "(not answering: h3, rows ~ old)");
+	/* :leaks over the fleet: the gone host's directory entry (the
+	 * session h3 held), named a fleet finding. */
+	fleet_screen("fleet-leaks");
+	row = line_with("fleet-leaks", on_h3);
+	cr_assert(!strncmp(row, "ghost ", 6) && strstr(row, " fleet: a l"), "%s", row);
+	free(row);
+}
+#endif
+
+#ifdef BH_TUI_FLEET
+/* bulkhead fleet hosts, records and leaks with one host down: the table of
+ * every host (the dead one gone), the records of the hosts that answered,
+ * merged, and the one that did not named (exit 1); the fleet's leaks: the
+ * dead host's directory entry, a sandbox a host runs whose entry was
+ * deleted, an image in the shared images directory no entry names. status
+ * sums it up; drain waits for the host to say so; a host not in the fleet
+ * is refused naming it. */
+static void delete_entry(const char *fp)
+{
+	natsConnection *nc = NULL;
+	jsCtx *js = NULL;
+	kvStore *kv = NULL;
+	cr_assert_eq(natsConnection_ConnectTo(&nc, nats_cluster_urls(fleet_nats)), NATS_OK);
+	cr_assert_eq(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+	cr_assert_eq(js_KeyValue(&kv, js, BH_FLEET_BUCKET), NATS_OK);
+	char key[128];
+	snprintf(key, sizeof key, "session.%s", fp);
+	cr_assert_eq(kvStore_Delete(kv, key), NATS_OK);
+	kvStore_Destroy(kv);
+	jsCtx_Destroy(js);
+	natsConnection_Destroy(nc);
+}
+
+Test(console, fleet_cli_hosts_records_and_leaks_name_the_host_that_did_not_answer,
+     .fini = fleet_teardown, .timeout = 900)
+{
+	close_engine();
+	fleet_nats = nats_cluster_start(3);
+	for (int i = 0; i < FLEET_HOSTS; i++)
+		fleet_daemon_start(i, NULL);
+	/* A cell through each host: a record in the store of the host that
+	 * holds its session. */
+	char fp[FLEET_HOSTS][65];
+	for (int i = 0; i < FLEET_HOSTS; i++) {
+		fleet_wait(FLEET_HOSTS, (uint32_t)i);
+		char id[64];
+		fleet_open(i, fp[i], id);
+		struct answer *a = daemon_cell(&fleet_d[i], fleet_d[i].run_token, id, "python", "1+1");
+		cr_assert_eq(a->status, 200, "%s", a->body);
+		answer_free(a);
+	}
+	char env[600];
+	snprintf(env, sizeof env, "BULKHEAD_TOKEN='%s'", fleet_d[0].op_token);
+	char args[5000];
+	int st = 0;
+	snprintf(args, sizeof args, "fleet records --fleet '%s'", nats_cluster_urls(fleet_nats));
+	char *out = cli_run(&st, env, args);
+	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
+	cr_assert(strstr(out, "3 records from 3 of 3 hosts"), "%s", out);
+	/* Which host holds the first session (the fleet placed it). */
+	char at[16];
+	snprintf(at, sizeof at, "%.12s", fp[0]);
+	const char *hit = strstr(out, at);
+	cr_assert_not_null(hit, "%s", out);
+	while (hit > out && hit[-1] != '\n')
+		hit--;
+	int holder = hit[1] - '1';
+	cr_assert(hit[0] == 'h' && holder >= 0 && holder < FLEET_HOSTS, "%s", out);
+	/* How many records each host holds (placement chose). */
+	int held[FLEET_HOSTS] = {0};
+	for (const char *l = out; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (l[0] == 'h' && l[1] >= '1' && l[1] < '1' + FLEET_HOSTS && l[2] == ' ')
+			held[l[1] - '1']++;
+	free(out);
+	/* Its entry deleted behind its host's back; an image nobody names. */
+	delete_entry(fp[0]);
+	char images[4400];
+	snprintf(images, sizeof images, "%s/images", files);
+	cr_assert_eq(mkdir(images, 0700), 0);
+	snprintf(args, sizeof args, "%s/bh-00000000000dead1", images);
+	cr_assert_eq(mkdir(args, 0700), 0);
+	/* A host that does not hold it dies. */
+	int dead = (holder + 1) % FLEET_HOSTS;
+	char dead_id[8];
+	snprintf(dead_id, sizeof dead_id, "h%d", dead + 1);
+	fleet_kill(dead);
+	usleep(6500 * 1000); /* past the 5 s gone time */
+	snprintf(args, sizeof args, "fleet hosts --fleet '%s'", nats_cluster_urls(fleet_nats));
+	out = cli_run(&st, env, args);
+	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
+	cr_assert(strstr(out, "HOST         STATE    TIERS"), "%s", out);
+	for (int i = 0; i < FLEET_HOSTS; i++) {
+		char row[64];
+		snprintf(row, sizeof row, "h%d           %-8s container", i + 1, i == dead ? "gone" : "live");
+		cr_assert(strstr(out, row), "no \"%s\" in:\n%s", row, out);
+	}
+	free(out);
+	snprintf(args, sizeof args, "fleet records --fleet '%s'", nats_cluster_urls(fleet_nats));
+	out = cli_run(&st, env, args);
+	cr_assert_eq(WEXITSTATUS(st), 1, "%s", out);
+	char tally[64];
+	snprintf(tally, sizeof tally, "%d records from 2 of 3 hosts", FLEET_HOSTS - held[dead]);
+	cr_assert(strstr(out, tally), "%s", out);
+	char said[128];
+	snprintf(said, sizeof said, "hosts that did not answer: %s (gone: no heartbeat)", dead_id);
+	cr_assert(strstr(out, said), "%s", out);
+	free(out);
+	snprintf(args, sizeof args, "fleet leaks --fleet '%s' --images-dir '%s'",
+		 nats_cluster_urls(fleet_nats), images);
+	out = cli_run(&st, env, args);
+	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
+	snprintf(said, sizeof said, "fleet: a live directory entry on host %s, which is gone (no heartbeat)",
+		 dead_id);
+	cr_assert(strstr(out, said), "%s", out);
+	snprintf(said, sizeof said, "fleet: host h%d runs it, the directory does not list it", holder + 1);
+	cr_assert(strstr(out, said), "%s", out);
+	cr_assert(strstr(out, "bh-00000000000dead1") &&
+		  strstr(out, "fleet: an image in the shared images directory that no directory entry names"),
+		  "%s", out);
+	free(out);
+	snprintf(args, sizeof args, "fleet status --fleet '%s'", nats_cluster_urls(fleet_nats));
+	out = cli_run(&st, env, args);
+	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
+	cr_assert(strstr(out, "NATS: connected to nats://127.0.0.1:"), "%s", out);
+	cr_assert(strstr(out, "hosts: 3 (2 live, 0 draining, 1 gone)"), "%s", out);
+	free(out);
+	snprintf(args, sizeof args, "fleet drain nosuch --fleet '%s'", nats_cluster_urls(fleet_nats));
+	out = cli_run(&st, env, args);
+	cr_assert_eq(WEXITSTATUS(st), 1, "%s", out);
+	cr_assert(strstr(out, "no host \"nosuch\" in the fleet"), "%s", out);
+	free(out);
+	/* In colour, on a real terminal: the gone host red, the live ones
+	 * green (monochrome says it in words: STATE). */
+	char path[4400], cmd[16384], cenv[1024];
+	snprintf(path, sizeof path, "%s/script.txt", files);
+	/* The selection (drawn reversed) on a live host. */
+	write_script(path, dead == 0 ? ":hosts\n:sleep 1500\nG\n<C-r>\n:q\n" : ":hosts\n:sleep 1500\n<C-r>\n:q\n");
+	snprintf(cenv, sizeof cenv, "NO_COLOR= BULKHEAD_TOKEN='%s'", fleet_d[0].op_token);
+	char cargs[1024];
+	snprintf(cargs, sizeof cargs, "--fleet '%s'", nats_cluster_urls(fleet_nats));
+	console_cmd(cmd, sizeof cmd, path, cargs, cenv, true);
+	int master = -1;
+	struct winsize ws = {.ws_row = 24, .ws_col = 80};
+	pid_t pid = forkpty(&master, NULL, NULL, &ws);
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		harness_child_signals_default();
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	live_pid = pid;
+	size_t cap = 1 << 20, len = 0;
+	char *tty = malloc(cap);
+	for (int i = 0; i < RUN_TIMEOUT_S * 10; i++) {
+		struct pollfd pfd = {.fd = master, .events = POLLIN};
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		ssize_t n = read(master, tty + len, cap - len - 1);
+		if (n <= 0)
+			break; /* EIO: the console is gone */
+		len += (size_t)n;
+		cr_assert_lt(len, cap - 1, "the console wrote too much");
+	}
+	close(master);
+	st = reap_console(pid);
+	live_pid = 0;
+	tty[len] = '\0';
+	cr_assert_eq(st, 0, "the console exited %d", st);
+	/* A row's STATE, not the header's "1 gone " or the title's "1 gone,":
+	 * the cell ends where its colour does. */
+	cr_assert_eq(colour_before(tty, len, "gone\x1b[39m"), 1 /* red */, "the gone host is not drawn red");
+	cr_assert_eq(colour_before(tty, len, "live\x1b[39m"), 2 /* green */, "a live host is not drawn green");
+	free(tty);
+	/* :rec over the fleet: the answering hosts' records merged; enter
+	 * opens one from its own host, whose digest and chain verify. */
+	char all[4400], renv[700];
+	snprintf(all, sizeof all, "--fleet '%s'", nats_cluster_urls(fleet_nats));
+	snprintf(renv, sizeof renv, "BULKHEAD_TOKEN='%s'", fleet_d[0].op_token);
+	console_all(":sleep 1500\n"
+		    ":rec\n"
+		    ":save-display fleet-records\n"
+		    "<Enter>\n"
+		    ":save-display fleet-record\n"
+		    ":q\n",
+		    all, renv);
+	char count[32];
+	snprintf(count, sizeof count, "Records[%d]", FLEET_HOSTS - held[dead]);
+	screen_has("fleet-records", count);
+	screen_has("fleet-record", "record_sha256 verifies");
+	snprintf(args, sizeof args, "fleet drain h%d --fleet '%s'", holder + 1, nats_cluster_urls(fleet_nats));
+	out = cli_run(&st, env, args);
+	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
+	snprintf(said, sizeof said, "host h%d is draining", holder + 1);
+	cr_assert(strstr(out, said), "%s", out);
+	free(out);
+}
+#endif
+
+#ifdef BH_TUI_FLEET
+/* bulkhead fleet --help, and what it refuses before it reaches NATS. */
+Test(console, fleet_cli_help_and_usage_refusals)
+{
+	close_engine();
+	int st = 0;
+	char *out = cli_run(&st, "", "fleet --help");
+	cr_assert_eq(WEXITSTATUS(st), 0, "%s", out);
+	cr_assert(strstr(out, "usage: bulkhead fleet status|hosts|leaks|records"), "%s", out);
+	free(out);
+	out = cli_run(&st, "BULKHEAD_FLEET=", "fleet hosts");
+	cr_assert_eq(WEXITSTATUS(st), 2, "%s", out);
+	cr_assert(strstr(out, "name the NATS servers with --fleet URLS or $BULKHEAD_FLEET"), "%s", out);
+	free(out);
+	out = cli_run(&st, "", "fleet drain --fleet nats://127.0.0.1:1");
+	cr_assert_eq(WEXITSTATUS(st), 2, "%s", out);
+	cr_assert(strstr(out, "fleet drain: which host?"), "%s", out);
+	free(out);
+	out = cli_run(&st, "", "fleet bogus --fleet nats://127.0.0.1:1");
+	cr_assert_eq(WEXITSTATUS(st), 2, "%s", out);
+	cr_assert(strstr(out, "no subcommand \"bogus\""), "%s", out);
+	free(out);
+}
+#endif

@@ -210,6 +210,20 @@ Test(layering, the_report_sits_below_the_console_and_the_command)
 	cr_assert_str_empty(hits, "a second writer of the report:\n%s", hits);
 }
 
+Test(layering, the_consoles_views_reach_the_fleet_only_through_the_source)
+{
+	/* ---- fleet (issue 20): in the console only the fleet source
+	 * (ui/source_fleet.c) calls the fleet library; the views see struct
+	 * ui_host and the source's hosts and drain, and no NATS header is
+	 * included in ui/ or the console's and fleet's commands. ---- */
+	char *hits = run("cd '" BH_SOURCE_DIR "' && grep -lE 'bh_fleet_[a-z_]+\\(' ui/*.c ui/views/*.c "
+			 "src/cli/cmd_console.c 2>/dev/null | grep -vE '^ui/source_fleet.c$' || true");
+	cr_assert_str_empty(hits, "the fleet library called outside its source and command:\n%s", hits);
+	hits = run("cd '" BH_SOURCE_DIR "' && grep -lE '#include[[:space:]]*[<\"]nats' ui/*.[ch] ui/views/*.[ch] "
+		   "src/cli/cmd_console.c src/cli/cmd_fleet*.c 2>/dev/null || true");
+	cr_assert_str_empty(hits, "a NATS header in the console or the CLI:\n%s", hits);
+}
+
 /* ---- fleet (issue 20): libbulkhead-fleet (src/fleet) is a library above
  * the engine on NATS: only the daemon, the console and the CLI link it; it
  * uses the engine's public header and the base, never an engine private

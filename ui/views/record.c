@@ -114,15 +114,18 @@ static void load(struct app *a, struct view *v)
 		if (!v->priv)
 			abort();
 	}
-	snprintf(v->sub, sizeof v->sub, "(record %.100s)", v->arg);
+	/* "ID" or "ID SESSION" (records and search say whose it is). */
+	char *after_id = NULL;
+	long long id = strtoll(v->arg, &after_id, 10);
+	const char *session = after_id && *after_id == ' ' ? after_id + 1 : NULL;
+	snprintf(v->sub, sizeof v->sub, "(record %lld)", id);
 	struct lookup *l = calloc(1, sizeof *l);
 	if (!l)
 		abort();
 	*l = (struct lookup){.a = a, .v = v};
 	v->loading++;
-	long long id = strtoll(v->arg, NULL, 10);
 	struct ui_page page = {.after = id > 0 ? id - 1 : 0, .limit = 1};
-	a->src->ops->records(a->src, NULL, &page, loaded, l);
+	a->src->ops->records(a->src, session && *session ? session : NULL, &page, loaded, l);
 }
 
 /* One line from column 2, clipped to the screen: a line that ran past the

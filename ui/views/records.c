@@ -93,6 +93,9 @@ static void loaded(void *arg, const struct ui_record *rows, size_t n, const char
 		struct trow *t = table_add(&v->t, key, !holds || r->version == 3 ? C_BAD : r->exit_code ? C_WARN : C_NORMAL);
 		table_cell(t, 0, "%lld", (long long)r->id);
 		table_cell(t, 1, "%.12s", *r->session ? r->session : "-");
+		/* ---- fleet: the session whole, never drawn: the record view
+		 * asks for the record within it (over a fleet, of its host) ---- */
+		table_cell(t, RECORD_SESSION_CELL, "%s", r->session);
 		table_cell(t, 2, "%llu", (unsigned long long)r->sequence);
 		table_cell(t, 3, "%d", r->version);
 		table_cell(t, 4, "%s", *r->language ? r->language : "-");
@@ -143,7 +146,10 @@ static void enter(struct app *a, struct view *v, const struct trow *row)
 		app_push(a, &view_timeline, row->key + strlen(INTENT_KEY));
 		return;
 	}
-	app_push(a, &view_record, row->key);
+	char arg[sizeof row->key + 80];
+	const char *fp = row->cells[RECORD_SESSION_CELL];
+	snprintf(arg, sizeof arg, "%s%s%.65s", row->key, fp && *fp ? " " : "", fp ? fp : "");
+	app_push(a, &view_record, arg);
 }
 
 const struct view_ops view_records = {

@@ -15,11 +15,11 @@
  * runtime name, which `/` finds too. */
 static const char *const headers[] = {"SESSION", "STATE", "TIER",  "FLOOR", "CALLS",  "IDLE",
 				      "EXPIRES", "OWNER", "BY",    "CPU%",  "MEM",    "PIDS",
-				      "DISK",    "CALL/M", "CPU 1M", "RUN", "SANDBOX"};
-static const int widths[] = {12, 11, 9, 9, 5, 5, 7, 8, 0, 4, 9, 4, 5, 6, 12, 0, 0};
+				      "DISK",    "CALL/M", "CPU 1M", "HOST", "RUN", "SANDBOX"};
+static const int widths[] = {12, 11, 9, 9, 5, 5, 7, 8, 0, 4, 9, 4, 5, 6, 12, 8, 0, 0};
 _Static_assert(sizeof headers / sizeof headers[0] == sizeof widths / sizeof widths[0], "a width per column");
 /* ---- usage ---- */
-enum { COL_CPU = 9, COL_MEM, COL_PIDS, COL_DISK, COL_CALLS_MINUTE, COL_SPARK, N_COLS };
+enum { COL_CPU = 9, COL_MEM, COL_PIDS, COL_DISK, COL_CALLS_MINUTE, COL_SPARK, COL_HOST, N_COLS };
 enum { COL_RUN = N_COLS, COL_SANDBOX, N_ALL };
 _Static_assert(sizeof headers / sizeof headers[0] == N_ALL, "every column named");
 static const enum col_type types[N_ALL] = {
@@ -31,7 +31,9 @@ static const enum col_type types[N_ALL] = {
  * IDLE, CALL/M, DISK, BY, PIDS, the sparkline and TIER go, in that order
  * (drop ranks below): at 80 columns BY (cut to 6) and DISK stay, CALL/M
  * waits for a wider screen. */
-static const size_t order[] = {0, 1, 2, COL_CPU, COL_MEM, COL_PIDS, COL_DISK, COL_SPARK,
+/* ---- fleet: HOST (drawn over a fleet only) after the session, never
+ * dropped: the columns above go first to make room for it. ---- */
+static const size_t order[] = {0, COL_HOST, 1, 2, COL_CPU, COL_MEM, COL_PIDS, COL_DISK, COL_SPARK,
 			       COL_CALLS_MINUTE, 3, 4, 5, 6, 7, 8};
 static const int drop[N_ALL] = {
 	[3] = 11, [7] = 10, [6] = 9, [4] = 8, [5] = 7, [COL_CALLS_MINUTE] = 6,
@@ -117,7 +119,7 @@ static void cell_num(struct trow *r, int col, int64_t key, const char *fmt, ...)
 static void usage_cells(struct app *a, struct trow *r)
 {
 	const struct bh_session_usage *u = app_usage_of(a, r->key);
-	for (int c = COL_CPU; c < N_COLS; c++)
+	for (int c = COL_CPU; c <= COL_SPARK; c++)
 		cell_num(r, c, -1, "-");
 	if (!u)
 		return;
@@ -166,13 +168,33 @@ static void loaded(void *arg, const struct ui_session *rows, size_t n, const cha
 	snprintf(keep, sizeof keep, "%s", sel ? sel->key : "");
 	table_clear(&v->t);
 	int64_t now = wall_ms();
+	/* ---- fleet: the hosts whose rows are old, named in the title ---- */
+	char silent[120] = "";
+	for (size_t i = 0; i < n; i++) {
+		if (!rows[i].host_stale)
+			continue;
+		char name[72];
+		snprintf(name, sizeof name, " %s ", rows[i].host);
+		char have[124];
+		snprintf(have, sizeof have, " %s ", silent);
+		if (!strstr(have, name) && strlen(silent) + strlen(rows[i].host) + 2 < sizeof silent)
+			snprintf(silent + strlen(silent), sizeof silent - strlen(silent), "%s%s",
+				 *silent ? " " : "", rows[i].host);
+	}
+	if (*silent && strncmp(v->arg, "host:", 5))
+		snprintf(v->sub, sizeof v->sub, "(not answering: %.100s, rows ~ old)", silent);
 	for (size_t i = 0; i < n; i++) {
 		const struct ui_session *s = &rows[i];
-		if (*v->arg && strcmp(s->run_key, v->arg))
+		if (*v->arg && strncmp(v->arg, "host:", 5) && strcmp(s->run_key, v->arg))
 			continue; /* drilled from a run */
+		if (!strncmp(v->arg, "host:", 5) && strcmp(s->host, v->arg + 5))
+			continue; /* ---- fleet: drilled from a host ---- */
 		if (!((struct sb_view *)v->priv)->all && !*v->arg && !strcmp(s->state, "ended"))
 			continue;
-		struct trow *r = table_add(&v->t, s->fp, theme_for_state(s->state));
+		/* ---- fleet: a host that did not answer: its rows are its last
+		 * word, dim, the host marked with ~ (no colour needed) ---- */
+		struct trow *r = table_add(&v->t, s->fp, s->host_stale ? C_DIM : theme_for_state(s->state));
+		table_cell(r, COL_HOST, "%s%s", s->host, s->host_stale ? "~" : "");
 		table_cell(r, 0, "%.12s", s->fp);
 		table_cell(r, 1, "%s", !strcmp(s->state, "ended") && *s->end_reason ? s->end_reason : s->state);
 		/* ---- truth: a session running a cell is not idle (B18) ---- */
@@ -226,7 +248,9 @@ static void load(struct app *a, struct view *v)
 		v->priv = p;
 	}
 	v->loading++;
-	if (*v->arg)
+	if (!strncmp(v->arg, "host:", 5)) /* ---- fleet ---- */
+		snprintf(v->sub, sizeof v->sub, "(host %.100s)", v->arg + 5);
+	else if (*v->arg)
 		snprintf(v->sub, sizeof v->sub, "(run %.100s)", v->arg);
 	else
 		snprintf(v->sub, sizeof v->sub, "%s", ((struct sb_view *)v->priv)->all ? "(ended too)" : "");
@@ -440,6 +464,7 @@ const struct view_ops view_sandboxes = {
 	.order = order,
 	.n_order = sizeof order / sizeof order[0],
 	.drop = drop,
+	.fleet_cols = 1u << COL_HOST,
 	.live_cols = 1u << COL_CPU | 1u << COL_MEM | 1u << COL_PIDS | 1u << COL_DISK |
 		     1u << COL_CALLS_MINUTE | 1u << COL_SPARK,
 	.usage = usage_changed,

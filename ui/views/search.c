@@ -50,6 +50,7 @@ static void loaded(void *arg, const struct ui_search_hit *rows, size_t n, const 
 		       h->snippet_len - h->match_at - h->match_len);
 		struct trow *r = table_add(&v->t, key, C_NORMAL);
 		table_cell(r, 0, "%.12s", *h->session ? h->session : "-");
+		table_cell(r, RECORD_SESSION_CELL, "%s", h->session); /* ---- fleet ---- */
 		table_cell(r, 1, "%llu", (unsigned long long)h->sequence);
 		table_cell(r, 2, "%s", h->stream);
 		/* The match first in sight: at most a little of what comes before. */
@@ -72,7 +73,10 @@ static void load(struct app *a, struct view *v)
 static void enter(struct app *a, struct view *v, const struct trow *row)
 {
 	(void)v;
-	app_push(a, &view_record, row->key);
+	char arg[sizeof row->key + 80];
+	const char *fp = row->cells[RECORD_SESSION_CELL];
+	snprintf(arg, sizeof arg, "%s%s%.65s", row->key, fp && *fp ? " " : "", fp ? fp : "");
+	app_push(a, &view_record, arg);
 }
 
 const struct view_ops view_search = {
