@@ -26,3 +26,18 @@ add_dependencies(bulkhead-bench bulkhead-init bulkhead-cli)
 add_executable(bulkhead-bench-broker bench/broker_latency.c bench/stats.c)
 target_link_libraries(bulkhead-bench-broker PRIVATE bulkhead-broker m)
 set_target_properties(bulkhead-bench-broker PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+
+# ---- fleet (issue 20): a forwarded call against a direct one, opens a second
+# across three hosts, a killed host's hibernated sessions answering elsewhere
+# (bench/fleet_bench.c), on a real three-node NATS cluster started by the fleet
+# tests' harness, whose criterion assertions end the program here
+# (bench/criterion_shim) ----
+add_executable(bulkhead-bench-fleet bench/fleet_bench.c bench/stats.c tests/fleet/nats_cluster.c)
+target_include_directories(bulkhead-bench-fleet PRIVATE bench/criterion_shim tests/fleet)
+target_link_libraries(bulkhead-bench-fleet PRIVATE bulkhead-fleet CURL::libcurl PkgConfig::CJSON
+  PkgConfig::NATS PkgConfig::CRYPTO Threads::Threads m)
+target_compile_definitions(bulkhead-bench-fleet PRIVATE
+  BENCH_INTERP="${CMAKE_SOURCE_DIR}/data/interp"
+  BENCH_CLI="$<TARGET_FILE:bulkhead-cli>")
+set_target_properties(bulkhead-bench-fleet PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+add_dependencies(bulkhead-bench-fleet bulkhead-cli bulkhead-init)
