@@ -21,8 +21,8 @@ static const char usage[] =
 	"the state directory, else of an engine it opens itself; the daemon's token\n"
 	"comes from $BULKHEAD_TOKEN.\n" CLI_HELP_COMMON CLI_HELP_ATTACH_TO CLI_HELP_TLS
 	"  --db FILE           a store (a copy: bulkhead backup) instead of an engine\n"
-	"  --fleet URLS        a fleet on NATS (nats://HOST:PORT,...; else $BULKHEAD_FLEET\n"
-	"                      with --fleet -): every host (:hosts) and every host's\n"
+	"  --fleet URLS        a fleet on NATS (nats://HOST:PORT,...; --fleet - reads\n"
+	"                      $BULKHEAD_FLEET): every host (:hosts) and every host's\n"
 	"                      sandboxes, through the operator API each host publishes\n"
 	"  --token-file FILE   with --fleet: the hosts' token (else $BULKHEAD_TOKEN)\n"
 	"  --images-dir DIR    with --fleet: the fleet's shared images directory, for\n"

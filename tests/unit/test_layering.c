@@ -133,8 +133,11 @@ Test(layering, the_bench_reaches_the_engines_insides_only_through_the_test_suppo
 	char *hits = includes_outside("bench", "bench include/bulkhead include/bulkhead-base");
 	/* stream: the engine worker opens its engine with the test hooks (the
 	 * streaming-off half of the stream phase). */
+	/* fleet: the fleet bench starts its NATS cluster with the fleet
+	 * tests' harness (and the engine's insides are no part of it). */
 	cr_assert_str_eq(hits,
 			 "bench/bench.c: engine_internals.h\n"
+			 "bench/fleet_bench.c: nats_cluster.h\n"
 			 "bench/worker_engine.c: engine_internals.h\n",
 			 "the bench includes, beside the public headers:\n%s", hits);
 }
@@ -256,12 +259,13 @@ Test(layering, only_the_daemon_the_console_and_the_cli_link_the_fleet_library)
 {
 	/* Every target_link_libraries(...) naming bulkhead-fleet, flattened:
 	 * its first word is the target linking it. The tests' own binaries
-	 * (tests/) may, as they test it. */
+	 * (tests/) may, as they test it, and the fleet bench, an observer of
+	 * the fleet it measures. */
 	char *hits = run(
 		"cd '" BH_SOURCE_DIR "' && cat CMakeLists.txt src/*/sources.cmake ui/sources.cmake "
 		"bench/sources.cmake | tr '\\n' ' ' | grep -o 'target_link_libraries([^)]*)' | "
 		"grep -w 'bulkhead-fleet' | sed 's/target_link_libraries(\\([^ ]*\\).*/\\1/' | "
-		"grep -vxE 'bulkhead-fleet|bulkhead-daemon|bulkhead-ui|bulkhead-cli' || true");
+		"grep -vxE 'bulkhead-fleet|bulkhead-daemon|bulkhead-ui|bulkhead-cli|bulkhead-bench-fleet' || true");
 	cr_assert_str_empty(hits, "linking libbulkhead-fleet beside the daemon, the console and the CLI:\n%s", hits);
 	/* and no engine source names the fleet's API */
 	hits = run("grep -rlE 'bh_fleet_|fleet\\.h' " BH_SOURCE_DIR "/src/engine 2>/dev/null || true");
