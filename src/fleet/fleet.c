@@ -422,6 +422,11 @@ int bh_fleet_open(const struct bh_fleet_config *cfg, bh_fleet **out, char **why)
 		s = natsOptions_SetMaxPingsOut(opts, 2);
 	if (s == NATS_OK)
 		s = natsOptions_SetReconnectBufSize(opts, 32 << 20);
+	/* A forwarded call and its answer are each one message someone waits
+	 * for: sent at once, not left to libnats's flusher, which sleeps a
+	 * millisecond before each flush (two of those a forwarded call). */
+	if (s == NATS_OK)
+		s = natsOptions_SetSendAsap(opts, true);
 	if (s == NATS_OK) {
 		char name[128];
 		snprintf(name, sizeof name, "bulkhead-fleet %s", f->member ? f->host_id : "(observer)");
