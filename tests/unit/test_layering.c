@@ -271,3 +271,15 @@ Test(layering, only_the_daemon_the_console_and_the_cli_link_the_fleet_library)
 	hits = run("grep -rlE 'bh_fleet_|fleet\\.h' " BH_SOURCE_DIR "/src/engine 2>/dev/null || true");
 	cr_assert_str_empty(hits, "the engine knows the fleet:\n%s", hits);
 }
+
+/* The fuzz build (tests/fuzz, its own CMake project) embeds the store's
+ * migrations itself: one that is not named there leaves every fuzz target
+ * unlinkable, which only the fuzz step of the whole suite would find. */
+Test(layering, the_fuzz_build_embeds_every_store_migration)
+{
+	char *hits = run("cd '" BH_SOURCE_DIR "' && for f in data/migrations/*.sql; do "
+			 "grep -qF \"$f\" tests/fuzz/CMakeLists.txt || echo \"$f\"; done");
+	cr_assert_str_empty(hits, "migrations the fuzz build does not embed:\n%s", hits);
+	hits = run("cd '" BH_SOURCE_DIR "' && ls data/migrations/*.sql | wc -l");
+	cr_assert_geq(atoi(hits), 6, "the check sees data/migrations");
+}
