@@ -120,6 +120,9 @@ const char *bh_tier_name(enum bh_tier t);
 int bh_tier_parse(const char *name, enum bh_tier *out);
 /* Whether a sandbox of tier `have` satisfies a request whose floor is `floor`. */
 bool bh_tier_meets(enum bh_tier have, enum bh_tier floor);
+/* ---- fleet: a set of tiers (1 << bh_tier) in words, strongest first,
+ * "kernel,container"; "-" for none. Into buf (n bytes, cut to fit). ---- */
+void bh_tier_set_text(uint32_t tiers, char *buf, size_t n);
 
 /* ---- logging ----------------------------------------------------------- */
 

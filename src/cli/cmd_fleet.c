@@ -139,18 +139,6 @@ static const char *host_state(const struct bh_fleet_host *h)
 	return h->gone ? "gone" : h->draining ? "draining" : "live";
 }
 
-static void tiers_text(char *buf, size_t n, uint32_t tiers)
-{
-	size_t used = 0;
-	buf[0] = '\0';
-	for (int t = BH_TIER_VM; t >= BH_TIER_CONTAINER; t--)
-		if (tiers & (1u << t))
-			used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s",
-						 used ? "," : "", bh_tier_name((enum bh_tier)t));
-	if (!used)
-		snprintf(buf, n, "-");
-}
-
 /* The heartbeat's age by the host's clock (a one-look reader's best). */
 static void age_text(char *buf, size_t n, const struct bh_fleet_host *h)
 {
@@ -209,7 +197,7 @@ static int do_hosts(bh_fleet *f)
 	for (size_t i = 0; i < n; i++) {
 		const struct bh_fleet_host *h = &hs[i];
 		char tiers[64], mem[32], age[32];
-		tiers_text(tiers, sizeof tiers, h->tiers);
+		bh_tier_set_text(h->tiers, tiers, sizeof tiers);
 		snprintf(mem, sizeof mem, "%u/%uM", h->memory_used_mb, h->memory_budget_mb);
 		age_text(age, sizeof age, h);
 		printf("%-12s %-8s %-16s %4u %3u %-11s %5.2f %4u %6s %s\n", cli_out_field(stdout, h->id),

@@ -112,6 +112,20 @@ int bh_tier_parse(const char *name, enum bh_tier *out)
 	return 0;
 }
 
+void bh_tier_set_text(uint32_t tiers, char *buf, size_t n)
+{
+	size_t used = 0;
+	if (!n)
+		return;
+	buf[0] = '\0';
+	for (int t = BH_TIER_VM; t >= BH_TIER_NONE; t--)
+		if (tiers & (1u << t))
+			used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s",
+						 used ? "," : "", bh_tier_name((enum bh_tier)t));
+	if (!used)
+		snprintf(buf, n, "-");
+}
+
 bool bh_tier_meets(enum bh_tier have, enum bh_tier floor)
 {
 	if (floor <= BH_TIER_NONE)

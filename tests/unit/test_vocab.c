@@ -109,3 +109,19 @@ Test(vocab, a_name_the_engine_does_not_write_is_refused)
 	cr_assert_eq(bh_language_parse("javascript", &l), 0);
 	cr_assert_eq(l, BH_LANG_JAVASCRIPT);
 }
+
+/* The hosts view and `bulkhead fleet hosts` name a host's proven tiers with
+ * one function: strongest first, "-" for none, cut to the buffer. */
+Test(vocab, a_set_of_tiers_reads_strongest_first_and_none_as_a_dash)
+{
+	char buf[64];
+	bh_tier_set_text((1u << BH_TIER_CONTAINER) | (1u << BH_TIER_KERNEL), buf, sizeof buf);
+	cr_assert_str_eq(buf, "kernel,container");
+	bh_tier_set_text(1u << BH_TIER_CONTAINER, buf, sizeof buf);
+	cr_assert_str_eq(buf, "container");
+	bh_tier_set_text(0, buf, sizeof buf);
+	cr_assert_str_eq(buf, "-");
+	char small[5];
+	bh_tier_set_text((1u << BH_TIER_CONTAINER) | (1u << BH_TIER_KERNEL), small, sizeof small);
+	cr_assert_str_eq(small, "kern");
+}

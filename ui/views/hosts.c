@@ -31,19 +31,6 @@ static uint64_t mono_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* "kernel,container": the tiers it proved and offers, strongest first. */
-static void tiers_text(char *buf, size_t n, uint32_t tiers)
-{
-	size_t used = 0;
-	buf[0] = '\0';
-	for (int t = BH_TIER_VM; t >= BH_TIER_CONTAINER; t--)
-		if (tiers & (1u << t))
-			used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s",
-						 used ? "," : "", bh_tier_name((enum bh_tier)t));
-	if (!used)
-		snprintf(buf, n, "-");
-}
-
 /* "512/4096M", or in G when the budget is 10 G or more. */
 static void memory_text(char *buf, size_t n, uint32_t used_mb, uint32_t budget_mb)
 {
@@ -97,7 +84,7 @@ static void loaded(void *arg, const struct ui_host *rows, size_t n, const char *
 		char buf[64];
 		table_cell(r, COL_HOST, "%s", h->h.id);
 		table_cell(r, COL_STATE, "%s", state);
-		tiers_text(buf, sizeof buf, h->h.tiers);
+		bh_tier_set_text(h->h.tiers, buf, sizeof buf);
 		table_cell(r, COL_TIERS, "%s", buf);
 		table_cell(r, COL_SESS, "%u", h->h.sessions);
 		table_cell(r, COL_HIB, "%u", h->h.hibernated);
