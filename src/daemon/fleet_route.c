@@ -278,7 +278,7 @@ static void end_lost(struct daemon_fleet *df, const struct bh_fleet_entry *seen,
 	ended.state = BH_FLEET_ENDED;
 	ended.end_reason = BH_END_HOST_LOST;
 	ended.updated_unix_ms = (int64_t)now_real_ms();
-	snprintf(ended.end_detail, sizeof ended.end_detail, "%s", detail);
+	snprintf(ended.end_detail, sizeof ended.end_detail, "%.255s", detail); /* cut to fit */
 	/* Of two hosts writing it, one wins; the tombstone says the same. */
 	bh_fleet_claim(df->f, seen, &ended, NULL, NULL);
 }

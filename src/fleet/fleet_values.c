@@ -174,6 +174,7 @@ static int get_text(const cJSON *j, const char *name, char *out, size_t outsz, c
 
 static int get_uint(const cJSON *j, const char *name, double max, uint64_t *out, char **why)
 {
+	*out = 0; /* set on every path: the optimizer's reading of the callers' locals */
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, name);
 	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
 	    v->valuedouble > max || v->valuedouble != floor(v->valuedouble))
@@ -184,7 +185,7 @@ static int get_uint(const cJSON *j, const char *name, double max, uint64_t *out,
 
 static int get_u32(const cJSON *j, const char *name, uint32_t *out, char **why)
 {
-	uint64_t u;
+	uint64_t u = 0;
 	if (get_uint(j, name, UINT32_MAX, &u, why) < 0)
 		return -1;
 	*out = (uint32_t)u;
@@ -193,7 +194,7 @@ static int get_u32(const cJSON *j, const char *name, uint32_t *out, char **why)
 
 static int get_ms(const cJSON *j, const char *name, int64_t *out, char **why)
 {
-	uint64_t u;
+	uint64_t u = 0;
 	if (get_uint(j, name, JSON_INT_MAX, &u, why) < 0)
 		return -1;
 	*out = (int64_t)u;
@@ -296,7 +297,7 @@ static int host_decode(const cJSON *j, const char *key_name, struct fleet_host_v
 			return why_set(why, "tiers names a tier twice");
 		h->tiers |= 1u << tier;
 	}
-	uint64_t beat;
+	uint64_t beat = 0;
 	const cJSON *load = cJSON_GetObjectItemCaseSensitive(j, "load1");
 	if (get_tier(j, "best_tier", true, &h->best_tier, why) < 0 ||
 	    get_u32(j, "sessions", &h->sessions, why) < 0 ||
@@ -401,7 +402,7 @@ static int hib_decode(const cJSON *o, struct bh_hibernated *h, char **why)
 		return why_set(why, "hib is not an object");
 	if (doc_fields(o, hib_fields, ARRAY_SIZE(hib_fields), "hib", why) < 0)
 		return -1;
-	uint64_t calls, awake;
+	uint64_t calls = 0, awake = 0;
 	if (get_text(o, "sandbox", h->sandbox, sizeof h->sandbox, why) < 0 ||
 	    get_tier(o, "tier", false, &h->tier, why) < 0 || get_tier(o, "floor", true, &h->floor, why) < 0 ||
 	    get_text(o, "principal", h->principal, sizeof h->principal, why) < 0 ||
