@@ -212,6 +212,54 @@ static size_t kill_our_processes(bh_engine *e)
 	return killed;
 }
 
+/* Deletes every container a dead engine left under one runtime's root, in
+ * passes until the runtime lists none: a container the killed processes
+ * were still letting go of, or one whose delete the runtime refused the
+ * first time (CI once saw a runsc container outlive the sweep and reach
+ * the leak report), gets another try a moment later. What still resists
+ * is said, and stays for `bulkhead leaks` and gc. */
+#define SWEEP_PASSES 5
+#define SWEEP_PASS_WAIT_US 200000
+
+static void sweep_runtime(bh_engine *e, struct runtime *rt)
+{
+	for (int pass = 0; pass < SWEEP_PASSES; pass++) {
+		char **names = NULL;
+		size_t n = runtime_list_sync(rt, &names);
+		if (!n)
+			return;
+		if (pass)
+			usleep(SWEEP_PASS_WAIT_US);
+		for (size_t i = 0; i < n; i++) {
+			bool known = e->store && store_knows_sandbox(e->store, names[i]);
+			if (!pass) {
+				bh_log(e, BH_LOG_WARN, "deleting %s container %s left by a dead engine%s",
+				       rt->ops->name, names[i],
+				       known ? "" : " (an orphan: no registry row)");
+				if (e->store)
+					store_event(e->store, known ? "leftover_deleted" : "orphan_reaped",
+						    "", names[i], rt->ops->name);
+			} else {
+				bh_log(e, BH_LOG_WARN, "%s container %s is still listed after %d "
+						       "delete%s: deleting it again",
+				       rt->ops->name, names[i], pass, pass == 1 ? "" : "s");
+			}
+			runtime_destroy_sync(rt, names[i]);
+			free(names[i]);
+		}
+		free(names);
+	}
+	char **names = NULL;
+	size_t n = runtime_list_sync(rt, &names);
+	for (size_t i = 0; i < n; i++) {
+		bh_log(e, BH_LOG_ERROR, "%s container %s left by a dead engine resisted %d deletes: "
+					"`bulkhead leaks` lists it, `bulkhead gc` tries again",
+		       rt->ops->name, names[i], SWEEP_PASSES);
+		free(names[i]);
+	}
+	free(names);
+}
+
 static void sweep_leftovers(bh_engine *e)
 {
 	cgroups_thaw_all(&e->cg);
@@ -219,23 +267,17 @@ static void sweep_leftovers(bh_engine *e)
 	if (killed)
 		bh_log(e, BH_LOG_WARN, "killed %zu processes a dead engine left in %s", killed,
 		       e->state_dir);
+	/* A runtime asked to delete a container whose processes are still
+	 * dying can refuse: wait (half a second at most) for them to be gone. */
+	for (int i = 0; killed && i < 25; i++) {
+		usleep(20000);
+		children_reap(e);
+		killed = kill_our_processes(e);
+	}
 	for (int t = 0; t < BH_TIER_COUNT; t++) {
 		struct runtime *rt = &e->runtimes[t];
-		if (!rt->ops || !rt->path)
-			continue;
-		char **names = NULL;
-		size_t n = runtime_list_sync(rt, &names);
-		for (size_t i = 0; i < n; i++) {
-			bool known = e->store && store_knows_sandbox(e->store, names[i]);
-			bh_log(e, BH_LOG_WARN, "deleting %s container %s left by a dead engine%s",
-			       rt->ops->name, names[i], known ? "" : " (an orphan: no registry row)");
-			runtime_destroy_sync(rt, names[i]);
-			if (e->store)
-				store_event(e->store, known ? "leftover_deleted" : "orphan_reaped", "",
-					    names[i], rt->ops->name);
-			free(names[i]);
-		}
-		free(names);
+		if (rt->ops && rt->path)
+			sweep_runtime(e, rt);
 	}
 	/* Bundles go, but for hibernated sessions': their next call restores
 	 * from bundle and image. */

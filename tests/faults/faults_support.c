@@ -224,7 +224,12 @@ int faults_leaks(bh_engine *e, const char *state_dir, char *report, size_t n)
 	int count = 0;
 	char out[16384];
 	faults_sh(out, sizeof out,
-		  "{ crun --root '%s' list -q 2>/dev/null; runsc --root '%s' list --quiet 2>/dev/null; }",
+		  /* With runsc's view of each (status, pid): what the next
+		   * reader needs to tell a container the sweep missed from one
+		   * it could not delete. */
+		  "{ crun --root '%s' list -q 2>/dev/null; r='%s'; for c in $(runsc --root \"$r\" list "
+		  "--quiet 2>/dev/null); do echo \"$c ($(runsc --root \"$r\" state \"$c\" 2>&1 | "
+		  "grep -E '\\\"(status|pid)\\\"' | tr -d ' \\n'))\"; done; }",
 		  bh_engine_runtime_root(e, BH_TIER_CONTAINER), bh_engine_runtime_root(e, BH_TIER_KERNEL));
 	if (out[0])
 		note(report, n, &count, "containers", out);

@@ -20,9 +20,19 @@ void plant_orphan_bundle(const char *state, const char *cgroup_parent, const cha
 void plant_orphan_start(const char *state, const char *runtime_root, const char *orphan,
 			const char *config_json, bool paused)
 {
-	char pause[4400] = "";
+	/* `crun run -d` returns once the container is started, which can be
+	 * before its init has exec'd the command: a pause then freezes crun's
+	 * own child, and the orphan's process list shows crun, not sleep. So
+	 * the pause waits (up to 5 s) for /bin/sleep to be what runs. */
+	char pause[9000] = "";
 	if (paused)
-		snprintf(pause, sizeof pause, "crun --root '%s' pause %s && ", runtime_root, orphan);
+		snprintf(pause, sizeof pause,
+			 "pid=$(crun --root '%s' state %s | sed -n 's/.*\"pid\": *\\([0-9]*\\).*/\\1/p'); "
+			 "for i in $(seq 100); do "
+			 "tr '\\0' ' ' < /proc/$pid/cmdline 2>/dev/null | grep -q '^/bin/sleep' && break; "
+			 "sleep 0.05; done; "
+			 "crun --root '%s' pause %s && ",
+			 runtime_root, orphan, runtime_root, orphan);
 	char out[4096];
 	harness_sh_into(out, sizeof out,
 			"set -e; d='%s/bundles/%s'; mkdir -p \"$d\"; cp '%s' \"$d/config.json\"; "
