@@ -41,3 +41,23 @@ target_compile_definitions(bulkhead-bench-fleet PRIVATE
   BENCH_CLI="$<TARGET_FILE:bulkhead-cli>")
 set_target_properties(bulkhead-bench-fleet PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
 add_dependencies(bulkhead-bench-fleet bulkhead-cli bulkhead-init)
+
+# ---- density (issue 21): a thousand idle warm sessions on one engine, what
+# each costs, and the active ones' cells beside them (bench/density.c) ----
+add_executable(bulkhead-bench-density bench/density.c bench/stats.c bench/sysmem.c)
+target_link_libraries(bulkhead-bench-density PRIVATE bulkhead m)
+target_compile_definitions(bulkhead-bench-density PRIVATE
+  BENCH_INIT="$<TARGET_FILE:bulkhead-init>"
+  BENCH_INTERP="${CMAKE_SOURCE_DIR}/data/interp")
+set_target_properties(bulkhead-bench-density PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+add_dependencies(bulkhead-bench-density bulkhead-init)
+
+# ---- density (issue 21): restore from hibernate against live data, and a
+# branch's pause and children (bench/wake_branch.c) ----
+add_executable(bulkhead-bench-wake bench/wake_branch.c bench/stats.c bench/sysmem.c)
+target_link_libraries(bulkhead-bench-wake PRIVATE bulkhead m)
+target_compile_definitions(bulkhead-bench-wake PRIVATE
+  BENCH_INIT="$<TARGET_FILE:bulkhead-init>"
+  BENCH_INTERP="${CMAKE_SOURCE_DIR}/data/interp")
+set_target_properties(bulkhead-bench-wake PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+add_dependencies(bulkhead-bench-wake bulkhead-init)

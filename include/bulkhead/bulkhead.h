@@ -166,6 +166,17 @@ struct bh_config {
 						is replaced */
 		uint32_t memory_budget_mb;   /* sum of sandbox memory limits (sessions awake,
 						calls in flight, the pool). 0: 16384 */
+		/* ---- density (issue 21; src/engine/reclaim.c) ---- */
+		uint32_t memory_overcommit_pct; /* the limits may sum to this % of the budget
+						   while what the sandboxes use (measured, their
+						   cgroups') stays under the budget itself; the
+						   engine reclaims idle ones past memory_high_pct.
+						   0: 100 (limits alone, no overcommit) */
+		uint32_t memory_high_pct;    /* use past this % of the budget (or the host under
+						5% available): pause the least recently used
+						idle sessions, then hibernate (kernel) or close
+						(container, idle_closed) paused ones down to 10
+						points under it. 0: 90 */
 		bool shutdown_hibernate;     /* at close, hibernate idle kernel-tier sessions so the
 						next engine on this directory continues them */
 		uint32_t history_days;       /* records of sessions ended longer ago, and events,
@@ -625,7 +636,7 @@ void bh_session_kill(bh_session *s);
  * the session's events until the action is done carry who->name and
  * who->request_id (struct bh_event's actor and request_id). The engine's
  * own clocks name themselves: "policy:idle" (the idle pause, the hibernate
- * or close after it, an unclaimed session), "policy:ttl" (the lifetime),
+ * or close after it, an unclaimed session), "policy:ttl" (the lifetime), "policy:memory" (reclaim under memory pressure),
  * "policy:retention", "policy:images_budget"; what the engine does of its
  * own accord is "engine". The embedded console names itself "console". */
 #define BH_ACTOR_ENGINE "engine"
@@ -671,6 +682,10 @@ struct bh_session_info {
 	/* ---- replay: refused calls, for :live ---- */
 	uint64_t refused;         /* calls refused before they ran (not in calls) */
 	const char *last_refusal; /* the last one's refusal, "Nothing ran (capacity): ..." ("" none) */
+	/* ---- density: a branched session's parent (its fingerprint, "" for
+	 * none) and the parent's record its chain goes on from ---- */
+	const char *branched_from;
+	uint64_t branched_after;
 };
 void bh_session_get_info(const bh_session *s, struct bh_session_info *out);
 /* Every session the engine holds (live, and ended ones kept as tombstones). */
@@ -727,6 +742,44 @@ int bh_session_hibernated(const bh_session *s, struct bh_hibernated *out, bh_err
  * path and uid range (tests/runtime/test_fleet_adopt.c). */
 int bh_engine_adopt_hibernated(bh_engine *e, const struct bh_hibernated *h,
 			       const char *origin_host, bh_session **out, bh_error **err);
+
+/* ---- density (issue 21): branch a live conversation ----------------------
+ * An idle kernel-tier session is checkpointed (it hibernates: its next call
+ * restores it and it goes on where it was) and its image given to n new
+ * sessions, each with its own session id, fingerprint, sandbox and chain,
+ * hibernated on that image: each one's first call restores it with the
+ * parent's variables, interpreters and files, and from then on they
+ * diverge. A child's chain goes on from the parent's last record (its first
+ * record's previous_sha256 is that record's digest, its sequence the next),
+ * and its row names the parent (migration 8: branched_from), so history and
+ * `bulkhead verify` show where it came from. Children are the parent's
+ * principal's and owner's: the places, the principal's and the owner's caps
+ * count them (no memory until each wakes). Refused (BH_E_NOT_DISPATCHED,
+ * nothing changed): a container-tier session (UNSUPPORTED: no working
+ * checkpoint here), n outside 1..BH_BRANCH_MAX (REQUEST), a session with a
+ * call in flight or not awake or hibernated (CAPACITY: try when it is
+ * idle), no room for n more (CAPACITY). cb is called once: the children
+ * (valid during the call), or why the branch failed after it started (the
+ * parent is then as the checkpoint left it: hibernated, or ended with why
+ * when its checkpoint failed). */
+#define BH_BRANCH_MAX 16u
+struct bh_branch_child {
+	char session_id[33];   /* the secret a caller names it by */
+	char fingerprint[65];
+	char sandbox[40];
+};
+struct bh_branch_result {
+	size_t n;
+	const struct bh_branch_child *children;
+	uint64_t parent_paused_us;  /* the request to the parent's image complete: the time
+				       it stopped answering (its next call restores it) */
+	uint64_t after;             /* the parent's calls: children's chains go on after */
+	const char *after_sha256;   /* its last record's digest ("" when it had none) */
+};
+typedef void (*bh_branch_cb)(void *arg, const struct bh_branch_result *r, const bh_error *err);
+int bh_session_branch(bh_session *s, unsigned n, bh_branch_cb cb, void *arg, bh_error **err);
+int bh_session_branch_as(bh_session *s, const struct bh_actor *who, unsigned n, bh_branch_cb cb,
+			 void *arg, bh_error **err);
 
 /* ---- stream: the running cell's output as it is produced ------------------- */
 
@@ -982,6 +1035,10 @@ struct bh_record_row {
 	 * chain that began here, and in every other listing. ---- */
 	uint64_t chain_after;
 	const char *chain_after_sha256, *chain_origin;
+	/* ---- density (issue 21): a branch's child names its parent's
+	 * fingerprint here ("" otherwise); chain_after is then the parent's
+	 * record the child's chain goes on from ---- */
+	const char *chain_branched_from;
 };
 /* Return non-zero to stop. Rows are valid only during the call. */
 typedef int (*bh_record_fn)(void *arg, const struct bh_record_row *row);

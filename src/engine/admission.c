@@ -10,7 +10,9 @@
  *     so one tenant cannot take every place from the others;
  *   - those whose sandbox has processes (everything but a hibernated
  *     session) by the memory budget: their memory limits must sum to at
- *     most memory_budget_mb.
+ *     most memory_budget_mb, or to memory_overcommit_pct of it; then (issue
+ *     21) what they use, measured, with one more's share, must stay under
+ *     the budget's high watermark, and the reclaim (reclaim.c) keeps it so.
  * The per-owner cap and its LRU replacement are the session's own
  * (session_open.c) and run before this.
  *
@@ -29,6 +31,54 @@ uint32_t admission_fair_share(uint32_t max_sessions, uint32_t memory_budget_mb,
 	uint32_t fit = memory_limit_mb ? memory_budget_mb / memory_limit_mb : max_sessions;
 	uint32_t most = fit < max_sessions ? fit : max_sessions;
 	return most / 4 ? most / 4 : 1;
+}
+
+size_t admission_budget_sandboxes(const bh_engine *e)
+{
+	if (!e->memory_limit_mb)
+		return 0;
+	uint64_t pct = e->policy.memory_overcommit_pct ? e->policy.memory_overcommit_pct : 100;
+	return (size_t)((uint64_t)e->policy.memory_budget_mb * pct / 100u / e->memory_limit_mb);
+}
+
+/* Overcommitted, the limits no longer bound what sandboxes use: the
+ * measured use, with one more sandbox's share of the budget (its limit over
+ * the overcommit), must stay under the high watermark. Not overcommitted,
+ * the limits' rule is the whole rule (a sandbox cannot use past its limit). */
+static bool measured_use_ok(const bh_engine *e)
+{
+	uint32_t pct = e->policy.memory_overcommit_pct;
+	if (pct <= 100)
+		return true;
+	uint64_t share = (uint64_t)e->memory_limit_mb * 1048576u * 100u / pct;
+	uint64_t high = (uint64_t)e->policy.memory_budget_mb * 1048576u / 100u * reclaim_high_pct(e);
+	return reclaim_used_bytes(e) + share <= high;
+}
+
+static void census(bh_engine *e, const char *principal, struct census *c);
+
+int admit_branch(bh_engine *e, const char *principal, const char *owner, unsigned n, bh_error **err)
+{
+	const struct bh_policy *p = &e->policy;
+	struct census c;
+	census(e, principal ? principal : "", &c);
+	size_t owned = sessions_owned(e, principal, owner);
+	if (owner && *owner && owned + n > p->max_per_owner)
+		return bh_refuse(err, BH_REFUSAL_CAPACITY,
+				 "a branch of %u would give this owner %zu sessions, past its cap of %u; "
+				 "close some, or branch fewer",
+				 n, owned + n, p->max_per_owner);
+	if (c.mine + n > p->max_per_principal)
+		return bh_refuse(err, BH_REFUSAL_CAPACITY,
+				 "a branch of %u would give this caller %zu sandboxes, past its maximum "
+				 "of %u; close a session or branch fewer",
+				 n, c.mine + n, p->max_per_principal);
+	if (c.places + n > p->max_sessions)
+		return bh_refuse(err, BH_REFUSAL_CAPACITY,
+				 "no room for a branch of %u now: the limit of sandboxes is full; "
+				 "nothing ran, try again later",
+				 n);
+	return 0;
 }
 
 static void census(bh_engine *e, const char *principal, struct census *c)
@@ -54,7 +104,7 @@ int admit_sandbox(bh_engine *e, const struct admit_ask *ask, bh_error **err)
 			ask->tier < BH_TIER_COUNT && bh_engine_pool_ready(e, ask->tier) > 0;
 	size_t new_place = ask->kind == ADMIT_WAKE || transfer ? 0 : 1;
 	size_t new_memory = transfer || ask->kind == ADMIT_ADOPT ? 0 : 1;
-	size_t budget_sandboxes = e->memory_limit_mb ? p->memory_budget_mb / e->memory_limit_mb : 0;
+	size_t budget_sandboxes = admission_budget_sandboxes(e);
 	struct census c;
 	census(e, principal, &c);
 	/* Only a tenant's own places count against its cap (a restore is of a
@@ -71,8 +121,23 @@ int admit_sandbox(bh_engine *e, const struct admit_ask *ask, bh_error **err)
 	for (;;) {
 		bool places_ok = c.places + new_place <= p->max_sessions;
 		bool memory_ok = c.memory + new_memory <= budget_sandboxes;
-		if (places_ok && memory_ok)
+		bool use_ok = !new_memory || measured_use_ok(e);
+		if (places_ok && memory_ok && use_ok)
 			return 0;
+		if (places_ok && memory_ok) {
+			/* The limits fit the overcommit but what runs uses the budget:
+			 * the reclaim (its next tick) gives idle sandboxes' memory
+			 * back; this one is refused now, not made to wait. */
+			bh_log(e, BH_LOG_INFO,
+			       "admission: refused a %s: sandboxes use %llu MiB, over %u%% of the %u "
+			       "MiB budget with room kept for one more",
+			       kind_names[ask->kind], (unsigned long long)(reclaim_used_bytes(e) >> 20),
+			       reclaim_high_pct(e), p->memory_budget_mb);
+			return bh_refuse(err, BH_REFUSAL_CAPACITY,
+					 "no room for another sandbox now: what the sandboxes use fills the "
+					 "memory budget; nothing ran, idle ones are being given back, try "
+					 "again in a moment");
+		}
 		if (tenant && pool_yield(e)) {
 			census(e, principal, &c);
 			continue;

@@ -448,6 +448,7 @@ static void on_tick(bh_engine *e, void *arg)
 	(void)arg;
 	children_reap(e); /* strays (runsc's helpers) have no pidfd of ours */
 	usage_tick(e);
+	reclaim_tick(e); /* ---- density ---- */
 	e->tick = loop_timer(e->loop, TICK_MS, on_tick, NULL);
 }
 
@@ -492,6 +493,7 @@ int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, 
 
 	bh_engine *e = xzalloc(sizeof *e);
 	e->lock_fd = -1;
+	e->uid_region_fd = -1;
 	e->state_fd = -1;
 	e->warden_pidfd = -1;
 	e->log = cfg->log;
@@ -535,6 +537,7 @@ int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, 
 	e->pids_limit = cfg->pids_limit;
 	e->keep_content = !cfg->store_digests_only;
 	e->crash_at = hooks->crash_at ? xstrdup(hooks->crash_at) : NULL;
+	e->uid_region_dir = hooks->uid_region_dir ? xstrdup(hooks->uid_region_dir) : NULL;
 	e->usage_off = hooks->usage_off;
 	e->started_unix_ms = (int64_t)now_real_ms();
 	e->relay_ms = hooks->no_output_relay ? 0 : BH_CHAN_RELAY_DEFAULT_MS; /* stream */
@@ -548,7 +551,12 @@ int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, 
 	pol->max_per_owner = pol->max_per_owner ? pol->max_per_owner : 4;
 	pol->memory_budget_mb = pol->memory_budget_mb ? pol->memory_budget_mb : 16384;
 	pol->max_per_principal = pol->max_per_principal == BH_FAIR_SHARE
-					 ? admission_fair_share(pol->max_sessions, pol->memory_budget_mb,
+					 ? admission_fair_share(pol->max_sessions,
+								(uint32_t)((uint64_t)pol->memory_budget_mb *
+									   (pol->memory_overcommit_pct > 100
+										    ? pol->memory_overcommit_pct
+										    : 100) /
+									   100u),
 								e->memory_limit_mb)
 				 : pol->max_per_principal ? pol->max_per_principal
 							  : pol->max_sessions;
@@ -572,6 +580,10 @@ int engine_open(const struct bh_config *cfg, const struct bh_test_hooks *hooks, 
 		goto fail;
 	}
 	if (lock_state(e, err) < 0)
+		goto fail;
+	/* ---- density: this engine's host uids, before any sandbox or
+	 * survey of a dead engine's names them ---- */
+	if (uid_region_claim(e, runs_sandboxes && !e->inspect_only, err) < 0)
 		goto fail;
 	/* Container inits are reparented to us when their runtime exits. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
@@ -894,6 +906,7 @@ void bh_engine_close(bh_engine *e)
 	loop_free(e->loop);
 	if (e->lock_fd >= 0)
 		close(e->lock_fd);
+	uid_region_release(e);
 	if (e->state_fd >= 0)
 		close(e->state_fd);
 	free(e->state_dir);

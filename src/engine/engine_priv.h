@@ -411,6 +411,13 @@ struct view {
 void view_open(bh_engine *e);
 void view_close(bh_engine *e);
 
+/* ---- density (uid_region.c): host uid ranges per engine, and where
+ * engines claim their regions ---- */
+#define UID_REGION_SLOTS 2048
+/* Not under /run/bulkhead: the service's RuntimeDirectory, removed when it
+ * stops while other engines (a console, a CLI) may hold claims here. */
+#define UID_REGION_DIR "/run/lock/bulkhead-uid-regions"
+
 struct bh_engine {
 	char *state_dir;
 	char state_key[13];
@@ -437,7 +444,11 @@ struct bh_engine {
 	int proofs_running;
 	struct bh_timer *proof_watch; /* the "still proving" reminder */
 	struct sandbox *sandboxes;
-	uint8_t uid_slots[256];
+	/* ---- density: host uid ranges (uid_region.c) ---- */
+	uint32_t uid_region;   /* the region claimed (or, not running sandboxes, the key's) */
+	int uid_region_fd;     /* its claim's lock, -1: none */
+	char *uid_region_dir;  /* a test hook's instead of UID_REGION_DIR (NULL: that) */
+	uint8_t uid_slots[UID_REGION_SLOTS];
 	struct bh_timer *tick;
 	struct pending_exec *pending;
 	struct pending_exec *running; /* fresh calls holding a place (admission) */
@@ -467,7 +478,8 @@ struct bh_engine {
 	struct bh_timer *pool_retry;
 	/* ---- usage (usage.c) ---- */
 	int64_t started_unix_ms;   /* the engine's uptime starts here */
-	uint32_t usage_ticks;      /* loop ticks since the last usage sample */
+	uint32_t usage_ticks;      /* loop ticks: which slice of the sessions is sampled */
+	bool reclaiming;           /* ---- density: past the high watermark (reclaim.c) ---- */
 	bool usage_off;            /* test hook: no sampler (the bench's control) */
 	/* ---- light: what an operator's overview shows changed (B27) ---- */
 	uint64_t generation;       /* bumped by engine_changed */
@@ -508,6 +520,12 @@ void leftovers_hold_uids(bh_engine *e);
  * Keeping: the findings of dead engines older than the
  * BH_LEFTOVERS_KEPT_ENGINES newest are captured, then reaped. */
 void leftovers_bound(bh_engine *e);
+/* ---- density (uid_region.c): the engine's host uid region, claimed for
+ * its life so no live engine shares a uid with another's sandboxes ---- */
+/* claim false (an engine that runs no sandboxes): only the key's region,
+ * for reading what a state directory holds. */
+int uid_region_claim(bh_engine *e, bool claim, bh_error **err);
+void uid_region_release(bh_engine *e);
 int uid_slot_of(bh_engine *e, uint32_t host_uid_base);
 /* The slot of the uid range a bundle of ours maps (-1: none of this
  * engine's, or no bundle that says). */
@@ -543,6 +561,13 @@ struct admit_ask {
 };
 /* 0, or -1 with a capacity refusal in err (nothing may be created). */
 int admit_sandbox(bh_engine *e, const struct admit_ask *ask, bh_error **err);
+/* How many sandboxes with processes the budget admits: its size (times the
+ * overcommit) over one sandbox's limit. */
+size_t admission_budget_sandboxes(const bh_engine *e);
+/* ---- density: n children of a branch, the parent's principal's and
+ * owner's, hibernated (a place each, no memory until they wake): 0, or -1
+ * with a capacity refusal ---- */
+int admit_branch(bh_engine *e, const char *principal, const char *owner, unsigned n, bh_error **err);
 /* max_per_principal's BH_FAIR_SHARE: a quarter of the sandboxes the budget
  * and max_sessions admit, at least 1. */
 uint32_t admission_fair_share(uint32_t max_sessions, uint32_t memory_budget_mb,
@@ -553,6 +578,7 @@ struct census {
 	size_t places, mine, memory;
 };
 void sessions_census(bh_engine *e, const char *principal, struct census *c);
+size_t sessions_owned(bh_engine *e, const char *principal, const char *owner);
 void execs_census(bh_engine *e, const char *principal, struct census *c);
 void pool_census(bh_engine *e, struct census *c);
 /* Closes one ready pooled sandbox for a tenant that found no room; false
@@ -573,6 +599,12 @@ bool engine_tier_decided(bh_engine *e, enum bh_tier tier);
 /* From the loop's one-second tick: every BH_USAGE_SAMPLE_MS, a sample of
  * each live session into its ring. */
 void usage_tick(bh_engine *e);
+
+/* ---- density (reclaim.c): memory given back under pressure ---- */
+void reclaim_tick(bh_engine *e);
+/* What every sandbox under the engine's cgroup parent uses now. */
+uint64_t reclaim_used_bytes(const bh_engine *e);
+uint32_t reclaim_high_pct(const bh_engine *e);
 struct bh_session;
 /* A call started in the session (calls a minute). */
 void usage_note_call(struct bh_session *s);

@@ -51,46 +51,6 @@ char *sandbox_cgroup_leaf(const struct sandbox *sb)
 	return xstrdup(sb->name);
 }
 
-/* ---- uid ranges: each sandbox its own 65536 host uids ---- */
-
-int uid_slot_take(bh_engine *e)
-{
-	for (int i = 0; i < 256; i++) {
-		if (!e->uid_slots[i]) {
-			e->uid_slots[i] = 1;
-			return i;
-		}
-	}
-	return -1;
-}
-
-uint32_t sandbox_uid_base(bh_engine *e, int slot)
-{
-	/* Engines with different state directories land in different regions. */
-	char head[7];
-	memcpy(head, e->state_key, 6);
-	head[6] = '\0';
-	uint32_t region = (uint32_t)strtoul(head, NULL, 16) % 250u;
-	return 65536u * (16u + region * 256u + (uint32_t)slot);
-}
-
-/* ---- inflight: the slot a host uid range belongs to (-1: none of this
- * engine's), so a dead engine's kept sandboxes keep theirs ---- */
-int uid_slot_of(bh_engine *e, uint32_t host_uid_base)
-{
-	uint32_t first = sandbox_uid_base(e, 0);
-	if (host_uid_base < first || host_uid_base % 65536u)
-		return -1;
-	uint32_t slot = (host_uid_base - first) / 65536u;
-	return slot < 256 ? (int)slot : -1;
-}
-
-void uid_slot_hold(bh_engine *e, int slot)
-{
-	if (slot >= 0 && slot < 256)
-		e->uid_slots[slot] = 1;
-}
-
 /* ---- teardown ---- */
 
 static void finalize(bh_engine *e, struct sandbox *sb)
@@ -865,7 +825,8 @@ int sandbox_open_egress(bh_engine *e, enum bh_tier tier, const char *name, enum 
 	int slot = uid_slot_take(e);
 	if (slot < 0)
 		return bh_refuse(err, BH_REFUSAL_CAPACITY,
-				 "this engine already holds 256 sandboxes (one uid range each)");
+				 "this engine already holds %d sandboxes (one host uid range each)",
+				 UID_REGION_SLOTS);
 	struct sandbox *sb = xzalloc(sizeof *sb);
 	sb->uid_slot = slot;
 	sb->tier = tier;

@@ -268,7 +268,7 @@ static struct sandbox *hibernated_new(bh_engine *e, enum bh_tier tier, const cha
 	struct runtime *rt = tier >= 0 && tier < BH_TIER_COUNT ? &e->runtimes[tier] : NULL;
 	if (!rt || !rt->ops || !rt->path || !sandbox_name_valid(name))
 		return NULL;
-	int slot = want >= 0 && want < 256 && !slot_in_use(e, want) ? want : uid_slot_take(e);
+	int slot = want >= 0 && want < UID_REGION_SLOTS && !slot_in_use(e, want) ? want : uid_slot_take(e);
 	if (slot < 0)
 		return NULL;
 	e->uid_slots[slot] = 1;

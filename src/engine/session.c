@@ -312,6 +312,8 @@ void bh_session_get_info(const bh_session *s, struct bh_session_info *o)
 		/* ---- replay: refused calls ---- */
 		.refused = s->refused,
 		.last_refusal = s->last_refusal,
+		.branched_from = s->branched_from, /* ---- density ---- */
+		.branched_after = s->branched_after,
 	};
 	session_info_truth(s, o);
 	/* ---- egress ---- */

@@ -96,6 +96,16 @@ int bh_session_hibernate_as(bh_session *s, const struct bh_actor *who, bh_action
 	return restore_if_refused(s, &k, bh_session_hibernate(s, cb, arg, err));
 }
 
+/* ---- density ---- */
+int bh_session_branch_as(bh_session *s, const struct bh_actor *who, unsigned n, bh_branch_cb cb,
+			 void *arg, bh_error **err)
+{
+	struct saved_actor k;
+	save(s, &k);
+	session_acting(s, who);
+	return restore_if_refused(s, &k, bh_session_branch(s, n, cb, arg, err));
+}
+
 int bh_session_close_as(bh_session *s, const struct bh_actor *who, bh_close_cb cb, void *arg,
 			bh_error **err)
 {

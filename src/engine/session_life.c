@@ -161,6 +161,11 @@ static int pause_now(bh_session *s, bh_error **err)
 	return 0;
 }
 
+int session_pause_now(bh_session *s, bh_error **err)
+{
+	return pause_now(s, err);
+}
+
 static void on_idle(bh_engine *e, void *arg)
 {
 	bh_session *s = arg;

@@ -247,6 +247,18 @@ void sessions_census(bh_engine *e, const char *principal, struct census *c)
 	}
 }
 
+/* ---- density: the live sessions of principal's owner (0 for no owner) ---- */
+size_t sessions_owned(bh_engine *e, const char *principal, const char *owner)
+{
+	size_t n = 0;
+	if (!owner || !*owner)
+		return 0;
+	for (bh_session *s = e->sessions; s; s = s->next)
+		n += live(s) && !strcmp(s->principal, principal ? principal : "") &&
+		     !strcmp(s->owner, owner);
+	return n;
+}
+
 /* The owner's cap (replacing its least recently used idle session), then
  * the engine's admission (admission.c). */
 static int admit(bh_engine *e, const struct bh_session_opts *o, bh_error **err)

@@ -100,6 +100,8 @@ struct bh_session {
 	struct bh_timer *idle_t, *sleep_t, *life_t, *retention_t, *tomb_t;
 	uint64_t awake_used_us, awake_since_us; /* lifetime counts awake time only */
 	int64_t created_ms, last_call_ms;
+	char branched_from[65];  /* ---- density: its parent's fingerprint ("" none) ---- */
+	uint64_t branched_after; /* and the parent's record its chain goes on from */
 	bool claimed;        /* a call named it: it is not "unclaimed" */
 	bool expire_pending; /* the lifetime ran out during a call */
 	uint64_t woke_us;    /* for the next cell's answer */
@@ -220,6 +222,9 @@ void session_arm_life(bh_session *s);
 /* Resumes or restores a sleeping session for what waits on it. */
 void session_wake(bh_session *s);
 int session_hibernate(bh_session *s, bh_error **err);
+/* Freezes a ready session now (its idle timer's step, taken early by the
+ * memory reclaim). */
+int session_pause_now(bh_session *s, bh_error **err);
 /* A loop timer's callback: the hibernated session's retention ran out. */
 void session_on_retention(bh_engine *e, void *arg);
 /* Past the images' disk budget the oldest images go, newest last. */

@@ -20,6 +20,7 @@ static const char *const migrations[] = {
 	bh_migration_005, /* data/migrations/005-attribution.sql (ci) */
 	bh_migration_006, /* data/migrations/006-egress-profile.sql (egress) */
 	bh_migration_007, /* data/migrations/007-adoption.sql (fleet) */
+	bh_migration_008, /* data/migrations/008-branch.sql (density: branch) */
 };
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -169,6 +170,14 @@ int store_open(const char *path, bool readonly, bool sync_full, struct bh_store 
 		    "SELECT 1 FROM pragma_table_xinfo('sessions') WHERE name = 'adopted_after'",
 		    -1, &col, NULL) == SQLITE_OK)
 		s->sessions_adopted = sqlite3_step(col) == SQLITE_ROW;
+	sqlite3_finalize(col);
+	/* ---- density: and, from before migration 8, none branched ---- */
+	col = NULL;
+	if (sqlite3_prepare_v2(
+		    s->db,
+		    "SELECT 1 FROM pragma_table_xinfo('sessions') WHERE name = 'branched_from'",
+		    -1, &col, NULL) == SQLITE_OK)
+		s->sessions_branched = sqlite3_step(col) == SQLITE_ROW;
 	sqlite3_finalize(col);
 	*out = s;
 	return 0;
@@ -635,19 +644,32 @@ bool store_knows_fingerprint(struct bh_store *s, const char *fingerprint)
 	return known;
 }
 
-int store_session_adopted(struct bh_store *s, const struct store_hibernated_row *r,
-			  const char *origin_host, int64_t engine_pid, const char *detail,
-			  bh_error **err)
+/* The row of a hibernated session this engine did not hibernate itself (an
+ * adopted one, a branch's child) and its event, in one transaction. */
+static int insert_hibernated(struct bh_store *s, const struct store_hibernated_row *r,
+			     const char *origin_host, int64_t engine_pid, const char *event,
+			     const char *detail, bh_error **err)
 {
 	if (exec1(s, "BEGIN IMMEDIATE", err) < 0)
 		return -1;
+	bool branched = r->branched_from && *r->branched_from;
+	if (branched && !s->sessions_branched) {
+		exec1(s, "ROLLBACK", NULL);
+		return bh_fail(err, BH_E_SYSTEM, 0, "this store predates branches (migration 8)");
+	}
 	sqlite3_stmt *st = store_prepare(
 		s,
-		"INSERT INTO sessions (fingerprint, sandbox, runtime, tier, floor, principal, owner, "
-		"run_key, state, engine_pid, lease_until_ms, created_ms, expires_ms, last_call_ms, calls, "
-		"last_record_sha256, awake_ms, lifetime_ms, hibernated_ms, egress_profile, "
-		"origin_host, adopted_after, adopted_after_sha256) "
-		"VALUES (?,?,?,?,?,?,?,?,'hibernated',?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		branched ? "INSERT INTO sessions (fingerprint, sandbox, runtime, tier, floor, principal, "
+			   "owner, run_key, state, engine_pid, lease_until_ms, created_ms, expires_ms, "
+			   "last_call_ms, calls, last_record_sha256, awake_ms, lifetime_ms, hibernated_ms, "
+			   "egress_profile, origin_host, adopted_after, adopted_after_sha256, "
+			   "branched_from) "
+			   "VALUES (?,?,?,?,?,?,?,?,'hibernated',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+			 : "INSERT INTO sessions (fingerprint, sandbox, runtime, tier, floor, principal, "
+			   "owner, run_key, state, engine_pid, lease_until_ms, created_ms, expires_ms, "
+			   "last_call_ms, calls, last_record_sha256, awake_ms, lifetime_ms, hibernated_ms, "
+			   "egress_profile, origin_host, adopted_after, adopted_after_sha256) "
+			   "VALUES (?,?,?,?,?,?,?,?,'hibernated',?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 		err);
 	if (!st) {
 		exec1(s, "ROLLBACK", NULL);
@@ -678,14 +700,30 @@ int store_session_adopted(struct bh_store *s, const struct store_hibernated_row 
 	store_bind_text(st, 20, origin_host);
 	sqlite3_bind_int64(st, 21, (int64_t)r->calls);
 	store_bind_text(st, 22, r->last_record_sha256);
-	if (step_done(s, st, "record an adopted session", err) < 0 ||
-	    store_event(s, "adopted", r->fingerprint, r->sandbox, detail) < 0) {
+	if (branched)
+		store_bind_text(st, 23, r->branched_from);
+	if (step_done(s, st, "record a hibernated session", err) < 0 ||
+	    store_event(s, event, r->fingerprint, r->sandbox, detail) < 0) {
 		if (err && !*err)
-			db_fail(err, s->db, "record the adoption's event");
+			db_fail(err, s->db, "record the session's event");
 		exec1(s, "ROLLBACK", NULL);
 		return -1;
 	}
 	return exec1(s, "COMMIT", err);
+}
+
+int store_session_adopted(struct bh_store *s, const struct store_hibernated_row *r,
+			  const char *origin_host, int64_t engine_pid, const char *detail,
+			  bh_error **err)
+{
+	return insert_hibernated(s, r, origin_host, engine_pid, "adopted", detail, err);
+}
+
+/* ---- density ---- */
+int store_session_branched(struct bh_store *s, const struct store_hibernated_row *r,
+			   int64_t engine_pid, const char *detail, bh_error **err)
+{
+	return insert_hibernated(s, r, "", engine_pid, "branched", detail, err);
 }
 
 int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *arg, bh_error **err)

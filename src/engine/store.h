@@ -130,6 +130,7 @@ void store_set_work_bound(struct bh_store *s, uint64_t steps);
 extern const char bh_migration_005[]; /* ---- ci: attribution ---- */
 extern const char bh_migration_006[]; /* ---- egress: a session's profile ---- */
 extern const char bh_migration_007[]; /* ---- fleet: where an adopted chain began ---- */
+extern const char bh_migration_008[]; /* ---- density: the parent a branch names ---- */
 
 extern const char bh_schema_sql[]; /* data/schema.sql, embedded */
 extern const char bh_migration_002[];
@@ -152,6 +153,7 @@ struct store_hibernated_row {
 	uint64_t calls;
 	const char *last_record_sha256;
 	const char *egress_profile; /* "" for none */
+	const char *branched_from;  /* ---- density: the parent's fingerprint (NULL: none) ---- */
 };
 /* ---- fleet (issue 20) ---- */
 /* Whether any row (live or ended) has this fingerprint (true when the
@@ -165,6 +167,12 @@ bool store_knows_fingerprint(struct bh_store *s, const char *fingerprint);
 int store_session_adopted(struct bh_store *s, const struct store_hibernated_row *r,
 			  const char *origin_host, int64_t engine_pid, const char *detail,
 			  bh_error **err);
+/* ---- density (issue 21) ---- */
+/* Like store_session_adopted, for a branch's child: its row (chain head
+ * the parent's, branched_from the parent) and a "branched" event, in one
+ * transaction. */
+int store_session_branched(struct bh_store *s, const struct store_hibernated_row *r,
+			   int64_t engine_pid, const char *detail, bh_error **err);
 typedef void (*store_hibernated_fn)(void *arg, const struct store_hibernated_row *row);
 int store_hibernated_sessions(struct bh_store *s, store_hibernated_fn fn, void *arg, bh_error **err);
 

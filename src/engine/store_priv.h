@@ -45,6 +45,7 @@ struct bh_store {
 	bool events_attributed; /* ---- ci: its events have actor and request_id (migration 5) ---- */
 	bool sessions_egress; /* ---- egress: its sessions name their profile (migration 6) ---- */
 	bool sessions_adopted; /* ---- fleet: its sessions say where an adopted chain began (7) ---- */
+	bool sessions_branched; /* ---- density: and the parent a branch names (8) ---- */
 };
 
 /* A kept statement, or a fresh one-off when it is in use (release hands

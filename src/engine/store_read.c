@@ -178,18 +178,22 @@ struct chained_page {
 	uint64_t after;
 	char after_sha256[65];
 	char origin[257];
+	char parent[65]; /* ---- density: a branch's parent (migration 8) ---- */
 };
 
 static void adoption_of(struct chained_page *p, const char *session)
 {
 	snprintf(p->session, sizeof p->session, "%s", session);
 	p->after = 0;
-	p->after_sha256[0] = p->origin[0] = '\0';
+	p->after_sha256[0] = p->origin[0] = p->parent[0] = '\0';
 	if (!*session || !p->s->sessions_adopted)
 		return;
 	sqlite3_stmt *st = store_prepare(p->s,
-					 "SELECT adopted_after, adopted_after_sha256, origin_host "
-					 "FROM sessions WHERE fingerprint = ?",
+					 p->s->sessions_branched
+						 ? "SELECT adopted_after, adopted_after_sha256, origin_host, "
+						   "branched_from FROM sessions WHERE fingerprint = ?"
+						 : "SELECT adopted_after, adopted_after_sha256, origin_host, '' "
+						   "FROM sessions WHERE fingerprint = ?",
 					 NULL);
 	if (!st)
 		return;
@@ -203,6 +207,9 @@ static void adoption_of(struct chained_page *p, const char *session)
 			snprintf(p->after_sha256, sizeof p->after_sha256, "%s", sha);
 			store_copy_col(st, 2, p->origin, sizeof p->origin);
 		}
+		const char *parent = store_col_text(st, 3);
+		if (strlen(parent) == 64 && strspn(parent, "0123456789abcdef") == 64)
+			snprintf(p->parent, sizeof p->parent, "%s", parent);
 	}
 	store_release(p->s, st);
 }
@@ -222,6 +229,7 @@ static int chained_row(void *arg, const struct store_record_row *r)
 		.chain_after = p->after,
 		.chain_after_sha256 = p->after_sha256,
 		.chain_origin = p->origin,
+		.chain_branched_from = p->parent,
 	};
 	return p->fn(p->arg, &row);
 }

@@ -32,6 +32,11 @@ struct bh_test_hooks {
 	/* Cells ask their init for no OUTPUT frames (relay_ms 0): the bench's
 	 * warm cell with streaming off, against on. */
 	bool no_output_relay;
+	/* ---- density ---- */
+	/* Where host uid regions are claimed, instead of UID_REGION_DIR: a
+	 * test can hold regions there without taking them from the host's
+	 * other engines. */
+	const char *uid_region_dir;
 };
 
 /* bh_engine_open with hooks (NULL: none, the same as bh_engine_open). */

@@ -58,7 +58,9 @@ static bool read_cpu_v2(const bh_engine *e, const char *leaf, uint64_t *ns)
 	return true;
 }
 
-static struct usage_now read_now(const bh_engine *e, const struct sandbox *sb)
+/* full: everything an operator is shown; not full: what the sampler's
+ * ring keeps (CPU time and memory), two reads instead of five a session. */
+static struct usage_now read_now(const bh_engine *e, const struct sandbox *sb, bool full)
 {
 	struct usage_now u = {0};
 	uint64_t pids = 0;
@@ -66,17 +68,18 @@ static struct usage_now read_now(const bh_engine *e, const struct sandbox *sb)
 	if (e->cg.pure_v2) {
 		u.ok = read_cpu_v2(e, leaf, &u.cpu_ns) &&
 		       read_value(e, "", leaf, "memory.current", &u.memory) &&
-		       read_value(e, "", leaf, "memory.max", &u.limit) &&
-		       read_value(e, "", leaf, "pids.current", &pids);
+		       (!full || (read_value(e, "", leaf, "memory.max", &u.limit) &&
+				  read_value(e, "", leaf, "pids.current", &pids)));
 		/* memory.peak is newer than some v2 kernels: the usage then. */
-		if (u.ok && !read_value(e, "", leaf, "memory.peak", &u.peak))
+		if (u.ok && full && !read_value(e, "", leaf, "memory.peak", &u.peak))
 			u.peak = u.memory;
 	} else {
 		u.ok = read_value(e, "cpuacct", leaf, "cpuacct.usage", &u.cpu_ns) &&
 		       read_value(e, "memory", leaf, "memory.usage_in_bytes", &u.memory) &&
-		       read_value(e, "memory", leaf, "memory.max_usage_in_bytes", &u.peak) &&
-		       read_value(e, "memory", leaf, "memory.limit_in_bytes", &u.limit) &&
-		       read_value(e, "pids", leaf, "pids.current", &pids);
+		       (!full ||
+			(read_value(e, "memory", leaf, "memory.max_usage_in_bytes", &u.peak) &&
+			 read_value(e, "memory", leaf, "memory.limit_in_bytes", &u.limit) &&
+			 read_value(e, "pids", leaf, "pids.current", &pids)));
 	}
 	u.pids = pids > UINT32_MAX ? UINT32_MAX : (uint32_t)pids;
 	return u;
@@ -95,7 +98,7 @@ static void sample(bh_session *s, uint64_t now_us, int64_t now_ms)
 {
 	struct session_usage *u = &s->usage;
 	const struct sandbox *sb = live_sandbox(s);
-	struct usage_now n = sb ? read_now(s->e, sb) : (struct usage_now){0};
+	struct usage_now n = sb ? read_now(s->e, sb, false) : (struct usage_now){0};
 	if (!n.ok) {
 		u->cpu_known = false; /* the next interval starts over */
 		return;
@@ -115,16 +118,26 @@ static void sample(bh_session *s, uint64_t now_us, int64_t now_ms)
 		u->n++;
 }
 
+/* Each tick samples one in SAMPLE_TICKS of the sessions (by position), so
+ * each is sampled every BH_USAGE_SAMPLE_MS as before but no tick reads
+ * them all at once: with a thousand sessions held, reading five thousand
+ * cgroup files in one tick stalled the loop (and every call waiting on it)
+ * for over 100 ms every five seconds (bench/density.c). A session opened
+ * meanwhile shifts the positions by one; its next sample is a tick early or
+ * late, and its CPU figure is over the interval actually measured. */
 void usage_tick(bh_engine *e)
 {
-	if (e->usage_off || ++e->usage_ticks < SAMPLE_TICKS)
+	if (e->usage_off)
 		return;
-	e->usage_ticks = 0;
+	uint32_t phase = e->usage_ticks++ % SAMPLE_TICKS;
 	uint64_t now_us = now_mono_us();
 	int64_t now_ms = (int64_t)now_real_ms();
-	for (bh_session *s = e->sessions; s; s = s->next)
-		sample(s, now_us, now_ms);
-	if (e->sessions) /* ---- light: figures a console shows moved ---- */
+	uint32_t i = 0;
+	for (bh_session *s = e->sessions; s; s = s->next, i++)
+		if (i % SAMPLE_TICKS == phase)
+			sample(s, now_us, now_ms);
+	/* ---- light: figures a console shows moved, once a round ---- */
+	if (e->sessions && phase == SAMPLE_TICKS - 1)
 		e->usage_sampled_ms = now_ms;
 }
 
@@ -179,7 +192,7 @@ static void session_usage(const bh_session *s, uint64_t now_us, int64_t now_ms,
 			u->ring[(u->head + BH_USAGE_HISTORY - u->n + k) % BH_USAGE_HISTORY];
 	out->n_history = u->n;
 	const struct sandbox *sb = live_sandbox(s);
-	struct usage_now n = sb ? read_now(s->e, sb) : (struct usage_now){0};
+	struct usage_now n = sb ? read_now(s->e, sb, true) : (struct usage_now){0};
 	if (!n.ok)
 		return;
 	out->measured = true;

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 
 static void exec_warden(const char *init, const char *engine_pid, const char *state_dir,
-			const char *parent)
+			const char *parent, int region_fd)
 {
 	setsid();
 	/* From inside the state directory, so no process on the host carries
@@ -32,7 +32,13 @@ static void exec_warden(const char *init, const char *engine_pid, const char *st
 		dup2(null, 1);
 		dup2(null, 2);
 	}
-	syscall(SYS_close_range, 3u, ~0u, 0u);
+	/* The host uid region's claim (uid_region.c) goes with it as fd 3,
+	 * unused but open: the region stays this engine's until the warden
+	 * has stopped its sandboxes. */
+	unsigned first_closed = 3u;
+	if (region_fd == 3 ? fcntl(3, F_SETFD, 0) == 0 : region_fd > 3 && dup2(region_fd, 3) == 3)
+		first_closed = 4u;
+	syscall(SYS_close_range, first_closed, ~0u, 0u);
 	/* The init's copy lives in the state directory: name it relatively. */
 	size_t n = strlen(state_dir);
 	if (!strncmp(init, state_dir, n) && init[n] == '/')
@@ -60,7 +66,7 @@ void warden_start(bh_engine *e)
 		return;
 	}
 	if (w == 0)
-		exec_warden(e->init_path, pid, e->state_dir, e->cg.parent);
+		exec_warden(e->init_path, pid, e->state_dir, e->cg.parent, e->uid_region_fd);
 	e->warden_pidfd = (int)syscall(SYS_pidfd_open, w, 0);
 	e->warden_pid = w;
 	bh_log(e, BH_LOG_DEBUG, "warden %d watches this engine", (int)w);

@@ -36,15 +36,21 @@ static void remember(void *arg, enum bh_log_level level, const char *msg)
 
 static void open_engine(struct harness *h, const char *drop_wall, const char *crash_at);
 
-void harness_open(struct harness *h, const char *drop_wall)
+/* A new state directory below the test root, for h. */
+static void fresh_state_dir(struct harness *h)
 {
-	memset(h, 0, sizeof *h);
 	char path[4096];
 	snprintf(path, sizeof path, "%s", test_root());
 	mkdir(path, 0711);
 	snprintf(path, sizeof path, "%s/state-XXXXXX", test_root());
 	cr_assert_not_null(mkdtemp(path), "mkdtemp %s: %s", path, strerror(errno));
 	h->state_dir = strdup(path);
+}
+
+void harness_open(struct harness *h, const char *drop_wall)
+{
+	memset(h, 0, sizeof *h);
+	fresh_state_dir(h);
 	open_engine(h, drop_wall, NULL);
 }
 
@@ -52,12 +58,7 @@ void harness_open_policy(struct harness *h, const struct bh_policy *policy)
 {
 	memset(h, 0, sizeof *h);
 	h->policy = *policy;
-	char path[4096];
-	snprintf(path, sizeof path, "%s", test_root());
-	mkdir(path, 0711);
-	snprintf(path, sizeof path, "%s/state-XXXXXX", test_root());
-	cr_assert_not_null(mkdtemp(path), "mkdtemp %s: %s", path, strerror(errno));
-	h->state_dir = strdup(path);
+	fresh_state_dir(h);
 	open_engine(h, NULL, NULL);
 }
 
@@ -67,12 +68,16 @@ void harness_open_images(struct harness *h, const struct bh_policy *policy, cons
 	memset(h, 0, sizeof *h);
 	h->policy = policy ? *policy : (struct bh_policy){0};
 	h->images_dir = images_dir;
-	char path[4096];
-	snprintf(path, sizeof path, "%s", test_root());
-	mkdir(path, 0711);
-	snprintf(path, sizeof path, "%s/state-XXXXXX", test_root());
-	cr_assert_not_null(mkdtemp(path), "mkdtemp %s: %s", path, strerror(errno));
-	h->state_dir = strdup(path);
+	fresh_state_dir(h);
+	open_engine(h, NULL, NULL);
+}
+
+/* ---- density ---- */
+void harness_open_uid_regions(struct harness *h, const char *dir)
+{
+	memset(h, 0, sizeof *h);
+	h->uid_region_dir = dir;
+	fresh_state_dir(h);
 	open_engine(h, NULL, NULL);
 }
 
@@ -82,12 +87,7 @@ void harness_open_egress(struct harness *h, const struct bh_egress_ops *ops, voi
 	memset(h, 0, sizeof *h);
 	h->egress = ops;
 	h->egress_arg = arg;
-	char path[4096];
-	snprintf(path, sizeof path, "%s", test_root());
-	mkdir(path, 0711);
-	snprintf(path, sizeof path, "%s/state-XXXXXX", test_root());
-	cr_assert_not_null(mkdtemp(path), "mkdtemp %s: %s", path, strerror(errno));
-	h->state_dir = strdup(path);
+	fresh_state_dir(h);
 	open_engine(h, NULL, NULL);
 }
 
@@ -100,9 +100,11 @@ void harness_open_at(struct harness *h, const char *state_dir, const char *crash
 	const struct bh_egress_ops *egress = h->egress; /* ---- egress ---- */
 	void *egress_arg = h->egress_arg;
 	const char *images_dir = h->images_dir; /* ---- fleet ---- */
+	const char *uid_region_dir = h->uid_region_dir; /* ---- density ---- */
 	char *dir = strdup(state_dir);
 	free(h->state_dir);
 	memset(h, 0, sizeof *h);
+	h->uid_region_dir = uid_region_dir;
 	h->policy = policy;
 	h->keep_leftovers = keep;
 	h->egress = egress;
@@ -130,7 +132,8 @@ static void open_engine(struct harness *h, const char *drop_wall, const char *cr
 		.images_dir = h->images_dir, /* ---- fleet ---- */
 	};
 	bh_error *err = NULL;
-	struct bh_test_hooks hooks = {.drop_wall = drop_wall, .crash_at = crash_at};
+	struct bh_test_hooks hooks = {
+		.drop_wall = drop_wall, .crash_at = crash_at, .uid_region_dir = h->uid_region_dir};
 	int r = bh_engine_open_hooked(&cfg, &hooks, &h->e, &err);
 	cr_assert_eq(r, 0, "engine open: %s", err ? err->msg : "?");
 	/* Proven, and the proofs' throwaway sandboxes deleted: tests compare
@@ -325,6 +328,20 @@ char *harness_runtime_list(struct harness *h)
 	return capture(cmd);
 }
 
+char *harness_runtime_list_settled(struct harness *h, int ms)
+{
+	char *left = harness_runtime_list(h);
+	for (int waited = 0; waited < ms && left[0]; waited += 100) {
+		bool never = false;
+		bh_error *err = NULL;
+		bh_engine_wait(h->e, &never, 100, &err);
+		bh_error_free(err);
+		free(left);
+		left = harness_runtime_list(h);
+	}
+	return left;
+}
+
 char *harness_cgroup_list(struct harness *h)
 {
 	char cmd[4096];
@@ -395,8 +412,15 @@ static void on_session_open(void *arg, bh_session *s, const bh_error *err)
 
 bh_session *harness_session(struct harness *h, enum bh_tier tier, uint32_t languages)
 {
-	struct bh_session_opts o = {.tier = tier, .floor = BH_TIER_UNKNOWN, .languages = languages,
-				    .principal = "test"};
+	struct bh_session_opts o = {.tier = tier, .floor = BH_TIER_UNKNOWN, .languages = languages};
+	return harness_session_opts(h, &o);
+}
+
+bh_session *harness_session_opts(struct harness *h, const struct bh_session_opts *opts)
+{
+	struct bh_session_opts o = *opts;
+	if (!o.principal)
+		o.principal = "test";
 	struct open_wait w = {0};
 	bh_session *s = NULL;
 	bh_error *err = NULL;

@@ -31,6 +31,9 @@ struct harness {
 	/* ---- fleet: bh_config.images_dir (NULL: STATE/images), kept across
 	 * harness_open_at; the test owns the directory ---- */
 	const char *images_dir;
+	/* ---- density: where host uid regions are claimed (NULL: the host's
+	 * directory), kept across harness_open_at; the test owns it ---- */
+	const char *uid_region_dir;
 };
 
 /* Opens an engine on a fresh state directory below $BULKHEAD_TEST_ROOT
@@ -44,6 +47,8 @@ struct bh_egress_ops;
 void harness_open_egress(struct harness *h, const struct bh_egress_ops *ops, void *arg);
 /* ---- fleet: like harness_open_policy, with a shared images directory ---- */
 void harness_open_images(struct harness *h, const struct bh_policy *policy, const char *images_dir);
+/* ---- density: like harness_open, claiming host uid regions in dir ---- */
+void harness_open_uid_regions(struct harness *h, const char *dir);
 /* Opens an engine on an existing state directory (a restart), optionally
  * with the crash hook armed. */
 void harness_open_at(struct harness *h, const char *state_dir, const char *crash_at);
@@ -67,6 +72,9 @@ void run_result_free(struct run_result *r);
 
 /* Host-side views, for "nothing was created" and leak checks. */
 char *harness_runtime_list(struct harness *h); /* sorted names, both runtimes */
+/* The same once it is empty, or ms have passed with the engine running
+ * (the deletes of closed sandboxes finish in the background). */
+char *harness_runtime_list_settled(struct harness *h, int ms);
 /* A shell command's stdout into out (NUL-terminated, cut at outlen - 1);
  * its exit status, -1 when it did not exit. */
 int harness_sh_into(char *out, size_t outlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -113,6 +121,8 @@ struct cell_outcome {
 
 /* Opens a session (waiting until it is ready). */
 bh_session *harness_session(struct harness *h, enum bh_tier tier, uint32_t languages);
+/* The same with every option the caller's (principal "test" when none). */
+bh_session *harness_session_opts(struct harness *h, const struct bh_session_opts *opts);
 /* Runs one cell and waits for its answer. */
 struct cell_outcome *harness_cell(struct harness *h, bh_session *s, enum bh_language lang,
 				  const char *code, uint32_t timeout_ms);
