@@ -257,13 +257,22 @@ static int verify_row(void *arg, const struct bh_record_row *row)
 	/* ---- fleet (issue 20): a chain adopted from another host goes on
 	 * here from its record there, which that host's store holds: said,
 	 * and walked on from ---- */
+	bool branched = row->chain_branched_from && *row->chain_branched_from;
 	if (row->chain_after && strcmp(v->walk.session, rec->session)) {
 		bh_chain_begin_after(&v->walk, rec->session, row->chain_after, row->chain_after_sha256);
-		printf("session %.12s was adopted from host %s: its chain goes on here from record "
-		       "%llu (%.16s), which is in that host's store\n",
-		       cli_out_field(stdout, rec->session), cli_out_field(stdout, row->chain_origin),
-		       (unsigned long long)row->chain_after,
-		       cli_out_field(stdout, row->chain_after_sha256));
+		if (branched) /* ---- density: a branch's child goes on from its parent ---- */
+			printf("session %.12s was branched from session %.12s: its chain goes on from "
+			       "the parent's record %llu (%.16s)\n",
+			       cli_out_field(stdout, rec->session),
+			       cli_out_field(stdout, row->chain_branched_from),
+			       (unsigned long long)row->chain_after,
+			       cli_out_field(stdout, row->chain_after_sha256));
+		else
+			printf("session %.12s was adopted from host %s: its chain goes on here from "
+			       "record %llu (%.16s), which is in that host's store\n",
+			       cli_out_field(stdout, rec->session), cli_out_field(stdout, row->chain_origin),
+			       (unsigned long long)row->chain_after,
+			       cli_out_field(stdout, row->chain_after_sha256));
 	}
 	/* What the walk expected, before the step moves it on. */
 	bool same = !strcmp(v->walk.session, rec->session);

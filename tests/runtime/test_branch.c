@@ -116,6 +116,12 @@ Test(branch, children_start_with_the_parents_variables_and_files_then_diverge_an
 	char out[16384];
 	int rc = harness_cli(&h, out, sizeof out, "verify");
 	cr_assert_eq(rc, 0, "verify: %s", out);
+	char said[200];
+	snprintf(said, sizeof said,
+		 "session %.12s was branched from session %.12s: its chain goes on from the parent's "
+		 "record 1 (%.16s)",
+		 w.kids[0].fingerprint, parent_fp, parent_last);
+	cr_assert(strstr(out, said), "verify does not say where the child came from:\n%s", out);
 	struct bh_session_info k0;
 	bh_session_get_info(kid[0], &k0);
 	cr_assert_eq(k0.calls, 4, "child 0 has %llu calls (1 of its parent's, 3 its own)",
