@@ -757,8 +757,9 @@ int bh_engine_adopt_hibernated(bh_engine *e, const struct bh_hibernated *h,
  * count them (no memory until each wakes). Refused (BH_E_NOT_DISPATCHED,
  * nothing changed): a container-tier session (UNSUPPORTED: no working
  * checkpoint here), n outside 1..BH_BRANCH_MAX (REQUEST), a session with a
- * call in flight or not awake or hibernated (CAPACITY: try when it is
- * idle), no room for n more (CAPACITY). cb is called once: the children
+ * call or an action in flight (CAPACITY: try when it is idle), no room for
+ * n more (CAPACITY). A hibernated session branches from its image as it is
+ * (no pause: parent_paused_us 0). cb is called once: the children
  * (valid during the call), or why the branch failed after it started (the
  * parent is then as the checkpoint left it: hibernated, or ended with why
  * when its checkpoint failed). */

@@ -311,6 +311,12 @@ int bh_client_act_async(bh_client *c, enum bh_client_action action, const char *
 int bh_client_pause(bh_client *c, const char *fingerprint, struct bh_client_error **err);
 int bh_client_resume(bh_client *c, const char *fingerprint, struct bh_client_error **err);
 int bh_client_hibernate(bh_client *c, const char *fingerprint, struct bh_client_error **err);
+/* ---- density (issue 21): Branch: count (1..16) children of an idle
+ * kernel-tier session, each hibernated on its checkpoint, their ids in *out
+ * (free with wire_operator_branched_free); bulkhead.h's bh_session_branch
+ * says what a branch is ---- */
+int bh_client_branch(bh_client *c, const char *fingerprint, unsigned count,
+		     struct wire_operator_branched *out, struct bh_client_error **err);
 int bh_client_kill(bh_client *c, const char *fingerprint, struct bh_client_error **err);
 int bh_client_close_async(bh_client *c, const char *fingerprint, bh_client_closed_cb cb, void *arg,
 			  struct bh_client_error **err);

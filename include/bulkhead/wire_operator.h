@@ -61,6 +61,9 @@ struct wire_operator_request {
 	 *      ListCells  session before_sequence limit ---- */
 	uint64_t stdout_after, stderr_after;
 	uint64_t before_sequence;
+	/* ---- density: Branch  session count (absent: 1; present but not a
+	 * positive whole number: 0, which the engine refuses naming it) ---- */
+	uint32_t count;
 };
 
 char *wire_operator_encode_request(const struct wire_operator_request *r);
@@ -245,6 +248,25 @@ int wire_operator_decode_file(const char *body, size_t len, struct wire_operator
 			      struct wire_status *st);
 void wire_operator_files_free(struct wire_operator_files *f);
 void wire_operator_file_free(struct wire_operator_file *f);
+
+/* ---- density: Branch (session count) ------------------------------------------- */
+
+struct wire_operator_branch_child {
+	char session[65];    /* the child's fingerprint */
+	char session_id[33]; /* the secret its caller names it by */
+	char sandbox[40];
+};
+struct wire_operator_branched {
+	struct wire_operator_branch_child *children;
+	size_t n;                 /* decoded: 1..BH_BRANCH_MAX */
+	uint64_t parent_paused_us; /* the parent's checkpoint: it answers again at its next call */
+	uint64_t after;            /* the parent's record the children's chains go on from */
+	char after_sha256[65];     /* its digest ("" when the parent had none) */
+};
+char *wire_operator_encode_branched(const struct wire_operator_branched *b);
+int wire_operator_decode_branched(const char *body, size_t len, struct wire_operator_branched *out,
+				  struct wire_status *st);
+void wire_operator_branched_free(struct wire_operator_branched *b);
 
 /* ---- procs: ListProcesses (session) ------------------------------------------------ */
 

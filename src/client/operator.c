@@ -100,6 +100,7 @@ enum op_kind {
 	OP_USAGE, /* ---- usage ---- */
 	OP_FOLLOW, /* stream */
 	OP_CELLS,  /* stream */
+	OP_BRANCHED, /* ---- density: only the blocking form ---- */
 };
 
 /* Any answer, decoded: the member op_kind names. */
@@ -117,6 +118,7 @@ union answer {
 	struct wire_operator_usage usage; /* ---- usage ---- */
 	struct wire_operator_follow follow; /* stream */
 	struct wire_operator_cells cells;   /* stream */
+	struct wire_operator_branched branched; /* ---- density ---- */
 };
 
 struct typed_op {
@@ -180,6 +182,8 @@ static int decode(const struct typed_op *op, const char *json, union answer *res
 		return wire_operator_decode_follow(json, len, &res->follow, st);
 	case OP_CELLS:
 		return wire_operator_decode_cells(json, len, &res->cells, st);
+	case OP_BRANCHED: /* ---- density ---- */
+		return wire_operator_decode_branched(json, len, &res->branched, st);
 	}
 	*st = (struct wire_status){.code = WIRE_INTERNAL};
 	snprintf(st->msg, sizeof st->msg, "%s: no decoder for its answer", op->method);
@@ -231,6 +235,9 @@ static void release(enum op_kind kind, union answer *res)
 	case OP_CELLS:
 		wire_operator_cells_free(&res->cells);
 		break;
+	case OP_BRANCHED: /* ---- density ---- */
+		wire_operator_branched_free(&res->branched);
+		break;
 	}
 }
 
@@ -267,6 +274,7 @@ static void deliver(const struct typed_op *op, union answer *res,
 		op->cb.follow(op->arg, res ? &res->follow : NULL, err);
 		break;
 	case OP_CELLS: /* only the blocking form: answered through op->wait */
+	case OP_BRANCHED:
 		break;
 	/* ---- procs ---- */
 	case OP_USAGE: /* ---- usage ---- */
@@ -483,6 +491,21 @@ int bh_client_close(bh_client *c, const char *fp, struct wire_operator_closed *o
 		return -1;
 	return typed_wait(c, op_new(OP_CLOSED, "Close", NULL),
 			  &(struct wire_operator_request){.session = fp}, out, sizeof *out, err);
+}
+
+/* ---- density: a branch (the children's ids in out: wire_operator_branched_free) ---- */
+int bh_client_branch(bh_client *c, const char *fp, unsigned count,
+		     struct wire_operator_branched *out, struct bh_client_error **err)
+{
+	memset(out, 0, sizeof *out);
+	if (check_fingerprint(fp, err) < 0)
+		return -1;
+	if (count < 1 || count > BH_BRANCH_MAX)
+		return client_fail(err, client_error(WIRE_INVALID_ARGUMENT, WIRE_REFUSAL_REQUEST,
+						     "a branch makes 1 to 16 children"));
+	return typed_wait(c, op_new(OP_BRANCHED, "Branch", NULL),
+			  &(struct wire_operator_request){.session = fp, .count = count}, out,
+			  sizeof *out, err);
 }
 
 /* ---- leaks and gc ---- */

@@ -123,6 +123,53 @@ static void hibernate_session(struct call *c, const struct wire_operator_request
 	action(c, req, bh_session_hibernate_as);
 }
 
+/* ---- density: a branch's children, ids and all (an operator hands them
+ * to the agent; a call still needs the parent's principal's token) ---- */
+static void on_branched(void *arg, const struct bh_branch_result *r, const bh_error *err)
+{
+	struct call *c = arg;
+	char detail[160];
+	if (!c->gone) {
+		if (err) {
+			call_answer_bh(c, err, NULL);
+		} else {
+			struct wire_operator_branch_child kids[BH_BRANCH_MAX];
+			struct wire_operator_branched out = {.children = kids,
+							     .n = r->n,
+							     .parent_paused_us = r->parent_paused_us,
+							     .after = r->after};
+			snprintf(out.after_sha256, sizeof out.after_sha256, "%s", r->after_sha256);
+			for (size_t i = 0; i < r->n && i < BH_BRANCH_MAX; i++) {
+				snprintf(kids[i].session, sizeof kids[i].session, "%s",
+					 r->children[i].fingerprint);
+				snprintf(kids[i].session_id, sizeof kids[i].session_id, "%s",
+					 r->children[i].session_id);
+				snprintf(kids[i].sandbox, sizeof kids[i].sandbox, "%s",
+					 r->children[i].sandbox);
+			}
+			call_answer_json(c, wire_operator_encode_branched(&out));
+		}
+	}
+	if (err)
+		snprintf(detail, sizeof detail, "%s", err->msg);
+	else
+		snprintf(detail, sizeof detail, "into %zu children", r->n);
+	audit_event(c->srv, "Branch", c->session_fp, detail);
+	call_wake(c);
+}
+
+static void branch_session(struct call *c, const struct wire_operator_request *req)
+{
+	bh_session *s = find_fp(c, req);
+	if (!s)
+		return;
+	call_pending(c, NULL, NULL);
+	bh_error *err = NULL;
+	struct bh_actor who = call_actor(c);
+	if (bh_session_branch_as(s, &who, req->count, on_branched, c, &err) < 0)
+		call_not_started(c, err);
+}
+
 static void on_closed(void *arg, const struct bh_close_result *res, const bh_error *err)
 {
 	struct call *c = arg;
@@ -673,6 +720,7 @@ void operator_service(struct call *c, const char *method)
 		{"Pause", pause_session},
 		{"Resume", resume_session},
 		{"Hibernate", hibernate_session},
+		{"Branch", branch_session}, /* ---- density ---- */
 		{"Close", close_session},
 		{"Kill", kill_session},
 		{"Leaks", leaks},

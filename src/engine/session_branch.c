@@ -26,6 +26,8 @@ struct branch {
 	bh_branch_cb cb;
 	void *arg;
 	uint64_t t0_us;
+	struct bh_timer *hold; /* a hibernated parent's branch, on the loop's next turn */
+	bool from_image;       /* and so no pause of the parent's */
 };
 
 /* images/<from> as images/<to>: a directory of hard links. Only regular
@@ -137,7 +139,7 @@ static void on_parent_hibernated(void *arg, const bh_error *err)
 		free(b);
 		return;
 	}
-	uint64_t paused_us = now_mono_us() - b->t0_us;
+	uint64_t paused_us = b->from_image ? 0 : now_mono_us() - b->t0_us;
 	struct bh_branch_child *kids = xzalloc(b->n * sizeof *kids);
 	bh_error *why = NULL;
 	unsigned made = 0;
@@ -170,6 +172,29 @@ static void on_parent_hibernated(void *arg, const bh_error *err)
 	free(b);
 }
 
+/* A hibernated parent's branch holds the session's action slot from the
+ * ask to the children (so no wake, hibernate or second branch starts in
+ * between); an end of the session in between answers through it. */
+static void branch_from_image(void *arg, const bh_error *err)
+{
+	struct branch *b = arg;
+	loop_timer_cancel(b->parent->e->loop, b->hold);
+	b->hold = NULL;
+	on_parent_hibernated(b, err);
+}
+
+static void on_branch_now(bh_engine *e, void *arg)
+{
+	(void)e;
+	struct branch *b = arg;
+	b->hold = NULL;
+	bh_session *p = b->parent;
+	p->act_cb = NULL;
+	on_parent_hibernated(b, NULL);
+	if (p->state == BH_SESSION_HIBERNATED)
+		session_dispatch(p); /* a call that came meanwhile restores it now */
+}
+
 int bh_session_branch(bh_session *s, unsigned n, bh_branch_cb cb, void *arg, bh_error **err)
 {
 	cleanup_error bh_error *unasked = NULL;
@@ -188,14 +213,24 @@ int bh_session_branch(bh_session *s, unsigned n, bh_branch_cb cb, void *arg, bh_
 	if (n < 1 || n > BH_BRANCH_MAX)
 		return bh_refuse(err, BH_REFUSAL_REQUEST,
 				 "a branch makes 1 to %u children; %u were asked", BH_BRANCH_MAX, n);
-	if (s->state == BH_SESSION_HIBERNATED || s->state == BH_SESSION_HIBERNATING)
+	if (s->state == BH_SESSION_HIBERNATING || s->state == BH_SESSION_WAKING || s->act_cb)
 		return bh_refuse(err, BH_REFUSAL_CAPACITY,
-				 "the session is %s: wake it with a call, then branch it",
-				 bh_session_state_name(s->state));
+				 "the session is %s: branch it once that is done",
+				 s->act_cb ? "in the middle of an action" : bh_session_state_name(s->state));
 	if (admit_branch(e, s->principal, s->owner, n, err) < 0)
 		return -1;
 	struct branch *b = xzalloc(sizeof *b);
 	*b = (struct branch){.parent = s, .n = n, .cb = cb, .arg = arg, .t0_us = now_mono_us()};
+	if (s->state == BH_SESSION_HIBERNATED && !s->queue) {
+		/* Its image is complete already: no pause, the children are made
+		 * on the loop's next turn (the caller is answered after it
+		 * returns, as always). */
+		s->act_cb = branch_from_image;
+		s->act_arg = b;
+		b->from_image = true;
+		b->hold = loop_timer(e->loop, 0, on_branch_now, b);
+		return 0;
+	}
 	if (bh_session_hibernate(s, on_parent_hibernated, b, err) < 0) {
 		free(b);
 		return -1;

@@ -13,6 +13,7 @@ bh_library(bulkhead-wire src/wire
   src/wire/wire_operator_history.c
   src/wire/wire_operator_requests.c
   src/wire/wire_operator_usage.c
+  src/wire/wire_operator_branch.c # ---- density ----
   src/wire/wire_operator_cells.c
   src/wire/wire_pb.c
   src/wire/wire_record.c

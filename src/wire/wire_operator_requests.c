@@ -37,6 +37,7 @@ char *wire_operator_encode_request(const struct wire_operator_request *r)
 	jw_u64(o, "stdoutAfter", r->stdout_after);
 	jw_u64(o, "stderrAfter", r->stderr_after);
 	jw_u64(o, "beforeSequence", r->before_sequence);
+	jw_u32(o, "count", r->count); /* ---- density ---- */
 	return jw_print(o);
 }
 
@@ -127,5 +128,13 @@ int wire_operator_decode_request(const char *body, size_t len, struct wire_opera
 	out->stderr_after = v > 0 ? (uint64_t)v : 0;
 	v = cursor_of(member(msg, "beforeSequence"));
 	out->before_sequence = v > 0 ? (uint64_t)v : 0;
+	/* ---- density: a branch's children; more than a branch makes reads
+	 * as asked (the engine names the bound), a fraction or worse as 0 ---- */
+	const cJSON *count = member(msg, "count");
+	out->count = !count ? 1
+		     : cJSON_IsNumber(count) && count->valuedouble >= 1 &&
+				   count->valuedouble == floor(count->valuedouble)
+			     ? (count->valuedouble > 1000 ? 1000 : (uint32_t)count->valuedouble)
+			     : 0;
 	return 0;
 }

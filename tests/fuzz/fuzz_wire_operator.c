@@ -68,6 +68,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		   wire_operator_encode_follow, wire_operator_follow_free);
 	ROUND_TRIP(struct wire_operator_cells, wire_operator_decode_cells,
 		   wire_operator_encode_cells, wire_operator_cells_free);
+	/* ---- density ---- */
+	ROUND_TRIP(struct wire_operator_branched, wire_operator_decode_branched,
+		   wire_operator_encode_branched, wire_operator_branched_free);
 	for (enum wire_operator_leak_list list = WIRE_LEAKS_FOUND; list <= WIRE_LEAKS_WOULD_REAP;
 	     list++)
 		ROUND_TRIP(struct wire_operator_leaks, DECODE, ENCODE, wire_operator_leaks_free);

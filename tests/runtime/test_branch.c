@@ -88,6 +88,16 @@ Test(branch, children_start_with_the_parents_variables_and_files_then_diverge_an
 	cr_assert_gt(w.paused_us, 0);
 	printf("branch: the parent paused %.0f ms for the checkpoint\n", (double)w.paused_us / 1e3);
 	fflush(stdout);
+	/* The parent, hibernated by the branch, branches again from its image
+	 * with no pause at all. */
+	struct branch_wait again;
+	branch(p, 1, &again);
+	cr_assert_eq(again.paused_us, 0);
+	cr_assert_eq(again.after, 1);
+	bh_session *third = bh_engine_find_session(h.e, again.kids[0].session_id, "test");
+	cr_assert_not_null(third);
+	expect(third, "findings", "['a']");
+	harness_close_session(&h, third, NULL, NULL);
 	bh_session *kid[2];
 	for (int i = 0; i < 2; i++) {
 		kid[i] = bh_engine_find_session(h.e, w.kids[i].session_id, "test");
