@@ -190,7 +190,9 @@ static void on_branch_now(bh_engine *e, void *arg)
 	b->hold = NULL;
 	bh_session *p = b->parent;
 	p->act_cb = NULL;
-	on_parent_hibernated(b, NULL);
+	on_parent_hibernated(b, NULL); /* its events in the actor's name */
+	if (!p->queue) /* ---- ci: attribution: the action's steps are done ---- */
+		session_acting_done(p);
 	if (p->state == BH_SESSION_HIBERNATED)
 		session_dispatch(p); /* a call that came meanwhile restores it now */
 }
