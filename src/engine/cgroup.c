@@ -114,6 +114,8 @@ static bool plain_dir(const struct bh_cgroups *cg, const char *hierarchy)
 
 void cgroups_remove_leaf(const struct bh_cgroups *cg, const char *leaf)
 {
+	if (!cg->parent[0])
+		return;
 	if (cg->pure_v2) {
 		cleanup_free char *p = xasprintf(BH_CGROUP_ROOT "%s/%s", cg->parent, leaf);
 		rmdir_tree_bottom_up(p, false);
@@ -154,6 +156,11 @@ void cgroups_thaw_all(const struct bh_cgroups *cg)
 /* One pass; true when the parent is gone from every hierarchy. */
 static bool cleanup_pass(const struct bh_cgroups *cg)
 {
+	/* No parent yet (an engine whose open failed before cgroups_setup):
+	 * nothing of ours exists, and "" would name every hierarchy's root,
+	 * whose empty cgroups are other programs'. */
+	if (!cg->parent[0])
+		return true;
 	struct stat st;
 	if (cg->pure_v2) {
 		cleanup_free char *p = xasprintf(BH_CGROUP_ROOT "%s", cg->parent);
@@ -190,6 +197,8 @@ void cgroups_cleanup(const struct bh_cgroups *cg)
 size_t cgroups_list(const struct bh_cgroups *cg, char ***names)
 {
 	*names = NULL;
+	if (!cg->parent[0]) /* not set up: none of ours (and never the root's) */
+		return 0;
 	cleanup_free char *p = cg->pure_v2 ? xasprintf(BH_CGROUP_ROOT "%s", cg->parent)
 					   : xasprintf(BH_CGROUP_ROOT "/memory%s", cg->parent);
 	cleanup_dir DIR *d = opendir(p);

@@ -201,7 +201,8 @@ static size_t kill_our_processes(bh_engine *e)
 		for (size_t i = 0; runtime && i < len; i += strlen(cmd + i) + 1)
 			ours |= strstr(cmd + i, needle) != NULL;
 		snprintf(path, sizeof path, "/proc/%ld/cgroup", pid);
-		cleanup_free char *cg = ours ? NULL : read_file(path, 16384, NULL);
+		/* (With no cgroup parent yet, ":/" would mark every process.) */
+		cleanup_free char *cg = ours || !e->cg.parent[0] ? NULL : read_file(path, 16384, NULL);
 		if (cg) {
 			cleanup_free char *mark = xasprintf(":%s/", e->cg.parent);
 			ours = strstr(cg, mark) != NULL;
@@ -890,7 +891,8 @@ void bh_engine_close(bh_engine *e)
 	 * hibernated sessions the next engine re-adopts. */
 	warden_stop(e);
 	/* inflight: a dead engine's cgroups kept as evidence stay until reaped. */
-	if (e->lock_fd >= 0 && !e->inspect_only && !(e->keep_leftovers && e->leftovers.any))
+	if (e->lock_fd >= 0 && e->cg.parent[0] && !e->inspect_only &&
+	    !(e->keep_leftovers && e->leftovers.any))
 		cgroups_cleanup(&e->cg);
 	egress_engine_stop(e); /* ---- egress: its last notes into the store ---- */
 	sessions_free(e);

@@ -129,15 +129,18 @@ void usage_tick(bh_engine *e)
 {
 	if (e->usage_off)
 		return;
-	uint32_t phase = e->usage_ticks++ % SAMPLE_TICKS;
+	/* The first slice on the fifth tick, as the whole round was before. */
+	uint32_t phase = ++e->usage_ticks % SAMPLE_TICKS;
 	uint64_t now_us = now_mono_us();
 	int64_t now_ms = (int64_t)now_real_ms();
 	uint32_t i = 0;
 	for (bh_session *s = e->sessions; s; s = s->next, i++)
 		if (i % SAMPLE_TICKS == phase)
 			sample(s, now_us, now_ms);
-	/* ---- light: figures a console shows moved, once a round ---- */
-	if (e->sessions && phase == SAMPLE_TICKS - 1)
+	/* ---- light: figures a console shows moved, once a round: on the
+	 * tick that samples the first slice (with one session, its only one:
+	 * the sample and the change on one tick, as before the slices) ---- */
+	if (e->sessions && phase == 0)
 		e->usage_sampled_ms = now_ms;
 }
 

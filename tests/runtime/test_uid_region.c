@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define REGIONS 31 /* (65536 - 16) / 2048 */
@@ -98,6 +99,12 @@ Test(uid_region, with_every_region_held_the_engine_refuses_to_open_and_says_why,
 {
 	for (int r = 0; r < REGIONS; r++)
 		hold(r);
+	/* An empty cgroup of somebody else's at a hierarchy's root: an open
+	 * refused before the engine has a cgroup parent must not take it for
+	 * one of its own (it once removed every empty cgroup on the host). */
+	char canary[256];
+	snprintf(canary, sizeof canary, "/sys/fs/cgroup/memory/bh-canary-%d", (int)getpid());
+	cr_assert_eq(mkdir(canary, 0755), 0, "mkdir %s: %s", canary, strerror(errno));
 	char state[4200];
 	const char *root = getenv("BULKHEAD_TEST_ROOT") ? getenv("BULKHEAD_TEST_ROOT") : "/tmp";
 	snprintf(state, sizeof state, "%s/state-XXXXXX", root);
@@ -112,5 +119,9 @@ Test(uid_region, with_every_region_held_the_engine_refuses_to_open_and_says_why,
 	cr_assert(strstr(err->msg, "every one of the host's 31 uid regions") && strstr(err->msg, dir),
 		  "%s", err->msg);
 	bh_error_free(err);
+	struct stat st;
+	bool kept = stat(canary, &st) == 0;
+	rmdir(canary);
+	cr_assert(kept, "a refused open removed another program's empty cgroup %s", canary);
 	harness_sh("rm -rf '%s'", state);
 }
