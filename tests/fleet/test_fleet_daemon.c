@@ -503,6 +503,7 @@ Test(fleet_daemon, a_nats_node_killed_during_calls_loses_no_answered_record_and_
 	cr_assert_geq(owner, 0);
 	char digests[24][65];
 	int answered = 0;
+	char last_refusal[600] = ""; /* what the first unanswered call got, for the message */
 	for (int k = 0; k < 24; k++) {
 		if (k == 8)
 			nats_cluster_kill(F.nats, 0);
@@ -518,12 +519,15 @@ Test(fleet_daemon, a_nats_node_killed_during_calls_loses_no_answered_record_and_
 			cr_assert(r.run.has_record);
 			snprintf(digests[answered++], 65, "%s", r.run.record.record_sha256);
 			wire_session_run_response_free(&r);
+		} else if (!last_refusal[0]) {
+			snprintf(last_refusal, sizeof last_refusal, "call %d through host %d: %ld %.500s",
+				 k, via, a->status, a->body);
 		}
 		answer_free(a);
 	}
 	fprintf(stderr, "%d of 24 calls answered with a NATS node killed after the 8th\n", answered);
-	cr_assert_geq(answered, 20, "only %d of 24 calls were answered with a NATS node down",
-		      answered);
+	cr_assert_geq(answered, 20, "only %d of 24 calls were answered with a NATS node down; %s",
+		      answered, last_refusal);
 	/* Every answered record is in the owner's store, and its chain verifies. */
 	char cmd[16384];
 	snprintf(cmd, sizeof cmd, "BULKHEAD_INTERP='%s' %s verify --state '%s/state' >/dev/null 2>&1",
