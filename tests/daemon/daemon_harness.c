@@ -263,6 +263,21 @@ struct answer *daemon_cell(struct daemon *d, const char *token, const char *sess
 	return a;
 }
 
+char *daemon_cell_stdout(struct daemon *d, const char *token, const char *session_id,
+			 const char *code)
+{
+	struct answer *a = daemon_cell(d, token, session_id, "python", code);
+	cr_assert_eq(a->status, 200, "%s: HTTP %ld, curl %d: %s", code, a->status, a->curl_code,
+		     a->body ? a->body : "");
+	struct wire_session_run_response r;
+	struct wire_status st;
+	cr_assert_eq(wire_decode_session_run_response(a->body, a->len, &r, &st), 0, "%s", st.msg);
+	char *out = strndup((const char *)r.run.result.out, r.run.result.out_len);
+	wire_session_run_response_free(&r);
+	answer_free(a);
+	return out;
+}
+
 void daemon_open_session(struct daemon *d, struct daemon_session *out)
 {
 	struct answer *a =

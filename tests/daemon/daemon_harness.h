@@ -57,5 +57,9 @@ char *daemon_cell_body(const char *session_id, const char *language, const char 
 /* SessionRun of one cell, with a token; the answer as it came. */
 struct answer *daemon_cell(struct daemon *d, const char *token, const char *session_id,
 			   const char *language, const char *code);
+/* A Python cell that must be answered (HTTP 200): its stdout as a
+ * plimsoll client decodes it (caller frees). */
+char *daemon_cell_stdout(struct daemon *d, const char *token, const char *session_id,
+			 const char *code);
 
 #endif

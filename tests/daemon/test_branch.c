@@ -24,23 +24,9 @@ static void stop(void)
 	daemon_stop(&d);
 }
 
-/* One cell's stdout, decoded as plimsoll's clients read it (caller frees). */
-static char *cell_out(const char *token, const char *id, const char *code)
-{
-	struct answer *a = daemon_cell(&d, token, id, "python", code);
-	cr_assert_eq(a->status, 200, "%s: %ld %s", code, a->status, a->body);
-	struct wire_session_run_response r;
-	struct wire_status st;
-	cr_assert_eq(wire_decode_session_run_response(a->body, a->len, &r, &st), 0, "%s", st.msg);
-	char *out = strndup((const char *)r.run.result.out, r.run.result.out_len);
-	wire_session_run_response_free(&r);
-	answer_free(a);
-	return out;
-}
-
 static void expect_cell(const char *id, const char *code, const char *want)
 {
-	char *out = cell_out(d.run_token, id, code);
+	char *out = daemon_cell_stdout(&d, d.run_token, id, code);
 	cr_assert(strstr(out, want), "%s: wanted %s in %s", code, want, out);
 	free(out);
 }
@@ -72,7 +58,7 @@ Test(daemon_branch, an_operator_branches_a_conversation_and_each_child_goes_on_w
 	cr_assert_gt(b.parent_paused_us, 0);
 	expect_cell(b.children[0].session_id, "plan.append('try A'); plan", "try A");
 	expect_cell(b.children[1].session_id, "plan.append('try B'); plan", "try B");
-	char *out = cell_out(d.run_token, b.children[0].session_id, "plan");
+	char *out = daemon_cell_stdout(&d, d.run_token, b.children[0].session_id, "plan");
 	cr_assert(strstr(out, "try A") && !strstr(out, "try B"), "%s", out);
 	free(out);
 	expect_cell(p.id, "len(plan)", "1");

@@ -53,16 +53,7 @@ static struct answer *run_cell(const struct session *s, const char *code)
 /* stdout of a cell that must be answered normally. */
 static char *cell_out(const struct session *s, const char *code)
 {
-	struct answer *a = run_cell(s, code);
-	cr_assert_eq(a->status, 200, "%s: HTTP %ld, curl %d: %s", code, a->status, a->curl_code,
-		     a->body ? a->body : "");
-	struct wire_session_run_response r;
-	struct wire_status st;
-	cr_assert_eq(wire_decode_session_run_response(a->body, a->len, &r, &st), 0, "%s", st.msg);
-	char *out = strndup((const char *)r.run.result.out, r.run.result.out_len);
-	wire_session_run_response_free(&r);
-	answer_free(a);
-	return out;
+	return daemon_cell_stdout(&d, d.run_token, s->id, code);
 }
 
 /* The other session: it answers, with its state. */
